@@ -1,0 +1,151 @@
+#pragma once
+/// Physical plan: operators over partitions. Each node runs on one backend (chosen at lowering),
+/// pulls its children's partitions, and returns its own. Per-partition operators run partitions in
+/// parallel on the thread pool; blocking operators (aggregate, join, sort, unique, window) collect
+/// what they need, and are split into phases (partial -> [exchange] -> final) where that pays, so
+/// the multi-GPU issue can put exchanges between them.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tug/core/table.hpp"
+#include "tug/expr/expr.hpp"
+#include "tug/plan/logical.hpp"
+#include "tug/runtime/options.hpp"
+#include "tug/runtime/thread_pool.hpp"
+
+namespace tug {
+
+enum class backend : uint8_t { cpu, cuda };
+const char* to_string(backend b);
+
+/// Per-operator figures collected during execution.
+struct operator_stats {
+  std::string name;
+  int64_t rows_in = 0;
+  int64_t rows_out = 0;
+  int64_t partitions_out = 0;
+  int64_t bytes_out = 0;
+  double seconds = 0;  ///< wall time inside the operator, children excluded
+};
+
+struct exec_statistics {
+  std::mutex mu;
+  std::vector<operator_stats> operators;
+  int64_t peak_memory = 0;
+  double total_seconds = 0;
+  /// A table, one operator a line.
+  std::string to_string() const;
+};
+
+/// What an executing operator needs: options, the thread pool, the memory resource, statistics.
+struct exec_context {
+  const engine_options& options;
+  thread_pool& pool;
+  memory_resource* mr;
+  exec_statistics* stats = nullptr;
+};
+
+class physical_node;
+using physical_ptr = std::unique_ptr<physical_node>;
+
+class physical_node {
+ public:
+  virtual ~physical_node() = default;
+  /// Operator name as explain() shows it, e.g. "hash_aggregate[partial]".
+  virtual std::string name() const = 0;
+  /// Parameters for explain().
+  virtual std::string detail() const { return {}; }
+  /// True where all partitions meet (group_by, join, sort, distinct, over): the multi-GPU engine puts
+  /// an exchange before this node.
+  virtual bool sync_point() const { return false; }
+  /// Runs the operator (and its children) and returns its output partitions, in order.
+  std::vector<table> execute(exec_context& ctx);
+
+  backend where = backend::cpu;
+  schema output_schema;
+  std::vector<physical_ptr> children;
+
+ protected:
+  virtual std::vector<table> run(exec_context& ctx) = 0;
+  /// Executes child `i`.
+  std::vector<table> input(size_t i, exec_context& ctx) { return children.at(i)->execute(ctx); }
+  /// Applies `f` to every partition in parallel, keeping order.
+  static std::vector<table> map_partitions(exec_context& ctx, const std::vector<table>& in,
+                                           const std::function<table(const table&)>& f);
+
+ private:
+  double _child_seconds = 0;
+  friend class physical_node_access;
+};
+
+/// Indented physical plan with backends and sync points.
+std::string to_string(const physical_node& root);
+
+/// One simple aggregation over an input column (or over rows, for len).
+struct agg_spec {
+  agg_op op = agg_op::sum;
+  int64_t input = -1;     ///< column index in the operator's input; -1 for len
+  data_type input_type;   ///< type of the input column
+  data_type output_type;  ///< result type (agg_result_type)
+  int ddof = 1;           ///< std / var
+  double q = 0.5;         ///< quantile
+  std::string interpolation = "nearest";  ///< quantile
+};
+
+/// One `over` column: an aggregation per group of key columns, broadcast to every row.
+struct window_spec {
+  std::vector<size_t> keys;  ///< key column indices in the input
+  agg_spec agg;
+};
+
+/// How a join combines its inputs. Right joins are lowered to left joins with the sides swapped.
+struct join_spec {
+  join_type how = join_type::inner;  ///< inner, left, full, semi, anti or cross
+  std::vector<size_t> left_keys;     ///< key column indices on the left (same types as right_keys)
+  std::vector<size_t> right_keys;
+  /// Right columns appended after all left columns (inner/left/full/cross); ignored for semi/anti.
+  std::vector<size_t> right_columns;
+};
+
+/// Operator factories. The backend is chosen by the lowering; `backend::cuda` throws
+/// not_implemented_error until the GPU issue lands, and the lowering falls back per `fallback_mode`.
+namespace exec {
+/// Whether backend `b` implements operator `op` (the names the factories below use).
+bool backend_supports(backend b, const char* op);
+/// A subplan shared by several consumers: the first consumer to execute it runs it, the others get
+/// the same partitions. Create one `shared_subplan` per shared logical node, then one node per use.
+struct shared_subplan;
+std::shared_ptr<shared_subplan> make_shared_subplan(physical_ptr child);
+physical_ptr make_cache(const std::shared_ptr<shared_subplan>& shared);
+physical_ptr make_scan_memory(backend b, std::shared_ptr<const memory_source> src, std::vector<size_t> columns,
+                              schema out);
+/// Keeps rows where the resolved boolean `predicate` is true.
+physical_ptr make_filter(backend b, physical_ptr child, expr predicate);
+/// Evaluates resolved, elementwise `exprs` (no aggregations, no windows) per partition.
+physical_ptr make_project(backend b, physical_ptr child, std::vector<expr> exprs, schema out);
+/// Group-by aggregation: output = key columns, then one column per agg. With no keys, one row.
+/// `maintain_order` keeps groups in order of first appearance.
+physical_ptr make_aggregate(backend b, physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
+                            bool maintain_order, schema out);
+/// Appends one column per window spec, rows in input order.
+physical_ptr make_window(backend b, physical_ptr child, std::vector<window_spec> specs, schema out);
+/// Joins child 0 (left, probe) with child 1 (right, build).
+physical_ptr make_join(backend b, physical_ptr left, physical_ptr right, join_spec spec, schema out);
+/// Sorts by key columns; `limit` >= 0 keeps only the first `limit` rows (top-k).
+physical_ptr make_sort(backend b, physical_ptr child, std::vector<size_t> keys, std::vector<bool> descending,
+                       std::vector<bool> nulls_last, bool stable, int64_t limit);
+/// Rows [offset, offset+length) of the concatenated input; negative offset counts from the end; length -1 = all.
+physical_ptr make_slice(backend b, physical_ptr child, int64_t offset, int64_t length);
+/// Distinct rows over `subset` columns (all when empty).
+physical_ptr make_unique(backend b, physical_ptr child, std::vector<size_t> subset, unique_keep keep,
+                         bool maintain_order);
+physical_ptr make_concat(backend b, std::vector<physical_ptr> children, schema out);
+/// Prepends an int64 row index starting at `offset`.
+physical_ptr make_row_index(backend b, physical_ptr child, int64_t offset, schema out);
+}  // namespace exec
+
+}  // namespace tug

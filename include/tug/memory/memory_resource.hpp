@@ -1,0 +1,101 @@
+#pragma once
+/// Memory resources: every buffer tug allocates comes from one, and each can be tied to a budget.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tug {
+
+/// Where a resource's memory lives.
+enum class memory_kind : uint8_t { host, pinned_host, device };
+
+/// Counts bytes in use against a limit. Thread-safe.
+class memory_budget {
+ public:
+  /// `limit` in bytes; 0 = unlimited.
+  explicit memory_budget(int64_t limit = 0, std::string name = "host") : _limit(limit), _name(std::move(name)) {}
+  /// Reserves `bytes` for `what`. @throws memory_error naming `what`, the request, the limit and the option.
+  void reserve(int64_t bytes, const char* what = "allocation");
+  void release(int64_t bytes) { _used.fetch_sub(bytes, std::memory_order_relaxed); }
+  int64_t used() const { return _used.load(std::memory_order_relaxed); }
+  int64_t peak() const { return _peak.load(std::memory_order_relaxed); }
+  int64_t limit() const { return _limit; }
+  void set_limit(int64_t limit) { _limit = limit; }
+  const std::string& name() const { return _name; }
+
+ private:
+  std::atomic<int64_t> _used{0};
+  std::atomic<int64_t> _peak{0};
+  int64_t _limit;
+  std::string _name;
+};
+
+/// Abstract allocator of raw, 64-byte aligned bytes (host, pinned host or device). A resource owned
+/// by a shared_ptr is kept alive by the buffers it allocated.
+class memory_resource : public std::enable_shared_from_this<memory_resource> {
+ public:
+  virtual ~memory_resource() = default;
+  /// Allocates `bytes` (64-byte aligned). @throws memory_error when the budget or the system refuses.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* p, size_t bytes) noexcept = 0;
+  virtual memory_kind kind() const = 0;
+  virtual const char* name() const = 0;
+};
+
+/// Pageable host memory, optionally counted against a budget.
+class host_memory_resource final : public memory_resource {
+ public:
+  explicit host_memory_resource(std::shared_ptr<memory_budget> budget = nullptr) : _budget(std::move(budget)) {}
+  void* allocate(size_t bytes) override;
+  void deallocate(void* p, size_t bytes) noexcept override;
+  memory_kind kind() const override { return memory_kind::host; }
+  const char* name() const override { return "host"; }
+  memory_budget* budget() const { return _budget.get(); }
+
+ private:
+  std::shared_ptr<memory_budget> _budget;
+};
+
+/// The process-wide default host resource (unbudgeted unless `set_default_host_resource` is called).
+memory_resource* default_host_resource();
+/// Replaces the default host resource; returns the previous one. The caller keeps ownership.
+memory_resource* set_default_host_resource(memory_resource* mr);
+
+/// An owning, immutable-after-fill block of bytes from a memory resource. Move-only.
+class buffer {
+ public:
+  buffer() = default;
+  /// Allocates `bytes` from `mr` (uninitialized).
+  explicit buffer(size_t bytes, memory_resource* mr = default_host_resource());
+  ~buffer();
+  buffer(buffer&& o) noexcept;
+  buffer& operator=(buffer&& o) noexcept;
+  buffer(const buffer&) = delete;
+  buffer& operator=(const buffer&) = delete;
+
+  void* data() { return _data; }
+  const void* data() const { return _data; }
+  template <typename T> T* as() { return static_cast<T*>(_data); }
+  template <typename T> const T* as() const { return static_cast<const T*>(_data); }
+  size_t size() const { return _size; }
+  memory_resource* resource() const { return _mr; }
+  /// Shrinks the logical size (no reallocation) - used when an upper bound was allocated.
+  void shrink(size_t bytes) { if (bytes < _size) _logical = bytes; }
+  size_t logical_size() const { return _logical == SIZE_MAX ? _size : _logical; }
+
+ private:
+  void* _data = nullptr;
+  size_t _size = 0;
+  size_t _logical = SIZE_MAX;
+  memory_resource* _mr = nullptr;
+  std::shared_ptr<memory_resource> _keep;  ///< keeps a shared-owned resource alive
+};
+
+using buffer_ptr = std::shared_ptr<buffer>;
+
+/// Allocates a shared buffer of `bytes` from `mr`.
+buffer_ptr make_buffer(size_t bytes, memory_resource* mr = default_host_resource());
+
+}  // namespace tug

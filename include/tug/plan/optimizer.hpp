@@ -1,0 +1,40 @@
+#pragma once
+/// The optimizer: an ordered list of named passes, each a function from plan to plan, switched by flags.
+#include <string>
+#include <vector>
+
+#include "tug/plan/logical.hpp"
+
+namespace tug {
+
+struct optimizer_flags {
+  bool constant_folding = true;     ///< fold literal subexpressions, simplify boolean logic
+  bool predicate_pushdown = true;   ///< move filters toward (and into) scans, through projections, joins, unions
+  bool projection_pushdown = true;  ///< read and carry only the columns that are used
+  bool slice_pushdown = true;       ///< push limits into sorts (top-k) and through projections
+  bool common_subplan = true;       ///< share identical subplans (executed once)
+};
+
+/// One optimizer pass.
+struct optimizer_pass {
+  const char* name;
+  bool optimizer_flags::*flag;
+  plan_ptr (*run)(const plan_ptr&);
+};
+
+/// The passes in the order `optimize` runs them.
+const std::vector<optimizer_pass>& optimizer_passes();
+
+/// Runs the enabled passes. With `check_schema`, raises internal_error naming the pass when a pass
+/// changes the output schema.
+plan_ptr optimize(const plan_ptr& p, const optimizer_flags& flags = {}, bool check_schema = true);
+
+namespace passes {
+plan_ptr constant_folding(const plan_ptr& p);
+plan_ptr predicate_pushdown(const plan_ptr& p);
+plan_ptr projection_pushdown(const plan_ptr& p);
+plan_ptr slice_pushdown(const plan_ptr& p);
+plan_ptr common_subplan(const plan_ptr& p);
+}  // namespace passes
+
+}  // namespace tug

@@ -1,0 +1,47 @@
+#pragma once
+/// Engine options, all in one place (see docs/options.md for each default and meaning).
+#include <cstdint>
+#include <string>
+
+namespace tug {
+
+/// What to do when a plan node cannot run on the requested backend.
+enum class fallback_mode : uint8_t { warn, raise, silent };
+
+/// Which engine runs a query.
+enum class engine_kind : uint8_t {
+  automatic,  ///< the GPU when one is visible and tug was built with CUDA, else the CPU
+  cpu,
+  gpu,
+};
+
+struct engine_options {
+  engine_kind engine = engine_kind::automatic;
+  /// Rows per partition produced by in-memory sources and aimed at by scans.
+  int64_t target_partition_rows = 1 << 20;
+  /// Bytes per partition aimed at by file scans (0 = use target_partition_rows).
+  int64_t target_partition_size = 0;
+  /// Worker threads for the CPU engine (0 = all hardware threads).
+  int num_threads = 0;
+  /// Host memory limit in bytes for query execution (0 = unlimited). Exceeding it raises memory_error.
+  int64_t memory_limit = 0;
+  /// Device memory fraction or bytes at which the GPU engine spills ("80%").
+  std::string spill_device_limit = "80%";
+  /// Use pinned host memory for device <-> host staging.
+  bool pinned_memory = true;
+  int64_t pinned_initial_pool_size = 0;
+  /// Host bytes for spilled buffers before they go to disk (0 = unlimited).
+  int64_t host_spill_limit = 0;
+  std::string spill_directory = "/tmp";
+  /// CUDA streams used by the GPU engine.
+  int num_streams = 4;
+  /// Collect per-operator statistics (rows, partitions, time).
+  bool statistics = true;
+  fallback_mode fallback = fallback_mode::warn;
+  /// Right-hand sides of joins smaller than this many rows are broadcast instead of shuffled.
+  int64_t broadcast_limit = 1 << 22;
+  /// Run the debug check that optimizer passes never change the output schema.
+  bool check_optimizer_schema = true;
+};
+
+}  // namespace tug

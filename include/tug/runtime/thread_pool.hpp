@@ -1,0 +1,46 @@
+#pragma once
+/// A fixed pool of worker threads with a blocking parallel_for; exceptions propagate to the caller.
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tug {
+
+class thread_pool {
+ public:
+  /// `threads` = 0 uses std::thread::hardware_concurrency().
+  explicit thread_pool(int threads = 0);
+  ~thread_pool();
+  thread_pool(const thread_pool&) = delete;
+  thread_pool& operator=(const thread_pool&) = delete;
+
+  int size() const { return static_cast<int>(_workers.size()) + 1; }
+  /// Runs f(i) for i in [0, n) on the pool and the calling thread; rethrows the first exception.
+  void parallel_for(int64_t n, const std::function<void(int64_t)>& f);
+
+ private:
+  void worker();
+  struct job {
+    const std::function<void(int64_t)>* f = nullptr;
+    int64_t n = 0;
+    int64_t next = 0;
+    int64_t started = 0;
+    int64_t done = 0;
+    std::exception_ptr error;
+  };
+  std::vector<std::thread> _workers;
+  std::mutex _mu;
+  std::condition_variable _cv;
+  std::condition_variable _done_cv;
+  std::vector<job*> _jobs;
+  bool _stop = false;
+  bool run_one(std::unique_lock<std::mutex>& lock);
+};
+
+/// The process-wide pool sized for `threads` (re-created when the size changes).
+thread_pool& global_thread_pool(int threads = 0);
+
+}  // namespace tug

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what building and testing tug needs, idempotently: Debian packages (apt) and a Python
+# virtual environment (.venv) with the oracles (DuckDB, Polars, pyarrow). Safe to run repeatedly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_pkgs=(build-essential cmake ninja-build ccache libgtest-dev libbenchmark-dev python3 python3-venv python3-pip)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  python3 -m venv .venv
+fi
+if ! .venv/bin/python -c "import duckdb, polars, pyarrow, numpy, pytest, matplotlib" >/dev/null 2>&1; then
+  echo "setup: installing Python packages into .venv"
+  .venv/bin/pip install -q --upgrade pip >/dev/null
+  .venv/bin/pip install -q -r requirements-dev.txt
+fi

@@ -1,0 +1,146 @@
+#include "tug/api/data_frame.hpp"
+
+#include <algorithm>
+
+#include "tug/api/lazy_frame.hpp"
+#include "tug/core/scalar.hpp"
+
+namespace tug {
+
+data_frame::data_frame(tug::schema s, std::vector<table> partitions) : _schema(std::move(s)), _partitions(std::move(partitions)) {
+  for (auto& p : _partitions) {
+    TUG_EXPECTS(p.num_columns() == _schema.size() || (_schema.size() == 0),
+                "data_frame partition has " + std::to_string(p.num_columns()) + " columns, schema has " +
+                    std::to_string(_schema.size()));
+    for (size_t i = 0; i < p.num_columns(); ++i)
+      TUG_EXPECTS(p[i].type() == _schema[i].type, "data_frame column \"" + _schema[i].name + "\" has type " +
+                                                      tug::to_string(p[i].type()) + ", schema says " +
+                                                      tug::to_string(_schema[i].type));
+  }
+}
+
+data_frame data_frame::from_columns(std::vector<std::pair<std::string, column>> columns) {
+  tug::schema s;
+  std::vector<column> cols;
+  for (auto& [name, c] : columns) {
+    if (!cols.empty() && c.size() != cols[0].size())
+      throw invalid_argument_error("column \"" + name + "\" has " + std::to_string(c.size()) + " rows, but \"" +
+                                   s[0].name + "\" has " + std::to_string(cols[0].size()));
+    s.push_back({name, c.type()});
+    cols.push_back(c);
+  }
+  std::vector<table> parts;
+  if (!cols.empty()) parts.emplace_back(std::move(cols));
+  return data_frame(std::move(s), std::move(parts));
+}
+
+table data_frame::to_table() const {
+  if (_partitions.empty()) {
+    std::vector<column> cols;
+    for (auto& f : _schema) cols.push_back(make_empty_column(f.type));
+    return cols.empty() ? table() : table(std::move(cols));
+  }
+  return concatenate(_partitions);
+}
+
+column data_frame::operator[](const std::string& name) const {
+  size_t i = _schema.index_of(name);
+  if (_partitions.empty()) return make_empty_column(_schema[i].type);
+  std::vector<column> parts;
+  for (auto& p : _partitions) parts.push_back(p[i]);
+  return concatenate(parts);
+}
+
+data_frame data_frame::repartition(int64_t rows) const {
+  if (rows <= 0) throw invalid_argument_error("repartition: rows must be positive");
+  table t = to_table();
+  std::vector<table> parts;
+  for (int64_t off = 0; off < t.num_rows(); off += rows) parts.push_back(t.slice(off, std::min(rows, t.num_rows() - off)));
+  return data_frame(_schema, std::move(parts));
+}
+
+lazy_frame data_frame::lazy() const {
+  auto src = std::make_shared<memory_source>();
+  src->schema = _schema;
+  src->partitions = _partitions;
+  return lazy_frame(plan::scan_memory(std::move(src)));
+}
+
+std::string data_frame::to_string(int64_t max_rows) const {
+  table t = to_table();
+  int64_t n = t.num_rows();
+  std::vector<int64_t> rows;
+  bool ellipsis = n > max_rows;
+  if (!ellipsis) {
+    for (int64_t i = 0; i < n; ++i) rows.push_back(i);
+  } else {
+    for (int64_t i = 0; i < (max_rows + 1) / 2; ++i) rows.push_back(i);
+    for (int64_t i = n - max_rows / 2; i < n; ++i) rows.push_back(i);
+  }
+  size_t nc = _schema.size();
+  std::vector<std::vector<std::string>> cells(nc);
+  std::vector<size_t> width(nc);
+  for (size_t c = 0; c < nc; ++c) {
+    width[c] = std::max(_schema[c].name.size(), tug::to_string(_schema[c].type).size());
+    for (auto r : rows) {
+      std::string v = format_value(t[c], r);
+      if (_schema[c].type.id == type_id::string && t[c].is_valid(r)) v = "\"" + v + "\"";
+      if (v.size() > 40) v = v.substr(0, 37) + "...";
+      width[c] = std::max(width[c], v.size());
+      cells[c].push_back(std::move(v));
+    }
+  }
+  auto line = [&](const char* l, const char* m, const char* r) {
+    std::string s = l;
+    for (size_t c = 0; c < nc; ++c) {
+      for (size_t i = 0; i < width[c] + 2; ++i) s += "─";
+      s += c + 1 < nc ? m : r;
+    }
+    return s + "\n";
+  };
+  auto row = [&](auto get) {
+    std::string s = "│";
+    for (size_t c = 0; c < nc; ++c) {
+      std::string v = get(c);
+      s += " " + v + std::string(width[c] - v.size(), ' ') + " │";
+    }
+    return s + "\n";
+  };
+  std::string out = "shape: (" + std::to_string(n) + ", " + std::to_string(nc) + ")\n";
+  if (nc == 0) return out;
+  out += line("┌", "┬", "┐");
+  out += row([&](size_t c) { return _schema[c].name; });
+  out += row([&](size_t c) { return tug::to_string(_schema[c].type); });
+  out += line("╞", "╪", "╡");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (ellipsis && i == static_cast<size_t>((max_rows + 1) / 2)) out += row([&](size_t) { return std::string("…"); });
+    out += row([&](size_t c) { return cells[c][i]; });
+  }
+  out += line("└", "┴", "┘");
+  return out;
+}
+
+std::string data_frame::to_csv() const {
+  std::string out;
+  for (size_t c = 0; c < _schema.size(); ++c) out += (c ? "," : "") + _schema[c].name;
+  out += "\n";
+  for (auto& p : _partitions) {
+    for (int64_t r = 0; r < p.num_rows(); ++r) {
+      for (size_t c = 0; c < p.num_columns(); ++c) {
+        if (c) out += ",";
+        if (p[c].is_null(r)) continue;
+        std::string v = format_value(p[c], r);
+        if (v.find_first_of(",\"\n") != std::string::npos || (_schema[c].type.id == type_id::string && v.empty())) {
+          std::string q = "\"";
+          for (char ch : v) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+          v = q + "\"";
+        }
+        out += v;
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace tug

@@ -1,0 +1,118 @@
+#include "tug/api/lazy_frame.hpp"
+
+#include <chrono>
+
+#include "tug/plan/lower.hpp"
+#include "tug/plan/optimizer.hpp"
+
+namespace tug {
+
+lazy_frame group_by_builder::agg(std::vector<expr> aggs) const {
+  return lazy_frame(plan::group_by(_in, _keys, std::move(aggs), _maintain_order));
+}
+
+lazy_frame lazy_frame::filter(const expr& predicate) const { return lazy_frame(plan::filter(_plan, predicate)); }
+lazy_frame lazy_frame::select(std::vector<expr> exprs) const { return lazy_frame(plan::select(_plan, std::move(exprs))); }
+lazy_frame lazy_frame::with_columns(std::vector<expr> exprs) const {
+  return lazy_frame(plan::with_columns(_plan, std::move(exprs)));
+}
+group_by_builder lazy_frame::group_by(std::vector<expr> keys, bool maintain_order) const {
+  return group_by_builder(_plan, std::move(keys), maintain_order);
+}
+group_by_builder lazy_frame::group_by(const std::vector<std::string>& keys, bool maintain_order) const {
+  std::vector<expr> k;
+  for (auto& s : keys) k.push_back(col(s));
+  return group_by(std::move(k), maintain_order);
+}
+lazy_frame lazy_frame::join(const lazy_frame& other, std::vector<expr> left_on, std::vector<expr> right_on,
+                            join_type how, std::string suffix) const {
+  return lazy_frame(plan::join(_plan, other._plan, std::move(left_on), std::move(right_on), how, std::move(suffix)));
+}
+lazy_frame lazy_frame::join(const lazy_frame& other, const std::vector<std::string>& on, join_type how,
+                            std::string suffix) const {
+  std::vector<expr> k;
+  for (auto& s : on) k.push_back(col(s));
+  return join(other, k, k, how, std::move(suffix));
+}
+lazy_frame lazy_frame::cross_join(const lazy_frame& other, std::string suffix) const {
+  return lazy_frame(plan::join(_plan, other._plan, {}, {}, join_type::cross, std::move(suffix)));
+}
+lazy_frame lazy_frame::sort(std::vector<expr> by, sort_options opts) const {
+  return lazy_frame(plan::sort(_plan, std::move(by), opts.descending, opts.nulls_last, opts.maintain_order));
+}
+lazy_frame lazy_frame::sort(const std::string& column, bool descending) const {
+  return sort({col(column)}, sort_options{{descending}, {}, false});
+}
+lazy_frame lazy_frame::slice(int64_t offset, int64_t length) const {
+  return lazy_frame(plan::slice(_plan, offset, length));
+}
+lazy_frame lazy_frame::unique(std::vector<std::string> subset, unique_keep keep, bool maintain_order) const {
+  return lazy_frame(plan::unique(_plan, std::move(subset), keep, maintain_order));
+}
+lazy_frame lazy_frame::rename(const std::map<std::string, std::string>& mapping) const {
+  for (auto& [from, to] : mapping) _plan->schema.index_of(from);
+  std::vector<expr> exprs;
+  for (auto& f : _plan->schema) {
+    auto it = mapping.find(f.name);
+    exprs.push_back(it == mapping.end() ? col(f.name) : col(f.name).alias(it->second));
+  }
+  return select(std::move(exprs));
+}
+lazy_frame lazy_frame::drop(const std::vector<std::string>& columns) const {
+  for (auto& c : columns) _plan->schema.index_of(c);
+  std::vector<expr> exprs;
+  for (auto& f : _plan->schema)
+    if (std::find(columns.begin(), columns.end(), f.name) == columns.end()) exprs.push_back(col(f.name));
+  return select(std::move(exprs));
+}
+lazy_frame lazy_frame::with_row_index(std::string name, int64_t offset) const {
+  return lazy_frame(plan::with_row_index(_plan, std::move(name), offset));
+}
+
+std::string lazy_frame::explain(const engine_options& opts) const {
+  plan_ptr opt = optimize(_plan, {}, opts.check_optimizer_schema);
+  std::vector<std::string> fallbacks;
+  engine_options quiet = opts;
+  if (quiet.fallback == fallback_mode::warn) quiet.fallback = fallback_mode::silent;
+  physical_ptr phys = lower(opt, quiet, &fallbacks);
+  std::string out = "optimized logical plan:\n" + to_string(opt) + "\nphysical plan ([sync] = partitions meet; @ = backend):\n" +
+                    to_string(*phys);
+  for (auto& f : fallbacks) out += "fallback: " + f + "\n";
+  return out;
+}
+
+query_result lazy_frame::profile(const engine_options& opts) const {
+  auto t0 = std::chrono::steady_clock::now();
+  query_result r;
+  plan_ptr opt = optimize(_plan, {}, opts.check_optimizer_schema);
+  physical_ptr phys = lower(opt, opts, &r.fallbacks);
+  r.physical_plan = to_string(*phys);
+  auto budget = std::make_shared<memory_budget>(opts.memory_limit, "host");
+  auto mr = std::make_shared<host_memory_resource>(budget);
+  exec_statistics stats;
+  exec_context ctx{opts, global_thread_pool(opts.num_threads), mr.get(), opts.statistics ? &stats : nullptr};
+  std::vector<table> parts = phys->execute(ctx);
+  // result buffers keep their resource (and budget) alive; drop empty partitions
+  std::vector<table> keep;
+  for (auto& p : parts)
+    if (p.num_rows() > 0) keep.push_back(std::move(p));
+  r.frame = data_frame(_plan->schema, std::move(keep));
+  stats.peak_memory = budget->peak();
+  stats.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.statistics = stats.to_string();
+  return r;
+}
+
+data_frame lazy_frame::collect(const engine_options& opts) const {
+  engine_options o = opts;
+  o.statistics = false;
+  return profile(o).frame;
+}
+
+lazy_frame concat(const std::vector<lazy_frame>& frames) {
+  std::vector<plan_ptr> inputs;
+  for (auto& f : frames) inputs.push_back(f.plan());
+  return lazy_frame(plan::concat(std::move(inputs)));
+}
+
+}  // namespace tug

@@ -1,0 +1,244 @@
+#include "tug/core/table.hpp"
+
+#include <cstring>
+
+namespace tug {
+
+table::table(std::vector<column> columns) : _columns(std::move(columns)) {
+  _num_rows = _columns.empty() ? 0 : _columns[0].size();
+  for (auto& c : _columns) TUG_EXPECTS(c.size() == _num_rows, "table columns differ in length");
+}
+
+table table::empty_with_rows(int64_t num_rows) {
+  table t;
+  t._num_rows = num_rows;
+  return t;
+}
+
+table table::slice(int64_t offset, int64_t length) const {
+  if (_columns.empty()) {
+    if (offset < 0 || length < 0 || offset + length > _num_rows)
+      throw invalid_argument_error("table slice out of range");
+    return empty_with_rows(length);
+  }
+  std::vector<column> cols;
+  cols.reserve(_columns.size());
+  for (auto& c : _columns) cols.push_back(c.slice(offset, length));
+  return table(std::move(cols));
+}
+
+table table::select(const std::vector<size_t>& indices) const {
+  std::vector<column> cols;
+  for (auto i : indices) cols.push_back(_columns.at(i));
+  if (cols.empty()) return empty_with_rows(_num_rows);
+  return table(std::move(cols));
+}
+
+int64_t table::memory_usage() const {
+  int64_t b = 0;
+  for (auto& c : _columns) b += c.memory_usage();
+  return b;
+}
+
+column make_empty_column(const data_type& type) {
+  if (type.id == type_id::string) {
+    auto offs = make_buffer(sizeof(int64_t));
+    offs->as<int64_t>()[0] = 0;
+    return column(type, 0, make_buffer(0), {}, 0, std::move(offs));
+  }
+  return column(type, 0, make_buffer(0), {}, 0);
+}
+
+int64_t total_rows(const std::vector<table>& parts) {
+  int64_t n = 0;
+  for (auto& p : parts) n += p.num_rows();
+  return n;
+}
+
+namespace {
+
+// Gathers by an index function idx(i) -> source row or -1 (null).
+template <typename IndexFn>
+column gather_impl(const column& c, int64_t n, IndexFn idx, memory_resource* mr) {
+  auto v = c.view();
+  bool may_null = c.has_nulls();
+  for (int64_t i = 0; i < n && !may_null; ++i) may_null = idx(i) < 0;
+  buffer_ptr validity;
+  uint8_t* vb = nullptr;
+  int64_t nulls = 0;
+  if (may_null) {
+    validity = make_buffer(static_cast<size_t>(bits::bytes_for(n)), mr);
+    std::memset(validity->data(), 0, validity->size());
+    vb = validity->as<uint8_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t s = idx(i);
+      if (s >= 0 && v.is_valid(s)) bits::set(vb, i);
+      else ++nulls;
+    }
+  }
+  if (v.type.id == type_id::string) {
+    auto offs = make_buffer(sizeof(int64_t) * static_cast<size_t>(n + 1), mr);
+    int64_t* o = offs->as<int64_t>();
+    o[0] = 0;
+    const int64_t* so = v.offsets + v.offset;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t s = idx(i);
+      o[i + 1] = o[i] + (s >= 0 ? so[s + 1] - so[s] : 0);
+    }
+    auto chars = make_buffer(static_cast<size_t>(o[n]), mr);
+    char* dst = chars->as<char>();
+    const char* src = static_cast<const char*>(v.data);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t s = idx(i);
+      if (s >= 0) std::memcpy(dst + o[i], src + so[s], static_cast<size_t>(so[s + 1] - so[s]));
+    }
+    return column(v.type, n, std::move(chars), std::move(validity), nulls, std::move(offs));
+  }
+  int w = size_of(v.type.id);
+  auto data = make_buffer(static_cast<size_t>(w * n), mr);
+  auto copy = [&]<typename T>() {
+    const T* s = static_cast<const T*>(v.data) + v.offset;
+    T* d = data->as<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t k = idx(i);
+      d[i] = k >= 0 ? s[k] : T{};
+    }
+  };
+  switch (w) {
+    case 1: copy.template operator()<uint8_t>(); break;
+    case 2: copy.template operator()<uint16_t>(); break;
+    case 4: copy.template operator()<uint32_t>(); break;
+    case 8: copy.template operator()<uint64_t>(); break;
+    case 16: copy.template operator()<__int128>(); break;
+    default: TUG_EXPECTS(false, "gather: bad width");
+  }
+  return column(v.type, n, std::move(data), std::move(validity), may_null ? nulls : 0);
+}
+
+}  // namespace
+
+column gather(const column& c, const int64_t* indices, int64_t n, memory_resource* mr) {
+  return gather_impl(c, n, [indices](int64_t i) { return indices[i]; }, mr);
+}
+
+table gather(const table& t, const int64_t* indices, int64_t n, memory_resource* mr) {
+  if (t.num_columns() == 0) return table::empty_with_rows(n);
+  std::vector<column> cols;
+  cols.reserve(t.num_columns());
+  for (auto& c : t.columns()) cols.push_back(gather(c, indices, n, mr));
+  return table(std::move(cols));
+}
+
+namespace {
+std::vector<int64_t> mask_indices(const column& mask) {
+  TUG_EXPECTS(mask.type().id == type_id::boolean, "filter mask must be boolean");
+  auto v = mask.view();
+  const bool* m = v.values<bool>();
+  std::vector<int64_t> idx;
+  idx.reserve(static_cast<size_t>(v.size));
+  for (int64_t i = 0; i < v.size; ++i)
+    if (m[i] && v.is_valid(i)) idx.push_back(i);
+  return idx;
+}
+}  // namespace
+
+table filter(const table& t, const column& mask, memory_resource* mr) {
+  TUG_EXPECTS(mask.size() == t.num_rows(), "filter mask length differs from the table");
+  auto idx = mask_indices(mask);
+  if (static_cast<int64_t>(idx.size()) == t.num_rows()) return t;
+  return gather(t, idx, mr);
+}
+
+column filter(const column& c, const column& mask, memory_resource* mr) {
+  TUG_EXPECTS(mask.size() == c.size(), "filter mask length differs from the column");
+  auto idx = mask_indices(mask);
+  if (static_cast<int64_t>(idx.size()) == c.size()) return c;
+  return gather(c, idx, mr);
+}
+
+column concatenate(const std::vector<column>& parts, memory_resource* mr) {
+  TUG_EXPECTS(!parts.empty(), "concatenate of no columns");
+  if (parts.size() == 1) return parts[0];
+  const data_type& type = parts[0].type();
+  int64_t n = 0, nulls = 0;
+  for (auto& p : parts) {
+    TUG_EXPECTS(p.type() == type, "concatenate of columns of different types: " + to_string(type) + " and " +
+                                      to_string(p.type()));
+    n += p.size();
+    nulls += p.null_count();
+  }
+  buffer_ptr validity;
+  if (nulls > 0) {
+    validity = make_buffer(static_cast<size_t>(bits::bytes_for(n)), mr);
+    std::memset(validity->data(), 0, validity->size());
+    uint8_t* vb = validity->as<uint8_t>();
+    int64_t pos = 0;
+    for (auto& p : parts) {
+      auto v = p.view();
+      for (int64_t i = 0; i < v.size; ++i)
+        if (v.is_valid(i)) bits::set(vb, pos + i);
+      pos += v.size;
+    }
+  }
+  if (type.id == type_id::string) {
+    int64_t bytes = 0;
+    for (auto& p : parts) {
+      auto v = p.view();
+      bytes += v.size ? v.offsets[v.offset + v.size] - v.offsets[v.offset] : 0;
+    }
+    auto offs = make_buffer(sizeof(int64_t) * static_cast<size_t>(n + 1), mr);
+    auto chars = make_buffer(static_cast<size_t>(bytes), mr);
+    int64_t* o = offs->as<int64_t>();
+    o[0] = 0;
+    int64_t row = 0, cpos = 0;
+    for (auto& p : parts) {
+      auto v = p.view();
+      if (v.size == 0) continue;
+      const int64_t* so = v.offsets + v.offset;
+      int64_t len = so[v.size] - so[0];
+      std::memcpy(chars->as<char>() + cpos, static_cast<const char*>(v.data) + so[0], static_cast<size_t>(len));
+      for (int64_t i = 0; i < v.size; ++i) o[row + i + 1] = cpos + so[i + 1] - so[0];
+      row += v.size;
+      cpos += len;
+    }
+    return column(type, n, std::move(chars), std::move(validity), nulls, std::move(offs));
+  }
+  int w = size_of(type.id);
+  auto data = make_buffer(static_cast<size_t>(w * n), mr);
+  int64_t pos = 0;
+  for (auto& p : parts) {
+    auto v = p.view();
+    std::memcpy(data->as<char>() + pos * w, static_cast<const char*>(v.data) + v.offset * w,
+                static_cast<size_t>(v.size * w));
+    pos += v.size;
+  }
+  return column(type, n, std::move(data), std::move(validity), nulls);
+}
+
+table concatenate(const std::vector<table>& parts, memory_resource* mr) {
+  if (parts.empty()) return table();
+  if (parts.size() == 1) return parts[0];
+  size_t nc = parts[0].num_columns();
+  if (nc == 0) return table::empty_with_rows(total_rows(parts));
+  std::vector<column> cols;
+  for (size_t c = 0; c < nc; ++c) {
+    std::vector<column> pieces;
+    pieces.reserve(parts.size());
+    for (auto& p : parts) {
+      TUG_EXPECTS(p.num_columns() == nc, "concatenate of tables with different column counts");
+      pieces.push_back(p[c]);
+    }
+    cols.push_back(concatenate(pieces, mr));
+  }
+  return table(std::move(cols));
+}
+
+column repeat_row(const column& c, int64_t row, int64_t n, memory_resource* mr) {
+  return gather_impl(c, n, [row](int64_t) { return row; }, mr);
+}
+
+column compact(const column& c, memory_resource* mr) {
+  return gather_impl(c, c.size(), [](int64_t i) { return i; }, mr);
+}
+
+}  // namespace tug

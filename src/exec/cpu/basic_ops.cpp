@@ -1,0 +1,242 @@
+// Per-partition and simple operators of the CPU backend: scan of memory, filter, project, slice,
+// concat, row index.
+#include "tug/exec/cpu/evaluate.hpp"
+#include "tug/exec/cpu/require.hpp"
+#include "tug/exec/physical.hpp"
+
+namespace tug::exec {
+
+using cpu::finish;
+using cpu::one;
+using cpu::require_cpu;
+
+namespace {
+
+class scan_memory_op final : public physical_node {
+ public:
+  scan_memory_op(std::shared_ptr<const memory_source> src, std::vector<size_t> cols)
+      : _src(std::move(src)), _cols(std::move(cols)) {}
+  std::string name() const override { return "scan_memory"; }
+  std::string detail() const override {
+    return std::to_string(_cols.size()) + "/" + std::to_string(_src->schema.size()) + " columns";
+  }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    std::vector<table> out;
+    int64_t target = std::max<int64_t>(1, ctx.options.target_partition_rows);
+    for (auto& p : _src->partitions) {
+      table t = p.select(_cols);
+      if (t.num_rows() <= target) {
+        out.push_back(std::move(t));
+        continue;
+      }
+      for (int64_t off = 0; off < t.num_rows(); off += target)
+        out.push_back(t.slice(off, std::min(target, t.num_rows() - off)));
+    }
+    return out;
+  }
+
+ private:
+  std::shared_ptr<const memory_source> _src;
+  std::vector<size_t> _cols;
+};
+
+class filter_op final : public physical_node {
+ public:
+  explicit filter_op(expr pred) : _pred(std::move(pred)) {}
+  std::string name() const override { return "filter"; }
+  std::string detail() const override { return to_string(_pred); }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    const schema& in = children[0]->output_schema;
+    auto parts = input(0, ctx);
+    return map_partitions(ctx, parts, [&](const table& t) {
+      column mask = cpu::evaluate(_pred, t, in, ctx.mr);
+      return filter(t, mask, ctx.mr);
+    });
+  }
+
+ private:
+  expr _pred;
+};
+
+class project_op final : public physical_node {
+ public:
+  explicit project_op(std::vector<expr> exprs) : _exprs(std::move(exprs)) {}
+  std::string name() const override { return "project"; }
+  std::string detail() const override {
+    std::string s;
+    for (auto& e : _exprs) s += (s.empty() ? "" : ", ") + to_string(e);
+    return "[" + s + "]";
+  }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    const schema& in = children[0]->output_schema;
+    auto parts = input(0, ctx);
+    return map_partitions(ctx, parts, [&](const table& t) {
+      std::vector<column> cols;
+      cols.reserve(_exprs.size());
+      for (auto& e : _exprs) cols.push_back(cpu::evaluate(e, t, in, ctx.mr));
+      if (cols.empty()) return table::empty_with_rows(t.num_rows());
+      return table(std::move(cols));
+    });
+  }
+
+ private:
+  std::vector<expr> _exprs;
+};
+
+class slice_op final : public physical_node {
+ public:
+  slice_op(int64_t offset, int64_t length) : _offset(offset), _length(length) {}
+  std::string name() const override { return "slice"; }
+  std::string detail() const override {
+    return "offset " + std::to_string(_offset) + " len " + (_length < 0 ? "all" : std::to_string(_length));
+  }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    auto parts = input(0, ctx);
+    int64_t n = total_rows(parts);
+    int64_t start = _offset < 0 ? std::max<int64_t>(0, n + _offset) : std::min(_offset, n);
+    int64_t end = _length < 0 ? n : std::min(n, start + _length);
+    std::vector<table> out;
+    int64_t pos = 0;
+    for (auto& p : parts) {
+      int64_t a = std::max(start, pos), b = std::min(end, pos + p.num_rows());
+      if (a < b) out.push_back(p.slice(a - pos, b - a));
+      pos += p.num_rows();
+    }
+    if (out.empty() && !parts.empty()) out.push_back(parts[0].slice(0, 0));
+    return out;
+  }
+
+ private:
+  int64_t _offset, _length;
+};
+
+class concat_op final : public physical_node {
+ public:
+  std::string name() const override { return "concat"; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    std::vector<table> out;
+    for (size_t i = 0; i < children.size(); ++i)
+      for (auto& p : input(i, ctx)) out.push_back(std::move(p));
+    return out;
+  }
+};
+
+class row_index_op final : public physical_node {
+ public:
+  explicit row_index_op(int64_t offset) : _offset(offset) {}
+  std::string name() const override { return "row_index"; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    auto parts = input(0, ctx);
+    std::vector<int64_t> starts(parts.size());
+    int64_t pos = _offset;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      starts[i] = pos;
+      pos += parts[i].num_rows();
+    }
+    std::vector<table> out(parts.size());
+    ctx.pool.parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t k) {
+      auto i = static_cast<size_t>(k);
+      const table& t = parts[i];
+      fixed_width_builder<int64_t> b(type_id::int64, t.num_rows(), ctx.mr);
+      for (int64_t r = 0; r < t.num_rows(); ++r) b.set(r, starts[i] + r);
+      std::vector<column> cols{b.finish()};
+      for (auto& c : t.columns()) cols.push_back(c);
+      out[i] = table(std::move(cols));
+    });
+    return out;
+  }
+
+ private:
+  int64_t _offset;
+};
+
+}  // namespace
+
+struct shared_subplan {
+  physical_ptr child;
+  std::mutex mu;
+  bool done = false;
+  std::vector<table> result;
+};
+
+namespace {
+class cache_op final : public physical_node {
+ public:
+  explicit cache_op(std::shared_ptr<shared_subplan> s) : _s(std::move(s)) {}
+  std::string name() const override { return "cache"; }
+  std::string detail() const override { return "shared subplan " + _s->child->name(); }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    std::lock_guard<std::mutex> g(_s->mu);
+    if (!_s->done) {
+      _s->result = _s->child->execute(ctx);
+      _s->done = true;
+    }
+    return _s->result;
+  }
+
+ private:
+  std::shared_ptr<shared_subplan> _s;
+};
+}  // namespace
+
+bool backend_supports(backend b, const char*) { return b == backend::cpu; }
+
+std::shared_ptr<shared_subplan> make_shared_subplan(physical_ptr child) {
+  auto s = std::make_shared<shared_subplan>();
+  s->child = std::move(child);
+  return s;
+}
+
+physical_ptr make_cache(const std::shared_ptr<shared_subplan>& shared) {
+  schema out = shared->child->output_schema;
+  return finish(std::make_unique<cache_op>(shared), shared->child->where, {}, std::move(out));
+}
+
+physical_ptr make_scan_memory(backend b, std::shared_ptr<const memory_source> src, std::vector<size_t> columns,
+                              schema out) {
+  require_cpu(b, "scan_memory");
+  return finish(std::make_unique<scan_memory_op>(std::move(src), std::move(columns)), b, {}, std::move(out));
+}
+
+physical_ptr make_filter(backend b, physical_ptr child, expr predicate) {
+  require_cpu(b, "filter");
+  schema s = child->output_schema;
+  return finish(std::make_unique<filter_op>(std::move(predicate)), b, one(std::move(child)), std::move(s));
+}
+
+physical_ptr make_project(backend b, physical_ptr child, std::vector<expr> exprs, schema out) {
+  require_cpu(b, "project");
+  return finish(std::make_unique<project_op>(std::move(exprs)), b, one(std::move(child)), std::move(out));
+}
+
+physical_ptr make_slice(backend b, physical_ptr child, int64_t offset, int64_t length) {
+  require_cpu(b, "slice");
+  schema s = child->output_schema;
+  return finish(std::make_unique<slice_op>(offset, length), b, one(std::move(child)), std::move(s));
+}
+
+physical_ptr make_concat(backend b, std::vector<physical_ptr> children, schema out) {
+  require_cpu(b, "concat");
+  return finish(std::make_unique<concat_op>(), b, std::move(children), std::move(out));
+}
+
+physical_ptr make_row_index(backend b, physical_ptr child, int64_t offset, schema out) {
+  require_cpu(b, "row_index");
+  return finish(std::make_unique<row_index_op>(offset), b, one(std::move(child)), std::move(out));
+}
+
+}  // namespace tug::exec

@@ -1,0 +1,88 @@
+#include "tug/memory/memory_resource.hpp"
+
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "tug/core/error.hpp"
+
+namespace tug {
+
+namespace {
+std::string human_bytes(int64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) { v /= 1024; ++u; }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+}  // namespace
+
+void memory_budget::reserve(int64_t bytes, const char* what) {
+  int64_t now = _used.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  if (_limit > 0 && now > _limit) {
+    _used.fetch_sub(bytes, std::memory_order_relaxed);
+    throw memory_error(std::string("out of ") + _name + " memory in " + what + ": requested " +
+                       human_bytes(bytes) + " with " + human_bytes(now - bytes) + " in use of a " +
+                       human_bytes(_limit) + " limit; raise the limit option (memory_limit / "
+                       "spill_device_limit) or lower target_partition_size");
+  }
+  int64_t p = _peak.load(std::memory_order_relaxed);
+  while (now > p && !_peak.compare_exchange_weak(p, now, std::memory_order_relaxed)) {}
+}
+
+void* host_memory_resource::allocate(size_t bytes) {
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded == 0) rounded = 64;
+  if (_budget) _budget->reserve(static_cast<int64_t>(rounded), "host allocation");
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) {
+    if (_budget) _budget->release(static_cast<int64_t>(rounded));
+    throw memory_error("host allocation of " + human_bytes(static_cast<int64_t>(rounded)) +
+                       " failed: the system is out of memory");
+  }
+  return p;
+}
+
+void host_memory_resource::deallocate(void* p, size_t bytes) noexcept {
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded == 0) rounded = 64;
+  std::free(p);
+  if (_budget) _budget->release(static_cast<int64_t>(rounded));
+}
+
+namespace {
+host_memory_resource g_default_host;
+std::atomic<memory_resource*> g_current{&g_default_host};
+}  // namespace
+
+memory_resource* default_host_resource() { return g_current.load(std::memory_order_relaxed); }
+memory_resource* set_default_host_resource(memory_resource* mr) {
+  return g_current.exchange(mr ? mr : &g_default_host);
+}
+
+buffer::buffer(size_t bytes, memory_resource* mr) : _size(bytes), _mr(mr), _keep(mr->weak_from_this().lock()) {
+  _data = _mr->allocate(bytes);
+}
+buffer::~buffer() {
+  if (_data) _mr->deallocate(_data, _size);
+}
+buffer::buffer(buffer&& o) noexcept
+    : _data(o._data), _size(o._size), _logical(o._logical), _mr(o._mr), _keep(std::move(o._keep)) {
+  o._data = nullptr;
+  o._size = 0;
+}
+buffer& buffer::operator=(buffer&& o) noexcept {
+  if (this != &o) {
+    if (_data) _mr->deallocate(_data, _size);
+    _data = o._data; _size = o._size; _logical = o._logical; _mr = o._mr; _keep = std::move(o._keep);
+    o._data = nullptr; o._size = 0;
+  }
+  return *this;
+}
+
+buffer_ptr make_buffer(size_t bytes, memory_resource* mr) { return std::make_shared<buffer>(bytes, mr); }
+
+}  // namespace tug

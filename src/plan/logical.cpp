@@ -1,0 +1,361 @@
+#include "tug/plan/logical.hpp"
+
+#include "tug/expr/resolve.hpp"
+
+namespace tug {
+
+const char* to_string(plan_kind k) {
+  switch (k) {
+    case plan_kind::scan_memory: return "DF";
+    case plan_kind::filter: return "FILTER";
+    case plan_kind::select: return "SELECT";
+    case plan_kind::with_columns: return "WITH_COLUMNS";
+    case plan_kind::group_by: return "AGGREGATE";
+    case plan_kind::join: return "JOIN";
+    case plan_kind::sort: return "SORT";
+    case plan_kind::slice: return "SLICE";
+    case plan_kind::unique: return "UNIQUE";
+    case plan_kind::concat: return "UNION";
+    case plan_kind::with_row_index: return "ROW_INDEX";
+  }
+  return "?";
+}
+
+const char* to_string(join_type j) {
+  switch (j) {
+    case join_type::inner: return "inner";
+    case join_type::left: return "left";
+    case join_type::right: return "right";
+    case join_type::full: return "full";
+    case join_type::semi: return "semi";
+    case join_type::anti: return "anti";
+    case join_type::cross: return "cross";
+  }
+  return "?";
+}
+
+namespace plan {
+
+namespace {
+
+std::shared_ptr<plan_node> make(plan_kind k, std::vector<plan_ptr> inputs) {
+  auto n = std::make_shared<plan_node>();
+  n->kind = k;
+  n->inputs = std::move(inputs);
+  for (auto& i : n->inputs) TUG_EXPECTS(i != nullptr, "plan input is null");
+  return n;
+}
+
+void check_no_agg(const expr& e, const char* where) {
+  if (contains_agg(e))
+    throw invalid_argument_error(std::string("aggregation ") + to_string(e) + " is not allowed in " + where +
+                                 "; use group_by().agg() or .over()");
+}
+
+// Output fields of a list of projections; checks unique names.
+std::vector<field> project_fields(const std::vector<expr>& exprs, const schema& in) {
+  std::vector<field> out;
+  for (auto& e : exprs) out.push_back({output_name(e), infer_type(e, in)});
+  return out;
+}
+
+}  // namespace
+
+plan_ptr scan_memory(std::shared_ptr<const memory_source> src) {
+  auto n = make(plan_kind::scan_memory, {});
+  n->schema = src->schema;
+  n->source = std::move(src);
+  return n;
+}
+
+plan_ptr filter(plan_ptr in, expr predicate) {
+  check_no_agg(predicate, "filter()");
+  data_type t = infer_type(predicate, in->schema);
+  if (t.id != type_id::boolean)
+    throw type_error("filter predicate must be boolean, got " + to_string(t) + ": " + to_string(predicate));
+  auto n = make(plan_kind::filter, {in});
+  n->schema = in->schema;
+  n->exprs = {std::move(predicate)};
+  return n;
+}
+
+plan_ptr select(plan_ptr in, std::vector<expr> exprs) {
+  auto n = make(plan_kind::select, {in});
+  bool any_agg = false, any_rowwise = false;
+  for (auto& e : exprs) {
+    bool a = contains_agg(e);
+    any_agg |= a;
+    if (!a && !referenced_columns(e).empty()) any_rowwise = true;
+  }
+  if (any_agg && any_rowwise)
+    throw invalid_argument_error(
+        "select() mixes aggregations with row-wise expressions of different lengths; aggregate every column or "
+        "use .over()");
+  n->schema = schema(project_fields(exprs, in->schema));
+  n->exprs = std::move(exprs);
+  return n;
+}
+
+plan_ptr with_columns(plan_ptr in, std::vector<expr> exprs) {
+  auto n = make(plan_kind::with_columns, {in});
+  schema s = in->schema;
+  schema added;
+  for (auto& e : exprs) {
+    field f{output_name(e), infer_type(e, in->schema)};
+    added.push_back(f);  // duplicate names among the new columns are an error
+    s.set(f);
+  }
+  n->schema = std::move(s);
+  n->exprs = std::move(exprs);
+  return n;
+}
+
+plan_ptr group_by(plan_ptr in, std::vector<expr> keys, std::vector<expr> aggs, bool maintain_order) {
+  if (keys.empty()) throw invalid_argument_error("group_by() needs at least one key");
+  auto n = make(plan_kind::group_by, {in});
+  std::vector<field> fields;
+  for (auto& k : keys) {
+    check_no_agg(k, "group_by() keys");
+    if (contains_window(k)) throw invalid_argument_error("over() is not allowed in group_by() keys");
+    fields.push_back({output_name(k), infer_type(k, in->schema)});
+  }
+  for (auto& a : aggs) {
+    if (!contains_agg(a))
+      throw invalid_argument_error("expression " + to_string(a) +
+                                   " in agg() does not aggregate; tug has no list columns, so every agg() "
+                                   "expression must reduce to one value per group (e.g. .first(), .sum())");
+    if (contains_window(a)) throw invalid_argument_error("over() is not allowed inside agg(): " + to_string(a));
+    fields.push_back({output_name(a), infer_type(a, in->schema)});
+  }
+  n->schema = schema(std::move(fields));
+  n->keys = std::move(keys);
+  n->exprs = std::move(aggs);
+  n->stable = maintain_order;
+  return n;
+}
+
+plan_ptr join(plan_ptr left, plan_ptr right, std::vector<expr> left_on, std::vector<expr> right_on, join_type how,
+              std::string suffix) {
+  auto n = make(plan_kind::join, {left, right});
+  if (how == join_type::cross) {
+    if (!left_on.empty() || !right_on.empty()) throw invalid_argument_error("a cross join takes no keys");
+  } else {
+    if (left_on.empty()) throw invalid_argument_error(std::string(to_string(how)) + " join needs at least one key");
+    if (left_on.size() != right_on.size())
+      throw invalid_argument_error("join: left_on has " + std::to_string(left_on.size()) + " keys but right_on has " +
+                                   std::to_string(right_on.size()));
+    for (size_t i = 0; i < left_on.size(); ++i) {
+      check_no_agg(left_on[i], "join keys");
+      check_no_agg(right_on[i], "join keys");
+      data_type lt = infer_type(left_on[i], left->schema);
+      data_type rt = infer_type(right_on[i], right->schema);
+      try {
+        common_type(lt, rt, "join");
+      } catch (const type_error&) {
+        throw type_error("join key types differ: " + to_string(left_on[i]) + " is " + to_string(lt) + " but " +
+                         to_string(right_on[i]) + " is " + to_string(rt));
+      }
+    }
+  }
+  // Key columns that appear once in the output: both keys plain columns, inner/left/right joins.
+  auto coalesced = [&](size_t i) {
+    return (how == join_type::inner || how == join_type::left || how == join_type::right) &&
+           left_on[i]->kind == expr_kind::column && right_on[i]->kind == expr_kind::column;
+  };
+  auto is_key = [&](const std::vector<expr>& keys, const std::string& name) {
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (coalesced(i) && keys[i]->name == name) return true;
+    return false;
+  };
+  schema s;
+  auto add_suffixed = [&](field g) {
+    if (s.contains(g.name)) g.name += suffix;
+    if (s.contains(g.name))
+      throw invalid_argument_error("join: column \"" + g.name + "\" exists on both sides even after the suffix \"" +
+                                   suffix + "\"; choose another suffix");
+    s.push_back(std::move(g));
+  };
+  if (how == join_type::semi || how == join_type::anti) {
+    for (auto& f : left->schema) s.push_back(f);
+  } else if (how == join_type::right) {
+    // Polars layout: left columns without the join keys, then all right columns
+    for (auto& f : left->schema)
+      if (!is_key(left_on, f.name)) s.push_back(f);
+    for (auto& f : right->schema) add_suffixed(f);
+  } else {
+    for (auto& f : left->schema) s.push_back(f);
+    for (auto& f : right->schema)
+      if (!is_key(right_on, f.name)) add_suffixed(f);
+  }
+  n->schema = std::move(s);
+  n->keys = std::move(left_on);
+  n->right_keys = std::move(right_on);
+  n->how = how;
+  n->suffix = std::move(suffix);
+  return n;
+}
+
+plan_ptr sort(plan_ptr in, std::vector<expr> by, std::vector<bool> descending, std::vector<bool> nulls_last,
+              bool stable) {
+  if (by.empty()) throw invalid_argument_error("sort() needs at least one key");
+  auto broadcast = [&](std::vector<bool>& v, const char* what) {
+    if (v.empty()) v.assign(by.size(), false);
+    else if (v.size() == 1) v.assign(by.size(), static_cast<bool>(v[0]));
+    else if (v.size() != by.size())
+      throw invalid_argument_error(std::string("sort(): ") + what + " has " + std::to_string(v.size()) +
+                                   " entries for " + std::to_string(by.size()) + " keys");
+  };
+  broadcast(descending, "descending");
+  broadcast(nulls_last, "nulls_last");
+  for (auto& e : by) {
+    check_no_agg(e, "sort keys");
+    infer_type(e, in->schema);
+  }
+  auto n = make(plan_kind::sort, {in});
+  n->schema = in->schema;
+  n->exprs = std::move(by);
+  n->descending = std::move(descending);
+  n->nulls_last = std::move(nulls_last);
+  n->stable = stable;
+  return n;
+}
+
+plan_ptr slice(plan_ptr in, int64_t offset, int64_t length) {
+  if (length < -1) throw invalid_argument_error("slice length must be >= 0 (or -1 for all)");
+  auto n = make(plan_kind::slice, {in});
+  n->schema = in->schema;
+  n->offset = offset;
+  n->length = length;
+  return n;
+}
+
+plan_ptr unique(plan_ptr in, std::vector<std::string> subset, unique_keep keep, bool maintain_order) {
+  for (auto& s : subset) in->schema.index_of(s);
+  auto n = make(plan_kind::unique, {in});
+  n->schema = in->schema;
+  n->names = std::move(subset);
+  n->keep = keep;
+  n->stable = maintain_order;
+  return n;
+}
+
+plan_ptr concat(std::vector<plan_ptr> inputs) {
+  if (inputs.empty()) throw invalid_argument_error("concat() needs at least one frame");
+  const schema& s0 = inputs[0]->schema;
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    const schema& s = inputs[i]->schema;
+    if (s.size() != s0.size())
+      throw type_error("concat: frame " + std::to_string(i) + " has " + std::to_string(s.size()) +
+                       " columns, the first has " + std::to_string(s0.size()) + " (" + s0.to_string() + ")");
+    for (size_t c = 0; c < s.size(); ++c)
+      if (!(s[c] == s0[c]))
+        throw type_error("concat: column " + std::to_string(c) + " of frame " + std::to_string(i) + " is \"" +
+                         s[c].name + "\": " + to_string(s[c].type) + " but the first frame has \"" + s0[c].name +
+                         "\": " + to_string(s0[c].type));
+  }
+  auto n = make(plan_kind::concat, std::move(inputs));
+  n->schema = s0;
+  return n;
+}
+
+plan_ptr with_row_index(plan_ptr in, std::string name, int64_t offset) {
+  auto n = make(plan_kind::with_row_index, {in});
+  schema s;
+  s.push_back({name, type_id::int64});
+  for (auto& f : in->schema) s.push_back(f);
+  n->schema = std::move(s);
+  n->names = {std::move(name)};
+  n->offset = offset;
+  return n;
+}
+
+plan_ptr with_inputs(const plan_node& n, std::vector<plan_ptr> inputs) {
+  switch (n.kind) {
+    case plan_kind::scan_memory: {
+      auto c = std::make_shared<plan_node>(n);
+      return c;
+    }
+    case plan_kind::filter: return filter(inputs[0], n.exprs[0]);
+    case plan_kind::select: return select(inputs[0], n.exprs);
+    case plan_kind::with_columns: return with_columns(inputs[0], n.exprs);
+    case plan_kind::group_by: return group_by(inputs[0], n.keys, n.exprs, n.stable);
+    case plan_kind::join: return join(inputs[0], inputs[1], n.keys, n.right_keys, n.how, n.suffix);
+    case plan_kind::sort: return sort(inputs[0], n.exprs, n.descending, n.nulls_last, n.stable);
+    case plan_kind::slice: return slice(inputs[0], n.offset, n.length);
+    case plan_kind::unique: return unique(inputs[0], n.names, n.keep, n.stable);
+    case plan_kind::concat: return concat(std::move(inputs));
+    case plan_kind::with_row_index: return with_row_index(inputs[0], n.names[0], n.offset);
+  }
+  throw internal_error("with_inputs: bad plan kind");
+}
+
+}  // namespace plan
+
+namespace {
+std::string exprs_str(const std::vector<expr>& v) {
+  std::string s;
+  for (auto& e : v) s += (s.empty() ? "" : ", ") + to_string(e);
+  return "[" + s + "]";
+}
+
+void render(const plan_ptr& p, int depth, std::string& out) {
+  std::string pad(static_cast<size_t>(depth) * 2, ' ');
+  const plan_node& n = *p;
+  std::string line = to_string(n.kind);
+  switch (n.kind) {
+    case plan_kind::scan_memory: {
+      line += "; " + std::to_string(n.source->schema.size()) + " columns, " +
+              std::to_string(total_rows(n.source->partitions)) + " rows in " +
+              std::to_string(n.source->partitions.size()) + " partitions";
+      if (!n.projection.empty()) {
+        std::string s;
+        for (auto& c : n.projection) s += (s.empty() ? "" : ", ") + c;
+        line += "; project " + std::to_string(n.projection.size()) + "/" + std::to_string(n.source->schema.size()) +
+                " columns [" + s + "]";
+      }
+      if (!n.predicates.empty()) line += "; selection: " + exprs_str(n.predicates);
+      break;
+    }
+    case plan_kind::filter: line += " " + to_string(n.exprs[0]); break;
+    case plan_kind::select:
+    case plan_kind::with_columns: line += " " + exprs_str(n.exprs); break;
+    case plan_kind::group_by: line += " " + exprs_str(n.exprs) + " BY " + exprs_str(n.keys); break;
+    case plan_kind::join:
+      line += std::string(" ") + to_string(n.how) + " LEFT ON " + exprs_str(n.keys) + " RIGHT ON " +
+              exprs_str(n.right_keys);
+      break;
+    case plan_kind::sort: {
+      line += " BY " + exprs_str(n.exprs);
+      bool any_desc = false;
+      for (bool d : n.descending) any_desc |= d;
+      if (any_desc) {
+        std::string s;
+        for (bool d : n.descending) s += (s.empty() ? "" : ", ") + std::string(d ? "true" : "false");
+        line += " descending [" + s + "]";
+      }
+      break;
+    }
+    case plan_kind::slice:
+      line += " offset " + std::to_string(n.offset) + " len " + (n.length < 0 ? "all" : std::to_string(n.length));
+      break;
+    case plan_kind::unique: {
+      std::string s;
+      for (auto& c : n.names) s += (s.empty() ? "" : ", ") + c;
+      line += " subset [" + s + "]";
+      break;
+    }
+    case plan_kind::with_row_index: line += " " + n.names[0]; break;
+    case plan_kind::concat: break;
+  }
+  out += pad + line + "\n";
+  for (auto& i : n.inputs) render(i, depth + 1, out);
+}
+}  // namespace
+
+std::string to_string(const plan_ptr& p) {
+  std::string out;
+  render(p, 0, out);
+  return out;
+}
+
+}  // namespace tug

@@ -1,0 +1,79 @@
+#include "tug/runtime/thread_pool.hpp"
+
+#include <memory>
+
+namespace tug {
+
+thread_pool::thread_pool(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int i = 1; i < threads; ++i) _workers.emplace_back([this] { worker(); });
+}
+
+thread_pool::~thread_pool() {
+  {
+    std::lock_guard<std::mutex> g(_mu);
+    _stop = true;
+  }
+  _cv.notify_all();
+  for (auto& t : _workers) t.join();
+}
+
+// Takes one index of the oldest unfinished job and runs it. Called with the lock held.
+bool thread_pool::run_one(std::unique_lock<std::mutex>& lock) {
+  for (auto* j : _jobs) {
+    if (j->next < j->n) {
+      int64_t i = j->next++;
+      ++j->started;
+      lock.unlock();
+      std::exception_ptr err;
+      try {
+        (*j->f)(i);
+      } catch (...) {
+        err = std::current_exception();
+      }
+      lock.lock();
+      if (err && !j->error) j->error = err;
+      if (err) j->next = j->n;  // stop handing out work of a failed job
+      if (++j->done == j->started) _done_cv.notify_all();
+      return true;
+    }
+  }
+  return false;
+}
+
+void thread_pool::worker() {
+  std::unique_lock<std::mutex> lock(_mu);
+  while (true) {
+    if (_stop) return;
+    if (!run_one(lock)) _cv.wait(lock);
+  }
+}
+
+void thread_pool::parallel_for(int64_t n, const std::function<void(int64_t)>& f) {
+  if (n <= 0) return;
+  if (n == 1 || _workers.empty()) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  job j;
+  j.f = &f;
+  j.n = n;
+  std::unique_lock<std::mutex> lock(_mu);
+  _jobs.push_back(&j);
+  _cv.notify_all();
+  while (j.next < j.n) run_one(lock);
+  _done_cv.wait(lock, [&] { return j.done == j.started; });
+  std::erase(_jobs, &j);
+  if (j.error) std::rethrow_exception(j.error);
+}
+
+thread_pool& global_thread_pool(int threads) {
+  static std::mutex mu;
+  static std::unique_ptr<thread_pool> pool;
+  std::lock_guard<std::mutex> g(mu);
+  int want = threads <= 0 ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : threads;
+  if (!pool || pool->size() != want) pool = std::make_unique<thread_pool>(want);
+  return *pool;
+}
+
+}  // namespace tug

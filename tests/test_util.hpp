@@ -1,0 +1,58 @@
+#pragma once
+// Test helpers: column builders and equality assertions that report the first differing row.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tug/api/data_frame.hpp"
+#include "tug/core/scalar.hpp"
+
+namespace tug {
+
+/// Asserts equal type, length and values (nulls equal nulls), naming the first differing row.
+inline void expect_columns_equal(const column& a, const column& b, const std::string& what = "column") {
+  ASSERT_EQ(to_string(a.type()), to_string(b.type())) << what << ": types differ";
+  ASSERT_EQ(a.size(), b.size()) << what << ": lengths differ";
+  for (int64_t i = 0; i < a.size(); ++i) {
+    std::string x = format_value(a, i), y = format_value(b, i);
+    if (x != y || a.is_null(i) != b.is_null(i)) {
+      ADD_FAILURE() << what << ": first difference at row " << i << ": " << x << " vs " << y;
+      return;
+    }
+  }
+}
+
+/// Asserts equal schemas and rows, in order.
+inline void expect_frames_equal(const data_frame& a, const data_frame& b) {
+  ASSERT_EQ(a.schema().to_string(), b.schema().to_string());
+  table x = a.to_table(), y = b.to_table();
+  ASSERT_EQ(x.num_rows(), y.num_rows());
+  for (size_t c = 0; c < x.num_columns(); ++c) expect_columns_equal(x[c], y[c], a.schema()[c].name);
+}
+
+/// Rows of a frame as strings "v1|v2|...", for order-insensitive comparison after sorting.
+inline std::vector<std::string> rows_of(const data_frame& f) {
+  table t = f.to_table();
+  std::vector<std::string> rows;
+  for (int64_t r = 0; r < t.num_rows(); ++r) {
+    std::string s;
+    for (size_t c = 0; c < t.num_columns(); ++c) s += (c ? "|" : "") + format_value(t[c], r);
+    rows.push_back(s);
+  }
+  return rows;
+}
+
+inline std::vector<std::string> sorted_rows(const data_frame& f) {
+  auto r = rows_of(f);
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+/// Convenience column builders.
+inline column i64(const std::vector<std::optional<int64_t>>& v) { return make_column<int64_t>(type_id::int64, v); }
+inline column i32(const std::vector<std::optional<int32_t>>& v) { return make_column<int32_t>(type_id::int32, v); }
+inline column f64(const std::vector<std::optional<double>>& v) { return make_column<double>(type_id::float64, v); }
+inline column str(const std::vector<std::optional<std::string>>& v) { return make_string_column(v); }
+inline column boolean(const std::vector<std::optional<bool>>& v) { return make_bool_column(v); }
+
+}  // namespace tug

@@ -1,0 +1,111 @@
+#include <gtest/gtest.h>
+
+#include "tug/core/scalar.hpp"
+#include "tug/core/table.hpp"
+#include "tug/core/temporal.hpp"
+#include "test_util.hpp"
+
+using namespace tug;
+
+TEST(Types, NamesAndSizes) {
+  EXPECT_EQ(to_string(decimal(10, 2)), "decimal[10,2]");
+  EXPECT_EQ(to_string(timestamp(time_unit::ms, "UTC")), "datetime[ms, UTC]");
+  EXPECT_EQ(size_of(type_id::decimal128), 16);
+  EXPECT_THROW(decimal(39, 0), invalid_argument_error);
+  EXPECT_THROW(decimal(5, 6), invalid_argument_error);
+}
+
+TEST(Schema, UnknownColumnNamesAvailable) {
+  schema s({{"a", type_id::int64}, {"b", type_id::string}});
+  try {
+    s.index_of("c");
+    FAIL();
+  } catch (const column_not_found_error& e) {
+    EXPECT_NE(std::string(e.what()).find("\"c\""), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("a, b"), std::string::npos);
+  }
+  EXPECT_THROW(s.push_back({"a", type_id::int8}), invalid_argument_error);
+}
+
+class ColumnSizes : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(ColumnSizes, GatherFilterConcatSlice) {
+  int64_t n = GetParam();
+  std::vector<std::optional<int64_t>> v;
+  std::vector<std::optional<std::string>> s;
+  for (int64_t i = 0; i < n; ++i) {
+    v.push_back(i % 3 == 0 ? std::nullopt : std::optional<int64_t>(i));
+    s.push_back(i % 5 == 0 ? std::nullopt : std::optional<std::string>("s" + std::to_string(i)));
+  }
+  column a = make_column<int64_t>(type_id::int64, v);
+  column b = make_string_column(s);
+  EXPECT_EQ(a.null_count(), (n + 2) / 3);
+  table t({a, b});
+  // filter: keep even rows
+  std::vector<std::optional<bool>> m;
+  for (int64_t i = 0; i < n; ++i) m.push_back(i % 2 == 0);
+  table f = filter(t, make_bool_column(m));
+  ASSERT_EQ(f.num_rows(), (n + 1) / 2);
+  for (int64_t i = 0; i < f.num_rows(); ++i) {
+    EXPECT_EQ(format_value(f[0], i), format_value(a, 2 * i));
+    EXPECT_EQ(format_value(f[1], i), format_value(b, 2 * i));
+  }
+  // slice then concat restores the column
+  int64_t cut = n / 2;
+  column c = concatenate({b.slice(0, cut), b.slice(cut, n - cut)});
+  expect_columns_equal(c, b);
+  column d = concatenate({a.slice(0, cut), a.slice(cut, n - cut)});
+  expect_columns_equal(d, a);
+  // gather with a null index
+  if (n > 0) {
+    column g = gather(b, std::vector<int64_t>{n - 1, -1, 0});
+    EXPECT_EQ(format_value(g, 0), format_value(b, n - 1));
+    EXPECT_TRUE(g.is_null(1));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, ColumnSizes, ::testing::Values(0, 1, 31, 32, 33, 1024, 100003));
+
+TEST(Column, SlicedNullCount) {
+  column a = make_column<int32_t>(type_id::int32, std::vector<std::optional<int32_t>>{1, std::nullopt, 3, std::nullopt, 5});
+  EXPECT_EQ(a.slice(1, 3).null_count(), 2);
+  EXPECT_EQ(a.slice(2, 1).null_count(), 0);
+  EXPECT_THROW(a.slice(3, 4), invalid_argument_error);
+}
+
+TEST(Temporal, CivilRoundTrip) {
+  for (int64_t d = -800000; d < 800000; d += 997) {
+    auto c = temporal::civil_from_days(d);
+    EXPECT_EQ(temporal::days_from_civil(c.year, c.month, c.day), d);
+  }
+  EXPECT_EQ(temporal::format_date(0), "1970-01-01");
+  EXPECT_EQ(temporal::format_timestamp(-1, 1000), "1969-12-31 23:59:59.999");
+  EXPECT_EQ(temporal::iso_weekday(0), 4u);  // Thursday
+  int64_t ticks;
+  ASSERT_TRUE(temporal::parse_timestamp("2024-02-29 12:34:56.5", 1000, ticks));
+  EXPECT_EQ(temporal::format_timestamp(ticks, 1000), "2024-02-29 12:34:56.500");
+  EXPECT_FALSE(temporal::parse_timestamp("2023-02-29", 1000, ticks));
+}
+
+TEST(Scalar, Format) {
+  EXPECT_EQ(scalar(decimal(10, 2), static_cast<__int128>(-1234)).to_string(), "-12.34");
+  EXPECT_EQ(scalar(decimal(10, 3), static_cast<__int128>(5)).to_string(), "0.005");
+  EXPECT_EQ(scalar(type_id::float64, 0.1).to_string(), "0.1");
+  EXPECT_EQ(scalar::null(type_id::int8).to_string(), "null");
+}
+
+TEST(Memory, BudgetRaisesNamedError) {
+  auto budget = std::make_shared<memory_budget>(1024, "host");
+  auto mr = std::make_shared<host_memory_resource>(budget);
+  auto b = make_buffer(512, mr.get());
+  try {
+    auto c = make_buffer(4096, mr.get());
+    FAIL();
+  } catch (const memory_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("limit"), std::string::npos);
+    EXPECT_NE(m.find("4.0 KiB"), std::string::npos);
+  }
+  b.reset();
+  EXPECT_EQ(budget->used(), 0);
+}

@@ -1,0 +1,44 @@
+#include <gtest/gtest.h>
+
+#include "test_util.hpp"
+#include "tug/api/lazy_frame.hpp"
+
+using namespace tug;
+
+namespace {
+data_frame sample() {
+  return data_frame::from_columns({{"a", i64({1, 2, std::nullopt, 4})}, {"s", str({"x", "y", "z", std::nullopt})}});
+}
+}  // namespace
+
+TEST(LazyBasic, SchemaErrorsAtBuildTime) {
+  auto lf = sample().lazy();
+  EXPECT_THROW(lf.select({col("nope")}), column_not_found_error);
+  EXPECT_THROW(lf.filter(col("a")), type_error);
+  EXPECT_THROW(lf.select({col("s") + col("a")}), type_error);
+  EXPECT_THROW(lf.group_by({"a"}).agg({col("s")}), invalid_argument_error);
+  EXPECT_THROW(lf.join(lf, {"zz"}), column_not_found_error);
+  EXPECT_THROW(lf.select({col("a"), col("a")}), invalid_argument_error);
+}
+
+TEST(LazyBasic, SelectRenameDropSliceRowIndex) {
+  auto lf = sample().lazy();
+  auto out = lf.rename({{"a", "b"}}).drop({"s"}).with_row_index("i", 10).slice(1, 2).collect();
+  EXPECT_EQ(out.schema().to_string(), "i: i64, b: i64");
+  expect_frames_equal(out, data_frame::from_columns({{"i", i64({11, 12})}, {"b", i64({2, std::nullopt})}}));
+  auto tail = lf.tail(1).collect();
+  EXPECT_EQ(rows_of(tail), std::vector<std::string>{"4|null"});
+}
+
+TEST(LazyBasic, PartitionsKeepOrder) {
+  std::vector<std::optional<int64_t>> v;
+  for (int64_t i = 0; i < 1000; ++i) v.push_back(i);
+  auto df = data_frame::from_columns({{"a", i64(v)}});
+  engine_options o;
+  o.target_partition_rows = 33;
+  auto out = df.lazy().with_row_index().slice(-40, 35).collect(o);
+  EXPECT_GT(out.partitions().size(), 1u);
+  auto t = out.to_table();
+  ASSERT_EQ(t.num_rows(), 35);
+  for (int64_t i = 0; i < 35; ++i) EXPECT_EQ(t[0].value<int64_t>(i), 960 + i);
+}
