@@ -232,3 +232,29 @@ TEST_P(StringSizes, AllFunctionsPlainAndSliced) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, StringSizes, ::testing::Values(0, 1, 31, 32, 33, 1024));
+
+TEST(Strings, AllNullEmptyAndSlicedPatterns) {
+  column nulls = make_null_column(type_id::string, 5);
+  const strs five_null(5);
+  const std::vector<std::optional<bool>> five_null_b(5);
+  expect_columns_equal(eval(col("s").str_to_upper(), {nulls}), str(five_null));
+  expect_columns_equal(eval(col("s").str_slice(-2, 1), {nulls}), str(five_null));
+  expect_columns_equal(eval(col("s").str_strip(), {nulls}), str(five_null));
+  expect_columns_equal(eval(concat_str({col("s"), col("p")}), {nulls, str({"a", "b", "c", "d", "e"})}), str(five_null));
+  expect_columns_equal(eval(col("s").str_contains(col("p"), false), {str({"(", "(", "(", "(", "("}), str(five_null)}), boolean(five_null_b));
+  for (bool literal : {true, false})
+    expect_columns_equal(eval(col("s").str_contains("x", literal), {nulls, broadcast("x", 5)}), boolean(five_null_b));
+  column empty = str({});
+  expect_columns_equal(eval(col("s").str_to_lower(), {empty}), empty);
+  expect_columns_equal(eval(col("s").str_strip("ab"), {empty}), empty);
+  expect_columns_equal(eval(col("s").str_slice(1), {empty}), empty);
+  // sliced subject and pattern columns at different offsets
+  column s = str({"zz", "abc", std::nullopt, "xbc", "abd", "q"});
+  column p = str({"?", "?", "?", "?", "ab", "bc", std::nullopt, "bd", "b"});
+  expect_columns_equal(eval(col("s").str_starts_with(col("p")), {s.slice(1, 4), p.slice(4, 4)}),
+                       boolean({true, std::nullopt, std::nullopt, false}));
+  expect_columns_equal(eval(col("s").str_ends_with(col("p")), {s.slice(1, 4), p.slice(4, 4)}),
+                       boolean({false, std::nullopt, std::nullopt, true}));
+  expect_columns_equal(eval(col("s").str_contains(col("p"), false), {s.slice(1, 4), p.slice(4, 4)}),
+                       boolean({true, std::nullopt, std::nullopt, true}));
+}
