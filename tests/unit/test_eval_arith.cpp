@@ -215,7 +215,9 @@ TEST(EvalArith, EndToEndThroughLazyFrame) {
     EXPECT_EQ(t[2].value<int64_t>(i), ((x % 7) + 7) % 7);
   }
   auto f = df.lazy().filter(col("a") % 2 == lit(int64_t{0})).collect(o);
-  EXPECT_EQ(f.num_rows(), 45);
+  int64_t evens = 0;
+  for (auto& x : v) evens += x && *x % 2 == 0;
+  EXPECT_EQ(f.num_rows(), evens);
 }
 
 TEST(EvalArith, AggAndWindowNeverReachEvaluate) {
