@@ -128,7 +128,7 @@ column eval_arith(const expr_node& n, const operand& a, const operand& b, int64_
   if (id == type_id::duration) {
     TUG_EXPECTS(n.func == fn::mul && b.col.type().id == type_id::int64, "duration arithmetic reached eval_arith");
     output<int64_t> out(rows, mr);
-    binary<int64_t>(a, b, out.p, rows, wrap_mul<int64_t>);
+    binary<int64_t>(a, b, out.p, rows, [](auto x, auto y) { return wrap_mul<int64_t>(x, y); });
     return out.finish(n.dtype, rows, m);
   }
   return type_dispatch(id, [&]<type_id Id>() -> column {
@@ -138,15 +138,15 @@ column eval_arith(const expr_node& n, const operand& a, const operand& b, int64_
       T* o = out.p;
       switch (n.func) {
         case fn::add:
-          if constexpr (is_int_v<T>) binary<T>(a, b, o, rows, wrap_add<T>);
+          if constexpr (is_int_v<T>) binary<T>(a, b, o, rows, [](auto x, auto y) { return wrap_add<T>(x, y); });
           else binary<T>(a, b, o, rows, [](T x, T y) { return x + y; });
           break;
         case fn::sub:
-          if constexpr (is_int_v<T>) binary<T>(a, b, o, rows, wrap_sub<T>);
+          if constexpr (is_int_v<T>) binary<T>(a, b, o, rows, [](auto x, auto y) { return wrap_sub<T>(x, y); });
           else binary<T>(a, b, o, rows, [](T x, T y) { return x - y; });
           break;
         case fn::mul:
-          if constexpr (is_int_v<T>) binary<T>(a, b, o, rows, wrap_mul<T>);
+          if constexpr (is_int_v<T>) binary<T>(a, b, o, rows, [](auto x, auto y) { return wrap_mul<T>(x, y); });
           else binary<T>(a, b, o, rows, [](T x, T y) { return x * y; });
           break;
         case fn::div:
@@ -155,7 +155,7 @@ column eval_arith(const expr_node& n, const operand& a, const operand& b, int64_
           break;
         case fn::floor_div:
           if constexpr (is_int_v<T>) {
-            binary<T>(a, b, o, rows, int_floor_div<T>);
+            binary<T>(a, b, o, rows, [](auto x, auto y) { return int_floor_div<T>(x, y); });
             null_where<T>(b, rows, m, [](T y) { return y == 0; });
           } else {
             binary<T>(a, b, o, rows, [](T x, T y) { return std::floor(x / y); });
@@ -163,7 +163,7 @@ column eval_arith(const expr_node& n, const operand& a, const operand& b, int64_
           break;
         case fn::mod:
           if constexpr (is_int_v<T>) {
-            binary<T>(a, b, o, rows, int_mod<T>);
+            binary<T>(a, b, o, rows, [](auto x, auto y) { return int_mod<T>(x, y); });
             null_where<T>(b, rows, m, [](T y) { return y == 0; });
           } else {
             // Polars: x - y * floor(x / y)
@@ -172,7 +172,7 @@ column eval_arith(const expr_node& n, const operand& a, const operand& b, int64_
           break;
         case fn::pow:
           if constexpr (std::is_same_v<T, int64_t>) {
-            binary<T>(a, b, o, rows, int_pow);
+            binary<T>(a, b, o, rows, [](T x, T y) { return int_pow(x, y); });
             null_where<T>(b, rows, m, [](T y) { return y < 0; });
           } else if constexpr (is_float_v<T>) {
             binary<T>(a, b, o, rows, [](T x, T y) { return static_cast<T>(std::pow(x, y)); });

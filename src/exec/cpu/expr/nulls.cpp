@@ -126,13 +126,28 @@ column is_nan(const operand& a, int64_t rows, memory_resource* mr) {
   return out.finish(type_id::boolean, rows, m);
 }
 
-// First valid of `x`, else `v` (both full columns).
-column fill(const column& x, const column& v, int64_t rows, memory_resource* mr) {
+// First valid of `x`, else `v` (a full column, or a non-null scalar).
+column fill(const column& x, const operand& v, int64_t rows, memory_resource* mr) {
   if (!x.has_nulls()) return x;
-  std::vector<uint8_t> pick(static_cast<size_t>(rows));
   auto xv = x.view();
+  if (v.scalar && x.type().id != type_id::string) {
+    return type_dispatch(x.type().id, [&]<type_id Id>() -> column {
+      using T = storage_t<Id>;
+      if constexpr (Id == type_id::string) {
+        throw internal_error("fill_null: string scalar path");
+      } else {
+        output<T> out(rows, mr);
+        const T* p = x.values<T>();
+        const T f = v.col.value<T>(0);
+        for (int64_t i = 0; i < rows; ++i) out.p[i] = xv.is_valid(i) ? p[i] : f;
+        null_mask none(rows, mr);
+        return out.finish(x.type(), rows, none);
+      }
+    });
+  }
+  std::vector<uint8_t> pick(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) pick[static_cast<size_t>(i)] = xv.is_valid(i);
-  return blend(pick, x, v, rows, mr);
+  return blend(pick, x, materialize(v, rows, mr), rows, mr);
 }
 
 }  // namespace
@@ -147,7 +162,7 @@ column eval_nulls(const expr_node& n, const std::vector<operand>& args, int64_t 
       column acc = materialize(args[0], rows, mr);
       for (size_t k = 1; k < args.size() && acc.has_nulls(); ++k) {
         if (args[k].null_scalar()) continue;
-        acc = fill(acc, materialize(args[k], rows, mr), rows, mr);
+        acc = fill(acc, args[k], rows, mr);
       }
       return acc;
     }
