@@ -84,6 +84,8 @@ TEST(EvalCompare, IsInAndIsBetween) {
   std::vector<scalar> many;
   for (int64_t k = 100; k > 2; --k) many.push_back(scalar(type_id::int64, k));
   expect_columns_equal(eval(col("a").is_in(many), {{"a", a}}), boolean({false, false, true, std::nullopt, true}));
+  expect_columns_equal(eval(col("a").is_in({scalar(type_id::float64, 2.5), scalar(type_id::float64, 3.0)}), {{"a", a}}),
+                       boolean({false, false, true, std::nullopt, false}));
   column s = str({"x", "y", std::nullopt});
   expect_columns_equal(eval(col("s").is_in({scalar(type_id::string, std::string("y"))}), {{"s", s}}),
                        boolean({false, true, std::nullopt}));

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels.hpp"
+#include "tug/core/scalar.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
 
 namespace tug::cpu::detail {
@@ -44,7 +45,11 @@ column is_in(const expr_node& n, const operand& x, int64_t rows, memory_resource
   for (const scalar& v : n.list) {
     if (v.is_null()) continue;
     column c = cast(v.to_column(1), type, false, mr);
-    if (c.is_valid(0)) parts.push_back(c);
+    if (c.is_null(0)) continue;
+    // a lossy conversion (2.5 into an integer column) cannot match
+    bool both_float = is_floating(type.id) && is_floating(v.type().id);
+    if (!both_float && get_scalar(cast(c, v.type(), false, mr), 0) != v) continue;
+    parts.push_back(c);
   }
   null_mask m(rows, mr);
   m.and_with(x);
