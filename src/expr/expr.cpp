@@ -274,12 +274,6 @@ expr operator|(const expr& a, const expr& b) { return a.or_(b); }
 expr operator^(const expr& a, const expr& b) { return a.xor_(b); }
 expr operator!(const expr& a) { return a.not_(); }
 expr operator~(const expr& a) { return a.not_(); }
-expr operator==(const expr& a, const char* b) { return a.eq(lit(b)); }
-expr operator!=(const expr& a, const char* b) { return a.ne(lit(b)); }
-expr operator<(const expr& a, const char* b) { return a.lt(lit(b)); }
-expr operator<=(const expr& a, const char* b) { return a.le(lit(b)); }
-expr operator>(const expr& a, const char* b) { return a.gt(lit(b)); }
-expr operator>=(const expr& a, const char* b) { return a.ge(lit(b)); }
 
 const char* to_string(fn f) {
   switch (f) {

@@ -81,3 +81,10 @@ TEST(LazyBasic, MemoryLimitRaisesNamedError) {
     EXPECT_NE(std::string(e.what()).find("operator row_index"), std::string::npos) << e.what();
   }
 }
+
+TEST(LazyBasic, ZeroLiteralIsAnInteger) {
+  auto out = sample().lazy().filter(col("a") == 0 | col("a") > 3).collect();
+  EXPECT_EQ(rows_of(out), std::vector<std::string>{"4|null"});
+  auto s = sample().lazy().filter(col("s") == "y").collect();
+  EXPECT_EQ(rows_of(s), std::vector<std::string>{"2|y"});
+}

@@ -249,12 +249,26 @@ expr operator&(const expr& a, const expr& b);
 expr operator|(const expr& a, const expr& b);
 expr operator^(const expr& a, const expr& b);
 expr operator!(const expr& a);
-expr operator==(const expr& a, const char* b);
-expr operator!=(const expr& a, const char* b);
-expr operator<(const expr& a, const char* b);
-expr operator<=(const expr& a, const char* b);
-expr operator>(const expr& a, const char* b);
-expr operator>=(const expr& a, const char* b);
+/// Comparisons with a string literal: `col("s") == "x"`. (Arrays and std::string only, so that
+/// `col("a") == 0` stays an integer comparison.)
+template <size_t N> expr operator==(const expr& a, const char (&b)[N]) { return a == lit(std::string(b)); }
+template <typename S, std::enable_if_t<std::is_same_v<S, std::string>, int> = 0>
+expr operator==(const expr& a, const S& b) { return a == lit(b); }
+template <size_t N> expr operator!=(const expr& a, const char (&b)[N]) { return a != lit(std::string(b)); }
+template <typename S, std::enable_if_t<std::is_same_v<S, std::string>, int> = 0>
+expr operator!=(const expr& a, const S& b) { return a != lit(b); }
+template <size_t N> expr operator<(const expr& a, const char (&b)[N]) { return a < lit(std::string(b)); }
+template <typename S, std::enable_if_t<std::is_same_v<S, std::string>, int> = 0>
+expr operator<(const expr& a, const S& b) { return a < lit(b); }
+template <size_t N> expr operator<=(const expr& a, const char (&b)[N]) { return a <= lit(std::string(b)); }
+template <typename S, std::enable_if_t<std::is_same_v<S, std::string>, int> = 0>
+expr operator<=(const expr& a, const S& b) { return a <= lit(b); }
+template <size_t N> expr operator>(const expr& a, const char (&b)[N]) { return a > lit(std::string(b)); }
+template <typename S, std::enable_if_t<std::is_same_v<S, std::string>, int> = 0>
+expr operator>(const expr& a, const S& b) { return a > lit(b); }
+template <size_t N> expr operator>=(const expr& a, const char (&b)[N]) { return a >= lit(std::string(b)); }
+template <typename S, std::enable_if_t<std::is_same_v<S, std::string>, int> = 0>
+expr operator>=(const expr& a, const S& b) { return a >= lit(b); }
 expr operator~(const expr& a);
 
 /// Builds a function node (used by the DSL, the optimizer and tests).
