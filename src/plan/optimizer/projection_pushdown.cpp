@@ -104,6 +104,14 @@ plan_ptr exact(const plan_ptr& p, const std::vector<std::string>& names) {
   return plan::select(p, std::move(cols));
 }
 
+// True when `exprs` are the columns of `s`, unrenamed and in order.
+bool identity(const std::vector<expr>& exprs, const schema& s) {
+  if (exprs.size() != s.size()) return false;
+  for (size_t i = 0; i < exprs.size(); ++i)
+    if (exprs[i]->kind != expr_kind::column || exprs[i]->name != s[i].name) return false;
+  return true;
+}
+
 struct pruner {
   std::map<const plan_node*, name_set> need;
   std::map<const plan_node*, plan_ptr> memo;
@@ -171,6 +179,7 @@ struct pruner {
     bool all_kept = d.kept.size() == n.exprs.size();
     switch (n.kind) {
       case plan_kind::select:
+        if (identity(d.kept, ins[0]->schema)) return ins[0];
         if (same && all_kept) return p;
         return plan::select(ins[0], d.kept);
       case plan_kind::with_columns:
