@@ -1,5 +1,7 @@
 #include "tug/plan/logical.hpp"
 
+#include <map>
+
 #include "tug/expr/resolve.hpp"
 
 namespace tug {
@@ -280,7 +282,11 @@ plan_ptr with_inputs(const plan_node& n, std::vector<plan_ptr> inputs) {
     case plan_kind::with_columns: return with_columns(inputs[0], n.exprs);
     case plan_kind::group_by: return group_by(inputs[0], n.keys, n.exprs, n.stable);
     case plan_kind::join: return join(inputs[0], inputs[1], n.keys, n.right_keys, n.how, n.suffix);
-    case plan_kind::sort: return sort(inputs[0], n.exprs, n.descending, n.nulls_last, n.stable);
+    case plan_kind::sort: {
+      auto s = std::make_shared<plan_node>(*sort(inputs[0], n.exprs, n.descending, n.nulls_last, n.stable));
+      s->length = n.length;  // top-k set by the optimizer
+      return s;
+    }
     case plan_kind::slice: return slice(inputs[0], n.offset, n.length);
     case plan_kind::unique: return unique(inputs[0], n.names, n.keep, n.stable);
     case plan_kind::concat: return concat(std::move(inputs));
@@ -298,64 +304,119 @@ std::string exprs_str(const std::vector<expr>& v) {
   return "[" + s + "]";
 }
 
-void render(const plan_ptr& p, int depth, std::string& out) {
-  std::string pad(static_cast<size_t>(depth) * 2, ' ');
-  const plan_node& n = *p;
+std::string names_str(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& c : v) s += (s.empty() ? "" : ", ") + c;
+  return "[" + s + "]";
+}
+
+std::string bools_str(const std::vector<bool>& v) {
+  std::string s;
+  for (bool b : v) s += (s.empty() ? "" : ", ") + std::string(b ? "true" : "false");
+  return "[" + s + "]";
+}
+
+bool any_of(const std::vector<bool>& v) {
+  for (bool b : v)
+    if (b) return true;
+  return false;
+}
+
+const char* to_string(unique_keep k) {
+  switch (k) {
+    case unique_keep::any: return "any";
+    case unique_keep::first: return "first";
+    case unique_keep::last: return "last";
+    case unique_keep::none: return "none";
+  }
+  return "?";
+}
+
+// The node's own line, without inputs.
+std::string node_line(const plan_node& n) {
   std::string line = to_string(n.kind);
   switch (n.kind) {
     case plan_kind::scan_memory: {
       line += "; " + std::to_string(n.source->schema.size()) + " columns, " +
               std::to_string(total_rows(n.source->partitions)) + " rows in " +
               std::to_string(n.source->partitions.size()) + " partitions";
-      if (!n.projection.empty()) {
-        std::string s;
-        for (auto& c : n.projection) s += (s.empty() ? "" : ", ") + c;
+      if (!n.projection.empty())
         line += "; project " + std::to_string(n.projection.size()) + "/" + std::to_string(n.source->schema.size()) +
-                " columns [" + s + "]";
-      }
+                " columns " + names_str(n.projection);
       if (!n.predicates.empty()) line += "; selection: " + exprs_str(n.predicates);
+      if (n.schema.size() != (n.projection.empty() ? n.source->schema.size() : n.projection.size()))
+        line += "; output " + names_str(n.schema.names());
       break;
     }
     case plan_kind::filter: line += " " + to_string(n.exprs[0]); break;
     case plan_kind::select:
     case plan_kind::with_columns: line += " " + exprs_str(n.exprs); break;
-    case plan_kind::group_by: line += " " + exprs_str(n.exprs) + " BY " + exprs_str(n.keys); break;
+    case plan_kind::group_by:
+      line += " " + exprs_str(n.exprs) + " BY " + exprs_str(n.keys);
+      if (n.stable) line += " maintain_order";
+      break;
     case plan_kind::join:
-      line += std::string(" ") + to_string(n.how) + " LEFT ON " + exprs_str(n.keys) + " RIGHT ON " +
-              exprs_str(n.right_keys);
+      line += std::string(" ") + to_string(n.how);
+      if (n.how != join_type::cross) line += " LEFT ON " + exprs_str(n.keys) + " RIGHT ON " + exprs_str(n.right_keys);
+      if (n.suffix != "_right") line += " suffix \"" + n.suffix + "\"";
       break;
-    case plan_kind::sort: {
+    case plan_kind::sort:
       line += " BY " + exprs_str(n.exprs);
-      bool any_desc = false;
-      for (bool d : n.descending) any_desc |= d;
-      if (any_desc) {
-        std::string s;
-        for (bool d : n.descending) s += (s.empty() ? "" : ", ") + std::string(d ? "true" : "false");
-        line += " descending [" + s + "]";
-      }
+      if (any_of(n.descending)) line += " descending " + bools_str(n.descending);
+      if (any_of(n.nulls_last)) line += " nulls_last " + bools_str(n.nulls_last);
+      if (n.stable) line += " stable";
+      if (n.length >= 0) line += "; top-k " + std::to_string(n.length);
       break;
-    }
     case plan_kind::slice:
       line += " offset " + std::to_string(n.offset) + " len " + (n.length < 0 ? "all" : std::to_string(n.length));
       break;
-    case plan_kind::unique: {
-      std::string s;
-      for (auto& c : n.names) s += (s.empty() ? "" : ", ") + c;
-      line += " subset [" + s + "]";
+    case plan_kind::unique:
+      line += " subset " + names_str(n.names) + " keep " + to_string(n.keep);
+      if (n.stable) line += " maintain_order";
       break;
-    }
-    case plan_kind::with_row_index: line += " " + n.names[0]; break;
+    case plan_kind::with_row_index:
+      line += " " + n.names[0];
+      if (n.offset != 0) line += " offset " + std::to_string(n.offset);
+      break;
     case plan_kind::concat: break;
   }
-  out += pad + line + "\n";
-  for (auto& i : n.inputs) render(i, depth + 1, out);
+  return line;
 }
+
+struct renderer {
+  std::map<const plan_node*, int> uses;
+  std::map<const plan_node*, int> ids;  // shared nodes, numbered in print order
+  std::string out;
+
+  void count(const plan_ptr& p) {
+    if (uses[p.get()]++ > 0) return;
+    for (auto& i : p->inputs) count(i);
+  }
+
+  void render(const plan_ptr& p, int depth) {
+    std::string pad(static_cast<size_t>(depth) * 2, ' ');
+    if (uses[p.get()] > 1) {
+      auto it = ids.find(p.get());
+      if (it != ids.end()) {
+        out += pad + "SHARED #" + std::to_string(it->second) + " (executed once, see above)\n";
+        return;
+      }
+      int id = static_cast<int>(ids.size()) + 1;
+      ids.emplace(p.get(), id);
+      out += pad + node_line(*p) + "  [shared #" + std::to_string(id) + "]\n";
+    } else {
+      out += pad + node_line(*p) + "\n";
+    }
+    for (auto& i : p->inputs) render(i, depth + 1);
+  }
+};
 }  // namespace
 
 std::string to_string(const plan_ptr& p) {
-  std::string out;
-  render(p, 0, out);
-  return out;
+  renderer r;
+  r.count(p);
+  r.render(p, 0);
+  return r.out;
 }
 
 }  // namespace tug

@@ -28,6 +28,9 @@ const std::vector<optimizer_pass>& optimizer_passes();
 /// Runs the enabled passes. With `check_schema`, raises internal_error naming the pass when a pass
 /// changes the output schema.
 plan_ptr optimize(const plan_ptr& p, const optimizer_flags& flags = {}, bool check_schema = true);
+/// Runs the enabled passes of `passes` in order (tests use it with their own pass lists).
+plan_ptr optimize(const plan_ptr& p, const std::vector<optimizer_pass>& passes, const optimizer_flags& flags = {},
+                  bool check_schema = true);
 
 namespace passes {
 plan_ptr constant_folding(const plan_ptr& p);
@@ -35,6 +38,8 @@ plan_ptr predicate_pushdown(const plan_ptr& p);
 plan_ptr projection_pushdown(const plan_ptr& p);
 plan_ptr slice_pushdown(const plan_ptr& p);
 plan_ptr common_subplan(const plan_ptr& p);
+/// Constant folding of one expression (keeps its output name by aliasing when needed).
+expr fold_expression(const expr& e);
 }  // namespace passes
 
 }  // namespace tug
