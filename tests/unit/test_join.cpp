@@ -164,8 +164,10 @@ const std::vector<join_type> all_types = {join_type::inner, join_type::left, joi
                                           join_type::semi,  join_type::anti, join_type::cross};
 
 /// Left and right frames with key columns k (of `kind`) and k2 (i64), a clashing column v and payloads.
+/// `right_distinct`: right keys k are 0..nr-1 shuffled (for floats, codes that map to NaN still repeat).
 std::pair<data_frame, data_frame> make_pair(key_kind lkind, key_kind rkind, int64_t nl, int64_t nr, uint64_t seed,
-                                            bool nulls = true) {
+                                            bool left_nulls = true, bool right_nulls = true,
+                                            bool right_distinct = false) {
   lcg r{seed};
   int64_t domain = std::max<int64_t>(2, (nl + nr) / 4);
   std::vector<std::optional<int64_t>> lv, rv, rw;
@@ -174,12 +176,17 @@ std::pair<data_frame, data_frame> make_pair(key_kind lkind, key_kind rkind, int6
     rv.push_back(1000 + i);
     rw.push_back(i % 3 == 0 ? std::optional<int64_t>() : std::optional<int64_t>(i));
   }
-  auto l = data_frame::from_columns({{"k", key_column(lkind, codes(r, nl, domain, nulls))},
+  std::vector<std::optional<int64_t>> rk = codes(r, nr, domain, right_nulls);
+  if (right_distinct) {
+    for (int64_t i = 0; i < nr; ++i) rk[static_cast<size_t>(i)] = i;
+    for (int64_t i = nr - 1; i > 0; --i) std::swap(rk[static_cast<size_t>(i)], rk[static_cast<size_t>(r.next(i + 1))]);
+  }
+  auto l = data_frame::from_columns({{"k", key_column(lkind, codes(r, nl, domain, left_nulls))},
                                      {"v", i64(lv)},
-                                     {"k2", i64(codes(r, nl, 3, nulls))}});
-  auto rr = data_frame::from_columns({{"k2", i64(codes(r, nr, 3, nulls))},
+                                     {"k2", i64(codes(r, nl, 3, left_nulls))}});
+  auto rr = data_frame::from_columns({{"k2", i64(codes(r, nr, 3, right_nulls))},
                                       {"w", i64(rw)},
-                                      {"k", key_column(rkind, codes(r, nr, domain, nulls))},
+                                      {"k", key_column(rkind, rk)},
                                       {"v", i64(rv)}});
   return {l, rr};
 }
@@ -274,10 +281,24 @@ TEST(Join, AllTypesAndSizes) {
 TEST(Join, OnePartitionAndNoNulls) {
   engine_options o;
   for (key_kind kind : {key_kind::i64, key_kind::str, key_kind::f64}) {
-    auto [l, r] = make_pair(kind, kind, 300, 200, 77, false);
+    auto [l, r] = make_pair(kind, kind, 300, 200, 77, false, false);
     check_all_types(l, r, {"k"}, o, "no nulls");
     check_all_types(l, r, {"k2", "k"}, o, "no nulls two keys");
   }
+}
+
+TEST(Join, RightWithoutNullsOrDuplicates) {
+  // a build side without null keys (single fixed-width key fast path), with and without duplicates,
+  // probed by keys with nulls
+  engine_options o;
+  o.target_partition_rows = 7;
+  for (key_kind kind : {key_kind::i64, key_kind::f64, key_kind::date, key_kind::boolean, key_kind::str})
+    for (bool distinct : {false, true}) {
+      auto [l, r] = make_pair(kind, kind, 150, 60, 11, true, false, distinct);
+      std::string what = "kind " + std::to_string(static_cast<int>(kind)) + (distinct ? " distinct" : "");
+      check_all_types(l, r, {"k"}, o, what);
+      check_all_types(l, r, {"k"}, engine_options{}, what + " one partition");
+    }
 }
 
 TEST(Join, AllNullKeys) {

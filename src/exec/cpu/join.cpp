@@ -92,6 +92,8 @@ class join_op final : public physical_node {
     b.index.emplace(std::move(keys));
     const std::vector<int64_t>& gid = b.index->group_ids();
     auto groups = static_cast<size_t>(b.index->num_groups());
+    if (_spec.how == join_type::full) b.matched.assign(groups, 0);
+    if (groups == gid.size()) return;  // distinct keys: group g is row g, probe needs no CSR
     b.offsets.assign(groups + 1, 0);
     for (int64_t g : gid) ++b.offsets[static_cast<size_t>(g) + 1];
     for (size_t g = 0; g < groups; ++g) b.offsets[g + 1] += b.offsets[g];
@@ -99,7 +101,6 @@ class join_op final : public physical_node {
     std::vector<int64_t> fill(b.offsets.begin(), b.offsets.end() - 1);
     for (size_t r = 0; r < gid.size(); ++r)
       b.rows[static_cast<size_t>(fill[static_cast<size_t>(gid[r])]++)] = static_cast<int64_t>(r);
-    if (_spec.how == join_type::full) b.matched.assign(groups, 0);
   }
 
   /// Left partitions cut into morsels small enough to keep every thread busy.
@@ -162,31 +163,36 @@ class join_op final : public physical_node {
       return filter_rows(left, g, _spec.how == join_type::semi, mr);
 
     bool keep_unmatched = _spec.how != join_type::inner;
+    // the right rows of group x are row_at(k) for k in [begin(x), end(x)); with distinct right keys
+    // group x is right row x (groups are numbered in row order) and there is no CSR
+    bool distinct = b.index->num_groups() == b.right.num_rows();
     const int64_t* off = b.offsets.data();
     const int64_t* rows = b.rows.data();
-    // count pass: output size, and whether each left row appears exactly once in order
+    auto begin = [&](int64_t x) { return distinct ? x : off[x]; };
+    auto end = [&](int64_t x) { return distinct ? x + 1 : off[x + 1]; };
+    auto row_at = [&](int64_t k) { return distinct ? k : rows[k]; };
+    // count pass: output size, and whether each left row appears exactly once (then no left gather)
     int64_t count = 0, most = 0;
     for (int64_t x : g) {
-      int64_t c = x >= 0 ? off[x + 1] - off[x] : 0;
+      int64_t c = x >= 0 ? end(x) - begin(x) : 0;
       if (c == 0 && keep_unmatched) c = 1;
       count += c;
       most = std::max(most, c);
     }
     bool identity = count == left.num_rows() && most <= 1;
-    std::vector<int64_t> left_idx, right_idx(static_cast<size_t>(count));
-    if (!identity) left_idx.resize(static_cast<size_t>(count));
+    std::vector<int64_t> left_idx(identity ? 0 : static_cast<size_t>(count)), right_idx(static_cast<size_t>(count));
     size_t pos = 0;
     for (size_t i = 0; i < g.size(); ++i) {
       int64_t x = g[i];
-      if (x < 0) {
-        if (!keep_unmatched) continue;
+      if (x < 0 && !keep_unmatched) continue;
+      int64_t k0 = x >= 0 ? begin(x) : 0, k1 = x >= 0 ? end(x) : 0;
+      if (k0 == k1) {
         if (!identity) left_idx[pos] = static_cast<int64_t>(i);
         right_idx[pos++] = -1;
-        continue;
       }
-      for (int64_t k = off[x]; k < off[x + 1]; ++k) {
+      for (int64_t k = k0; k < k1; ++k) {
         if (!identity) left_idx[pos] = static_cast<int64_t>(i);
-        right_idx[pos++] = rows[k];
+        right_idx[pos++] = row_at(k);
       }
     }
     if (!b.matched.empty()) {
