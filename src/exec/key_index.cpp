@@ -97,6 +97,31 @@ void hash_into(const std::vector<std::unique_ptr<col_ops>>& ops, std::vector<uin
   for (size_t c = 0; c < ops.size(); ++c) ops[c]->hash(h.data(), c == 0);
 }
 
+/// Fixed-width key types of the single-column fast path.
+template <typename T>
+constexpr bool fast_key = (std::is_integral_v<T> || std::is_floating_point_v<T>) && sizeof(T) <= 8;
+
+/// Bits equal exactly when two keys are equal under value_eq (-0.0 == 0.0, all NaNs equal).
+template <typename T>
+inline uint64_t key_bits(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    double d = static_cast<double>(v);
+    if (d == 0) d = 0;
+    if (std::isnan(d)) return 0x7ff8000000000000ULL;
+    uint64_t b;
+    std::memcpy(&b, &d, 8);
+    return b;
+  } else {
+    return static_cast<uint64_t>(v);
+  }
+}
+
+/// Fast path slot: the key bits stored next to the group id, so a probe touches one cache line.
+struct fast_slot {
+  uint64_t key;
+  int64_t group;  // -1 for an empty slot
+};
+
 }  // namespace
 
 std::vector<uint64_t> hash_rows(const std::vector<column>& keys) {
@@ -112,6 +137,8 @@ struct key_index::impl {
   std::vector<int64_t> slots;  // group id or -1
   std::vector<uint64_t> group_hash;
   uint64_t mask = 0;
+  /// Single fixed-width key column without nulls: `slots` with the keys inline (else empty).
+  std::vector<fast_slot> fast;
 };
 
 key_index::key_index(std::vector<column> keys) : _impl(std::make_unique<impl>()) {
@@ -120,13 +147,36 @@ key_index::key_index(std::vector<column> keys) : _impl(std::make_unique<impl>())
   s.keys = std::move(keys);
   s.ops = make_all(s.keys);
   int64_t n = s.keys[0].size();
-  std::vector<uint64_t> h(static_cast<size_t>(n));
-  hash_into(s.ops, h);
   uint64_t cap = 16;
   while (cap < static_cast<uint64_t>(n) * 2) cap <<= 1;
-  s.slots.assign(cap, -1);
   s.mask = cap - 1;
   _group_of_row.resize(static_cast<size_t>(n));
+  // single fixed-width key column without nulls: keys inline in the slots
+  auto build_fast = [&]<type_id Id>() {
+    using T = storage_t<Id>;
+    if constexpr (!fast_key<T>) {
+      return false;
+    } else {
+      const T* v = s.keys[0].values<T>();
+      s.fast.assign(cap, fast_slot{0, -1});
+      fast_slot* slots = s.fast.data();
+      for (int64_t i = 0; i < n; ++i) {
+        uint64_t k = key_bits(v[i]);
+        uint64_t slot = value_hash<T>(v[i]) & s.mask;
+        while (slots[slot].group >= 0 && slots[slot].key != k) slot = (slot + 1) & s.mask;
+        if (slots[slot].group < 0) {
+          slots[slot] = {k, static_cast<int64_t>(_first_row.size())};
+          _first_row.push_back(i);
+        }
+        _group_of_row[static_cast<size_t>(i)] = slots[slot].group;
+      }
+      return true;
+    }
+  };
+  if (s.keys.size() == 1 && !s.keys[0].has_nulls() && type_dispatch(s.keys[0].type().id, build_fast)) return;
+  std::vector<uint64_t> h(static_cast<size_t>(n));
+  hash_into(s.ops, h);
+  s.slots.assign(cap, -1);
   size_t nk = s.ops.size();
   for (int64_t i = 0; i < n; ++i) {
     uint64_t hv = h[static_cast<size_t>(i)];
@@ -171,8 +221,32 @@ std::vector<int64_t> key_index::find(const std::vector<column>& probe) const {
   for (size_t c = 0; c < probe.size(); ++c)
     TUG_EXPECTS(probe[c].type() == s.keys[c].type(), "key_index::find: key types differ: " +
                                                          to_string(probe[c].type()) + " vs " + to_string(s.keys[c].type()));
-  auto pops = make_all(probe);
   int64_t n = probe[0].size();
+  if (!s.fast.empty()) {
+    // single fixed-width key, no null key indexed: null probe rows find nothing
+    std::vector<int64_t> out(static_cast<size_t>(n), -1);
+    type_dispatch(probe[0].type().id, [&]<type_id Id>() {
+      using T = storage_t<Id>;
+      if constexpr (fast_key<T>) {
+        column_view pv = probe[0].view();
+        const T* v = pv.values<T>();
+        const fast_slot* slots = s.fast.data();
+        for (int64_t i = 0; i < n; ++i) {
+          if (!pv.is_valid(i)) continue;
+          uint64_t key = key_bits(v[i]);
+          uint64_t slot = value_hash<T>(v[i]) & s.mask;
+          for (; slots[slot].group >= 0; slot = (slot + 1) & s.mask) {
+            if (slots[slot].key == key) {
+              out[static_cast<size_t>(i)] = slots[slot].group;
+              break;
+            }
+          }
+        }
+      }
+    });
+    return out;
+  }
+  auto pops = make_all(probe);
   std::vector<uint64_t> h(static_cast<size_t>(n));
   hash_into(pops, h);
   std::vector<int64_t> out(static_cast<size_t>(n), -1);

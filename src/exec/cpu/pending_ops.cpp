@@ -10,9 +10,6 @@ physical_ptr make_aggregate(backend, physical_ptr, std::vector<size_t>, std::vec
 physical_ptr make_window(backend, physical_ptr, std::vector<window_spec>, schema) {
   throw not_implemented_error("over() windows are not implemented yet");
 }
-physical_ptr make_join(backend, physical_ptr, physical_ptr, join_spec, schema) {
-  throw not_implemented_error("join is not implemented yet");
-}
 physical_ptr make_sort(backend, physical_ptr, std::vector<size_t>, std::vector<bool>, std::vector<bool>, bool,
                        int64_t) {
   throw not_implemented_error("sort is not implemented yet");
