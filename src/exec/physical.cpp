@@ -14,7 +14,14 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
     std::lock_guard<std::mutex> g(ctx.stats->mu);
     before = ctx.stats->operators.size();
   }
-  std::vector<table> out = run(ctx);
+  std::vector<table> out;
+  try {
+    out = run(ctx);
+  } catch (const memory_error& e) {
+    std::string m = e.what();
+    if (m.rfind("operator ", 0) == 0) throw;  // the innermost operator already named itself
+    throw memory_error("operator " + name() + ": " + m);
+  }
   if (ctx.stats) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::lock_guard<std::mutex> g(ctx.stats->mu);

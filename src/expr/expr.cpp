@@ -229,6 +229,10 @@ expr expr::over(const std::vector<std::string>& keys) const {
   return over(std::move(k));
 }
 
+expr expr::over(std::initializer_list<const char*> keys) const {
+  return over(std::vector<std::string>(keys.begin(), keys.end()));
+}
+
 when_builder when(const expr& cond) { return when_builder({}, cond); }
 then_builder when_builder::then(const expr& e) const {
   auto b = _branches;

@@ -2,6 +2,7 @@
 
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
+#include "tug/plan/lower.hpp"
 
 using namespace tug;
 
@@ -41,4 +42,42 @@ TEST(LazyBasic, PartitionsKeepOrder) {
   auto t = out.to_table();
   ASSERT_EQ(t.num_rows(), 35);
   for (int64_t i = 0; i < 35; ++i) EXPECT_EQ(t[0].value<int64_t>(i), 960 + i);
+}
+
+TEST(LazyBasic, GpuRequestWithoutGpuFallsBackOrRaises) {
+  auto lf = sample().lazy().select({col("a")});
+  engine_options o;
+  o.engine = engine_kind::gpu;
+  o.fallback = fallback_mode::raise;
+  if (!gpu_available()) {
+    EXPECT_THROW(lf.collect(o), not_implemented_error);
+    o.fallback = fallback_mode::silent;
+    auto r = lf.profile(o);
+    ASSERT_EQ(r.fallbacks.size(), 1u);
+    EXPECT_NE(r.fallbacks[0].find("no CUDA device"), std::string::npos);
+    EXPECT_EQ(r.frame.num_rows(), 4);
+  }
+}
+
+TEST(LazyBasic, ExplainShowsBackendAndSchemaKnownUpfront) {
+  auto lf = sample().lazy().with_row_index("i").select({col("i"), col("s")});
+  EXPECT_EQ(lf.schema().to_string(), "i: i64, s: str");
+  std::string e = lf.explain();
+  EXPECT_NE(e.find("optimized logical plan"), std::string::npos);
+  EXPECT_NE(e.find("row_index"), std::string::npos);
+  EXPECT_NE(e.find("@cpu"), std::string::npos);
+}
+
+TEST(LazyBasic, MemoryLimitRaisesNamedError) {
+  std::vector<std::optional<int64_t>> v(100000, 1);
+  auto df = data_frame::from_columns({{"a", i64(v)}});
+  engine_options o;
+  o.memory_limit = 1024;  // far too small for the row index column
+  try {
+    df.lazy().with_row_index().collect(o);
+    FAIL() << "expected memory_error";
+  } catch (const memory_error& e) {
+    EXPECT_NE(std::string(e.what()).find("memory_limit"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("operator row_index"), std::string::npos) << e.what();
+  }
 }

@@ -51,10 +51,17 @@ class lazy_frame {
   lazy_frame with_column(const expr& e) const { return with_columns({e}); }
   group_by_builder group_by(std::vector<expr> keys, bool maintain_order = false) const;
   group_by_builder group_by(const std::vector<std::string>& keys, bool maintain_order = false) const;
+  group_by_builder group_by(std::initializer_list<const char*> keys, bool maintain_order = false) const {
+    return group_by(std::vector<std::string>(keys.begin(), keys.end()), maintain_order);
+  }
   lazy_frame join(const lazy_frame& other, std::vector<expr> left_on, std::vector<expr> right_on,
                   join_type how = join_type::inner, std::string suffix = "_right") const;
   lazy_frame join(const lazy_frame& other, const std::vector<std::string>& on, join_type how = join_type::inner,
                   std::string suffix = "_right") const;
+  lazy_frame join(const lazy_frame& other, std::initializer_list<const char*> on, join_type how = join_type::inner,
+                  std::string suffix = "_right") const {
+    return join(other, std::vector<std::string>(on.begin(), on.end()), how, std::move(suffix));
+  }
   lazy_frame cross_join(const lazy_frame& other, std::string suffix = "_right") const;
   lazy_frame sort(std::vector<expr> by, sort_options opts = {}) const;
   lazy_frame sort(const std::string& column, bool descending = false) const;

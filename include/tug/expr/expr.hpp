@@ -179,6 +179,7 @@ class expr {
   /// Evaluates this expression per group of `keys` and broadcasts the result to every row.
   expr over(std::vector<expr> keys) const;
   expr over(const std::vector<std::string>& keys) const;
+  expr over(std::initializer_list<const char*> keys) const;
 
  private:
   static expr make_bool(bool v);

@@ -472,7 +472,7 @@ physical_ptr lower(const plan_ptr& p, const engine_options& opts, std::vector<st
   } else if (opts.engine == engine_kind::automatic && gpu_available()) {
     preferred = backend::cuda;
   }
-  lowerer l{opts, preferred, fallbacks};
+  lowerer l{opts, preferred, fallbacks, 0, {}, {}};
   l.count_uses(p);
   return l.go(p);
 }

@@ -1,0 +1,50 @@
+#pragma once
+// Tiny argument parsing shared by the examples: --rows N, --engine cpu|gpu|auto, --explain.
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "tug/runtime/options.hpp"
+
+namespace tug::seed {
+
+struct example_args {
+  int64_t rows = 1000000;
+  engine_options options;
+  bool explain = false;
+};
+
+inline example_args parse_args(int argc, char** argv, int64_t default_rows) {
+  example_args a;
+  a.rows = default_rows;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "missing value after " << s << "\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (s == "--rows") a.rows = std::atoll(next().c_str());
+    else if (s == "--engine") {
+      std::string e = next();
+      if (e == "cpu") a.options.engine = engine_kind::cpu;
+      else if (e == "gpu") a.options.engine = engine_kind::gpu;
+      else if (e == "auto") a.options.engine = engine_kind::automatic;
+      else {
+        std::cerr << "unknown engine '" << e << "' (cpu, gpu, auto)\n";
+        std::exit(2);
+      }
+    } else if (s == "--threads") a.options.num_threads = std::atoi(next().c_str());
+    else if (s == "--explain") a.explain = true;
+    else {
+      std::cerr << "usage: " << argv[0] << " [--rows N] [--engine cpu|gpu|auto] [--threads N] [--explain]\n";
+      std::exit(s == "--help" ? 0 : 2);
+    }
+  }
+  return a;
+}
+
+}  // namespace tug::seed
