@@ -6,7 +6,6 @@ Command line (reproduction): python3 tests/differential/diff_harness.py --seed S
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import decimal
 import json
 import math
@@ -22,7 +21,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from diff_queries import QueryGen  # noqa: E402
-from diff_tables import TS, make_table  # noqa: E402
+from diff_tables import TS, days_of, make_table, ticks_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CASES_PER_SEED = 100
@@ -94,19 +93,14 @@ def run_duckdb(con, case):
     return con.execute(case["sql"]).fetchall()
 
 
-EPOCH_DATE = dt.date(1970, 1, 1)
-EPOCH_TS = dt.datetime(1970, 1, 1)
-
-
 def canon_duck(v, t):
     """A DuckDB value in tug_difftest's output form for tug type t."""
     if v is None:
         return None
     if t == "date":
-        return (v - EPOCH_DATE).days
+        return days_of(v)
     if t == TS:
-        d = v - EPOCH_TS
-        return (d.days * 86400 + d.seconds) * 1000000 + d.microseconds
+        return ticks_of(v)
     if t.startswith("decimal["):
         return decimal.Decimal(v)
     if t in ("f32", "f64"):
@@ -208,10 +202,17 @@ def describe(case, why):
             f"sql:\n{case['sql']}\n")
 
 
-def run_cases(cases, exe=None):
-    """Runs cases in one tug_difftest process; returns (failures, stats)."""
-    exe = exe or find_binary()
-    results = run_tug(cases, exe)
+def run_cases(cases, exe=None, oracle="tug"):
+    """Runs cases in one tug_difftest process (or through Polars, to check the harness); returns
+    (failures, stats)."""
+    if oracle == "polars":
+        import diff_polars
+        results = [diff_polars.run_case(c) for c in cases]
+        for r in results:
+            if "names" in r and r["names"] != [f["name"] for f in r["schema"]]:
+                r["schema"] = [{"name": n, "type": "?"} for n in r["names"]]
+    else:
+        results = run_tug(cases, exe or find_binary())
     con = duckdb.connect()
     con.execute("SET error_on_division_by_zero=false")
     con.execute("SET threads=1")
@@ -246,13 +247,15 @@ def main():
     ap.add_argument("--case", type=int)
     ap.add_argument("--cases", type=int, default=CASES_PER_SEED)
     ap.add_argument("-v", "--verbose", action="store_true", help="print the case's tables and both results")
+    ap.add_argument("--oracle", choices=["tug", "polars"], default="tug",
+                    help="polars: check the harness by running the plans in Polars instead of tug")
     ap.add_argument("--dump", help="write the cases JSON (tug_difftest input) to this file")
     args = ap.parse_args()
     idx = [args.case] if args.case is not None else range(args.cases)
     cases = [make_case(args.seed, i) for i in idx]
     if args.dump:
         Path(args.dump).write_text(json.dumps({"cases": cases}, indent=1))
-    failures, stats = run_cases(cases)
+    failures, stats = run_cases(cases, oracle=args.oracle)
     if args.verbose and args.case is not None:
         c = cases[0]
         print("tables:", json.dumps(c["tables"]))

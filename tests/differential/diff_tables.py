@@ -6,6 +6,7 @@ microsecond ticks). Each column also carries properties the query generator need
 """
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +32,19 @@ EXTREMES = {
 WORDS = ["a", "ab", "abc", "b", "B", "ba", "", " pad ", "x y", "é", "ñandú", "zz", "A", "abcabc", "Ünï",
          "hello world", "Z", "aa", "a b", "0", "10", "9"]
 EPOCH_2020_US = 1577836800 * 1000000
+EPOCH_DATE = dt.date(1970, 1, 1)
+EPOCH_TS = dt.datetime(1970, 1, 1)
+
+
+def days_of(d):
+    """Days since 1970-01-01 of a datetime.date."""
+    return (d - EPOCH_DATE).days
+
+
+def ticks_of(ts):
+    """Microseconds since the epoch of a naive datetime.datetime."""
+    d = ts - EPOCH_TS
+    return (d.days * 86400 + d.seconds) * 1000000 + d.microseconds
 
 
 @dataclass
