@@ -1,0 +1,62 @@
+"""Differential test: random queries on random tables, run by tug (tools/tug_difftest) and by DuckDB.
+
+Fixed seeds 0..4 (100 cases each) plus one fresh seed per run, printed; set TUG_DIFF_SEED=S to rerun
+seed S as the fresh one. Reproduce one case with
+    python3 tests/differential/diff_harness.py --seed S --case I -v
+A missing tug_difftest binary fails every test (it never skips): build it, or set TUG_BUILD_DIR.
+"""
+import os
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import diff_harness  # noqa: E402
+
+FIXED_SEEDS = [0, 1, 2, 3, 4]
+FRESH_SEED = int(os.environ.get("TUG_DIFF_SEED") or random.SystemRandom().randrange(1000, 2**31))
+MAX_REPORTED = 10
+
+
+def _check(seed):
+    print(f"\ndifferential seed {seed} (rerun with TUG_DIFF_SEED={seed} or "
+          f"python3 tests/differential/diff_harness.py --seed {seed})")
+    failures, stats = diff_harness.run_seed(seed)
+    summary = (f"seed {seed}: {stats['cases']} cases, {stats['matched']} matched, {len(failures)} mismatches "
+               f"({stats['not_implemented']} raised not_implemented_error)")
+    print(summary)
+    if failures:
+        shown = "\n".join(failures[:MAX_REPORTED])
+        more = f"\n... and {len(failures) - MAX_REPORTED} more" if len(failures) > MAX_REPORTED else ""
+        pytest.fail(f"{summary}\n{shown}{more}", pytrace=False)
+
+
+def test_binary_present():
+    """Fails (does not skip) when tug_difftest has not been built."""
+    diff_harness.find_binary()
+
+
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_fixed_seed(seed):
+    _check(seed)
+
+
+def test_fresh_seed():
+    _check(FRESH_SEED)
+
+
+def test_harness_detects_differences():
+    """The comparison itself must be able to fail: a wrong value, a wrong row count and a wrong order."""
+    case = {"expected_types": [["a", "i64"], ["b", "f64"]], "ordered": True}
+    res = {"schema": [{"name": "a", "type": "i64"}, {"name": "b", "type": "f64"}], "rows": [[1, 1.0], [2, None]]}
+    assert diff_harness.compare(case, res, [(1, 1.0), (2, None)]) is None
+    assert diff_harness.compare(case, res, [(1, 1.0 + 1e-12), (2, None)]) is None
+    assert diff_harness.compare(case, res, [(1, 1.001), (2, None)]) is not None
+    assert diff_harness.compare(case, res, [(2, None), (1, 1.0)]) is not None
+    assert diff_harness.compare(case, res, [(1, 1.0)]) is not None
+    assert diff_harness.compare(dict(case, ordered=False), res, [(2, None), (1, 1.0)]) is None
+    assert diff_harness.compare(case, {"error": "type_error", "message": "x"}, []) is not None
+    bad_type = dict(res, schema=[{"name": "a", "type": "i32"}, {"name": "b", "type": "f64"}])
+    assert diff_harness.compare(case, bad_type, [(1, 1.0), (2, None)]) is not None
