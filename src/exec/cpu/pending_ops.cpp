@@ -13,12 +13,5 @@ physical_ptr make_window(backend, physical_ptr, std::vector<window_spec>, schema
 physical_ptr make_join(backend, physical_ptr, physical_ptr, join_spec, schema) {
   throw not_implemented_error("join is not implemented yet");
 }
-physical_ptr make_sort(backend, physical_ptr, std::vector<size_t>, std::vector<bool>, std::vector<bool>, bool,
-                       int64_t) {
-  throw not_implemented_error("sort is not implemented yet");
-}
-physical_ptr make_unique(backend, physical_ptr, std::vector<size_t>, unique_keep, bool) {
-  throw not_implemented_error("unique is not implemented yet");
-}
 
 }  // namespace tug::exec
