@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <utility>
 
 #include "partitioned_gather.hpp"
 #include "tug/exec/cpu/require.hpp"
@@ -132,12 +133,36 @@ struct multi_key_less {
   }
 };
 
-using run = std::span<const entry>;
+/// Stable LSD radix sort of entries by word, 11-bit digits, skipping digits that all entries share.
+void radix_sort(entry* a, int64_t n) {
+  constexpr int digit_bits = 11, passes = 6;
+  constexpr size_t buckets = size_t{1} << digit_bits;
+  constexpr uint64_t mask = buckets - 1;
+  std::vector<int64_t> hist(passes * buckets, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t k = a[i].k;
+    for (int p = 0; p < passes; ++p) ++hist[static_cast<size_t>(p) * buckets + ((k >> (p * digit_bits)) & mask)];
+  }
+  std::unique_ptr<entry[]> tmp(new entry[static_cast<size_t>(n)]);
+  entry* src = a;
+  entry* dst = tmp.get();
+  for (int p = 0; p < passes; ++p) {
+    int64_t* h = hist.data() + static_cast<size_t>(p) * buckets;
+    if (std::find(h, h + buckets, n) != h + buckets) continue;  // one digit value: nothing moves
+    int64_t sum = 0;
+    for (size_t d = 0; d < buckets; ++d) sum += std::exchange(h[d], sum);
+    for (int64_t i = 0; i < n; ++i) dst[h[(src[i].k >> (p * digit_bits)) & mask]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != a) std::memcpy(a, src, sizeof(entry) * static_cast<size_t>(n));
+}
+
+using entry_run = std::span<const entry>;
 
 /// Merges sorted runs, writing the rows of the first `limit` merged entries to `out`.
 template <typename Less>
-void kway_merge(std::vector<run> runs, int64_t* out, int64_t limit, Less less) {
-  std::erase_if(runs, [](const run& r) { return r.empty(); });
+void kway_merge(std::vector<entry_run> runs, int64_t* out, int64_t limit, Less less) {
+  std::erase_if(runs, [](const entry_run& r) { return r.empty(); });
   int64_t w = 0;
   if (runs.size() == 1) {
     for (size_t i = 0; w < limit && i < runs[0].size(); ++i) out[w++] = runs[0][i].row;
@@ -160,7 +185,7 @@ void kway_merge(std::vector<run> runs, int64_t* out, int64_t limit, Less less) {
 /// Merges sorted runs into `out` (their rows), in parallel: sampled splitters cut every run into
 /// segments that merge independently.
 template <typename Less>
-void parallel_merge(const std::vector<run>& runs, int64_t* out, Less less, thread_pool& pool) {
+void parallel_merge(const std::vector<entry_run>& runs, int64_t* out, Less less, thread_pool& pool) {
   int64_t total = 0;
   for (auto& r : runs) total += static_cast<int64_t>(r.size());
   int64_t segments = std::clamp<int64_t>(total / min_chunk_rows, 1, int64_t{pool.size()} * 4);
@@ -186,7 +211,7 @@ void parallel_merge(const std::vector<run>& runs, int64_t* out, Less less, threa
     for (size_t r = 0; r < runs.size(); ++r) start[j] += static_cast<int64_t>(cut[j][r]);
   pool.parallel_for(segments, [&](int64_t js) {
     auto j = static_cast<size_t>(js);
-    std::vector<run> parts;
+    std::vector<entry_run> parts;
     for (size_t r = 0; r < runs.size(); ++r) parts.push_back(runs[r].subspan(cut[j][r], cut[j + 1][r] - cut[j][r]));
     kway_merge(std::move(parts), out + start[j], start[j + 1] - start[j], less);
   });
@@ -208,15 +233,21 @@ std::vector<int64_t> sorted_rows(entry* e, int64_t n, int64_t limit, Less less, 
   if (want == 0) return rows;
   auto bounds = chunk_bounds(n, pool);
   auto chunks = static_cast<int64_t>(bounds.size()) - 1;
-  std::vector<run> runs(static_cast<size_t>(chunks));
+  std::vector<entry_run> runs(static_cast<size_t>(chunks));
   // each chunk sorts its first `want` entries (all when not limited)
   pool.parallel_for(chunks, [&](int64_t c) {
     entry* b = e + bounds[static_cast<size_t>(c)];
     int64_t len = bounds[static_cast<size_t>(c) + 1] - bounds[static_cast<size_t>(c)];
     int64_t keep = std::min(len, want);
     if (keep < len) std::nth_element(b, b + keep, b + len, less);
-    std::sort(b, b + keep, less);
-    runs[static_cast<size_t>(c)] = run(b, static_cast<size_t>(keep));
+    // entries of one word key start in row order, so the stable radix sort orders them as `less`
+    if constexpr (std::is_same_v<Less, word_less>) {
+      if (keep == len) radix_sort(b, len);
+      else std::sort(b, b + keep, less);
+    } else {
+      std::sort(b, b + keep, less);
+    }
+    runs[static_cast<size_t>(c)] = entry_run(b, static_cast<size_t>(keep));
   });
   if (chunks == 1 || want < min_chunk_rows) {
     kway_merge(runs, rows.data(), want, less);
@@ -259,13 +290,16 @@ class sort_op final : public physical_node {
   std::vector<table> run(exec_context& ctx) override {
     auto parts = input(0, ctx);
     if (parts.empty()) return {};
-    table all = cpu::concat_partitions(parts, ctx.mr);
-    if (all.num_rows() == 0 || _limit == 0) return {all.slice(0, 0)};
-    const column& k0 = all[_keys[0]];
-    std::vector<int64_t> rows = _keys.size() == 1 && kind_of(k0.type().id) == key_kind::word
-                                    ? order_one_word(k0.view(), ctx.pool)
-                                    : order_multi(all, ctx.pool);
-    return cpu::gather_partitions(all, rows, ctx);
+    int64_t n = total_rows(parts);
+    if (n == 0 || _limit == 0) return {parts[0].slice(0, 0)};
+    // only the key columns are concatenated; the other columns are gathered once at the end
+    std::vector<table> key_parts;
+    for (auto& p : parts) key_parts.push_back(p.select(_keys));
+    table keys = cpu::concat_partitions(key_parts, ctx);
+    std::vector<int64_t> rows = _keys.size() == 1 && kind_of(keys[0].type().id) == key_kind::word
+                                    ? order_one_word(keys[0].view(), ctx.pool)
+                                    : order_multi(keys, ctx.pool);
+    return cpu::gather_rows(parts, rows, ctx);
   }
 
  private:
@@ -281,21 +315,49 @@ class sort_op final : public physical_node {
       valid_at[c + 1] = valid_at[c] + valid;
       null_at[c + 1] = null_at[c] + len - valid;
     }
-    std::unique_ptr<entry[]> e(new entry[static_cast<size_t>(valid_at[chunks])]);
-    std::vector<int64_t> nulls(static_cast<size_t>(null_at[chunks]));
-    pool.parallel_for(static_cast<int64_t>(chunks), [&](int64_t c) {
-      auto ci = static_cast<size_t>(c);
-      int64_t w = valid_at[ci], u = null_at[ci];
-      normalize_rows(v, _descending[0], bounds[ci], bounds[ci + 1], [&](int64_t i, bool valid, uint64_t k, uint64_t) {
-        if (valid) e[static_cast<size_t>(w++)] = entry{k, i};
-        else nulls[static_cast<size_t>(u++)] = i;
-      });
-    });
-    auto nn = static_cast<int64_t>(nulls.size());
+    auto nn = null_at[chunks], nv = valid_at[chunks];
     bool last = _nulls_last[0];
     int64_t want_valid = _limit < 0 ? -1 : last ? _limit : std::max<int64_t>(0, _limit - nn);
-    std::vector<int64_t> sorted = sorted_rows(e.get(), valid_at[chunks], want_valid, word_less{}, pool);
-    e.reset();
+    std::vector<int64_t> nulls(static_cast<size_t>(nn));
+    std::vector<int64_t> sorted;
+    if (want_valid >= 0 && want_valid * 8 < nv) {
+      // small top-k: a bounded max-heap per chunk, no entry per row
+      std::vector<std::vector<entry>> heaps(chunks);
+      pool.parallel_for(static_cast<int64_t>(chunks), [&](int64_t c) {
+        auto ci = static_cast<size_t>(c);
+        auto& h = heaps[ci];
+        h.reserve(static_cast<size_t>(want_valid));
+        int64_t u = null_at[ci];
+        word_less less;
+        normalize_rows(v, _descending[0], bounds[ci], bounds[ci + 1], [&](int64_t i, bool valid, uint64_t k, uint64_t) {
+          if (!valid) {
+            nulls[static_cast<size_t>(u++)] = i;
+          } else if (static_cast<int64_t>(h.size()) < want_valid) {
+            h.push_back(entry{k, i});
+            std::push_heap(h.begin(), h.end(), less);
+          } else if (!h.empty() && less(entry{k, i}, h.front())) {
+            std::pop_heap(h.begin(), h.end(), less);
+            h.back() = entry{k, i};
+            std::push_heap(h.begin(), h.end(), less);
+          }
+        });
+        std::sort_heap(h.begin(), h.end(), less);
+      });
+      std::vector<entry_run> runs(heaps.begin(), heaps.end());
+      sorted.resize(static_cast<size_t>(want_valid));
+      kway_merge(std::move(runs), sorted.data(), want_valid, word_less{});
+    } else {
+      std::unique_ptr<entry[]> e(new entry[static_cast<size_t>(nv)]);
+      pool.parallel_for(static_cast<int64_t>(chunks), [&](int64_t c) {
+        auto ci = static_cast<size_t>(c);
+        int64_t w = valid_at[ci], u = null_at[ci];
+        normalize_rows(v, _descending[0], bounds[ci], bounds[ci + 1], [&](int64_t i, bool valid, uint64_t k, uint64_t) {
+          if (valid) e[static_cast<size_t>(w++)] = entry{k, i};
+          else nulls[static_cast<size_t>(u++)] = i;
+        });
+      });
+      sorted = sorted_rows(e.get(), nv, want_valid, word_less{}, pool);
+    }
     if (nn == 0) return sorted;
     std::vector<int64_t> rows;
     if (last) {
@@ -310,12 +372,13 @@ class sort_op final : public physical_node {
   }
 
   /// Several keys, or a string/decimal key: per-key normalized words and a comparator over them.
+  /// `all` holds the key columns.
   std::vector<int64_t> order_multi(const table& all, thread_pool& pool) const {
     int64_t n = all.num_rows();
     auto rows_n = static_cast<size_t>(n);
     std::vector<sort_key> keys(_keys.size());
     for (size_t i = 0; i < _keys.size(); ++i) {
-      const column& c = all[_keys[i]];
+      const column& c = all[i];
       sort_key& k = keys[i];
       k.kind = kind_of(c.type().id);
       k.descending = _descending[i];

@@ -48,7 +48,7 @@ class unique_op final : public physical_node {
         auto rows = kept_rows(t);
         return static_cast<int64_t>(rows.size()) == t.num_rows() ? t : gather(t, rows, ctx.mr);
       });
-    table all = cpu::concat_partitions(parts, ctx.mr);
+    table all = cpu::concat_partitions(parts, ctx);
     return cpu::gather_partitions(all, kept_rows(all), ctx);
   }
 
