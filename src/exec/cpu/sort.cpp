@@ -25,23 +25,29 @@ constexpr uint64_t sign_bit = 1ULL << 63;
 /// Rows below which splitting work into parallel chunks does not pay.
 constexpr int64_t min_chunk_rows = 1 << 14;
 
+/// Length byte of normalized strings longer than 15 bytes (they compare fully on equal words).
+constexpr size_t long_string = 16;
+
 /// A row with the normalized value of its first sort key.
 struct entry {
   uint64_t k;
   int64_t row;
 };
 
-/// Order-preserving unsigned image of a value: a < b iff normalize(a) < normalize(b). Strings give their
-/// big-endian 8-byte prefix (ties compare the full strings); decimals give the high word and put the low
-/// word into `lo`. Floats order as Polars: -0.0 == 0.0, NaN above +inf, all NaNs equal.
+/// Order-preserving unsigned image of a value: a < b iff normalize(a) < normalize(b). Strings and
+/// decimals return the high word and put a low word into `lo` (strings: see below). Floats order as
+/// Polars: -0.0 == 0.0, NaN above +inf, all NaNs equal.
 template <typename T>
 uint64_t normalize(T v, uint64_t& lo) {
   if constexpr (std::is_same_v<T, bool>) {
     return v ? 1 : 0;
   } else if constexpr (std::is_same_v<T, std::string_view>) {
-    uint64_t p = 0;
-    size_t m = std::min<size_t>(8, v.size());
-    for (size_t i = 0; i < m; ++i) p |= uint64_t{static_cast<unsigned char>(v[i])} << (56 - 8 * i);
+    // bytes 0-7, then bytes 8-14 and the length capped at 16: strings of up to 15 bytes compare fully
+    uint64_t p = 0, q = 0;
+    size_t m = std::min<size_t>(15, v.size());
+    for (size_t i = 0; i < std::min<size_t>(m, 8); ++i) p |= uint64_t{static_cast<unsigned char>(v[i])} << (56 - 8 * i);
+    for (size_t i = 8; i < m; ++i) q |= uint64_t{static_cast<unsigned char>(v[i])} << (56 - 8 * (i - 8));
+    lo = q | std::min<size_t>(v.size(), long_string);
     return p;
   } else if constexpr (std::is_same_v<T, __int128>) {
     lo = static_cast<uint64_t>(v);
@@ -63,7 +69,7 @@ uint64_t normalize(T v, uint64_t& lo) {
 /// How a key compares beyond its normalized word.
 enum class key_kind : uint8_t {
   word,    ///< the word is the whole value
-  string,  ///< equal prefixes compare the full strings
+  string,  ///< equal words compare the low words, then long strings compare fully
   wide,    ///< decimal128: equal high words compare the low words
 };
 
@@ -99,7 +105,7 @@ struct sort_key {
   bool nulls_last = false;
   column_view view;               ///< strings: the full values
   std::vector<uint64_t> hi;       ///< normalized word per row
-  std::vector<uint64_t> lo;       ///< wide keys: low word per row
+  std::vector<uint64_t> lo;       ///< string and wide keys: low word per row
   std::vector<uint8_t> null;      ///< 1 for null rows; empty when the key has no nulls
 };
 
@@ -122,9 +128,11 @@ struct multi_key_less {
       }
       uint64_t x = i == 0 ? a.k : key.hi[ra], y = i == 0 ? b.k : key.hi[rb];
       if (x != y) return x < y;
-      if (key.kind == key_kind::wide) {
-        if (key.lo[ra] != key.lo[rb]) return key.lo[ra] < key.lo[rb];
-      } else if (key.kind == key_kind::string) {
+      if (key.kind == key_kind::word) continue;
+      uint64_t xl = key.lo[ra], yl = key.lo[rb];
+      if (xl != yl) return xl < yl;
+      uint64_t length = (xl ^ (key.descending ? ~uint64_t{0} : 0)) & 0xff;
+      if (key.kind == key_kind::string && length == long_string) {
         int c = key.view.string(a.row).compare(key.view.string(b.row));
         if (c != 0) return key.descending ? c > 0 : c < 0;
       }
@@ -385,7 +393,7 @@ class sort_op final : public physical_node {
       k.nulls_last = _nulls_last[i];
       k.view = c.view();
       k.hi.resize(rows_n);
-      if (k.kind == key_kind::wide) k.lo.resize(rows_n);
+      if (k.kind != key_kind::word) k.lo.resize(rows_n);
       if (c.has_nulls()) k.null.resize(rows_n);
     }
     auto bounds = chunk_bounds(n, pool);
