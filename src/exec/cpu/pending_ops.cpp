@@ -10,12 +10,5 @@ physical_ptr make_aggregate(backend, physical_ptr, std::vector<size_t>, std::vec
 physical_ptr make_window(backend, physical_ptr, std::vector<window_spec>, schema) {
   throw not_implemented_error("over() windows are not implemented yet");
 }
-physical_ptr make_sort(backend, physical_ptr, std::vector<size_t>, std::vector<bool>, std::vector<bool>, bool,
-                       int64_t) {
-  throw not_implemented_error("sort is not implemented yet");
-}
-physical_ptr make_unique(backend, physical_ptr, std::vector<size_t>, unique_keep, bool) {
-  throw not_implemented_error("unique is not implemented yet");
-}
 
 }  // namespace tug::exec
