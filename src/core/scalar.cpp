@@ -44,6 +44,31 @@ std::string double_to_string(double d) {
 }
 }  // namespace
 
+scalar::scalar(data_type type, value_type value) : _type(std::move(type)), _value(std::move(value)) {
+  if (std::holds_alternative<std::monostate>(_value)) return;
+  type_id id = _type.id;
+  auto bad = [&] { throw type_error("a literal of the wrong kind for type " + tug::to_string(_type)); };
+  if (id == type_id::uint64) {
+    if (auto p = std::get_if<int64_t>(&_value)) _value = static_cast<uint64_t>(*p);
+    else if (!std::holds_alternative<uint64_t>(_value)) bad();
+  } else if (is_integer(id) || id == type_id::date32 || id == type_id::timestamp || id == type_id::duration) {
+    if (auto p = std::get_if<uint64_t>(&_value)) _value = static_cast<int64_t>(*p);
+    else if (auto b = std::get_if<bool>(&_value)) _value = static_cast<int64_t>(*b);
+    else if (!std::holds_alternative<int64_t>(_value)) bad();
+  } else if (is_floating(id)) {
+    if (auto p = std::get_if<int64_t>(&_value)) _value = static_cast<double>(*p);
+    else if (auto u = std::get_if<uint64_t>(&_value)) _value = static_cast<double>(*u);
+    else if (!std::holds_alternative<double>(_value)) bad();
+  } else if (id == type_id::decimal128) {
+    if (auto p = std::get_if<int64_t>(&_value)) _value = static_cast<__int128>(*p);
+    else if (!std::holds_alternative<__int128>(_value)) bad();
+  } else if (id == type_id::boolean) {
+    if (!std::holds_alternative<bool>(_value)) bad();
+  } else if (id == type_id::string) {
+    if (!std::holds_alternative<std::string>(_value)) bad();
+  }
+}
+
 int64_t scalar::as_int64() const {
   if (auto p = std::get_if<int64_t>(&_value)) return *p;
   if (auto p = std::get_if<uint64_t>(&_value)) return static_cast<int64_t>(*p);

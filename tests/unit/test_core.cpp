@@ -109,3 +109,11 @@ TEST(Memory, BudgetRaisesNamedError) {
   b.reset();
   EXPECT_EQ(budget->used(), 0);
 }
+
+TEST(Scalar, CanonicalRepresentation) {
+  EXPECT_EQ(scalar(type_id::uint8, uint64_t{7}), scalar(type_id::uint8, int64_t{7}));
+  EXPECT_EQ(scalar(type_id::uint64, int64_t{7}), scalar(type_id::uint64, uint64_t{7}));
+  EXPECT_EQ(get_scalar(make_column<uint8_t>(type_id::uint8, std::vector<uint8_t>{7}), 0), scalar(type_id::uint8, uint64_t{7}));
+  EXPECT_EQ(scalar(type_id::float32, int64_t{2}).as_double(), 2.0);
+  EXPECT_THROW(scalar(type_id::int32, std::string("x")), type_error);
+}

@@ -15,7 +15,10 @@ class scalar {
   using value_type = std::variant<std::monostate, bool, int64_t, uint64_t, double, __int128, std::string>;
 
   scalar() = default;  ///< a null of type int64
-  scalar(data_type type, value_type value) : _type(std::move(type)), _value(std::move(value)) {}
+  /// The value is normalized to the canonical alternative of the type (uint64 for u64, int64 for the
+  /// other integers and temporal types, double for floats, __int128 for decimals), so equal values
+  /// compare equal however they were built. @throws type_error when the value does not fit the type.
+  scalar(data_type type, value_type value);
   static scalar null(data_type type) { return scalar(std::move(type), std::monostate{}); }
 
   const data_type& type() const { return _type; }
