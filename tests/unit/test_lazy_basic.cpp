@@ -88,3 +88,12 @@ TEST(LazyBasic, ZeroLiteralIsAnInteger) {
   auto s = sample().lazy().filter(col("s") == "y").collect();
   EXPECT_EQ(rows_of(s), std::vector<std::string>{"2|y"});
 }
+
+TEST(LazyBasic, NegativeSliceBeyondStartIsClipped) {
+  auto lf = sample().lazy();  // 4 rows
+  EXPECT_EQ(lf.slice(-6, 1).collect().num_rows(), 0);
+  EXPECT_EQ(lf.slice(-6, 3).collect().num_rows(), 1);
+  EXPECT_EQ(lf.tail(10).collect().num_rows(), 4);
+  EXPECT_EQ(lf.slice(2).collect().num_rows(), 2);
+  EXPECT_EQ(lf.slice(7, 2).collect().num_rows(), 0);
+}

@@ -101,8 +101,12 @@ class slice_op final : public physical_node {
   std::vector<table> run(exec_context& ctx) override {
     auto parts = input(0, ctx);
     int64_t n = total_rows(parts);
-    int64_t start = _offset < 0 ? std::max<int64_t>(0, n + _offset) : std::min(_offset, n);
-    int64_t end = _length < 0 ? n : std::min(n, start + _length);
+    // Polars semantics: a negative offset counts from the end, and the window [start, start+length)
+    // is clipped to the rows that exist (so slice(-28, 1) of 10 rows is empty).
+    int64_t start = _offset < 0 ? n + _offset : _offset;
+    int64_t end = _length < 0 ? n : start + _length;
+    start = std::clamp<int64_t>(start, 0, n);
+    end = std::clamp<int64_t>(end, start, n);
     std::vector<table> out;
     int64_t pos = 0;
     for (auto& p : parts) {
