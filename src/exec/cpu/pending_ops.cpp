@@ -4,12 +4,6 @@
 
 namespace tug::exec {
 
-physical_ptr make_aggregate(backend, physical_ptr, std::vector<size_t>, std::vector<agg_spec>, bool, schema) {
-  throw not_implemented_error("group_by aggregation is not implemented yet");
-}
-physical_ptr make_window(backend, physical_ptr, std::vector<window_spec>, schema) {
-  throw not_implemented_error("over() windows are not implemented yet");
-}
 physical_ptr make_join(backend, physical_ptr, physical_ptr, join_spec, schema) {
   throw not_implemented_error("join is not implemented yet");
 }
