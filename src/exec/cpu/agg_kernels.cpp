@@ -309,6 +309,30 @@ column n_unique_kernel(const column& in, const group_map& g, memory_resource* mr
 
 }  // namespace
 
+std::string describe(const agg_spec& s) {
+  std::string out = to_string(s.op);
+  out += '(';
+  if (s.input < 0) {
+    out += '*';
+  } else {
+    out += '#';
+    out += std::to_string(s.input);
+  }
+  out += ')';
+  return out;
+}
+
+std::string describe_columns(const std::vector<size_t>& columns) {
+  std::string out = "[";
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (i) out += ", ";
+    out += '#';
+    out += std::to_string(columns[i]);
+  }
+  out += ']';
+  return out;
+}
+
 void check_agg_spec(const agg_spec& s) {
   if (s.op != agg_op::quantile && s.op != agg_op::median) return;
   if (!(s.q >= 0.0 && s.q <= 1.0))

@@ -7,6 +7,7 @@
 /// ignore NaN unless a group holds only NaNs (then NaN); sum, mean, std and var propagate NaN;
 /// median and quantile sort NaN above every number.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tug/exec/physical.hpp"
@@ -42,6 +43,11 @@ column merge_states(const agg_spec& spec, const std::vector<column>& states, con
 /// are no partitions).
 std::vector<column> concat_columns(const std::vector<table>& parts, const schema& in,
                                    const std::vector<size_t>& columns, memory_resource* mr);
+
+/// "sum(#2)" (len: "len(*)"), for explain().
+std::string describe(const agg_spec& spec);
+/// "[#0, #1]", for explain().
+std::string describe_columns(const std::vector<size_t>& columns);
 
 /// Checks the parameters of `spec` (quantile q and interpolation). @throws invalid_argument_error.
 void check_agg_spec(const agg_spec& spec);

@@ -72,14 +72,8 @@ std::vector<table> split(const table& t, const engine_options& opts) {
 }
 
 std::string describe(const std::vector<size_t>& keys, const std::vector<agg_spec>& aggs, bool maintain_order) {
-  std::string s = "keys [";
-  for (size_t i = 0; i < keys.size(); ++i) s += (i ? ", #" : "#") + std::to_string(keys[i]);
-  s += "] aggs [";
-  for (size_t i = 0; i < aggs.size(); ++i) {
-    s += (i ? ", " : "") + std::string(to_string(aggs[i].op)) + "(";
-    s += aggs[i].input < 0 ? std::string("*") : "#" + std::to_string(aggs[i].input);
-    s += ")";
-  }
+  std::string s = "keys " + cpu::describe_columns(keys) + " aggs [";
+  for (size_t i = 0; i < aggs.size(); ++i) s += (i ? ", " : "") + cpu::describe(aggs[i]);
   s += "]";
   if (maintain_order) s += " maintain_order";
   return s;

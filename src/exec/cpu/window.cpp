@@ -30,13 +30,7 @@ class window_op final : public physical_node {
   std::string name() const override { return "window"; }
   std::string detail() const override {
     std::string s;
-    for (auto& w : _specs) {
-      s += s.empty() ? "" : ", ";
-      s += std::string(to_string(w.agg.op)) + "(" + (w.agg.input < 0 ? "*" : "#" + std::to_string(w.agg.input)) + ")";
-      s += " over [";
-      for (size_t i = 0; i < w.keys.size(); ++i) s += (i ? ", #" : "#") + std::to_string(w.keys[i]);
-      s += "]";
-    }
+    for (auto& w : _specs) s += (s.empty() ? "" : ", ") + cpu::describe(w.agg) + " over " + cpu::describe_columns(w.keys);
     return s;
   }
   bool sync_point() const override { return true; }
