@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "tug/exec/key_index.hpp"
+#include "tug/runtime/thread_pool.hpp"
 
 namespace tug::cpu {
 
@@ -331,6 +332,51 @@ std::string describe_columns(const std::vector<size_t>& columns) {
   }
   out += ']';
   return out;
+}
+
+row_groups group_rows(const std::vector<column>& keys, thread_pool* pool) {
+  TUG_EXPECTS(!keys.empty(), "group_rows needs at least one key column");
+  int64_t n = keys[0].size();
+  row_groups r;
+  int64_t nb = pool && n >= (int64_t{1} << 16) ? std::min<int64_t>(64, int64_t{4} * pool->size()) : 1;
+  if (nb <= 1) {
+    key_index ki(keys);
+    r.ids = ki.group_ids();
+    r.first_row = ki.first_rows();
+    return r;
+  }
+  // bucket rows by hash (bits apart from those the index's slots use), index buckets in parallel
+  std::vector<uint64_t> h = hash_rows(keys);
+  std::vector<uint8_t> bucket(sz(n));
+  std::vector<std::vector<int64_t>> rows(sz(nb));
+  for (int64_t i = 0; i < n; ++i) {
+    bucket[sz(i)] = static_cast<uint8_t>((h[sz(i)] >> 40) % static_cast<uint64_t>(nb));
+    rows[bucket[sz(i)]].push_back(i);
+  }
+  std::vector<std::vector<int64_t>> local(sz(nb));
+  std::vector<int64_t> local_groups(sz(nb));
+  pool->parallel_for(nb, [&](int64_t b) {
+    std::vector<column> sub;
+    for (auto& k : keys) sub.push_back(gather(k, rows[sz(b)]));
+    key_index ki(std::move(sub));
+    local[sz(b)] = ki.group_ids();
+    local_groups[sz(b)] = ki.num_groups();
+  });
+  // renumber groups in first-seen order over all rows
+  std::vector<std::vector<int64_t>> global(sz(nb));
+  for (size_t b = 0; b < global.size(); ++b) global[b].assign(sz(local_groups[b]), -1);
+  std::vector<size_t> cursor(sz(nb), 0);
+  r.ids.resize(sz(n));
+  for (int64_t i = 0; i < n; ++i) {
+    size_t b = bucket[sz(i)];
+    int64_t& id = global[b][sz(local[b][cursor[b]++])];
+    if (id < 0) {
+      id = static_cast<int64_t>(r.first_row.size());
+      r.first_row.push_back(i);
+    }
+    r.ids[sz(i)] = id;
+  }
+  return r;
 }
 
 void check_agg_spec(const agg_spec& s) {

@@ -21,6 +21,17 @@ struct group_map {
   int64_t num_groups = 0;
 };
 
+/// Rows grouped by key columns: dense group ids in first-seen order (nulls form their own group).
+struct row_groups {
+  std::vector<int64_t> ids;        ///< group of each row
+  std::vector<int64_t> first_row;  ///< first row of each group
+  int64_t num_groups() const { return static_cast<int64_t>(first_row.size()); }
+};
+
+/// Groups the rows of `keys` (at least one column). With a pool and many rows, the rows are split
+/// into hash buckets indexed in parallel.
+row_groups group_rows(const std::vector<column>& keys, thread_pool* pool);
+
 /// Aggregation `spec` of `in` per group: one row per group, of type `spec.output_type`.
 /// `in` may be nullptr for len. @throws type_error when the op does not apply to the input type.
 column aggregate_groups(const agg_spec& spec, const column* in, const group_map& g, memory_resource* mr);

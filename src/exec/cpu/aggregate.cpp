@@ -3,11 +3,9 @@
 // point that merges the states, so an exchange can go between them; otherwise one "hash_aggregate"
 // sync point aggregates all input at once.
 #include <numeric>
-#include <optional>
 
 #include "agg_kernels.hpp"
 #include "tug/exec/cpu/require.hpp"
-#include "tug/exec/key_index.hpp"
 
 namespace tug::exec {
 
@@ -17,28 +15,35 @@ using cpu::require_cpu;
 
 namespace {
 
-// Rows grouped by key columns: dense group ids in first-seen order and one key row per group.
+// Rows grouped by key columns (dense group ids in first-seen order) and the key columns themselves.
 struct grouping {
-  std::optional<key_index> index;  // absent without keys
+  cpu::row_groups groups;
+  std::vector<column> keys;  // empty without keys
   int64_t num_rows = 0;
   int64_t num_groups = 0;
 
-  cpu::group_map map() const {
-    return {index ? index->group_ids().data() : nullptr, num_rows, num_groups};
+  cpu::group_map map() const { return {keys.empty() ? nullptr : groups.ids.data(), num_rows, num_groups}; }
+  /// One key row per group.
+  std::vector<column> group_keys(memory_resource* mr) const {
+    std::vector<column> out;
+    for (auto& k : keys) out.push_back(gather(k, groups.first_row, mr));
+    return out;
   }
 };
 
-// Groups `keys` (columns of equal length). Without keys all rows form one group, and an empty input
-// forms one group only when `one_group_if_empty` (a global aggregation outputs one row).
-grouping group_rows(std::vector<column> keys, int64_t num_rows, bool one_group_if_empty) {
+// Groups `keys` (columns of equal length; in parallel when a pool is given). Without keys all rows
+// form one group, and an empty input forms one group only when `one_group_if_empty` (a global
+// aggregation outputs one row).
+grouping group_rows(std::vector<column> keys, int64_t num_rows, bool one_group_if_empty, thread_pool* pool) {
   grouping g;
   g.num_rows = num_rows;
   if (keys.empty()) {
     g.num_groups = num_rows > 0 || one_group_if_empty ? 1 : 0;
     return g;
   }
-  g.index.emplace(std::move(keys));
-  g.num_groups = g.index->num_groups();
+  g.groups = cpu::group_rows(keys, pool);
+  g.keys = std::move(keys);
+  g.num_groups = g.groups.num_groups();
   return g;
 }
 
@@ -54,8 +59,7 @@ table assemble(exec_context& ctx, const grouping& g, size_t num_aggs,
   std::vector<std::vector<column>> per_agg(num_aggs);
   ctx.pool.parallel_for(static_cast<int64_t>(num_aggs),
                         [&](int64_t i) { per_agg[static_cast<size_t>(i)] = agg_columns(static_cast<size_t>(i)); });
-  std::vector<column> cols;
-  if (g.index) cols = g.index->group_keys(ctx.mr);
+  std::vector<column> cols = g.group_keys(ctx.mr);
   for (auto& a : per_agg)
     for (auto& c : a) cols.push_back(std::move(c));
   if (cols.empty()) return table::empty_with_rows(g.num_groups);
@@ -97,9 +101,8 @@ class partial_aggregate_op final : public physical_node {
     return map_partitions(ctx, parts, [&](const table& t) {
       std::vector<column> keys;
       for (size_t k : _keys) keys.push_back(t[k]);
-      grouping g = group_rows(std::move(keys), t.num_rows(), false);
-      std::vector<column> cols;
-      if (g.index) cols = g.index->group_keys(ctx.mr);
+      grouping g = group_rows(std::move(keys), t.num_rows(), false, nullptr);  // partitions run in parallel
+      std::vector<column> cols = g.group_keys(ctx.mr);
       for (auto& s : _aggs)
         for (auto& c : cpu::partial_states(s, agg_input(s, t.columns()), g.map(), ctx.mr)) cols.push_back(std::move(c));
       if (cols.empty()) return table::empty_with_rows(g.num_groups);
@@ -137,7 +140,7 @@ class final_aggregate_op final : public physical_node {
     std::vector<column> all = cpu::concat_columns(parts, children[0]->output_schema, iota(0, _num_columns), ctx.mr);
     int64_t rows = total_rows(parts);
     grouping g = group_rows(std::vector<column>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(_num_keys)),
-                            rows, _num_keys == 0);
+                            rows, _num_keys == 0, &ctx.pool);
     table out = assemble(ctx, g, _aggs.size(), [&](size_t i) {
       const agg_spec& s = _aggs[i];
       auto first = all.begin() + static_cast<std::ptrdiff_t>(_state_pos[i]);
@@ -171,7 +174,7 @@ class single_aggregate_op final : public physical_node {
     std::vector<column> all = cpu::concat_columns(parts, in, iota(0, in.size()), ctx.mr);
     std::vector<column> keys;
     for (size_t k : _keys) keys.push_back(all[k]);
-    grouping g = group_rows(std::move(keys), total_rows(parts), _keys.empty());
+    grouping g = group_rows(std::move(keys), total_rows(parts), _keys.empty(), &ctx.pool);
     table out = assemble(ctx, g, _aggs.size(), [&](size_t i) {
       return std::vector<column>{cpu::aggregate_groups(_aggs[i], agg_input(_aggs[i], all), g.map(), ctx.mr)};
     });

@@ -6,7 +6,6 @@
 
 #include "agg_kernels.hpp"
 #include "tug/exec/cpu/require.hpp"
-#include "tug/exec/key_index.hpp"
 
 namespace tug::exec {
 
@@ -56,17 +55,16 @@ class window_op final : public physical_node {
     });
     for (size_t i = 0; i < used.size(); ++i) all[used[i]] = cols[i];
     // group ids per key set (none for a window without keys: one group)
-    std::vector<std::optional<key_index>> groupings(_key_sets.size());
-    ctx.pool.parallel_for(static_cast<int64_t>(_key_sets.size()), [&](int64_t i) {
-      const auto& ks = _key_sets[static_cast<size_t>(i)];
-      if (ks.empty()) return;
+    std::vector<std::optional<cpu::row_groups>> groupings(_key_sets.size());
+    for (size_t i = 0; i < _key_sets.size(); ++i) {
+      if (_key_sets[i].empty()) continue;
       std::vector<column> keys;
-      for (size_t k : ks) keys.push_back(all[k]);
-      groupings[static_cast<size_t>(i)].emplace(std::move(keys));
-    });
+      for (size_t k : _key_sets[i]) keys.push_back(all[k]);
+      groupings[i] = cpu::group_rows(keys, &ctx.pool);
+    }
     auto map_of = [&](size_t spec) {
       const auto& g = groupings[_key_set_of[spec]];
-      return cpu::group_map{g ? g->group_ids().data() : nullptr, rows, g ? g->num_groups() : 1};
+      return cpu::group_map{g ? g->ids.data() : nullptr, rows, g ? g->num_groups() : 1};
     };
     // one value per group and spec
     std::vector<column> per_group(_specs.size());
@@ -84,7 +82,7 @@ class window_op final : public physical_node {
       std::vector<column> out = t.columns();
       for (size_t s = 0; s < _specs.size(); ++s) {
         const auto& g = groupings[_key_set_of[s]];
-        if (g) out.push_back(gather(per_group[s], g->group_ids().data() + start[p], t.num_rows(), ctx.mr));
+        if (g) out.push_back(gather(per_group[s], g->ids.data() + start[p], t.num_rows(), ctx.mr));
         else out.push_back(repeat_row(per_group[s], 0, t.num_rows(), ctx.mr));
       }
       return table(std::move(out));
