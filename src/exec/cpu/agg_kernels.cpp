@@ -1,0 +1,539 @@
+#include "agg_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "tug/exec/key_index.hpp"
+#include "tug/runtime/thread_pool.hpp"
+
+namespace tug::cpu {
+
+namespace {
+
+// Calls f(row, group) for every row.
+template <typename F>
+inline void for_rows(const group_map& g, F&& f) {
+  if (g.ids) {
+    for (int64_t i = 0; i < g.num_rows; ++i) f(i, g.ids[i]);
+  } else {
+    for (int64_t i = 0; i < g.num_rows; ++i) f(i, int64_t{0});
+  }
+}
+
+// Calls f(row, group) for every row where `v` is valid.
+template <typename F>
+inline void for_valid_rows(const group_map& g, const column_view& v, F&& f) {
+  if (!v.validity) {
+    for_rows(g, f);
+    return;
+  }
+  for_rows(g, [&](int64_t i, int64_t gid) {
+    if (v.is_valid(i)) f(i, gid);
+  });
+}
+
+inline size_t sz(int64_t n) { return static_cast<size_t>(n); }
+
+template <type_id Id>
+constexpr bool is_summable = Id != type_id::string && Id != type_id::date32 && Id != type_id::timestamp;
+
+// Numbers and booleans: what mean, std, var, median and quantile accept.
+template <type_id Id>
+constexpr bool is_number = is_summable<Id> && Id != type_id::duration;
+
+template <type_id Id>
+constexpr bool is_unsigned_id =
+    Id == type_id::uint8 || Id == type_id::uint16 || Id == type_id::uint32 || Id == type_id::uint64;
+
+// Accumulator of sums: wrapping 64-bit for integers (as Polars), double for floats, int128 for decimals.
+template <type_id Id>
+using sum_acc_t = std::conditional_t<
+    Id == type_id::float32 || Id == type_id::float64, double,
+    std::conditional_t<Id == type_id::decimal128, __int128, uint64_t>>;
+
+// Output storage of sums: i64 for signed integers, booleans and durations.
+template <type_id Id>
+using sum_out_t = std::conditional_t<
+    Id == type_id::float32 || Id == type_id::float64, double,
+    std::conditional_t<Id == type_id::decimal128, __int128,
+                       std::conditional_t<is_unsigned_id<Id>, uint64_t, int64_t>>>;
+
+inline double pow10(int s) {
+  double d = 1;
+  for (int i = 0; i < s; ++i) d *= 10;
+  return d;
+}
+
+template <type_id Id>
+inline double to_double(storage_t<Id> x, double scale_div) {
+  if constexpr (Id == type_id::decimal128) return static_cast<double>(x) / scale_div;
+  else return static_cast<double>(x);
+}
+
+column int64_column(const std::vector<int64_t>& v, memory_resource* mr) {
+  fixed_width_builder<int64_t> b(type_id::int64, static_cast<int64_t>(v.size()), mr);
+  if (!v.empty()) std::memcpy(b.data(), v.data(), v.size() * sizeof(int64_t));
+  return b.finish();
+}
+
+// A float64 column of `v`, null where `valid` is 0 (all valid when `valid` is empty).
+column float64_column(const std::vector<double>& v, const std::vector<uint8_t>& valid, memory_resource* mr) {
+  fixed_width_builder<double> b(type_id::float64, static_cast<int64_t>(v.size()), mr);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!valid.empty() && !valid[i]) b.set_null(static_cast<int64_t>(i));
+    else b.set(static_cast<int64_t>(i), v[i]);
+  }
+  return b.finish();
+}
+
+// A column of type `t` from per-group values, null where `valid` is 0.
+template <type_id Id>
+column build_column(const data_type& t, const std::vector<storage_t<Id>>& vals, const std::vector<uint8_t>& valid,
+                    memory_resource* mr) {
+  auto n = static_cast<int64_t>(vals.size());
+  if constexpr (Id == type_id::string) {
+    int64_t bytes = 0;
+    for (auto& s : vals) bytes += static_cast<int64_t>(s.size());
+    string_builder b(n, bytes, mr);
+    for (int64_t i = 0; i < n; ++i) {
+      if (valid[sz(i)]) b.append(vals[sz(i)]);
+      else b.append_null();
+    }
+    return b.finish(t);
+  } else {
+    fixed_width_builder<storage_t<Id>> b(t, n, mr);
+    for (int64_t i = 0; i < n; ++i) {
+      if (valid[sz(i)]) b.set(i, vals[sz(i)]);
+      else b.set_null(i);
+    }
+    return b.finish();
+  }
+}
+
+template <type_id Id>
+column sum_kernel(const agg_spec& s, const column_view& v, const group_map& g, memory_resource* mr) {
+  using T = storage_t<Id>;
+  using Acc = sum_acc_t<Id>;
+  using Out = sum_out_t<Id>;
+  std::vector<Acc> acc(sz(g.num_groups), Acc{0});
+  const T* x = v.values<T>();
+  for_valid_rows(g, v, [&](int64_t i, int64_t gid) { acc[sz(gid)] += static_cast<Acc>(x[i]); });
+  fixed_width_builder<Out> b(s.output_type, g.num_groups, mr);
+  for (int64_t k = 0; k < g.num_groups; ++k) b.set(k, static_cast<Out>(acc[sz(k)]));
+  return b.finish();
+}
+
+template <type_id Id, bool Max>
+column minmax_kernel(const agg_spec& s, const column_view& v, const group_map& g, memory_resource* mr) {
+  using T = storage_t<Id>;
+  constexpr bool floating = Id == type_id::float32 || Id == type_id::float64;
+  std::vector<T> best(sz(g.num_groups));
+  std::vector<uint8_t> has(sz(g.num_groups), 0);
+  std::vector<uint8_t> nan(floating ? sz(g.num_groups) : 0, 0);
+  for_valid_rows(g, v, [&](int64_t i, int64_t gid) {
+    T x = v.value<T>(i);
+    auto k = sz(gid);
+    if constexpr (floating) {
+      if (x != x) {
+        nan[k] = 1;
+        return;
+      }
+    }
+    if (!has[k] || (Max ? best[k] < x : x < best[k])) {
+      best[k] = x;
+      has[k] = 1;
+    }
+  });
+  if constexpr (floating) {
+    for (size_t k = 0; k < has.size(); ++k) {
+      if (!has[k] && nan[k]) {
+        best[k] = std::numeric_limits<T>::quiet_NaN();
+        has[k] = 1;
+      }
+    }
+  }
+  return build_column<Id>(s.output_type, best, has, mr);
+}
+
+template <type_id Id>
+column any_all_kernel(bool all, const column_view& v, const group_map& g, memory_resource* mr) {
+  std::vector<uint8_t> r(sz(g.num_groups), all ? 1 : 0);
+  const bool* x = v.values<bool>();
+  if (all) for_valid_rows(g, v, [&](int64_t i, int64_t gid) { r[sz(gid)] &= static_cast<uint8_t>(x[i]); });
+  else for_valid_rows(g, v, [&](int64_t i, int64_t gid) { r[sz(gid)] |= static_cast<uint8_t>(x[i]); });
+  fixed_width_builder<bool> b(type_id::boolean, g.num_groups, mr);
+  for (int64_t k = 0; k < g.num_groups; ++k) b.set(k, r[sz(k)] != 0);
+  return b.finish();
+}
+
+// Per group: number of valid values, their sum, and (when asked) the sum of squared deviations from
+// the group mean (two passes, for accuracy).
+struct moments {
+  std::vector<int64_t> n;
+  std::vector<double> sum;
+  std::vector<double> m2;
+};
+
+template <type_id Id>
+moments moments_kernel(const column_view& v, const group_map& g, bool with_m2) {
+  using T = storage_t<Id>;
+  moments m;
+  m.n.assign(sz(g.num_groups), 0);
+  m.sum.assign(sz(g.num_groups), 0.0);
+  const T* x = v.values<T>();
+  double div = Id == type_id::decimal128 ? pow10(v.type.scale) : 1.0;
+  for_valid_rows(g, v, [&](int64_t i, int64_t gid) {
+    m.n[sz(gid)]++;
+    m.sum[sz(gid)] += to_double<Id>(x[i], div);
+  });
+  if (!with_m2) return m;
+  std::vector<double> mean(sz(g.num_groups));
+  for (size_t k = 0; k < mean.size(); ++k) mean[k] = m.n[k] ? m.sum[k] / static_cast<double>(m.n[k]) : 0.0;
+  m.m2.assign(sz(g.num_groups), 0.0);
+  for_valid_rows(g, v, [&](int64_t i, int64_t gid) {
+    double d = to_double<Id>(x[i], div) - mean[sz(gid)];
+    m.m2[sz(gid)] += d * d;
+  });
+  return m;
+}
+
+moments compute_moments(const agg_spec& s, const column_view& v, const group_map& g, bool with_m2) {
+  return type_dispatch(v.type.id, [&]<type_id Id>() -> moments {
+    if constexpr (is_number<Id>) return moments_kernel<Id>(v, g, with_m2);
+    throw type_error(std::string("cannot compute ") + to_string(s.op) + " of a " + to_string(v.type) + " column");
+  });
+}
+
+column mean_result(const std::vector<int64_t>& n, const std::vector<double>& sum, memory_resource* mr) {
+  std::vector<double> out(n.size());
+  std::vector<uint8_t> valid(n.size());
+  for (size_t k = 0; k < n.size(); ++k) {
+    valid[k] = n[k] > 0;
+    out[k] = n[k] > 0 ? sum[k] / static_cast<double>(n[k]) : 0.0;
+  }
+  return float64_column(out, valid, mr);
+}
+
+column var_result(const agg_spec& s, const std::vector<int64_t>& n, const std::vector<double>& m2,
+                  memory_resource* mr) {
+  std::vector<double> out(n.size());
+  std::vector<uint8_t> valid(n.size());
+  for (size_t k = 0; k < n.size(); ++k) {
+    valid[k] = n[k] > s.ddof;
+    if (!valid[k]) continue;
+    double var = std::max(0.0, m2[k]) / static_cast<double>(n[k] - s.ddof);
+    out[k] = s.op == agg_op::std ? std::sqrt(var) : var;
+  }
+  return float64_column(out, valid, mr);
+}
+
+// Quantile of the n values at `p` (reordered), as Polars computes it.
+double quantile_of(double* p, int64_t n, double q, const std::string& method) {
+  auto lt = [](double a, double b) { return a < b || (std::isnan(b) && !std::isnan(a)); };
+  auto select = [&](int64_t k) {
+    std::nth_element(p, p + k, p + n, lt);
+    return p[k];
+  };
+  double fidx = static_cast<double>(n - 1) * q;
+  if (method == "nearest") return select(std::min(n - 1, static_cast<int64_t>(std::round(fidx))));
+  if (method == "higher") return select(std::min(n - 1, static_cast<int64_t>(std::ceil(fidx))));
+  auto base = std::min(n - 1, static_cast<int64_t>(fidx));
+  double lower = select(base);
+  if (method == "lower") return lower;
+  auto top = std::min(n - 1, static_cast<int64_t>(std::ceil(fidx)));
+  if (top == base) return lower;
+  double upper = *std::min_element(p + base + 1, p + n, lt);
+  if (method == "midpoint") return (lower + upper) / 2;
+  if (lower == upper) return lower;
+  return (fidx - static_cast<double>(base)) * (upper - lower) + lower;  // linear
+}
+
+template <type_id Id>
+column quantile_kernel(const agg_spec& s, const column_view& v, const group_map& g, memory_resource* mr) {
+  using T = storage_t<Id>;
+  // bucket the valid values by group (counting sort), then select within each bucket
+  std::vector<int64_t> off(sz(g.num_groups) + 1, 0);
+  for_valid_rows(g, v, [&](int64_t, int64_t gid) { off[sz(gid) + 1]++; });
+  for (size_t k = 1; k < off.size(); ++k) off[k] += off[k - 1];
+  std::vector<double> vals(sz(off.back()));
+  std::vector<int64_t> pos(off.begin(), off.end() - 1);
+  const T* x = v.values<T>();
+  double div = Id == type_id::decimal128 ? pow10(v.type.scale) : 1.0;
+  for_valid_rows(g, v, [&](int64_t i, int64_t gid) { vals[sz(pos[sz(gid)]++)] = to_double<Id>(x[i], div); });
+  std::vector<double> out(sz(g.num_groups));
+  std::vector<uint8_t> valid(sz(g.num_groups));
+  for (size_t k = 0; k < out.size(); ++k) {
+    int64_t n = off[k + 1] - off[k];
+    valid[k] = n > 0;
+    if (n > 0) out[k] = quantile_of(vals.data() + off[k], n, s.q, s.interpolation);
+  }
+  return float64_column(out, valid, mr);
+}
+
+column count_kernel(const column* in, const group_map& g, memory_resource* mr) {
+  std::vector<int64_t> c(sz(g.num_groups), 0);
+  if (in) for_valid_rows(g, in->view(), [&](int64_t, int64_t gid) { c[sz(gid)]++; });
+  else for_rows(g, [&](int64_t, int64_t gid) { c[sz(gid)]++; });
+  return int64_column(c, mr);
+}
+
+column first_last_kernel(bool last, const column& in, const group_map& g, memory_resource* mr) {
+  std::vector<int64_t> rows(sz(g.num_groups), -1);
+  if (last) {
+    for_rows(g, [&](int64_t i, int64_t gid) { rows[sz(gid)] = i; });
+  } else if (!g.ids) {
+    if (g.num_rows > 0 && g.num_groups > 0) rows[0] = 0;
+  } else {
+    for (int64_t i = g.num_rows - 1; i >= 0; --i) rows[sz(g.ids[i])] = i;
+  }
+  return gather(in, rows, mr);
+}
+
+column n_unique_kernel(const column& in, const group_map& g, memory_resource* mr) {
+  std::vector<int64_t> c(sz(g.num_groups), 0);
+  if (g.num_rows > 0) {
+    if (!g.ids) {
+      c[0] = key_index({in}).num_groups();
+    } else {
+      // distinct (group, value) pairs, counted per group
+      key_index pairs({int64_column(std::vector<int64_t>(g.ids, g.ids + g.num_rows), mr), in});
+      for (int64_t r : pairs.first_rows()) c[sz(g.ids[r])]++;
+    }
+  }
+  return int64_column(c, mr);
+}
+
+[[noreturn]] void bad_type(const agg_spec& s, const data_type& t) {
+  throw type_error(std::string("cannot compute ") + to_string(s.op) + " of a " + to_string(t) + " column");
+}
+
+}  // namespace
+
+std::string describe(const agg_spec& s) {
+  std::string out = to_string(s.op);
+  out += '(';
+  if (s.input < 0) {
+    out += '*';
+  } else {
+    out += '#';
+    out += std::to_string(s.input);
+  }
+  out += ')';
+  return out;
+}
+
+std::string describe_columns(const std::vector<size_t>& columns) {
+  std::string out = "[";
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (i) out += ", ";
+    out += '#';
+    out += std::to_string(columns[i]);
+  }
+  out += ']';
+  return out;
+}
+
+row_groups group_rows(const std::vector<column>& keys, thread_pool* pool) {
+  TUG_EXPECTS(!keys.empty(), "group_rows needs at least one key column");
+  int64_t n = keys[0].size();
+  row_groups r;
+  int64_t nb = pool && n >= (int64_t{1} << 16) ? std::min<int64_t>(64, int64_t{4} * pool->size()) : 1;
+  if (nb <= 1) {
+    key_index ki(keys);
+    r.ids = ki.group_ids();
+    r.first_row = ki.first_rows();
+    return r;
+  }
+  // bucket rows by hash (bits apart from those the index's slots use), index buckets in parallel
+  std::vector<uint64_t> h = hash_rows(keys);
+  std::vector<uint8_t> bucket(sz(n));
+  std::vector<std::vector<int64_t>> rows(sz(nb));
+  for (int64_t i = 0; i < n; ++i) {
+    bucket[sz(i)] = static_cast<uint8_t>((h[sz(i)] >> 40) % static_cast<uint64_t>(nb));
+    rows[bucket[sz(i)]].push_back(i);
+  }
+  std::vector<std::vector<int64_t>> local(sz(nb));
+  std::vector<int64_t> local_groups(sz(nb));
+  pool->parallel_for(nb, [&](int64_t b) {
+    std::vector<column> sub;
+    for (auto& k : keys) sub.push_back(gather(k, rows[sz(b)]));
+    key_index ki(std::move(sub));
+    local[sz(b)] = ki.group_ids();
+    local_groups[sz(b)] = ki.num_groups();
+  });
+  // renumber groups in first-seen order over all rows
+  std::vector<std::vector<int64_t>> global(sz(nb));
+  for (size_t b = 0; b < global.size(); ++b) global[b].assign(sz(local_groups[b]), -1);
+  std::vector<size_t> cursor(sz(nb), 0);
+  r.ids.resize(sz(n));
+  for (int64_t i = 0; i < n; ++i) {
+    size_t b = bucket[sz(i)];
+    int64_t& id = global[b][sz(local[b][cursor[b]++])];
+    if (id < 0) {
+      id = static_cast<int64_t>(r.first_row.size());
+      r.first_row.push_back(i);
+    }
+    r.ids[sz(i)] = id;
+  }
+  return r;
+}
+
+void check_agg_spec(const agg_spec& s) {
+  if (s.op != agg_op::quantile && s.op != agg_op::median) return;
+  if (!(s.q >= 0.0 && s.q <= 1.0))
+    throw invalid_argument_error("quantile: q must be in [0, 1], got " + std::to_string(s.q));
+  const std::string& m = s.interpolation;
+  if (m != "nearest" && m != "lower" && m != "higher" && m != "midpoint" && m != "linear")
+    throw invalid_argument_error("quantile: unknown interpolation '" + m +
+                                 "' (expected nearest, lower, higher, midpoint or linear)");
+}
+
+column aggregate_groups(const agg_spec& s, const column* in, const group_map& g, memory_resource* mr) {
+  switch (s.op) {
+    case agg_op::len: return count_kernel(nullptr, g, mr);
+    case agg_op::count: return count_kernel(in, g, mr);
+    default: break;
+  }
+  TUG_EXPECTS(in != nullptr, std::string("aggregation ") + to_string(s.op) + " needs an input column");
+  const column_view v = in->view();
+  switch (s.op) {
+    case agg_op::first: return first_last_kernel(false, *in, g, mr);
+    case agg_op::last: return first_last_kernel(true, *in, g, mr);
+    case agg_op::n_unique: return n_unique_kernel(*in, g, mr);
+    case agg_op::mean: {
+      moments m = compute_moments(s, v, g, false);
+      return mean_result(m.n, m.sum, mr);
+    }
+    case agg_op::var:
+    case agg_op::std: {
+      moments m = compute_moments(s, v, g, true);
+      return var_result(s, m.n, m.m2, mr);
+    }
+    default: break;
+  }
+  return type_dispatch(v.type.id, [&]<type_id Id>() -> column {
+    switch (s.op) {
+      case agg_op::sum:
+        if constexpr (is_summable<Id>) return sum_kernel<Id>(s, v, g, mr);
+        break;
+      case agg_op::min: return minmax_kernel<Id, false>(s, v, g, mr);
+      case agg_op::max: return minmax_kernel<Id, true>(s, v, g, mr);
+      case agg_op::median:
+      case agg_op::quantile:
+        if constexpr (is_number<Id>) return quantile_kernel<Id>(s, v, g, mr);
+        break;
+      case agg_op::any:
+      case agg_op::all:
+        if constexpr (Id == type_id::boolean) return any_all_kernel<Id>(s.op == agg_op::all, v, g, mr);
+        break;
+      default: break;
+    }
+    bad_type(s, v.type);
+  });
+}
+
+bool is_decomposable(agg_op op) {
+  return op != agg_op::n_unique && op != agg_op::median && op != agg_op::quantile;
+}
+
+std::vector<data_type> state_types(const agg_spec& s) {
+  switch (s.op) {
+    case agg_op::mean: return {type_id::float64, type_id::int64};  // sum, count
+    case agg_op::var:
+    case agg_op::std: return {type_id::int64, type_id::float64, type_id::float64};  // count, mean, M2
+    default: return {s.output_type};  // the aggregate itself
+  }
+}
+
+std::vector<column> concat_columns(const std::vector<table>& parts, const schema& in,
+                                   const std::vector<size_t>& columns, memory_resource* mr) {
+  std::vector<column> out;
+  for (size_t c : columns) {
+    if (parts.empty()) {
+      out.push_back(make_empty_column(in[c].type));
+    } else if (parts.size() == 1) {
+      out.push_back(parts[0][c]);
+    } else {
+      std::vector<column> pieces;
+      pieces.reserve(parts.size());
+      for (auto& p : parts) pieces.push_back(p[c]);
+      out.push_back(concatenate(pieces, mr));
+    }
+  }
+  return out;
+}
+
+std::vector<column> partial_states(const agg_spec& s, const column* in, const group_map& g, memory_resource* mr) {
+  TUG_EXPECTS(is_decomposable(s.op), std::string("partial_states: ") + to_string(s.op) + " is not decomposable");
+  switch (s.op) {
+    case agg_op::mean: {
+      moments m = compute_moments(s, in->view(), g, false);
+      return {float64_column(m.sum, {}, mr), int64_column(m.n, mr)};
+    }
+    case agg_op::var:
+    case agg_op::std: {
+      moments m = compute_moments(s, in->view(), g, true);
+      std::vector<double> mean(m.n.size());
+      for (size_t k = 0; k < mean.size(); ++k) mean[k] = m.n[k] ? m.sum[k] / static_cast<double>(m.n[k]) : 0.0;
+      return {int64_column(m.n, mr), float64_column(mean, {}, mr), float64_column(m.m2, {}, mr)};
+    }
+    default: return {aggregate_groups(s, in, g, mr)};
+  }
+}
+
+column merge_states(const agg_spec& s, const std::vector<column>& states, const group_map& g, memory_resource* mr) {
+  TUG_EXPECTS(states.size() == state_types(s).size(), "merge_states: wrong number of state columns");
+  agg_spec m = s;
+  m.input_type = states[0].type();
+  m.input = 0;
+  switch (s.op) {
+    case agg_op::count:
+    case agg_op::len:
+      m.op = agg_op::sum;  // sums of i64 counts
+      return aggregate_groups(m, &states[0], g, mr);
+    case agg_op::mean: {
+      std::vector<int64_t> n(sz(g.num_groups), 0);
+      std::vector<double> sum(sz(g.num_groups), 0.0);
+      const double* ps = states[0].view().values<double>();
+      const int64_t* pn = states[1].view().values<int64_t>();
+      for_rows(g, [&](int64_t i, int64_t gid) {
+        sum[sz(gid)] += ps[i];
+        n[sz(gid)] += pn[i];
+      });
+      return mean_result(n, sum, mr);
+    }
+    case agg_op::var:
+    case agg_op::std: {
+      // Chan et al.: pairwise combination of (count, mean, M2)
+      std::vector<int64_t> n(sz(g.num_groups), 0);
+      std::vector<double> mean(sz(g.num_groups), 0.0), m2(sz(g.num_groups), 0.0);
+      const int64_t* pn = states[0].view().values<int64_t>();
+      const double* pm = states[1].view().values<double>();
+      const double* pm2 = states[2].view().values<double>();
+      for_rows(g, [&](int64_t i, int64_t gid) {
+        int64_t nb = pn[i];
+        if (nb == 0) return;
+        auto k = sz(gid);
+        int64_t na = n[k];
+        if (na == 0) {
+          n[k] = nb;
+          mean[k] = pm[i];
+          m2[k] = pm2[i];
+          return;
+        }
+        int64_t nn = na + nb;
+        double d = pm[i] - mean[k];
+        mean[k] += d * static_cast<double>(nb) / static_cast<double>(nn);
+        m2[k] += pm2[i] + d * d * static_cast<double>(na) * static_cast<double>(nb) / static_cast<double>(nn);
+        n[k] = nn;
+      });
+      return var_result(s, n, m2, mr);
+    }
+    default:
+      // sum, min, max, first, last, any, all: the same aggregation over the partial results
+      return aggregate_groups(m, &states[0], g, mr);
+  }
+}
+
+}  // namespace tug::cpu

@@ -1,0 +1,66 @@
+#pragma once
+/// Grouped aggregation kernels of the CPU backend, shared by the aggregate and window operators.
+/// Each kernel dispatches once on the input type, then loops over rows with their group ids.
+///
+/// Semantics follow Polars: nulls are ignored except by len, n_unique (null is one value), first and
+/// last; sum of no values is 0, mean/min/max/median/quantile of no values are null. min and max
+/// ignore NaN unless a group holds only NaNs (then NaN); sum, mean, std and var propagate NaN;
+/// median and quantile sort NaN above every number.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tug/exec/physical.hpp"
+
+namespace tug::cpu {
+
+/// Dense group id of each row. `ids == nullptr` puts every row in group 0 (aggregation without keys).
+struct group_map {
+  const int64_t* ids = nullptr;
+  int64_t num_rows = 0;
+  int64_t num_groups = 0;
+};
+
+/// Rows grouped by key columns: dense group ids in first-seen order (nulls form their own group).
+struct row_groups {
+  std::vector<int64_t> ids;        ///< group of each row
+  std::vector<int64_t> first_row;  ///< first row of each group
+  int64_t num_groups() const { return static_cast<int64_t>(first_row.size()); }
+};
+
+/// Groups the rows of `keys` (at least one column). With a pool and many rows, the rows are split
+/// into hash buckets indexed in parallel.
+row_groups group_rows(const std::vector<column>& keys, thread_pool* pool);
+
+/// Aggregation `spec` of `in` per group: one row per group, of type `spec.output_type`.
+/// `in` may be nullptr for len. @throws type_error when the op does not apply to the input type.
+column aggregate_groups(const agg_spec& spec, const column* in, const group_map& g, memory_resource* mr);
+
+/// Whether `op` can be computed per partition (partial states) and merged.
+bool is_decomposable(agg_op op);
+
+/// Types of the partial state columns of `spec` (decomposable ops only).
+std::vector<data_type> state_types(const agg_spec& spec);
+
+/// Partial state columns of `spec` over `in`, one row per group (decomposable ops only).
+std::vector<column> partial_states(const agg_spec& spec, const column* in, const group_map& g,
+                                   memory_resource* mr);
+
+/// Merges partial state rows grouped by `g` into the final result of `spec`.
+column merge_states(const agg_spec& spec, const std::vector<column>& states, const group_map& g,
+                    memory_resource* mr);
+
+/// Columns `columns` of all partitions, concatenated (empty columns of the schema's types when there
+/// are no partitions).
+std::vector<column> concat_columns(const std::vector<table>& parts, const schema& in,
+                                   const std::vector<size_t>& columns, memory_resource* mr);
+
+/// "sum(#2)" (len: "len(*)"), for explain().
+std::string describe(const agg_spec& spec);
+/// "[#0, #1]", for explain().
+std::string describe_columns(const std::vector<size_t>& columns);
+
+/// Checks the parameters of `spec` (quantile q and interpolation). @throws invalid_argument_error.
+void check_agg_spec(const agg_spec& spec);
+
+}  // namespace tug::cpu

@@ -1,0 +1,218 @@
+// Group-by aggregation on the CPU. When every aggregation is decomposable the work is split into a
+// per-partition "hash_aggregate[partial]" (keys + state columns) and a "hash_aggregate[final]" sync
+// point that merges the states, so an exchange can go between them; otherwise one "hash_aggregate"
+// sync point aggregates all input at once.
+#include <numeric>
+
+#include "agg_kernels.hpp"
+#include "tug/exec/cpu/require.hpp"
+
+namespace tug::exec {
+
+using cpu::finish;
+using cpu::one;
+using cpu::require_cpu;
+
+namespace {
+
+// Rows grouped by key columns (dense group ids in first-seen order) and the key columns themselves.
+struct grouping {
+  cpu::row_groups groups;
+  std::vector<column> keys;  // empty without keys
+  int64_t num_rows = 0;
+  int64_t num_groups = 0;
+
+  cpu::group_map map() const { return {keys.empty() ? nullptr : groups.ids.data(), num_rows, num_groups}; }
+  /// One key row per group.
+  std::vector<column> group_keys(memory_resource* mr) const {
+    std::vector<column> out;
+    for (auto& k : keys) out.push_back(gather(k, groups.first_row, mr));
+    return out;
+  }
+};
+
+// Groups `keys` (columns of equal length; in parallel when a pool is given). Without keys all rows
+// form one group, and an empty input forms one group only when `one_group_if_empty` (a global
+// aggregation outputs one row).
+grouping group_rows(std::vector<column> keys, int64_t num_rows, bool one_group_if_empty, thread_pool* pool) {
+  grouping g;
+  g.num_rows = num_rows;
+  if (keys.empty()) {
+    g.num_groups = num_rows > 0 || one_group_if_empty ? 1 : 0;
+    return g;
+  }
+  g.groups = cpu::group_rows(keys, pool);
+  g.keys = std::move(keys);
+  g.num_groups = g.groups.num_groups();
+  return g;
+}
+
+std::vector<size_t> iota(size_t from, size_t n) {
+  std::vector<size_t> v(n);
+  std::iota(v.begin(), v.end(), from);
+  return v;
+}
+
+// Key columns of each group, then the columns of each aggregation (computed in parallel).
+table assemble(exec_context& ctx, const grouping& g, size_t num_aggs,
+               const std::function<std::vector<column>(size_t)>& agg_columns) {
+  std::vector<std::vector<column>> per_agg(num_aggs);
+  ctx.pool.parallel_for(static_cast<int64_t>(num_aggs),
+                        [&](int64_t i) { per_agg[static_cast<size_t>(i)] = agg_columns(static_cast<size_t>(i)); });
+  std::vector<column> cols = g.group_keys(ctx.mr);
+  for (auto& a : per_agg)
+    for (auto& c : a) cols.push_back(std::move(c));
+  if (cols.empty()) return table::empty_with_rows(g.num_groups);
+  return table(std::move(cols));
+}
+
+// Splits a result into partitions of about `target_partition_rows` rows.
+std::vector<table> split(const table& t, const engine_options& opts) {
+  int64_t target = std::max<int64_t>(1, opts.target_partition_rows);
+  if (t.num_rows() <= target) return {t};
+  std::vector<table> out;
+  for (int64_t off = 0; off < t.num_rows(); off += target) out.push_back(t.slice(off, std::min(target, t.num_rows() - off)));
+  return out;
+}
+
+std::string describe(const std::vector<size_t>& keys, const std::vector<agg_spec>& aggs, bool maintain_order) {
+  std::string s = "keys " + cpu::describe_columns(keys) + " aggs [";
+  for (size_t i = 0; i < aggs.size(); ++i) s += (i ? ", " : "") + cpu::describe(aggs[i]);
+  s += "]";
+  if (maintain_order) s += " maintain_order";
+  return s;
+}
+
+const column* agg_input(const agg_spec& s, const std::vector<column>& cols) {
+  return s.input < 0 ? nullptr : &cols[static_cast<size_t>(s.input)];
+}
+
+// Per partition: key columns and the partial states of every aggregation.
+class partial_aggregate_op final : public physical_node {
+ public:
+  partial_aggregate_op(std::vector<size_t> keys, std::vector<agg_spec> aggs)
+      : _keys(std::move(keys)), _aggs(std::move(aggs)) {}
+  std::string name() const override { return "hash_aggregate[partial]"; }
+  std::string detail() const override { return describe(_keys, _aggs, false); }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    auto parts = input(0, ctx);
+    return map_partitions(ctx, parts, [&](const table& t) {
+      std::vector<column> keys;
+      for (size_t k : _keys) keys.push_back(t[k]);
+      grouping g = group_rows(std::move(keys), t.num_rows(), false, nullptr);  // partitions run in parallel
+      std::vector<column> cols = g.group_keys(ctx.mr);
+      for (auto& s : _aggs)
+        for (auto& c : cpu::partial_states(s, agg_input(s, t.columns()), g.map(), ctx.mr)) cols.push_back(std::move(c));
+      if (cols.empty()) return table::empty_with_rows(g.num_groups);
+      return table(std::move(cols));
+    });
+  }
+
+ private:
+  std::vector<size_t> _keys;
+  std::vector<agg_spec> _aggs;
+};
+
+// Merges the partial states of all partitions: input = keys [0, num_keys), then the states of each
+// aggregation in order.
+class final_aggregate_op final : public physical_node {
+ public:
+  final_aggregate_op(size_t num_keys, std::vector<agg_spec> aggs, bool maintain_order)
+      : _num_keys(num_keys), _aggs(std::move(aggs)), _maintain_order(maintain_order) {
+    size_t pos = num_keys;
+    for (auto& s : _aggs) {
+      _state_pos.push_back(pos);
+      pos += cpu::state_types(s).size();
+    }
+    _num_columns = pos;
+  }
+  std::string name() const override { return "hash_aggregate[final]"; }
+  std::string detail() const override { return describe(iota(0, _num_keys), _aggs, _maintain_order); }
+  bool sync_point() const override { return true; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    auto parts = input(0, ctx);
+    // states arrive in partition order, each partition's groups in first-seen order, so first-seen
+    // order over the concatenation is the order of first appearance in the input
+    std::vector<column> all = cpu::concat_columns(parts, children[0]->output_schema, iota(0, _num_columns), ctx.mr);
+    int64_t rows = total_rows(parts);
+    grouping g = group_rows(std::vector<column>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(_num_keys)),
+                            rows, _num_keys == 0, &ctx.pool);
+    table out = assemble(ctx, g, _aggs.size(), [&](size_t i) {
+      const agg_spec& s = _aggs[i];
+      auto first = all.begin() + static_cast<std::ptrdiff_t>(_state_pos[i]);
+      std::vector<column> states(first, first + static_cast<std::ptrdiff_t>(cpu::state_types(s).size()));
+      return std::vector<column>{cpu::merge_states(s, states, g.map(), ctx.mr)};
+    });
+    return split(out, ctx.options);
+  }
+
+ private:
+  size_t _num_keys;
+  std::vector<agg_spec> _aggs;
+  bool _maintain_order;
+  std::vector<size_t> _state_pos;
+  size_t _num_columns = 0;
+};
+
+// One phase over all input, for aggregations that cannot be merged from partial states.
+class single_aggregate_op final : public physical_node {
+ public:
+  single_aggregate_op(std::vector<size_t> keys, std::vector<agg_spec> aggs, bool maintain_order)
+      : _keys(std::move(keys)), _aggs(std::move(aggs)), _maintain_order(maintain_order) {}
+  std::string name() const override { return "hash_aggregate"; }
+  std::string detail() const override { return describe(_keys, _aggs, _maintain_order); }
+  bool sync_point() const override { return true; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    auto parts = input(0, ctx);
+    const schema& in = children[0]->output_schema;
+    std::vector<column> all = cpu::concat_columns(parts, in, iota(0, in.size()), ctx.mr);
+    std::vector<column> keys;
+    for (size_t k : _keys) keys.push_back(all[k]);
+    grouping g = group_rows(std::move(keys), total_rows(parts), _keys.empty(), &ctx.pool);
+    table out = assemble(ctx, g, _aggs.size(), [&](size_t i) {
+      return std::vector<column>{cpu::aggregate_groups(_aggs[i], agg_input(_aggs[i], all), g.map(), ctx.mr)};
+    });
+    return split(out, ctx.options);
+  }
+
+ private:
+  std::vector<size_t> _keys;
+  std::vector<agg_spec> _aggs;
+  bool _maintain_order;
+};
+
+}  // namespace
+
+physical_ptr make_aggregate(backend b, physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
+                            bool maintain_order, schema out) {
+  require_cpu(b, "aggregate");
+  bool decomposable = true;
+  for (auto& s : aggs) {
+    cpu::check_agg_spec(s);
+    decomposable = decomposable && cpu::is_decomposable(s.op);
+  }
+  if (!decomposable)
+    return finish(std::make_unique<single_aggregate_op>(std::move(keys), std::move(aggs), maintain_order), b,
+                  one(std::move(child)), std::move(out));
+  // partial output: the key columns, then the state columns of each aggregation
+  schema partial_schema;
+  for (size_t i = 0; i < keys.size(); ++i) partial_schema.push_back(child->output_schema[keys[i]]);
+  for (size_t i = 0; i < aggs.size(); ++i) {
+    auto types = cpu::state_types(aggs[i]);
+    for (size_t j = 0; j < types.size(); ++j)
+      partial_schema.push_back({"__state" + std::to_string(i) + "_" + std::to_string(j), types[j]});
+  }
+  size_t num_keys = keys.size();
+  physical_ptr partial = finish(std::make_unique<partial_aggregate_op>(std::move(keys), aggs), b,
+                                one(std::move(child)), std::move(partial_schema));
+  return finish(std::make_unique<final_aggregate_op>(num_keys, std::move(aggs), maintain_order), b,
+                one(std::move(partial)), std::move(out));
+}
+
+}  // namespace tug::exec
