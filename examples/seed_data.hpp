@@ -16,7 +16,12 @@ namespace tug::seed {
 /// splitmix64: small, fast, good enough for test data.
 struct rng {
   uint64_t s;
-  explicit rng(uint64_t seed) : s(seed * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e5ULL) {}
+  // the seed is hashed, so consecutive seeds give unrelated streams (a plain splitmix64 state would
+  // make seed+1's stream seed's stream shifted by one)
+  explicit rng(uint64_t seed) : s(0) {
+    s = seed;
+    s = next() ^ 0x632be59bd9b4e5ULL;
+  }
   uint64_t next() {
     uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
