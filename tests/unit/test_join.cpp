@@ -309,14 +309,6 @@ TEST(Join, AllNullKeys) {
   EXPECT_EQ(l.lazy().join(r.lazy(), {"k"}, join_type::full).collect().num_rows(), 5);
 }
 
-/// Runs `body`; skips the test while the expression evaluator (casts of computed keys) is missing.
-#define SKIP_WITHOUT_EVALUATOR(body)                                     \
-  try {                                                                  \
-    body                                                                 \
-  } catch (const not_implemented_error& e) {                             \
-    GTEST_SKIP() << "needs the expression evaluator: " << e.what();      \
-  }
-
 namespace {
 void different_key_names_and_int_types() {
   engine_options o;
@@ -345,10 +337,10 @@ void computed_keys() {
 }  // namespace
 
 TEST(Join, DifferentKeyNamesAndIntTypes) {
-  SKIP_WITHOUT_EVALUATOR(different_key_names_and_int_types();)
+  different_key_names_and_int_types();
 }
 
-TEST(Join, ComputedKeys) { SKIP_WITHOUT_EVALUATOR(computed_keys();) }
+TEST(Join, ComputedKeys) { computed_keys(); }
 
 TEST(Join, EmptySides) {
   auto l = data_frame::from_columns({{"k", i64({1, 2})}, {"a", str({"x", "y"})}});
