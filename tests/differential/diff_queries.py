@@ -308,7 +308,10 @@ class QueryGen:
             sql = f"({cast_sql(a.sql, t)} / {cast_sql(b.sql, t)})"
         elif op in ("floordiv", "mod"):
             x, y = cast_sql(a.sql, t), cast_sql(b.sql, t)
-            if op == "floordiv":
+            if op == "floordiv" and t in FLOATS:
+                # DuckDB's // on DOUBLE is true division; tug (like Polars) floors, and x // 0.0 is +-inf
+                sql = f"CAST(floor({x} / {y}) AS {duck_type(t)})"
+            elif op == "floordiv":
                 sql = (f"(CASE WHEN {y} = 0 THEN NULL ELSE CAST(({x} // {y}) - (CASE WHEN ({x} % {y} <> 0) AND "
                        f"(({x} < 0) <> ({y} < 0)) THEN 1 ELSE 0 END) AS {duck_type(t)}) END)")
             else:
