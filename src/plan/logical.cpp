@@ -36,6 +36,16 @@ const char* to_string(join_type j) {
   return "?";
 }
 
+const char* to_string(unique_keep k) {
+  switch (k) {
+    case unique_keep::any: return "any";
+    case unique_keep::first: return "first";
+    case unique_keep::last: return "last";
+    case unique_keep::none: return "none";
+  }
+  return "?";
+}
+
 namespace plan {
 
 namespace {
@@ -322,15 +332,6 @@ bool any_of(const std::vector<bool>& v) {
   return false;
 }
 
-const char* to_string(unique_keep k) {
-  switch (k) {
-    case unique_keep::any: return "any";
-    case unique_keep::first: return "first";
-    case unique_keep::last: return "last";
-    case unique_keep::none: return "none";
-  }
-  return "?";
-}
 
 // The node's own line, without inputs.
 std::string node_line(const plan_node& n) {

@@ -13,16 +13,6 @@ using tug::test_data::mixed_frame;
 
 namespace {
 
-const char* keep_str(unique_keep k) {
-  switch (k) {
-    case unique_keep::any: return "any";
-    case unique_keep::first: return "first";
-    case unique_keep::last: return "last";
-    case unique_keep::none: return "none";
-  }
-  return "?";
-}
-
 /// Key of row `r`: nulls equal nulls, -0.0 == 0.0, NaN == NaN (formatting prints every NaN alike).
 std::string ref_key(const table& t, const std::vector<size_t>& cols, int64_t r) {
   std::string s;
@@ -80,7 +70,7 @@ void check_unique(const data_frame& df, const std::vector<std::string>& subset) 
       for (const engine_options& o : {engine_options{}, small_partitions()}) {
         std::string sub;
         for (auto& s : subset) sub += s + ",";
-        SCOPED_TRACE("subset [" + sub + "] keep " + keep_str(keep) + (ordered ? " ordered" : "") + " rows " +
+        SCOPED_TRACE("subset [" + sub + "] keep " + to_string(keep) + (ordered ? " ordered" : "") + " rows " +
                      std::to_string(df.num_rows()) + " part " + std::to_string(o.target_partition_rows));
         auto out = df.lazy().unique(subset, keep, ordered).collect(o);
         auto expected = ref_unique(df, subset, keep);

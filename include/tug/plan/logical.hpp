@@ -29,6 +29,7 @@ enum class unique_keep : uint8_t { any, first, last, none };
 
 const char* to_string(plan_kind k);
 const char* to_string(join_type j);
+const char* to_string(unique_keep k);
 
 /// Data of an in-memory source: its schema and partitions.
 struct memory_source {

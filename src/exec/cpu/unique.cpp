@@ -14,16 +14,6 @@ using cpu::require_cpu;
 
 namespace {
 
-const char* keep_name(unique_keep k) {
-  switch (k) {
-    case unique_keep::any: return "any";
-    case unique_keep::first: return "first";
-    case unique_keep::last: return "last";
-    case unique_keep::none: return "none";
-  }
-  return "?";
-}
-
 class unique_op final : public physical_node {
  public:
   unique_op(std::vector<size_t> subset, unique_keep keep, bool maintain_order)
@@ -32,7 +22,7 @@ class unique_op final : public physical_node {
   std::string detail() const override {
     std::string s;
     for (size_t i : _subset) s += (s.empty() ? "" : ", ") + output_schema[i].name;
-    s = "subset [" + (_subset.empty() ? std::string("all") : s) + "] keep " + keep_name(_keep);
+    s = "subset [" + (_subset.empty() ? std::string("all") : s) + "] keep " + to_string(_keep);
     if (_maintain_order) s += " maintain_order";
     return s;
   }
