@@ -1,6 +1,6 @@
 """Differential test: random queries on random tables, run by tug (tools/tug_difftest) and by DuckDB.
 
-Fixed seeds 0..4 (100 cases each) plus one fresh seed per run, printed; set TUG_DIFF_SEED=S to rerun
+Fixed seeds 0..19 (100 cases each) plus one fresh seed per run, printed; set TUG_DIFF_SEED=S to rerun
 seed S as the fresh one. Reproduce one case with
     python3 tests/differential/diff_harness.py --seed S --case I -v
 A missing tug_difftest binary fails every test (it never skips): build it, or set TUG_BUILD_DIR.
@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import diff_harness  # noqa: E402
 
-FIXED_SEEDS = [0, 1, 2, 3, 4]
+FIXED_SEEDS = list(range(20))
 FRESH_SEED = int(os.environ.get("TUG_DIFF_SEED") or random.SystemRandom().randrange(1000, 2**31))
 MAX_REPORTED = 10
 
