@@ -76,8 +76,15 @@ def duckdb_queries(c):
         "sort": "SELECT k_high, v FROM facts ORDER BY v",
         "over": "SELECT k_low, k2, v, avg(v) OVER (PARTITION BY k_low, k2) AS m FROM facts",
     }
-    # fetch into Arrow so every engine materializes its result
-    return {name: (lambda s=sql: con.execute(s).fetch_arrow_table()) for name, sql in q.items()}
+    # fetch into Arrow so every engine materializes its result (the method's name varies by version)
+    def fetch(sql):
+        res = con.execute(sql)
+        for m in ("to_arrow_table", "fetch_arrow_table", "arrow"):
+            if hasattr(res, m):
+                return getattr(res, m)()
+        raise RuntimeError("this duckdb has no Arrow fetch method")
+
+    return {name: (lambda s=sql: fetch(s)) for name, sql in q.items()}
 
 
 def tug_results(build, reps, env):

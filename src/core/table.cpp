@@ -130,30 +130,44 @@ table gather(const table& t, const int64_t* indices, int64_t n, memory_resource*
 }
 
 namespace {
-std::vector<int64_t> mask_indices(const column& mask) {
+// Indices of the rows where `mask` is true and valid, in a budgeted buffer; returns their count.
+int64_t mask_indices(const column& mask, buffer_ptr& out, memory_resource* mr) {
   TUG_EXPECTS(mask.type().id == type_id::boolean, "filter mask must be boolean");
   auto v = mask.view();
   const bool* m = v.values<bool>();
-  std::vector<int64_t> idx;
-  idx.reserve(static_cast<size_t>(v.size));
-  for (int64_t i = 0; i < v.size; ++i)
-    if (m[i] && v.is_valid(i)) idx.push_back(i);
-  return idx;
+  out = make_buffer(sizeof(int64_t) * static_cast<size_t>(v.size), mr);
+  int64_t* idx = out->as<int64_t>();
+  int64_t k = 0;
+  // branch-free: write every index, advance only past the selected ones
+  if (!v.validity) {
+    for (int64_t i = 0; i < v.size; ++i) {
+      idx[k] = i;
+      k += m[i];
+    }
+  } else {
+    for (int64_t i = 0; i < v.size; ++i) {
+      idx[k] = i;
+      k += m[i] & v.is_valid(i);
+    }
+  }
+  return k;
 }
 }  // namespace
 
 table filter(const table& t, const column& mask, memory_resource* mr) {
   TUG_EXPECTS(mask.size() == t.num_rows(), "filter mask length differs from the table");
-  auto idx = mask_indices(mask);
-  if (static_cast<int64_t>(idx.size()) == t.num_rows()) return t;
-  return gather(t, idx, mr);
+  buffer_ptr idx;
+  int64_t k = mask_indices(mask, idx, mr);
+  if (k == t.num_rows()) return t;
+  return gather(t, idx->as<int64_t>(), k, mr);
 }
 
 column filter(const column& c, const column& mask, memory_resource* mr) {
   TUG_EXPECTS(mask.size() == c.size(), "filter mask length differs from the column");
-  auto idx = mask_indices(mask);
-  if (static_cast<int64_t>(idx.size()) == c.size()) return c;
-  return gather(c, idx, mr);
+  buffer_ptr idx;
+  int64_t k = mask_indices(mask, idx, mr);
+  if (k == c.size()) return c;
+  return gather(c, idx->as<int64_t>(), k, mr);
 }
 
 column concatenate(const std::vector<column>& parts, memory_resource* mr) {

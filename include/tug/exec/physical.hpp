@@ -64,6 +64,9 @@ class physical_node {
   virtual bool sync_point() const { return false; }
   /// Runs the operator (and its children) and returns its output partitions, in order.
   std::vector<table> execute(exec_context& ctx);
+  /// Asks the operator to output only the named columns (a subset of its output, in its order), so
+  /// that work on columns no consumer reads is skipped. Returns false when it cannot.
+  virtual bool narrow_output(const std::vector<std::string>& names) { return false; }
 
   backend where = backend::cpu;
   schema output_schema;

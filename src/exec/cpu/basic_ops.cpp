@@ -46,7 +46,21 @@ class filter_op final : public physical_node {
  public:
   explicit filter_op(expr pred) : _pred(std::move(pred)) {}
   std::string name() const override { return "filter"; }
-  std::string detail() const override { return to_string(_pred); }
+  std::string detail() const override {
+    return to_string(_pred) + (_keep.empty() ? "" : " -> " + std::to_string(_keep.size()) + " columns");
+  }
+  bool narrow_output(const std::vector<std::string>& names) override {
+    const schema& in = children[0]->output_schema;
+    std::vector<size_t> keep;
+    schema out;
+    for (auto& n : names) {
+      keep.push_back(in.index_of(n));
+      out.push_back(in[keep.back()]);
+    }
+    _keep = std::move(keep);
+    output_schema = std::move(out);
+    return true;
+  }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
@@ -54,12 +68,14 @@ class filter_op final : public physical_node {
     auto parts = input(0, ctx);
     return map_partitions(ctx, parts, [&](const table& t) {
       column mask = cpu::evaluate(_pred, t, in, ctx.mr);
-      return filter(t, mask, ctx.mr);
+      // the predicate may read columns no consumer needs: copy only the kept ones
+      return filter(_keep.empty() ? t : t.select(_keep), mask, ctx.mr);
     });
   }
 
  private:
   expr _pred;
+  std::vector<size_t> _keep;  ///< output columns (indices into the input); empty = all
 };
 
 class project_op final : public physical_node {

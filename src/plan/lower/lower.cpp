@@ -1,5 +1,6 @@
 #include "tug/plan/lower.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
@@ -94,6 +95,17 @@ struct lowerer {
   }
 
   physical_ptr project(physical_ptr child, const std::vector<expr>& exprs) {
+    // let the child skip columns this projection does not read (e.g. a filter's predicate-only columns)
+    std::vector<std::string> used;
+    for (auto& e : exprs)
+      for (auto& c : referenced_columns(e))
+        if (std::find(used.begin(), used.end(), c) == used.end()) used.push_back(c);
+    if (!used.empty() && used.size() < child->output_schema.size()) {
+      std::vector<std::string> ordered;  // keep the child's column order
+      for (auto& f : child->output_schema)
+        if (std::find(used.begin(), used.end(), f.name) != used.end()) ordered.push_back(f.name);
+      child->narrow_output(ordered);
+    }
     const schema& in = child->output_schema;
     std::vector<expr> resolved;
     std::vector<field> fields;

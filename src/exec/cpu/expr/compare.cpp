@@ -11,14 +11,16 @@ namespace tug::cpu::detail {
 
 namespace {
 
+// Bitwise rather than short-circuit operators: branch-free, so random data does not mispredict and
+// the loops vectorize.
 template <typename T>
 bool total_eq(T x, T y) {
-  if constexpr (is_float_v<T>) return x == y || (x != x && y != y);
+  if constexpr (is_float_v<T>) return (x == y) | ((x != x) & (y != y));
   else return x == y;
 }
 template <typename T>
 bool total_lt(T x, T y) {
-  if constexpr (is_float_v<T>) return x < y || (x == x && y != y);
+  if constexpr (is_float_v<T>) return (x < y) | ((x == x) & (y != y));
   else return x < y;
 }
 
