@@ -58,11 +58,11 @@ int64_t total_rows(const std::vector<table>& parts) {
 namespace {
 
 // Gathers by an index function idx(i) -> source row or -1 (null).
+// `negative_indices`: whether any idx(i) is < 0 (a null row).
 template <typename IndexFn>
-column gather_impl(const column& c, int64_t n, IndexFn idx, memory_resource* mr) {
+column gather_impl(const column& c, int64_t n, IndexFn idx, bool negative_indices, memory_resource* mr) {
   auto v = c.view();
-  bool may_null = c.has_nulls();
-  for (int64_t i = 0; i < n && !may_null; ++i) may_null = idx(i) < 0;
+  bool may_null = c.has_nulls() || negative_indices;
   buffer_ptr validity;
   uint8_t* vb = nullptr;
   int64_t nulls = 0;
@@ -117,16 +117,33 @@ column gather_impl(const column& c, int64_t n, IndexFn idx, memory_resource* mr)
 
 }  // namespace
 
-column gather(const column& c, const int64_t* indices, int64_t n, memory_resource* mr) {
-  return gather_impl(c, n, [indices](int64_t i) { return indices[i]; }, mr);
+namespace {
+bool any_negative(const int64_t* indices, int64_t n) {
+  int64_t neg = 0;
+  for (int64_t i = 0; i < n; ++i) neg |= indices[i];
+  return neg < 0;  // the sign bit survives the or
 }
 
-table gather(const table& t, const int64_t* indices, int64_t n, memory_resource* mr) {
+table gather_table(const table& t, const int64_t* indices, int64_t n, bool negative, memory_resource* mr) {
   if (t.num_columns() == 0) return table::empty_with_rows(n);
   std::vector<column> cols;
   cols.reserve(t.num_columns());
-  for (auto& c : t.columns()) cols.push_back(gather(c, indices, n, mr));
+  for (auto& c : t.columns())
+    cols.push_back(gather_impl(c, n, [indices](int64_t i) { return indices[i]; }, negative, mr));
   return table(std::move(cols));
+}
+}  // namespace
+
+column gather(const column& c, const int64_t* indices, int64_t n, memory_resource* mr) {
+  return gather_impl(c, n, [indices](int64_t i) { return indices[i]; }, any_negative(indices, n), mr);
+}
+
+table gather(const table& t, const int64_t* indices, int64_t n, memory_resource* mr) {
+  return gather_table(t, indices, n, any_negative(indices, n), mr);
+}
+
+table gather_in_range(const table& t, const int64_t* indices, int64_t n, memory_resource* mr) {
+  return gather_table(t, indices, n, false, mr);
 }
 
 namespace {
@@ -154,12 +171,81 @@ int64_t mask_indices(const column& mask, buffer_ptr& out, memory_resource* mr) {
 }
 }  // namespace
 
+namespace {
+// Copies the selected rows of a fixed-width column straight from the mask (no index array): one
+// sequential, branch-free pass. `k` is the number of selected rows.
+column compact_fixed(const column& c, const column_view& m, int64_t k, memory_resource* mr) {
+  auto v = c.view();
+  const bool* sel = m.values<bool>();
+  int w = size_of(v.type.id);
+  auto data = make_buffer(static_cast<size_t>(w) * static_cast<size_t>(k), mr);
+  auto copy = [&]<typename T>() {
+    const T* src = v.values<T>();
+    T* dst = data->as<T>();
+    int64_t j = 0;
+    if (!m.validity) {
+      for (int64_t i = 0; i < v.size; ++i) {
+        if (j < k) dst[j] = src[i];
+        j += sel[i];
+      }
+    } else {
+      for (int64_t i = 0; i < v.size; ++i) {
+        if (j < k) dst[j] = src[i];
+        j += sel[i] & m.is_valid(i);
+      }
+    }
+  };
+  switch (w) {
+    case 1: copy.template operator()<uint8_t>(); break;
+    case 2: copy.template operator()<uint16_t>(); break;
+    case 4: copy.template operator()<uint32_t>(); break;
+    case 8: copy.template operator()<uint64_t>(); break;
+    case 16: copy.template operator()<__int128>(); break;
+    default: TUG_EXPECTS(false, "compact_fixed: bad width");
+  }
+  buffer_ptr validity;
+  int64_t nulls = 0;
+  if (v.validity) {
+    validity = make_buffer(static_cast<size_t>(bits::bytes_for(k)), mr);
+    std::memset(validity->data(), 0, validity->size());
+    uint8_t* vb = validity->as<uint8_t>();
+    int64_t j = 0;
+    for (int64_t i = 0; i < v.size; ++i) {
+      if (!sel[i] || !m.is_valid(i)) continue;
+      if (v.is_valid(i)) bits::set(vb, j);
+      else ++nulls;
+      ++j;
+    }
+  }
+  return column(v.type, k, std::move(data), std::move(validity), nulls);
+}
+}  // namespace
+
 table filter(const table& t, const column& mask, memory_resource* mr) {
   TUG_EXPECTS(mask.size() == t.num_rows(), "filter mask length differs from the table");
+  TUG_EXPECTS(mask.type().id == type_id::boolean, "filter mask must be boolean");
+  auto m = mask.view();
+  bool all_fixed = true;
+  for (auto& c : t.columns()) all_fixed &= c.type().id != type_id::string;
+  if (all_fixed) {
+    const bool* sel = m.values<bool>();
+    int64_t k = 0;
+    if (!m.validity) {
+      for (int64_t i = 0; i < m.size; ++i) k += sel[i];
+    } else {
+      for (int64_t i = 0; i < m.size; ++i) k += sel[i] & m.is_valid(i);
+    }
+    if (k == t.num_rows()) return t;
+    if (t.num_columns() == 0) return table::empty_with_rows(k);
+    std::vector<column> cols;
+    cols.reserve(t.num_columns());
+    for (auto& c : t.columns()) cols.push_back(compact_fixed(c, m, k, mr));
+    return table(std::move(cols));
+  }
   buffer_ptr idx;
   int64_t k = mask_indices(mask, idx, mr);
   if (k == t.num_rows()) return t;
-  return gather(t, idx->as<int64_t>(), k, mr);
+  return gather_in_range(t, idx->as<int64_t>(), k, mr);
 }
 
 column filter(const column& c, const column& mask, memory_resource* mr) {
@@ -167,7 +253,7 @@ column filter(const column& c, const column& mask, memory_resource* mr) {
   buffer_ptr idx;
   int64_t k = mask_indices(mask, idx, mr);
   if (k == c.size()) return c;
-  return gather(c, idx->as<int64_t>(), k, mr);
+  return gather_impl(c, k, [p = idx->as<int64_t>()](int64_t i) { return p[i]; }, false, mr);
 }
 
 column concatenate(const std::vector<column>& parts, memory_resource* mr) {
@@ -248,11 +334,11 @@ table concatenate(const std::vector<table>& parts, memory_resource* mr) {
 }
 
 column repeat_row(const column& c, int64_t row, int64_t n, memory_resource* mr) {
-  return gather_impl(c, n, [row](int64_t) { return row; }, mr);
+  return gather_impl(c, n, [row](int64_t) { return row; }, row < 0, mr);
 }
 
 column compact(const column& c, memory_resource* mr) {
-  return gather_impl(c, c.size(), [](int64_t i) { return i; }, mr);
+  return gather_impl(c, c.size(), [](int64_t i) { return i; }, false, mr);
 }
 
 }  // namespace tug

@@ -35,6 +35,8 @@ class table {
 /// Rows `indices[i]` of `c`; an index < 0 produces a null row.
 column gather(const column& c, const int64_t* indices, int64_t n, memory_resource* mr = default_host_resource());
 table gather(const table& t, const int64_t* indices, int64_t n, memory_resource* mr = default_host_resource());
+/// Like `gather`, for indices known to be in [0, rows): skips the scan for null (negative) indices.
+table gather_in_range(const table& t, const int64_t* indices, int64_t n, memory_resource* mr = default_host_resource());
 inline column gather(const column& c, const std::vector<int64_t>& idx, memory_resource* mr = default_host_resource()) {
   return gather(c, idx.data(), static_cast<int64_t>(idx.size()), mr);
 }
