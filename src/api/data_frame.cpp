@@ -7,6 +7,15 @@
 
 namespace tug {
 
+namespace {
+// Display width: UTF-8 code points (continuation bytes do not count).
+size_t display_width(const std::string& s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
+}  // namespace
+
 data_frame::data_frame(tug::schema s, std::vector<table> partitions) : _schema(std::move(s)), _partitions(std::move(partitions)) {
   for (auto& p : _partitions) {
     TUG_EXPECTS(p.num_columns() == _schema.size() || (_schema.size() == 0),
@@ -81,12 +90,20 @@ std::string data_frame::to_string(int64_t max_rows) const {
   std::vector<std::vector<std::string>> cells(nc);
   std::vector<size_t> width(nc);
   for (size_t c = 0; c < nc; ++c) {
-    width[c] = std::max(_schema[c].name.size(), tug::to_string(_schema[c].type).size());
+    width[c] = std::max(display_width(_schema[c].name), tug::to_string(_schema[c].type).size());
     for (auto r : rows) {
       std::string v = format_value(t[c], r);
       if (_schema[c].type.id == type_id::string && t[c].is_valid(r)) v = "\"" + v + "\"";
-      if (v.size() > 40) v = v.substr(0, 37) + "...";
-      width[c] = std::max(width[c], v.size());
+      if (display_width(v) > 40) {
+        size_t cut = 0, seen = 0;  // cut after 37 code points
+        while (cut < v.size() && seen < 37) {
+          ++cut;
+          while (cut < v.size() && (static_cast<unsigned char>(v[cut]) & 0xC0) == 0x80) ++cut;
+          ++seen;
+        }
+        v = v.substr(0, cut) + "…";
+      }
+      width[c] = std::max(width[c], display_width(v));
       cells[c].push_back(std::move(v));
     }
   }
@@ -102,7 +119,7 @@ std::string data_frame::to_string(int64_t max_rows) const {
     std::string s = "│";
     for (size_t c = 0; c < nc; ++c) {
       std::string v = get(c);
-      s += " " + v + std::string(width[c] - v.size(), ' ') + " │";
+      s += " " + v + std::string(width[c] - display_width(v), ' ') + " │";
     }
     return s + "\n";
   };

@@ -30,17 +30,25 @@ std::string decimal_to_string(__int128 v, int scale) {
 std::string double_to_string(double d) {
   if (std::isnan(d)) return "NaN";
   if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  char buf[64];
+  char buf[400];
+  double a = std::fabs(d);
+  if (a == 0 || (a >= 1e-4 && a < 1e16)) {
+    // plain decimal notation with the fewest digits that read back as the same double
+    for (int p = 1; p <= 20; ++p) {
+      std::snprintf(buf, sizeof buf, "%.*f", p, d);
+      if (std::strtod(buf, nullptr) == d) break;
+    }
+    std::string s = buf;
+    while (s.size() > 2 && s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
+    return s;
+  }
   std::snprintf(buf, sizeof buf, "%.17g", d);
-  // shortest round-trip representation
   for (int p = 1; p <= 17; ++p) {
     char t[64];
     std::snprintf(t, sizeof t, "%.*g", p, d);
     if (std::strtod(t, nullptr) == d) { std::snprintf(buf, sizeof buf, "%s", t); break; }
   }
-  std::string s = buf;
-  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-  return s;
+  return buf;
 }
 }  // namespace
 

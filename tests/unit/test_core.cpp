@@ -117,3 +117,12 @@ TEST(Scalar, CanonicalRepresentation) {
   EXPECT_EQ(scalar(type_id::float32, int64_t{2}).as_double(), 2.0);
   EXPECT_THROW(scalar(type_id::int32, std::string("x")), type_error);
 }
+
+TEST(Scalar, FloatFormatting) {
+  EXPECT_EQ(scalar(type_id::float64, 280.0).to_string(), "280.0");
+  EXPECT_EQ(scalar(type_id::float64, -0.25).to_string(), "-0.25");
+  EXPECT_EQ(scalar(type_id::float64, 0.0001).to_string(), "0.0001");
+  EXPECT_EQ(scalar(type_id::float64, 1e20).to_string(), "1e+20");
+  EXPECT_EQ(scalar(type_id::float64, 1.5e-7).to_string(), "1.5e-07");
+  EXPECT_EQ(scalar(type_id::float64, 0.1 + 0.2).to_string(), "0.30000000000000004");
+}

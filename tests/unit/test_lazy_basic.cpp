@@ -97,3 +97,21 @@ TEST(LazyBasic, NegativeSliceBeyondStartIsClipped) {
   EXPECT_EQ(lf.slice(2).collect().num_rows(), 2);
   EXPECT_EQ(lf.slice(7, 2).collect().num_rows(), 0);
 }
+
+TEST(LazyBasic, ToStringAlignsMultibyteText) {
+  auto df = data_frame::from_columns({{"näme", str({"Ünïcödé", "x", std::nullopt})}, {"v", f64({280.0, 0.5, 1e20})}});
+  std::string s = df.to_string();
+  std::vector<size_t> widths;
+  size_t start = s.find('\n') + 1;  // skip the shape line
+  while (start < s.size()) {
+    size_t end = s.find('\n', start);
+    std::string line = s.substr(start, end - start);
+    size_t w = 0;
+    for (unsigned char c : line) w += (c & 0xC0) != 0x80;
+    widths.push_back(w);
+    start = end + 1;
+  }
+  ASSERT_GT(widths.size(), 5u);
+  for (size_t w : widths) EXPECT_EQ(w, widths[0]) << s;
+  EXPECT_NE(s.find("280.0"), std::string::npos);
+}

@@ -379,8 +379,13 @@ struct lowerer {
           }
         }
         physical_ptr scan = exec::make_scan_memory(choose("scan_memory"), n.source, std::move(cols), out);
-        for (auto& pred : n.predicates)
-          scan = exec::make_filter(choose("filter"), std::move(scan), resolve(pred, scan->output_schema));
+        if (!n.predicates.empty()) {
+          // one filter for the whole conjunction: each filter copies the surviving rows
+          expr all = n.predicates[0];
+          for (size_t i = 1; i < n.predicates.size(); ++i) all = all & n.predicates[i];
+          expr pred = resolve(all, scan->output_schema);
+          scan = exec::make_filter(choose("filter"), std::move(scan), std::move(pred));
+        }
         // pushed-down predicates may use columns the projection then drops
         return keep_columns(std::move(scan), n.schema.names());
       }
