@@ -24,7 +24,12 @@ class scan_memory_op final : public physical_node {
  protected:
   std::vector<table> run(exec_context& ctx) override {
     std::vector<table> out;
-    int64_t target = std::max<int64_t>(1, ctx.options.target_partition_rows);
+    // at most target_partition_rows a partition, and enough partitions to keep every thread busy
+    // (but not slivers: at least 16k rows each unless the target itself is smaller)
+    int64_t rows = total_rows(_src->partitions);
+    int64_t threads = ctx.pool.size();
+    int64_t per_thread = std::max<int64_t>(16384, (rows + threads - 1) / threads);
+    int64_t target = std::max<int64_t>(1, std::min(ctx.options.target_partition_rows, per_thread));
     for (auto& p : _src->partitions) {
       table t = p.select(_cols);
       if (t.num_rows() <= target) {
