@@ -26,6 +26,8 @@ class key_index {
   int64_t num_groups() const { return static_cast<int64_t>(_first_row.size()); }
   /// Dense group id of each indexed row, ids in first-seen order.
   const std::vector<int64_t>& group_ids() const { return _group_of_row; }
+  /// Moves the group ids out (group_ids() is empty afterwards).
+  std::vector<int64_t> take_group_ids() { return std::move(_group_of_row); }
   /// First row of each group.
   const std::vector<int64_t>& first_rows() const { return _first_row; }
   /// Key columns, one row per group (in group id order).

@@ -338,44 +338,43 @@ row_groups group_rows(const std::vector<column>& keys, thread_pool* pool) {
   TUG_EXPECTS(!keys.empty(), "group_rows needs at least one key column");
   int64_t n = keys[0].size();
   row_groups r;
-  int64_t nb = pool && n >= (int64_t{1} << 16) ? std::min<int64_t>(64, int64_t{4} * pool->size()) : 1;
-  if (nb <= 1) {
+  int64_t nc = pool && n >= (int64_t{1} << 16) ? pool->size() : 1;
+  if (nc <= 1) {
     key_index ki(keys);
-    r.ids = ki.group_ids();
     r.first_row = ki.first_rows();
+    r.ids = ki.take_group_ids();
     return r;
   }
-  // bucket rows by hash (bits apart from those the index's slots use), index buckets in parallel
-  std::vector<uint64_t> h = hash_rows(keys);
-  std::vector<uint8_t> bucket(sz(n));
-  std::vector<std::vector<int64_t>> rows(sz(nb));
-  for (int64_t i = 0; i < n; ++i) {
-    bucket[sz(i)] = static_cast<uint8_t>((h[sz(i)] >> 40) % static_cast<uint64_t>(nb));
-    rows[bucket[sz(i)]].push_back(i);
-  }
-  std::vector<std::vector<int64_t>> local(sz(nb));
-  std::vector<int64_t> local_groups(sz(nb));
-  pool->parallel_for(nb, [&](int64_t b) {
+  // index contiguous chunks in parallel, then index the chunks' first rows (in chunk order, so the
+  // merged ids are in first-seen order over all rows) and renumber each chunk's ids
+  std::vector<int64_t> lo(sz(nc) + 1);
+  for (int64_t c = 0; c <= nc; ++c) lo[sz(c)] = n * c / nc;
+  std::vector<std::vector<int64_t>> local(sz(nc)), firsts(sz(nc));
+  pool->parallel_for(nc, [&](int64_t c) {
     std::vector<column> sub;
-    for (auto& k : keys) sub.push_back(gather(k, rows[sz(b)]));
+    for (auto& k : keys) sub.push_back(k.slice(lo[sz(c)], lo[sz(c) + 1] - lo[sz(c)]));
     key_index ki(std::move(sub));
-    local[sz(b)] = ki.group_ids();
-    local_groups[sz(b)] = ki.num_groups();
+    firsts[sz(c)] = ki.first_rows();
+    for (int64_t& f : firsts[sz(c)]) f += lo[sz(c)];
+    local[sz(c)] = ki.take_group_ids();
   });
-  // renumber groups in first-seen order over all rows
-  std::vector<std::vector<int64_t>> global(sz(nb));
-  for (size_t b = 0; b < global.size(); ++b) global[b].assign(sz(local_groups[b]), -1);
-  std::vector<size_t> cursor(sz(nb), 0);
-  r.ids.resize(sz(n));
-  for (int64_t i = 0; i < n; ++i) {
-    size_t b = bucket[sz(i)];
-    int64_t& id = global[b][sz(local[b][cursor[b]++])];
-    if (id < 0) {
-      id = static_cast<int64_t>(r.first_row.size());
-      r.first_row.push_back(i);
-    }
-    r.ids[sz(i)] = id;
+  std::vector<int64_t> all_firsts, base(sz(nc) + 1, 0);
+  for (int64_t c = 0; c < nc; ++c) {
+    all_firsts.insert(all_firsts.end(), firsts[sz(c)].begin(), firsts[sz(c)].end());
+    base[sz(c) + 1] = static_cast<int64_t>(all_firsts.size());
   }
+  std::vector<column> first_keys;
+  for (auto& k : keys) first_keys.push_back(gather(k, all_firsts));
+  key_index merged(std::move(first_keys));
+  const std::vector<int64_t>& global = merged.group_ids();
+  for (int64_t f : merged.first_rows()) r.first_row.push_back(all_firsts[sz(f)]);
+  r.ids.resize(sz(n));
+  pool->parallel_for(nc, [&](int64_t c) {
+    const int64_t* map = global.data() + base[sz(c)];
+    const std::vector<int64_t>& ids = local[sz(c)];
+    int64_t* out = r.ids.data() + lo[sz(c)];
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = map[ids[i]];
+  });
   return r;
 }
 

@@ -1,0 +1,158 @@
+// key_index and cpu::group_rows against a reference (std::map over formatted key tuples): every
+// codec path (direct table of packed codes, hashed packed codes, bits of one fixed-width key, the
+// generic path), nulls, negative values, extreme values, sliced inputs and the parallel chunked
+// grouping.
+#include <limits>
+#include <map>
+#include <random>
+
+#include "../../src/exec/cpu/agg_kernels.hpp"
+#include "test_util.hpp"
+#include "tug/exec/key_index.hpp"
+#include "tug/runtime/thread_pool.hpp"
+
+namespace tug {
+namespace {
+
+std::string key_of(const std::vector<column>& keys, int64_t r) {
+  std::string s;
+  for (auto& k : keys) s += (k.is_null(r) ? std::string("<null>") : format_value(k, r)) + "|";
+  return s;
+}
+
+struct reference {
+  std::vector<int64_t> ids, first_rows;
+  std::map<std::string, int64_t> group_of;
+};
+
+reference reference_groups(const std::vector<column>& keys) {
+  reference ref;
+  for (int64_t r = 0; r < keys[0].size(); ++r) {
+    auto [it, fresh] = ref.group_of.emplace(key_of(keys, r), static_cast<int64_t>(ref.first_rows.size()));
+    if (fresh) ref.first_rows.push_back(r);
+    ref.ids.push_back(it->second);
+  }
+  return ref;
+}
+
+// Checks grouping, group keys and find() (probe = `probe`, or the keys themselves) against the reference.
+void check_index(const std::vector<column>& keys, const std::vector<column>& probe, const std::string& what) {
+  SCOPED_TRACE(what + ", rows " + std::to_string(keys[0].size()));
+  reference ref = reference_groups(keys);
+  key_index ki(keys);
+  ASSERT_EQ(ki.num_groups(), static_cast<int64_t>(ref.first_rows.size()));
+  EXPECT_EQ(ki.group_ids(), ref.ids);
+  EXPECT_EQ(ki.first_rows(), ref.first_rows);
+  auto gk = ki.group_keys();
+  for (size_t c = 0; c < keys.size(); ++c) expect_columns_equal(gk[c], gather(keys[c], ref.first_rows), "group key");
+  std::vector<int64_t> expected;
+  for (int64_t r = 0; r < probe[0].size(); ++r) {
+    auto it = ref.group_of.find(key_of(probe, r));
+    expected.push_back(it == ref.group_of.end() ? -1 : it->second);
+  }
+  EXPECT_EQ(ki.find(probe), expected);
+  thread_pool pool(2);
+  cpu::row_groups rg = cpu::group_rows(keys, &pool);
+  EXPECT_EQ(rg.ids, ref.ids);
+  EXPECT_EQ(rg.first_row, ref.first_rows);
+}
+
+// An int64 column of n values drawn from `gen`, null with probability `null_p`.
+template <typename T, typename Gen>
+column random_column(type_id id, int64_t n, std::mt19937_64& rng, double null_p, Gen gen) {
+  std::vector<std::optional<T>> v;
+  std::bernoulli_distribution is_null(null_p);
+  for (int64_t i = 0; i < n; ++i) v.push_back(is_null(rng) ? std::nullopt : std::optional<T>(gen(rng)));
+  return make_column<T>(id, v);
+}
+
+auto uniform(int64_t lo, int64_t hi) {
+  return [=](std::mt19937_64& rng) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+}
+
+const std::vector<int64_t> sizes = {0, 1, 31, 32, 33, 1024, 70000};
+
+TEST(KeyIndex, SingleSmallRangeWithNegatives) {
+  std::mt19937_64 rng(1);
+  for (int64_t n : sizes) {
+    for (double null_p : {0.0, 0.2, 1.0}) {
+      column k = random_column<int64_t>(type_id::int64, n, rng, null_p, uniform(-40, 40));
+      column probe = random_column<int64_t>(type_id::int64, 300, rng, 0.1, uniform(-60, 60));
+      check_index({k}, {probe}, "small range, null_p " + std::to_string(null_p));
+      check_index({k}, {k}, "small range self");
+    }
+  }
+}
+
+TEST(KeyIndex, TwoKeysPackedDirectAndHashed) {
+  std::mt19937_64 rng(2);
+  for (int64_t n : sizes) {
+    for (double null_p : {0.0, 0.3}) {
+      // small ranges: direct table; (0, 10) and (1, 0)-style tuples must not collide
+      column a = random_column<int64_t>(type_id::int64, n, rng, null_p, uniform(-5, 5));
+      column b = random_column<int64_t>(type_id::int64, n, rng, null_p, uniform(-10, 10));
+      column pa = random_column<int64_t>(type_id::int64, 500, rng, 0.1, uniform(-7, 7));
+      column pb = random_column<int64_t>(type_id::int64, 500, rng, 0.1, uniform(-12, 12));
+      check_index({a, b}, {pa, pb}, "two small keys");
+      // wide ranges: codes fit 64 bits but not a direct table
+      column c = random_column<int64_t>(type_id::int64, n, rng, null_p, uniform(-1'000'000, 1'000'000));
+      column d = random_column<int64_t>(type_id::int64, n, rng, null_p, uniform(0, 3));
+      column pc = random_column<int64_t>(type_id::int64, 500, rng, 0.1, uniform(-1'000'000, 1'000'000));
+      check_index({c, d}, {pc, pb}, "wide and narrow keys");
+      check_index({c, d}, {c, d}, "wide and narrow self");
+    }
+  }
+}
+
+TEST(KeyIndex, MixedIntegralTypes) {
+  std::mt19937_64 rng(3);
+  for (int64_t n : sizes) {
+    column a = random_column<int32_t>(type_id::int32, n, rng, 0.1, [](std::mt19937_64& r) {
+      return static_cast<int32_t>(std::uniform_int_distribution<int32_t>(-3, 3)(r));
+    });
+    column b = random_column<bool>(type_id::boolean, n, rng, 0.1,
+                                   [](std::mt19937_64& r) { return std::bernoulli_distribution(0.5)(r); });
+    column c = random_column<uint64_t>(type_id::uint64, n, rng, 0.0, [](std::mt19937_64& r) {
+      return std::numeric_limits<uint64_t>::max() - std::uniform_int_distribution<uint64_t>(0, 5)(r);
+    });
+    check_index({a, b, c}, {a, b, c}, "int32, bool, uint64");
+  }
+}
+
+TEST(KeyIndex, ExtremeValuesAndOverflowingRanges) {
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  // the span of one key is 2^64 - 1: no null digit fits (generic path), without nulls the bits path
+  check_index({i64({lo, hi, 0, lo, -1, hi})}, {i64({hi, 1, lo, std::nullopt})}, "full range");
+  check_index({i64({lo, hi, std::nullopt, lo, std::nullopt, 0})}, {i64({hi, 1, std::nullopt, 0})},
+              "full range with nulls");
+  // two keys whose range product overflows 64 bits: generic path
+  check_index({i64({lo, hi, lo, lo}), i64({0, 1 << 20, 0, 5})}, {i64({lo, hi}), i64({0, 0})}, "overflowing product");
+}
+
+TEST(KeyIndex, FloatKeys) {
+  column f = f64({0.0, -0.0, std::nan(""), 1.5, -std::nan(""), 1.5, -2.0});
+  key_index ki({f});
+  EXPECT_EQ(ki.group_ids(), (std::vector<int64_t>{0, 0, 1, 2, 1, 2, 3}));
+  EXPECT_EQ(ki.find({f64({-0.0, std::nullopt, 7.0, std::nan("")})}), (std::vector<int64_t>{0, -1, -1, 1}));
+  key_index with_null({f64({1.0, std::nullopt, 1.0}), i64({1, 2, 1})});
+  EXPECT_EQ(with_null.group_ids(), (std::vector<int64_t>{0, 1, 0}));
+}
+
+TEST(KeyIndex, SlicedKeys) {
+  std::mt19937_64 rng(4);
+  column a = random_column<int64_t>(type_id::int64, 2000, rng, 0.2, uniform(-20, 20));
+  column b = random_column<int64_t>(type_id::int64, 2000, rng, 0.2, uniform(-3, 3));
+  for (int64_t off : {0, 3, 33}) {
+    column sa = a.slice(off, 1024), sb = b.slice(off + 7, 1024);
+    check_index({sa, sb}, {sb, sa}, "sliced at " + std::to_string(off));
+    check_index({sa}, {a.slice(1, 500)}, "one sliced key");
+  }
+}
+
+TEST(KeyIndex, StringsGenericPath) {
+  column s = str({"a", std::nullopt, "b", "a", std::nullopt, ""});
+  check_index({s, i64({1, 1, 1, 1, 1, 1})}, {str({"a", "c", std::nullopt}), i64({1, 1, 1})}, "strings");
+}
+
+}  // namespace
+}  // namespace tug
