@@ -397,16 +397,6 @@ struct lowerer {
         c = exec::make_filter(choose("filter"), std::move(c), std::move(pred));
         return keep_columns(std::move(c), names);
       }
-      default: break;
-    }
-    return go_rest(n);
-  }
-
-  physical_ptr go_rest(const plan_node& n);
-};
-
-physical_ptr lowerer::go_rest(const plan_node& n) {
-  switch (n.kind) {
     case plan_kind::select: {
       physical_ptr c = go(n.inputs[0]);
       bool agg = false;
@@ -468,10 +458,10 @@ physical_ptr lowerer::go_rest(const plan_node& n) {
     }
     case plan_kind::with_row_index:
       return exec::make_row_index(choose("row_index"), go(n.inputs[0]), n.offset, n.schema);
-    default: break;
+    }
+    throw internal_error(std::string("lowering: unhandled plan node ") + to_string(n.kind));
   }
-  throw internal_error(std::string("lowering: unhandled plan node ") + to_string(n.kind));
-}
+};
 
 }  // namespace
 
