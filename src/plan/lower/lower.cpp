@@ -21,8 +21,10 @@ expr rewrite(const expr& e, F&& f) {
   const auto& n = e.node();
   if (n.args.empty() && n.partition_by.empty()) return e;
   auto c = std::make_shared<expr_node>(n);
-  for (auto& a : c->args) a = rewrite(a, f);
-  for (auto& a : c->partition_by) a = rewrite(a, f);
+  for (auto& a : c->args)
+    a = rewrite(a, f);
+  for (auto& a : c->partition_by)
+    a = rewrite(a, f);
   return expr(c);
 }
 
@@ -36,7 +38,8 @@ void collect_aggs(const expr& e, std::vector<expr>& out) {
     out.push_back(e);
     return;
   }
-  for (auto& a : n.args) collect_aggs(a, out);
+  for (auto& a : n.args)
+    collect_aggs(a, out);
 }
 
 void collect_windows(const expr& e, std::vector<expr>& out) {
@@ -47,7 +50,8 @@ void collect_windows(const expr& e, std::vector<expr>& out) {
     out.push_back(e);
     return;
   }
-  for (auto& a : n.args) collect_windows(a, out);
+  for (auto& a : n.args)
+    collect_windows(a, out);
 }
 
 int index_of_equal(const std::vector<expr>& v, const expr& e) {
@@ -81,8 +85,8 @@ struct lowerer {
 
   backend choose(const char* op) {
     if (preferred == backend::cpu || exec::backend_supports(preferred, op)) return preferred;
-    std::string why = std::string("operator ") + op + " has no " + to_string(preferred) +
-                      " implementation yet; it runs on the cpu";
+    std::string why =
+        std::string("operator ") + op + " has no " + to_string(preferred) + " implementation yet; it runs on the cpu";
     if (opts.fallback == fallback_mode::raise) throw not_implemented_error(why + " (fallback_mode=raise)");
     if (fallbacks) fallbacks->push_back(why);
     if (opts.fallback == fallback_mode::warn) std::cerr << "tug warning: " << why << "\n";
@@ -91,7 +95,8 @@ struct lowerer {
 
   void count_uses(const plan_ptr& p) {
     if (uses[p.get()]++ > 0) return;
-    for (auto& i : p->inputs) count_uses(i);
+    for (auto& i : p->inputs)
+      count_uses(i);
   }
 
   physical_ptr project(physical_ptr child, const std::vector<expr>& exprs) {
@@ -120,8 +125,10 @@ struct lowerer {
   physical_ptr append_columns(physical_ptr child, const std::vector<expr>& extra) {
     if (extra.empty()) return child;
     std::vector<expr> all;
-    for (auto& f : child->output_schema) all.push_back(col(f.name));
-    for (auto& e : extra) all.push_back(e);
+    for (auto& f : child->output_schema)
+      all.push_back(col(f.name));
+    for (auto& e : extra)
+      all.push_back(e);
     return project(std::move(child), all);
   }
 
@@ -129,7 +136,8 @@ struct lowerer {
   physical_ptr keep_columns(physical_ptr child, const std::vector<std::string>& names) {
     if (child->output_schema.names() == names) return child;
     std::vector<expr> v;
-    for (auto& n : names) v.push_back(col(n));
+    for (auto& n : names)
+      v.push_back(col(n));
     return project(std::move(child), v);
   }
 
@@ -137,7 +145,8 @@ struct lowerer {
   // window replaced by a reference to its column.
   std::vector<expr> lower_windows(physical_ptr& child, const std::vector<expr>& exprs) {
     std::vector<expr> windows;
-    for (auto& e : exprs) collect_windows(e, windows);
+    for (auto& e : exprs)
+      collect_windows(e, windows);
     if (windows.empty()) return exprs;
     // pre-projection: keys and aggregation inputs of every window
     std::vector<expr> pre;
@@ -179,7 +188,8 @@ struct lowerer {
     std::vector<expr> replaced;  // per window: inner with aggs replaced
     for (auto& pw : plans) {
       std::vector<size_t> keys;
-      for (auto& k : pw.keys) keys.push_back(in.index_of(k));
+      for (auto& k : pw.keys)
+        keys.push_back(in.index_of(k));
       std::vector<std::pair<expr, std::string>> agg_cols;
       for (auto& [a, input_col] : pw.aggs) {
         window_spec ws;
@@ -198,8 +208,7 @@ struct lowerer {
         return std::nullopt;
       }));
     }
-    if (!specs.empty())
-      child = exec::make_window(choose("window"), std::move(child), std::move(specs), std::move(out));
+    if (!specs.empty()) child = exec::make_window(choose("window"), std::move(child), std::move(specs), std::move(out));
     std::vector<expr> result;
     for (auto& e : exprs) {
       result.push_back(rewrite(e, [&](const expr& x) -> std::optional<expr> {
@@ -227,7 +236,8 @@ struct lowerer {
   physical_ptr aggregate(physical_ptr child, const std::vector<expr>& keys, const std::vector<expr>& outputs,
                          bool maintain_order) {
     std::vector<expr> aggs;
-    for (auto& e : outputs) collect_aggs(e, aggs);
+    for (auto& e : outputs)
+      collect_aggs(e, aggs);
     std::vector<expr> pre;
     std::vector<std::string> key_names;
     for (auto& k : keys) {
@@ -248,10 +258,12 @@ struct lowerer {
     child = project(std::move(child), pre);
     const schema& in = child->output_schema;
     std::vector<size_t> key_idx;
-    for (size_t i = 0; i < keys.size(); ++i) key_idx.push_back(i);
+    for (size_t i = 0; i < keys.size(); ++i)
+      key_idx.push_back(i);
     std::vector<agg_spec> specs;
     schema out;
-    for (size_t i = 0; i < keys.size(); ++i) out.push_back(in[i]);
+    for (size_t i = 0; i < keys.size(); ++i)
+      out.push_back(in[i]);
     std::vector<std::string> agg_names;
     for (size_t i = 0; i < aggs.size(); ++i) {
       int64_t idx = agg_inputs[i].empty() ? -1 : static_cast<int64_t>(in.index_of(agg_inputs[i]));
@@ -263,7 +275,8 @@ struct lowerer {
     child = exec::make_aggregate(choose("aggregate"), std::move(child), std::move(key_idx), std::move(specs),
                                  maintain_order, std::move(out));
     std::vector<expr> post;
-    for (auto& k : key_names) post.push_back(col(k));
+    for (auto& k : key_names)
+      post.push_back(col(k));
     for (auto& e : outputs) {
       expr r = rewrite(e, [&](const expr& x) -> std::optional<expr> {
         if (x->kind != expr_kind::agg) return std::nullopt;
@@ -343,13 +356,15 @@ struct lowerer {
       return col(build_names[static_cast<size_t>(build_pos[jdx])]).alias(n.schema[k++].name);
     };
     if (!swap) {
-      for (size_t i = 0; i < probe_orig.size(); ++i) post.push_back(from_probe(i));
+      for (size_t i = 0; i < probe_orig.size(); ++i)
+        post.push_back(from_probe(i));
       for (size_t jdx = 0; jdx < build_orig.size(); ++jdx)
         if (build_pos[jdx] >= 0) post.push_back(from_build(jdx));
     } else {
       for (size_t jdx = 0; jdx < build_orig.size(); ++jdx)
         if (build_pos[jdx] >= 0) post.push_back(from_build(jdx));
-      for (size_t i = 0; i < probe_orig.size(); ++i) post.push_back(from_probe(i));
+      for (size_t i = 0; i < probe_orig.size(); ++i)
+        post.push_back(from_probe(i));
     }
     TUG_EXPECTS(k == n.schema.size(), "join lowering: output layout mismatch");
     return project(std::move(j), post);
@@ -370,7 +385,8 @@ struct lowerer {
         std::vector<size_t> cols;
         schema out;
         if (n.projection.empty()) {
-          for (size_t i = 0; i < n.source->schema.size(); ++i) cols.push_back(i);
+          for (size_t i = 0; i < n.source->schema.size(); ++i)
+            cols.push_back(i);
           out = n.source->schema;
         } else {
           for (auto& c : n.projection) {
@@ -382,7 +398,8 @@ struct lowerer {
         if (!n.predicates.empty()) {
           // one filter for the whole conjunction: each filter copies the surviving rows
           expr all = n.predicates[0];
-          for (size_t i = 1; i < n.predicates.size(); ++i) all = all & n.predicates[i];
+          for (size_t i = 1; i < n.predicates.size(); ++i)
+            all = all & n.predicates[i];
           expr pred = resolve(all, scan->output_schema);
           scan = exec::make_filter(choose("filter"), std::move(scan), std::move(pred));
         }
@@ -397,67 +414,73 @@ struct lowerer {
         c = exec::make_filter(choose("filter"), std::move(c), std::move(pred));
         return keep_columns(std::move(c), names);
       }
-    case plan_kind::select: {
-      physical_ptr c = go(n.inputs[0]);
-      bool agg = false;
-      for (auto& e : n.exprs) agg |= contains_agg(e);
-      auto exprs = lower_windows(c, n.exprs);
-      if (agg) return aggregate(std::move(c), {}, exprs, false);
-      return project(std::move(c), exprs);
-    }
-    case plan_kind::with_columns: {
-      physical_ptr c = go(n.inputs[0]);
-      std::vector<expr> added;
-      for (auto& e : n.exprs) added.push_back(broadcast_aggs(e).alias(output_name(e)));
-      auto exprs = lower_windows(c, added);
-      std::vector<expr> all;
-      for (auto& f : n.schema) {
-        int found = -1;
-        for (size_t i = 0; i < n.exprs.size(); ++i)
-          if (output_name(n.exprs[i]) == f.name) found = static_cast<int>(i);
-        all.push_back(found >= 0 ? exprs[static_cast<size_t>(found)] : col(f.name));
+      case plan_kind::select: {
+        physical_ptr c = go(n.inputs[0]);
+        bool agg = false;
+        for (auto& e : n.exprs)
+          agg |= contains_agg(e);
+        auto exprs = lower_windows(c, n.exprs);
+        if (agg) return aggregate(std::move(c), {}, exprs, false);
+        return project(std::move(c), exprs);
       }
-      return project(std::move(c), all);
-    }
-    case plan_kind::group_by:
-      return aggregate(go(n.inputs[0]), n.keys, n.exprs, n.stable);
-    case plan_kind::join: return join(n);
-    case plan_kind::sort: {
-      physical_ptr c = go(n.inputs[0]);
-      std::vector<std::string> names = c->output_schema.names();
-      std::vector<expr> pre;
-      std::vector<std::string> key_names;
-      for (auto& e : n.exprs) {
-        if (e->kind == expr_kind::column) {
-          key_names.push_back(e->name);
-        } else {
-          key_names.push_back(temp("sk"));
-          pre.push_back(e.alias(key_names.back()));
+      case plan_kind::with_columns: {
+        physical_ptr c = go(n.inputs[0]);
+        std::vector<expr> added;
+        for (auto& e : n.exprs)
+          added.push_back(broadcast_aggs(e).alias(output_name(e)));
+        auto exprs = lower_windows(c, added);
+        std::vector<expr> all;
+        for (auto& f : n.schema) {
+          int found = -1;
+          for (size_t i = 0; i < n.exprs.size(); ++i)
+            if (output_name(n.exprs[i]) == f.name) found = static_cast<int>(i);
+          all.push_back(found >= 0 ? exprs[static_cast<size_t>(found)] : col(f.name));
         }
+        return project(std::move(c), all);
       }
-      pre = lower_windows(c, pre);
-      c = append_columns(std::move(c), pre);
-      std::vector<size_t> keys;
-      for (auto& k : key_names) keys.push_back(c->output_schema.index_of(k));
-      c = exec::make_sort(choose("sort"), std::move(c), std::move(keys), n.descending, n.nulls_last, n.stable,
-                          n.length);
-      return keep_columns(std::move(c), names);
-    }
-    case plan_kind::slice:
-      return exec::make_slice(choose("slice"), go(n.inputs[0]), n.offset, n.length);
-    case plan_kind::unique: {
-      physical_ptr c = go(n.inputs[0]);
-      std::vector<size_t> subset;
-      for (auto& s : n.names) subset.push_back(c->output_schema.index_of(s));
-      return exec::make_unique(choose("unique"), std::move(c), std::move(subset), n.keep, n.stable);
-    }
-    case plan_kind::concat: {
-      std::vector<physical_ptr> kids;
-      for (auto& i : n.inputs) kids.push_back(go(i));
-      return exec::make_concat(choose("concat"), std::move(kids), n.schema);
-    }
-    case plan_kind::with_row_index:
-      return exec::make_row_index(choose("row_index"), go(n.inputs[0]), n.offset, n.schema);
+      case plan_kind::group_by:
+        return aggregate(go(n.inputs[0]), n.keys, n.exprs, n.stable);
+      case plan_kind::join:
+        return join(n);
+      case plan_kind::sort: {
+        physical_ptr c = go(n.inputs[0]);
+        std::vector<std::string> names = c->output_schema.names();
+        std::vector<expr> pre;
+        std::vector<std::string> key_names;
+        for (auto& e : n.exprs) {
+          if (e->kind == expr_kind::column) {
+            key_names.push_back(e->name);
+          } else {
+            key_names.push_back(temp("sk"));
+            pre.push_back(e.alias(key_names.back()));
+          }
+        }
+        pre = lower_windows(c, pre);
+        c = append_columns(std::move(c), pre);
+        std::vector<size_t> keys;
+        for (auto& k : key_names)
+          keys.push_back(c->output_schema.index_of(k));
+        c = exec::make_sort(choose("sort"), std::move(c), std::move(keys), n.descending, n.nulls_last, n.stable,
+                            n.length);
+        return keep_columns(std::move(c), names);
+      }
+      case plan_kind::slice:
+        return exec::make_slice(choose("slice"), go(n.inputs[0]), n.offset, n.length);
+      case plan_kind::unique: {
+        physical_ptr c = go(n.inputs[0]);
+        std::vector<size_t> subset;
+        for (auto& s : n.names)
+          subset.push_back(c->output_schema.index_of(s));
+        return exec::make_unique(choose("unique"), std::move(c), std::move(subset), n.keep, n.stable);
+      }
+      case plan_kind::concat: {
+        std::vector<physical_ptr> kids;
+        for (auto& i : n.inputs)
+          kids.push_back(go(i));
+        return exec::make_concat(choose("concat"), std::move(kids), n.schema);
+      }
+      case plan_kind::with_row_index:
+        return exec::make_row_index(choose("row_index"), go(n.inputs[0]), n.offset, n.schema);
     }
     throw internal_error(std::string("lowering: unhandled plan node ") + to_string(n.kind));
   }
