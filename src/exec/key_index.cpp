@@ -298,12 +298,20 @@ struct key_index::impl {
 
 key_index::key_index(std::vector<column> keys) : _impl(std::make_unique<impl>()) {
   TUG_EXPECTS(!keys.empty(), "key_index needs at least one key column");
+  _group_of_row.resize(static_cast<size_t>(keys[0].size()));
+  build(std::move(keys), _group_of_row.data());
+}
+
+key_index::key_index(std::vector<column> keys, int64_t* group_ids_out) : _impl(std::make_unique<impl>()) {
+  TUG_EXPECTS(!keys.empty(), "key_index needs at least one key column");
+  build(std::move(keys), group_ids_out);
+}
+
+void key_index::build(std::vector<column> keys, int64_t* ids) {
   auto& s = *_impl;
   s.keys = std::move(keys);
   s.ops = make_all(s.keys);
   int64_t n = s.keys[0].size();
-  _group_of_row.resize(static_cast<size_t>(n));
-  int64_t* ids = _group_of_row.data();
   s.codec = plan_packed(s.keys);
   if (s.codec.how == key_codec::kind::none && s.keys.size() == 1 && !s.keys[0].has_nulls() &&
       type_dispatch(s.keys[0].type().id, []<type_id Id>() { return fast_key<storage_t<Id>>; })) {

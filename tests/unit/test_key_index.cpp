@@ -149,6 +149,30 @@ TEST(KeyIndex, SlicedKeys) {
   }
 }
 
+TEST(KeyIndex, GroupChunksWithEmptyAndUnevenChunks) {
+  std::mt19937_64 rng(5);
+  thread_pool pool(2);
+  for (double null_p : {0.0, 0.3}) {
+    column a = random_column<int64_t>(type_id::int64, 1089, rng, null_p, uniform(-9, 9));
+    column s = random_column<int64_t>(type_id::int64, 1089, rng, null_p, uniform(-3, 3));
+    column b = make_string_column([&] {
+      std::vector<std::optional<std::string>> v;
+      for (int64_t i = 0; i < s.size(); ++i) v.push_back(s.is_null(i) ? std::nullopt : std::optional(format_value(s, i)));
+      return v;
+    }());
+    reference ref = reference_groups({a, b});
+    std::vector<std::vector<column>> chunks;
+    int64_t at = 0;
+    for (int64_t len : {0, 31, 1, 0, 1024, 33}) {
+      chunks.push_back({a.slice(at, len), b.slice(at, len)});
+      at += len;
+    }
+    cpu::row_groups rg = cpu::group_chunks(chunks, pool);
+    EXPECT_EQ(rg.ids, ref.ids);
+    EXPECT_EQ(rg.first_row, ref.first_rows);
+  }
+}
+
 TEST(KeyIndex, StringsGenericPath) {
   column s = str({"a", std::nullopt, "b", "a", std::nullopt, ""});
   check_index({s, i64({1, 1, 1, 1, 1, 1})}, {str({"a", "c", std::nullopt}), i64({1, 1, 1})}, "strings");

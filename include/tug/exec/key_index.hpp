@@ -18,6 +18,9 @@ class key_index {
  public:
   /// Indexes all rows of `keys` (at least one column, all the same length).
   explicit key_index(std::vector<column> keys);
+  /// Indexes all rows of `keys`, writing the group id of each row to `group_ids_out` (one per row)
+  /// instead of keeping them (group_ids() is then empty).
+  key_index(std::vector<column> keys, int64_t* group_ids_out);
   ~key_index();
   key_index(key_index&&) noexcept;
   key_index& operator=(key_index&&) noexcept;
@@ -36,6 +39,7 @@ class key_index {
   std::vector<int64_t> find(const std::vector<column>& probe) const;
 
  private:
+  void build(std::vector<column> keys, int64_t* ids);
   struct impl;
   std::unique_ptr<impl> _impl;
   std::vector<int64_t> _group_of_row;

@@ -337,43 +337,55 @@ std::string describe_columns(const std::vector<size_t>& columns) {
 row_groups group_rows(const std::vector<column>& keys, thread_pool* pool) {
   TUG_EXPECTS(!keys.empty(), "group_rows needs at least one key column");
   int64_t n = keys[0].size();
-  row_groups r;
   int64_t nc = pool && n >= (int64_t{1} << 16) ? pool->size() : 1;
   if (nc <= 1) {
+    row_groups r;
     key_index ki(keys);
     r.first_row = ki.first_rows();
     r.ids = ki.take_group_ids();
     return r;
   }
-  // index contiguous chunks in parallel, then index the chunks' first rows (in chunk order, so the
-  // merged ids are in first-seen order over all rows) and renumber each chunk's ids
-  std::vector<int64_t> lo(sz(nc) + 1);
-  for (int64_t c = 0; c <= nc; ++c) lo[sz(c)] = n * c / nc;
-  std::vector<std::vector<int64_t>> local(sz(nc)), firsts(sz(nc));
-  pool->parallel_for(nc, [&](int64_t c) {
-    std::vector<column> sub;
-    for (auto& k : keys) sub.push_back(k.slice(lo[sz(c)], lo[sz(c) + 1] - lo[sz(c)]));
-    key_index ki(std::move(sub));
-    firsts[sz(c)] = ki.first_rows();
-    for (int64_t& f : firsts[sz(c)]) f += lo[sz(c)];
-    local[sz(c)] = ki.take_group_ids();
-  });
-  std::vector<int64_t> all_firsts, base(sz(nc) + 1, 0);
+  std::vector<std::vector<column>> chunks(sz(nc));
   for (int64_t c = 0; c < nc; ++c) {
-    all_firsts.insert(all_firsts.end(), firsts[sz(c)].begin(), firsts[sz(c)].end());
-    base[sz(c) + 1] = static_cast<int64_t>(all_firsts.size());
+    int64_t lo = n * c / nc, hi = n * (c + 1) / nc;
+    for (auto& k : keys) chunks[sz(c)].push_back(k.slice(lo, hi - lo));
   }
+  return group_chunks(chunks, *pool);
+}
+
+row_groups group_chunks(const std::vector<std::vector<column>>& chunks, thread_pool& pool) {
+  TUG_EXPECTS(!chunks.empty() && !chunks[0].empty(), "group_chunks needs at least one chunk and key column");
+  // index the chunks in parallel, then index the chunks' first rows (in chunk order, so the merged
+  // ids are in first-seen order over all rows) and renumber each chunk's ids
+  size_t nc = chunks.size();
+  std::vector<int64_t> lo(nc + 1, 0);
+  for (size_t c = 0; c < nc; ++c) lo[c + 1] = lo[c] + chunks[c][0].size();
+  row_groups r;
+  r.ids.resize(sz(lo[nc]));
+  std::vector<std::vector<int64_t>> firsts(nc);
+  pool.parallel_for(static_cast<int64_t>(nc), [&](int64_t c) {
+    key_index ki(chunks[sz(c)], r.ids.data() + lo[sz(c)]);
+    firsts[sz(c)] = ki.first_rows();
+  });
+  // key rows of the chunks' groups, concatenated
+  std::vector<int64_t> base(nc + 1, 0);
+  for (size_t c = 0; c < nc; ++c) base[c + 1] = base[c] + static_cast<int64_t>(firsts[c].size());
   std::vector<column> first_keys;
-  for (auto& k : keys) first_keys.push_back(gather(k, all_firsts));
+  for (size_t k = 0; k < chunks[0].size(); ++k) {
+    std::vector<column> pieces;
+    for (size_t c = 0; c < nc; ++c) pieces.push_back(gather(chunks[c][k], firsts[c]));
+    first_keys.push_back(concatenate(pieces));
+  }
   key_index merged(std::move(first_keys));
   const std::vector<int64_t>& global = merged.group_ids();
-  for (int64_t f : merged.first_rows()) r.first_row.push_back(all_firsts[sz(f)]);
-  r.ids.resize(sz(n));
-  pool->parallel_for(nc, [&](int64_t c) {
+  for (int64_t f : merged.first_rows()) {
+    size_t c = static_cast<size_t>(std::upper_bound(base.begin(), base.end(), f) - base.begin()) - 1;
+    r.first_row.push_back(lo[c] + firsts[c][sz(f - base[c])]);
+  }
+  pool.parallel_for(static_cast<int64_t>(nc), [&](int64_t c) {
     const int64_t* map = global.data() + base[sz(c)];
-    const std::vector<int64_t>& ids = local[sz(c)];
-    int64_t* out = r.ids.data() + lo[sz(c)];
-    for (size_t i = 0; i < ids.size(); ++i) out[i] = map[ids[i]];
+    int64_t* ids = r.ids.data() + lo[sz(c)];
+    for (int64_t i = 0, m = lo[sz(c) + 1] - lo[sz(c)]; i < m; ++i) ids[i] = map[ids[i]];
   });
   return r;
 }

@@ -32,6 +32,10 @@ struct row_groups {
 /// into hash buckets indexed in parallel.
 row_groups group_rows(const std::vector<column>& keys, thread_pool* pool);
 
+/// Groups rows given as consecutive chunks (each the same key columns), indexing the chunks in
+/// parallel; ids and first rows refer to the chunks' rows concatenated.
+row_groups group_chunks(const std::vector<std::vector<column>>& chunks, thread_pool& pool);
+
 /// Aggregation `spec` of `in` per group: one row per group, of type `spec.output_type`.
 /// `in` may be nullptr for len. @throws type_error when the op does not apply to the input type.
 column aggregate_groups(const agg_spec& spec, const column* in, const group_map& g, memory_resource* mr);

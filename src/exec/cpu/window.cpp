@@ -40,12 +40,10 @@ class window_op final : public physical_node {
     if (parts.empty()) return parts;
     const schema& in = children[0]->output_schema;
     int64_t rows = total_rows(parts);
-    // concatenate only the columns the windows read
+    // concatenate only the columns the aggregations read (keys are grouped partition by partition)
     std::map<size_t, column> all;
-    for (auto& s : _specs) {
-      for (size_t k : s.keys) all[k];
+    for (auto& s : _specs)
       if (s.agg.input >= 0) all[static_cast<size_t>(s.agg.input)];
-    }
     std::vector<size_t> used;
     for (auto& [c, _] : all) used.push_back(c);
     std::vector<column> cols(used.size());
@@ -58,9 +56,12 @@ class window_op final : public physical_node {
     std::vector<std::optional<cpu::row_groups>> groupings(_key_sets.size());
     for (size_t i = 0; i < _key_sets.size(); ++i) {
       if (_key_sets[i].empty()) continue;
-      std::vector<column> keys;
-      for (size_t k : _key_sets[i]) keys.push_back(all[k]);
-      groupings[i] = cpu::group_rows(keys, &ctx.pool);
+      std::vector<std::vector<column>> chunks;
+      for (auto& p : parts) {
+        chunks.emplace_back();
+        for (size_t k : _key_sets[i]) chunks.back().push_back(p[k]);
+      }
+      groupings[i] = chunks.size() == 1 ? cpu::group_rows(chunks[0], &ctx.pool) : cpu::group_chunks(chunks, ctx.pool);
     }
     auto map_of = [&](size_t spec) {
       const auto& g = groupings[_key_set_of[spec]];
