@@ -87,6 +87,15 @@ TEST(Window, NoKeysBroadcastsOverAllRows) {
     for (int64_t target : {int64_t{1} << 20, int64_t{7}}) check_windows(n, 4, target, cases);
 }
 
+// Many partitions and few groups: decomposable aggregations go through per-partition partial states.
+TEST(Window, ManyPartitionsFewGroups) {
+  for (std::vector<int> keys : {std::vector<int>{1, 2}, std::vector<int>{1}, std::vector<int>{}}) {
+    auto cases = all_cases(keys);
+    check_windows(4096, 4, 128, cases);
+    check_windows(20033, 4, 1000, cases);
+  }
+}
+
 TEST(Window, MixedKeySets) {
   auto d = decomposable_cases();
   auto h = holistic_cases();
