@@ -1,5 +1,6 @@
 #include "tug/core/table.hpp"
 
+#include <bit>
 #include <cstring>
 
 namespace tug {
@@ -231,7 +232,14 @@ table filter(const table& t, const column& mask, memory_resource* mr) {
     const bool* sel = m.values<bool>();
     int64_t k = 0;
     if (!m.validity) {
-      for (int64_t i = 0; i < m.size; ++i) k += sel[i];
+      // booleans are bytes 0 or 1: a popcount of 8 of them at a time counts the selected rows
+      int64_t i = 0;
+      for (; i + 8 <= m.size; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, sel + i, 8);
+        k += std::popcount(w);
+      }
+      for (; i < m.size; ++i) k += sel[i];
     } else {
       for (int64_t i = 0; i < m.size; ++i) k += sel[i] & m.is_valid(i);
     }
