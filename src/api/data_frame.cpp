@@ -69,10 +69,7 @@ data_frame data_frame::repartition(int64_t rows) const {
 }
 
 lazy_frame data_frame::lazy() const {
-  auto src = std::make_shared<memory_source>();
-  src->schema = _schema;
-  src->partitions = _partitions;
-  return lazy_frame(plan::scan_memory(std::move(src)));
+  return lazy_frame(plan::scan(std::make_shared<memory_source>(_schema, _partitions)));
 }
 
 std::string data_frame::to_string(int64_t max_rows) const {

@@ -8,7 +8,7 @@ namespace tug {
 
 const char* to_string(plan_kind k) {
   switch (k) {
-    case plan_kind::scan_memory: return "DF";
+    case plan_kind::scan: return "SCAN";
     case plan_kind::filter: return "FILTER";
     case plan_kind::select: return "SELECT";
     case plan_kind::with_columns: return "WITH_COLUMNS";
@@ -73,9 +73,9 @@ std::vector<field> project_fields(const std::vector<expr>& exprs, const schema& 
 
 }  // namespace
 
-plan_ptr scan_memory(std::shared_ptr<const memory_source> src) {
-  auto n = make(plan_kind::scan_memory, {});
-  n->schema = src->schema;
+plan_ptr scan(std::shared_ptr<const table_source> src) {
+  auto n = make(plan_kind::scan, {});
+  n->schema = src->schema();
   n->source = std::move(src);
   return n;
 }
@@ -283,7 +283,7 @@ plan_ptr with_row_index(plan_ptr in, std::string name, int64_t offset) {
 
 plan_ptr with_inputs(const plan_node& n, std::vector<plan_ptr> inputs) {
   switch (n.kind) {
-    case plan_kind::scan_memory: {
+    case plan_kind::scan: {
       auto c = std::make_shared<plan_node>(n);
       return c;
     }
@@ -337,15 +337,13 @@ bool any_of(const std::vector<bool>& v) {
 std::string node_line(const plan_node& n) {
   std::string line = to_string(n.kind);
   switch (n.kind) {
-    case plan_kind::scan_memory: {
-      line += "; " + std::to_string(n.source->schema.size()) + " columns, " +
-              std::to_string(total_rows(n.source->partitions)) + " rows in " +
-              std::to_string(n.source->partitions.size()) + " partitions";
+    case plan_kind::scan: {
+      line = n.source->describe();
       if (!n.projection.empty())
-        line += "; project " + std::to_string(n.projection.size()) + "/" + std::to_string(n.source->schema.size()) +
+        line += "; project " + std::to_string(n.projection.size()) + "/" + std::to_string(n.source->schema().size()) +
                 " columns " + names_str(n.projection);
       if (!n.predicates.empty()) line += "; selection: " + exprs_str(n.predicates);
-      if (n.schema.size() != (n.projection.empty() ? n.source->schema.size() : n.projection.size()))
+      if (n.schema.size() != (n.projection.empty() ? n.source->schema().size() : n.projection.size()))
         line += "; output " + names_str(n.schema.names());
       break;
     }

@@ -211,9 +211,9 @@ TEST(PredicatePushdown, SplitsConjunctionsAndKeepsComputedColumns) {
   plan_ptr wc = plan::with_columns(scan(), {lit(true).alias("x"), col("c").alias("c2")});
   plan_ptr p = plan::filter(wc, col("x") & col("b") & col("c2").is_null());
   plan_ptr r = passes::predicate_pushdown(p);
-  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::filter, plan_kind::with_columns, plan_kind::scan_memory}));
+  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::filter, plan_kind::with_columns, plan_kind::scan}));
   EXPECT_EQ(to_string(r->exprs[0]), "col(\"x\")");
-  EXPECT_EQ(predicate_text(find(r, plan_kind::scan_memory)),
+  EXPECT_EQ(predicate_text(find(r, plan_kind::scan)),
             (std::vector<std::string>{"col(\"b\")", "col(\"c\").is_null()"}));
 }
 
@@ -223,7 +223,7 @@ TEST(PredicatePushdown, StacksFiltersAndPassesSortUniqueConcat) {
   plan_ptr p = plan::filter(plan::filter(plan::sort(u, {col("a")}, {}, {}, false), col("b")), col("b").not_());
   plan_ptr r = passes::predicate_pushdown(p);
   EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::sort, plan_kind::unique, plan_kind::concat,
-                                              plan_kind::scan_memory, plan_kind::scan_memory}));
+                                              plan_kind::scan, plan_kind::scan}));
   for (auto& in : find(r, plan_kind::concat)->inputs)
     EXPECT_EQ(predicate_text(in.get()), (std::vector<std::string>{"col(\"b\")", "col(\"b\").not()"}));
 }
@@ -231,7 +231,7 @@ TEST(PredicatePushdown, StacksFiltersAndPassesSortUniqueConcat) {
 TEST(PredicatePushdown, UniqueOnlyOnSubsetColumns) {
   plan_ptr p = plan::filter(plan::unique(scan(), {"a"}, unique_keep::first, false), col("b"));
   EXPECT_EQ(kinds(passes::predicate_pushdown(p)),
-            (std::vector<plan_kind>{plan_kind::filter, plan_kind::unique, plan_kind::scan_memory}));
+            (std::vector<plan_kind>{plan_kind::filter, plan_kind::unique, plan_kind::scan}));
 }
 
 TEST(PredicatePushdown, StopsAtSliceRowIndexWindowAndTopK) {
@@ -246,8 +246,8 @@ TEST(PredicatePushdown, StopsAtSliceRowIndexWindowAndTopK) {
   // a filter above a window filter does not pass below it
   plan_ptr above = plan::filter(win, col("a").is_null());
   plan_ptr r = passes::predicate_pushdown(above);
-  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::filter, plan_kind::filter, plan_kind::scan_memory}));
-  EXPECT_TRUE(find(r, plan_kind::scan_memory)->predicates.empty());
+  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::filter, plan_kind::filter, plan_kind::scan}));
+  EXPECT_TRUE(find(r, plan_kind::scan)->predicates.empty());
   // windows in a projection stop it too
   plan_ptr wsel = plan::filter(plan::with_columns(s, {col("b").any().over({"c"}).alias("w")}), col("b"));
   unchanged(wsel);
@@ -292,9 +292,9 @@ TEST(PredicatePushdown, GroupByKeysOnly) {
   plan_ptr g = plan::group_by(scan(), {col("b"), col("c")}, {col("a").sum()});
   plan_ptr p = plan::filter(g, col("b") & col("a").is_null());
   plan_ptr r = passes::predicate_pushdown(p);
-  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::filter, plan_kind::group_by, plan_kind::scan_memory}));
+  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::filter, plan_kind::group_by, plan_kind::scan}));
   EXPECT_EQ(to_string(r->exprs[0]), "col(\"a\").is_null()");
-  EXPECT_EQ(predicate_text(find(r, plan_kind::scan_memory)), std::vector<std::string>{"col(\"b\")"});
+  EXPECT_EQ(predicate_text(find(r, plan_kind::scan)), std::vector<std::string>{"col(\"b\")"});
 }
 
 TEST(PredicatePushdown, SharedSubplanStaysShared) {
@@ -310,7 +310,7 @@ TEST(ProjectionPushdown, ScanReadsOnlyNeededColumns) {
   plan_ptr p = plan::select(plan::filter(scan(), col("b")), {col("a").alias("x")});
   plan_ptr r = passes::projection_pushdown(p);
   EXPECT_EQ(r->schema, p->schema);
-  const plan_node* s = find(r, plan_kind::scan_memory);
+  const plan_node* s = find(r, plan_kind::scan);
   EXPECT_EQ(s->projection, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(to_string(r),
             "SELECT [col(\"a\").alias(\"x\")]\n"
@@ -333,16 +333,16 @@ TEST(ProjectionPushdown, PrunesExpressionsAggregationsAndRowIndex) {
   plan_ptr p = plan::select(wc, {col("one"), col("a")});
   plan_ptr r = passes::projection_pushdown(p);
   EXPECT_EQ(r->schema, p->schema);
-  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::select, plan_kind::with_columns, plan_kind::scan_memory}));
+  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::select, plan_kind::with_columns, plan_kind::scan}));
   EXPECT_EQ(find(r, plan_kind::with_columns)->exprs.size(), 1u);
-  EXPECT_EQ(find(r, plan_kind::scan_memory)->projection, std::vector<std::string>{"a"});
+  EXPECT_EQ(find(r, plan_kind::scan)->projection, std::vector<std::string>{"a"});
 
   plan_ptr g = plan::group_by(s, {col("c")}, {col("a").sum().alias("sa"), col("d").max().alias("md")});
   plan_ptr pg = plan::select(g, {col("md")});
   plan_ptr rg = passes::projection_pushdown(pg);
   EXPECT_EQ(rg->schema, pg->schema);
   EXPECT_EQ(find(rg, plan_kind::group_by)->exprs.size(), 1u);
-  EXPECT_EQ(find(rg, plan_kind::scan_memory)->projection, (std::vector<std::string>{"c", "d"}));
+  EXPECT_EQ(find(rg, plan_kind::scan)->projection, (std::vector<std::string>{"c", "d"}));
 }
 
 TEST(ProjectionPushdown, RootSchemaKeptWhenColumnsAreReplaced) {
@@ -350,13 +350,13 @@ TEST(ProjectionPushdown, RootSchemaKeptWhenColumnsAreReplaced) {
   plan_ptr p = plan::with_columns(scan(), {lit(int64_t{7}).alias("a")});
   plan_ptr r = passes::projection_pushdown(p);
   EXPECT_EQ(r->schema, p->schema);
-  EXPECT_EQ(find(r, plan_kind::scan_memory)->projection, (std::vector<std::string>{"b", "c", "d"}));
+  EXPECT_EQ(find(r, plan_kind::scan)->projection, (std::vector<std::string>{"b", "c", "d"}));
 }
 
 TEST(ProjectionPushdown, KeepsOneColumnForTheRowCount) {
   plan_ptr p = plan::select(scan(), {lit(int64_t{1}).alias("one")});
   plan_ptr r = passes::projection_pushdown(p);
-  EXPECT_EQ(find(r, plan_kind::scan_memory)->projection, std::vector<std::string>{"a"});
+  EXPECT_EQ(find(r, plan_kind::scan)->projection, std::vector<std::string>{"a"});
 }
 
 TEST(ProjectionPushdown, JoinsKeepKeysAndSuffixes) {
@@ -385,7 +385,7 @@ TEST(ProjectionPushdown, SharedSubplanGetsTheUnionOfNeeds) {
   plan_ptr p = plan::concat({plan::select(base, {col("a")}), plan::select(plan::filter(base, col("b")), {col("a")})});
   plan_ptr r = passes::projection_pushdown(p);
   const plan_node* c = find(r, plan_kind::concat);
-  EXPECT_EQ(c->inputs[0]->inputs[0].get(), find(c->inputs[1], plan_kind::scan_memory));
+  EXPECT_EQ(c->inputs[0]->inputs[0].get(), find(c->inputs[1], plan_kind::scan));
   EXPECT_EQ(c->inputs[0]->inputs[0]->projection, (std::vector<std::string>{"a", "b"}));
 }
 
@@ -394,7 +394,7 @@ TEST(SlicePushdown, TopKOnSort) {
   plan_ptr p = plan::slice(plan::select(s, {col("a"), col("c")}), 2, 3);
   plan_ptr r = passes::slice_pushdown(p);
   EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::slice, plan_kind::select, plan_kind::sort,
-                                              plan_kind::scan_memory}));
+                                              plan_kind::scan}));
   EXPECT_EQ(find(r, plan_kind::sort)->length, 5);
   EXPECT_EQ(to_string(r),
             "SLICE offset 2 len 3\n"

@@ -124,8 +124,9 @@ bool backend_supports(backend b, const char* op);
 struct shared_subplan;
 std::shared_ptr<shared_subplan> make_shared_subplan(physical_ptr child);
 physical_ptr make_cache(const std::shared_ptr<shared_subplan>& shared);
-physical_ptr make_scan_memory(backend b, std::shared_ptr<const memory_source> src, std::vector<size_t> columns,
-                              schema out);
+/// Reads `columns` of a source; `predicates` let the source skip data (the lowering filters after).
+physical_ptr make_scan(backend b, std::shared_ptr<const table_source> src, std::vector<std::string> columns,
+                       std::vector<expr> predicates, schema out);
 /// Keeps rows where the resolved boolean `predicate` is true.
 physical_ptr make_filter(backend b, physical_ptr child, expr predicate);
 /// Evaluates resolved, elementwise `exprs` (no aggregations, no windows) per partition.

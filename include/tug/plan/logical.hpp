@@ -7,11 +7,12 @@
 
 #include "tug/core/table.hpp"
 #include "tug/expr/expr.hpp"
+#include "tug/io/source.hpp"
 
 namespace tug {
 
 enum class plan_kind : uint8_t {
-  scan_memory,      ///< partitions held in memory
+  scan,             ///< a table_source: memory, Parquet or CSV
   filter,           ///< exprs[0] is the predicate
   select,           ///< exprs are the output columns
   with_columns,     ///< input columns plus/replaced by exprs
@@ -31,17 +32,12 @@ const char* to_string(plan_kind k);
 const char* to_string(join_type j);
 const char* to_string(unique_keep k);
 
-/// Data of an in-memory source: its schema and partitions.
-struct memory_source {
-  tug::schema schema;
-  std::vector<table> partitions;
-};
 
 struct plan_node;
 using plan_ptr = std::shared_ptr<const plan_node>;
 
 struct plan_node {
-  plan_kind kind = plan_kind::scan_memory;
+  plan_kind kind = plan_kind::scan;
   std::vector<plan_ptr> inputs;
   tug::schema schema;  ///< output schema
 
@@ -59,7 +55,7 @@ struct plan_node {
   unique_keep keep = unique_keep::any;
 
   // scans
-  std::shared_ptr<const memory_source> source;
+  std::shared_ptr<const table_source> source;
   std::vector<std::string> projection;  ///< pushed-down projection (empty = all columns)
   std::vector<expr> predicates;         ///< pushed-down filters (conjunction)
 };
@@ -67,7 +63,7 @@ struct plan_node {
 /// Plan builders: each checks its input and computes the output schema.
 /// @throws column_not_found_error / type_error / invalid_argument_error naming what is wrong.
 namespace plan {
-plan_ptr scan_memory(std::shared_ptr<const memory_source> src);
+plan_ptr scan(std::shared_ptr<const table_source> src);
 plan_ptr filter(plan_ptr in, expr predicate);
 plan_ptr select(plan_ptr in, std::vector<expr> exprs);
 plan_ptr with_columns(plan_ptr in, std::vector<expr> exprs);

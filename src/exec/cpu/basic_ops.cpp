@@ -12,39 +12,25 @@ using cpu::require_cpu;
 
 namespace {
 
-class scan_memory_op final : public physical_node {
+class scan_op final : public physical_node {
  public:
-  scan_memory_op(std::shared_ptr<const memory_source> src, std::vector<size_t> cols)
-      : _src(std::move(src)), _cols(std::move(cols)) {}
-  std::string name() const override { return "scan_memory"; }
+  scan_op(std::shared_ptr<const table_source> src, std::vector<std::string> cols, std::vector<expr> predicates)
+      : _src(std::move(src)), _cols(std::move(cols)), _predicates(std::move(predicates)) {}
+  std::string name() const override { return "scan"; }
   std::string detail() const override {
-    return std::to_string(_cols.size()) + "/" + std::to_string(_src->schema.size()) + " columns";
+    return std::to_string(_cols.size()) + "/" + std::to_string(_src->schema().size()) + " columns of " +
+           _src->describe();
   }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
-    std::vector<table> out;
-    // at most target_partition_rows a partition, and enough partitions to keep every thread busy
-    // (but not slivers: at least 16k rows each unless the target itself is smaller)
-    int64_t rows = total_rows(_src->partitions);
-    int64_t threads = ctx.pool.size();
-    int64_t per_thread = std::max<int64_t>(16384, (rows + threads - 1) / threads);
-    int64_t target = std::max<int64_t>(1, std::min(ctx.options.target_partition_rows, per_thread));
-    for (auto& p : _src->partitions) {
-      table t = p.select(_cols);
-      if (t.num_rows() <= target) {
-        out.push_back(std::move(t));
-        continue;
-      }
-      for (int64_t off = 0; off < t.num_rows(); off += target)
-        out.push_back(t.slice(off, std::min(target, t.num_rows() - off)));
-    }
-    return out;
+    return _src->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr);
   }
 
  private:
-  std::shared_ptr<const memory_source> _src;
-  std::vector<size_t> _cols;
+  std::shared_ptr<const table_source> _src;
+  std::vector<std::string> _cols;
+  std::vector<expr> _predicates;
 };
 
 class filter_op final : public physical_node {
@@ -231,10 +217,11 @@ physical_ptr make_cache(const std::shared_ptr<shared_subplan>& shared) {
   return finish(std::make_unique<cache_op>(shared), shared->child->where, {}, std::move(out));
 }
 
-physical_ptr make_scan_memory(backend b, std::shared_ptr<const memory_source> src, std::vector<size_t> columns,
-                              schema out) {
-  require_cpu(b, "scan_memory");
-  return finish(std::make_unique<scan_memory_op>(std::move(src), std::move(columns)), b, {}, std::move(out));
+physical_ptr make_scan(backend b, std::shared_ptr<const table_source> src, std::vector<std::string> columns,
+                       std::vector<expr> predicates, schema out) {
+  require_cpu(b, "scan");
+  return finish(std::make_unique<scan_op>(std::move(src), std::move(columns), std::move(predicates)), b, {},
+                std::move(out));
 }
 
 physical_ptr make_filter(backend b, physical_ptr child, expr predicate) {

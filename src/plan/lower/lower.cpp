@@ -381,20 +381,12 @@ struct lowerer {
 
   physical_ptr go_node(const plan_node& n) {
     switch (n.kind) {
-      case plan_kind::scan_memory: {
-        std::vector<size_t> cols;
+      case plan_kind::scan: {
+        const schema& src = n.source->schema();
+        std::vector<std::string> cols = n.projection.empty() ? src.names() : n.projection;
         schema out;
-        if (n.projection.empty()) {
-          for (size_t i = 0; i < n.source->schema.size(); ++i)
-            cols.push_back(i);
-          out = n.source->schema;
-        } else {
-          for (auto& c : n.projection) {
-            cols.push_back(n.source->schema.index_of(c));
-            out.push_back(n.source->schema[cols.back()]);
-          }
-        }
-        physical_ptr scan = exec::make_scan_memory(choose("scan_memory"), n.source, std::move(cols), out);
+        for (auto& c : cols) out.push_back(src[src.index_of(c)]);
+        physical_ptr scan = exec::make_scan(choose("scan"), n.source, std::move(cols), n.predicates, std::move(out));
         if (!n.predicates.empty()) {
           // one filter for the whole conjunction: each filter copies the surviving rows
           expr all = n.predicates[0];

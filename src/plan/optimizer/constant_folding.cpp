@@ -147,7 +147,7 @@ struct folder {
     changed |= fold_all(c.exprs, named ? &fold_expression : &fold_raw);
     changed |= fold_all(c.keys, join ? &fold_join_key : named ? &fold_expression : &fold_raw);
     changed |= fold_all(c.right_keys, &fold_join_key);
-    if (c.kind == plan_kind::scan_memory) {
+    if (c.kind == plan_kind::scan) {
       std::vector<expr> kept;
       for (auto& e : c.predicates) {
         expr f = fold_raw(e);

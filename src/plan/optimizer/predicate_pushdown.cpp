@@ -1,6 +1,6 @@
 // Predicate pushdown: splits filters into conjuncts and moves each as close to the data as it can go
 // without changing results: through row-wise projections (renaming columns), sorts, unions, the
-// non-null-producing sides of joins, group_by keys and unique subsets, into scan_memory predicates.
+// non-null-producing sides of joins, group_by keys and unique subsets, into scan predicates.
 // Stops at slices, row indices, windows, aggregations, top-k sorts and subplans used more than once
 // (so that they stay shared).
 #include "tug/plan/optimizer.hpp"
@@ -75,7 +75,7 @@ struct pusher {
   plan_ptr node(const plan_ptr& p, std::vector<expr> preds) {
     const plan_node& n = *p;
     switch (n.kind) {
-      case plan_kind::scan_memory: {
+      case plan_kind::scan: {
         if (preds.empty()) return p;
         auto c = std::make_shared<plan_node>(n);
         for (auto& e : preds) c->predicates.push_back(e);

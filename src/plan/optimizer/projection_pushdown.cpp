@@ -1,6 +1,6 @@
 // Projection pushdown: computes the columns each node must produce (the union over its parents, so a
 // shared subplan stays shared), drops unused select / with_columns / agg expressions and row indices,
-// and sets scan_memory's `projection` so only the needed columns are read. A node may produce more
+// and sets the scan's `projection` so only the needed columns are read. A node may produce more
 // columns than its parents need (e.g. a group_by keeps its keys); unions and the root get an exact
 // select, so the output schema is unchanged.
 #include <algorithm>
@@ -36,7 +36,7 @@ decision decide(const plan_node& n, const name_set& need) {
   decision d;
   d.inputs.resize(n.inputs.size());
   switch (n.kind) {
-    case plan_kind::scan_memory: break;
+    case plan_kind::scan: break;
     case plan_kind::filter:
     case plan_kind::sort:
     case plan_kind::slice:
@@ -152,7 +152,7 @@ struct pruner {
   plan_ptr scan(const plan_ptr& p, const name_set& nd) {
     name_set read = nd;
     for (auto& e : p->predicates) add_refs(e, read);
-    const schema& src = p->source->schema;
+    const schema& src = p->source->schema();
     std::vector<std::string> proj = ordered(src, read);
     if (proj.size() == src.size()) proj.clear();
     std::vector<std::string> out = ordered(src, nd);
@@ -168,7 +168,7 @@ struct pruner {
   plan_ptr build_node(const plan_ptr& p) {
     const plan_node& n = *p;
     const name_set& nd = need_of(n);
-    if (n.kind == plan_kind::scan_memory) return scan(p, nd);
+    if (n.kind == plan_kind::scan) return scan(p, nd);
     decision d = decide(n, nd);
     std::vector<plan_ptr> ins;
     bool same = true;

@@ -1,0 +1,47 @@
+#pragma once
+/// Table sources: what a scan reads. In-memory partitions, Parquet and CSV files implement the same
+/// interface, so the optimizer pushes projections and predicates into any of them alike.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tug/core/table.hpp"
+#include "tug/expr/expr.hpp"
+#include "tug/runtime/options.hpp"
+#include "tug/runtime/thread_pool.hpp"
+
+namespace tug {
+
+/// A source of partitions with a schema known before any data is read.
+class table_source {
+ public:
+  virtual ~table_source() = default;
+  virtual const tug::schema& schema() const = 0;
+  /// One line for explain(): what and where, e.g. `DF; 17 columns, 2000000 rows in 2 partitions`.
+  virtual std::string describe() const = 0;
+  /// Reads the named columns, in that order, as partitions. A source may use `predicates` (boolean
+  /// expressions over its columns) to skip data that cannot match, e.g. Parquet row groups by their
+  /// statistics; the caller still filters every row, so skipping is an optimization only.
+  /// @throws io_error (files) naming the file and what is wrong.
+  virtual std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
+                                  const engine_options& options, thread_pool& pool, memory_resource* mr) const = 0;
+};
+
+/// Partitions held in memory (what `data_frame::lazy()` scans).
+class memory_source final : public table_source {
+ public:
+  memory_source(tug::schema s, std::vector<table> partitions)
+      : _schema(std::move(s)), _partitions(std::move(partitions)) {}
+  const tug::schema& schema() const override { return _schema; }
+  std::string describe() const override;
+  /// Slices of at most `target_partition_rows` rows, and enough of them to keep every thread busy.
+  std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
+                          const engine_options& options, thread_pool& pool, memory_resource* mr) const override;
+  const std::vector<table>& partitions() const { return _partitions; }
+
+ private:
+  tug::schema _schema;
+  std::vector<table> _partitions;
+};
+
+}  // namespace tug
