@@ -30,6 +30,8 @@ data_frame read_text(const std::string& text, const csv::csv_options& o = {}, co
   return frame_of(csv::read_csv(f.path, o, cols));
 }
 
+data_frame round_trip(const data_frame& df, csv::csv_options o = {});
+
 std::string error_of(const std::string& text, const csv::csv_options& o = {}) {
   temp_file f(text);
   try {
@@ -84,6 +86,17 @@ TEST(Csv, EscapeCharacter) {
   o.escape = '\\';
   auto df = read_text("a,b\n\"x\\\"y\",\"back\\\\slash\"\n\"p\\,q\",2\n", o);
   expect_frames_equal(df, data_frame::from_columns({{"a", str({"x\"y", "p,q"})}, {"b", str({"back\\slash", "2"})}}));
+}
+
+TEST(Csv, QuoteCharDisabled) {
+  csv::csv_options o;
+  o.quote = 0;
+  auto df = read_text("a,b\n\"x\",y\"\n", o);
+  expect_frames_equal(df, data_frame::from_columns({{"a", str({"\"x\""})}, {"b", str({"y\""})}}));
+  auto ok = data_frame::from_columns({{"a", str({"\"q\"", std::nullopt})}});
+  expect_frames_equal(round_trip(ok, o), ok);
+  auto bad = data_frame::from_columns({{"a", str({"x,y"})}});
+  EXPECT_THROW(csv::to_csv_string(bad.schema(), bad.partitions(), o), invalid_argument_error);
 }
 
 TEST(Csv, CrlfLineEndings) {
@@ -246,7 +259,7 @@ data_frame all_types(int64_t n) {
                                    {"b", boolean(b)}});
 }
 
-data_frame round_trip(const data_frame& df, csv::csv_options o = {}) {
+data_frame round_trip(const data_frame& df, csv::csv_options o) {
   temp_file f;
   csv::write_csv(f.path, df.schema(), df.partitions(), o);
   o.schema_overrides = df.schema().fields();

@@ -17,17 +17,20 @@ namespace {
 
 /// Appends `v`, quoted when the reader would otherwise read it differently.
 void append_field(std::string& out, std::string_view v, bool is_string, bool first, const csv_options& o) {
-  bool quote = o.quote && ((is_string && v.empty()) || v.find_first_of("\r\n") != std::string_view::npos ||
-                           v.find(o.delimiter) != std::string_view::npos || v.find(o.quote) != std::string_view::npos ||
-                           (o.escape && v.find(o.escape) != std::string_view::npos) ||
-                           (first && o.comment && !v.empty() && v[0] == o.comment));
-  if (o.quote && is_string && !quote)
+  bool quote = (is_string && v.empty()) || v.find_first_of("\r\n") != std::string_view::npos ||
+               v.find(o.delimiter) != std::string_view::npos || (o.quote && v.find(o.quote) != std::string_view::npos) ||
+               (first && o.comment && !v.empty() && v[0] == o.comment);
+  if (is_string && !quote)
     for (auto& n : o.null_values)
       if (v == n) quote = true;
   if (!quote) {
     out.append(v);
     return;
   }
+  if (!o.quote)
+    throw invalid_argument_error("write_csv: the value '" + std::string(v) +
+                                 "' needs quoting (it is empty, a null value, or holds the delimiter, a newline or a "
+                                 "leading comment char) but the quote char is disabled (0)");
   char esc = o.escape && o.escape != o.quote ? o.escape : o.quote;
   out.push_back(o.quote);
   for (char c : v) {
