@@ -26,7 +26,7 @@ constexpr const char* usage_text =
     "  schema FILE            column names and types\n"
     "  head FILE [-n N]       the first N rows (default 10)\n"
     "  count FILE...          number of rows of each file\n"
-    "  convert IN OUT         rewrite IN as OUT (formats from the extensions: .csv, .tsv)\n"
+    "  convert IN OUT         rewrite IN as OUT (formats from the extensions: .csv, .tsv, .txt)\n"
     "  version                the version\n"
     "options:\n"
     "  --format table|csv|json   output format (default table)\n"

@@ -377,3 +377,37 @@ TEST(Csv, WriterFloatsMatchFormatValue) {
 
 }  // namespace
 }  // namespace tug
+
+namespace tug {
+namespace {
+
+TEST(Csv, ParallelChunksWithCommentsAndEscapes) {
+  csv::csv_options o;
+  o.escape = '\\';
+  o.comment = '#';
+  o.null_values = {"NA"};
+  auto df = all_types(3000);
+  // rows written one by one, with comment lines holding unbalanced quotes between them
+  std::string text = csv::to_csv_string(df.schema(), {}, o);
+  csv::csv_options rows_only = o;
+  rows_only.has_header = false;
+  table t = df.to_table();
+  for (int64_t r = 0; r < t.num_rows(); ++r) {
+    if (r % 50 == 0) text += "# a ,\"comment, with an open quote\n";
+    text += csv::to_csv_string(df.schema(), {t.slice(r, 1)}, rows_only);
+  }
+  temp_file f(text);
+  o.schema_overrides = df.schema().fields();
+  csv::csv_options one = o, tiny = o;
+  one.chunk_bytes = INT64_MAX;
+  tiny.chunk_bytes = 1;  // every record its own chunk
+  auto a = csv::read_csv(f.path, one);
+  auto b = csv::read_csv(f.path, tiny);
+  EXPECT_GT(b.partitions.size(), 1000u);
+  expect_frames_equal(frame_of(a), df);
+  expect_frames_equal(frame_of(b), df);
+  EXPECT_EQ(csv::count_rows(f.path, tiny), 3000);
+}
+
+}  // namespace
+}  // namespace tug
