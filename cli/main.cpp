@@ -138,23 +138,28 @@ tug::data_frame read_file(const std::string& path, const options& o, int64_t n_r
       auto r = csv::read_csv(path, c);
       return tug::data_frame(std::move(r.schema), std::move(r.partitions));
     }
-    case file_format::parquet: break;
+    case file_format::parquet:
+      break;
   }
   throw tug::internal_error("read_file: unhandled format");
 }
 
 tug::schema schema_of(const std::string& path, const options& o) {
   switch (format_of(path)) {
-    case file_format::csv: return csv::infer_schema(path, csv_options_for(path, o));
-    case file_format::parquet: break;
+    case file_format::csv:
+      return csv::infer_schema(path, csv_options_for(path, o));
+    case file_format::parquet:
+      break;
   }
   throw tug::internal_error("schema_of: unhandled format");
 }
 
 int64_t count_of(const std::string& path, const options& o) {
   switch (format_of(path)) {
-    case file_format::csv: return csv::count_rows(path, csv_options_for(path, o));
-    case file_format::parquet: break;
+    case file_format::csv:
+      return csv::count_rows(path, csv_options_for(path, o));
+    case file_format::parquet:
+      break;
   }
   throw tug::internal_error("count_of: unhandled format");
 }
@@ -167,7 +172,8 @@ void write_file(const std::string& path, const tug::data_frame& df, const option
       csv::write_csv(path, df.schema(), df.partitions(), c);
       return;
     }
-    case file_format::parquet: break;
+    case file_format::parquet:
+      break;
   }
   throw tug::internal_error("write_file: unhandled format");
 }
@@ -176,11 +182,21 @@ std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -271,8 +287,8 @@ int run(const options& o) {
       rows.push_back(count_of(f, o));
       files.push_back(f);
     }
-    auto df = string_frame({{"file", tug::make_string_column(files)},
-                            {"rows", tug::make_column<int64_t>(tug::type_id::int64, rows)}});
+    auto df = string_frame(
+        {{"file", tug::make_string_column(files)}, {"rows", tug::make_column<int64_t>(tug::type_id::int64, rows)}});
     std::cout << render(df, o.format, static_cast<int64_t>(files.size()) + 1);
     return 0;
   }

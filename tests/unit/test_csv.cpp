@@ -17,7 +17,8 @@ struct temp_file {
   std::string path;
   explicit temp_file(const std::string& contents = {}, const std::string& name = "t.csv") {
     static int counter = 0;
-    path = ::testing::TempDir() + "tug_csv_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + name;
+    path =
+        ::testing::TempDir() + "tug_csv_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + name;
     std::ofstream(path, std::ios::binary) << contents;
   }
   ~temp_file() { std::remove(path.c_str()); }
@@ -25,7 +26,8 @@ struct temp_file {
 
 data_frame frame_of(const csv::read_result& r) { return data_frame(r.schema, r.partitions); }
 
-data_frame read_text(const std::string& text, const csv::csv_options& o = {}, const std::vector<std::string>& cols = {}) {
+data_frame read_text(const std::string& text, const csv::csv_options& o = {},
+                     const std::vector<std::string>& cols = {}) {
   temp_file f(text);
   return frame_of(csv::read_csv(f.path, o, cols));
 }
@@ -54,10 +56,11 @@ TEST(Csv, InfersEveryType) {
               {{"i", i64({1, -7, std::nullopt})},
                {"f", f64({2.5, 1000.0, std::nullopt})},
                {"b", boolean({true, false, std::nullopt})},
-               {"d", make_column<int32_t>(type_id::date32, std::vector<std::optional<int32_t>>{19724, 10956, std::nullopt})},
-               {"t", make_column<int64_t>(timestamp(time_unit::us),
-                                          std::vector<std::optional<int64_t>>{1704164645000000, 1704164645250000,
-                                                                              std::nullopt})},
+               {"d",
+                make_column<int32_t>(type_id::date32, std::vector<std::optional<int32_t>>{19724, 10956, std::nullopt})},
+               {"t", make_column<int64_t>(
+                         timestamp(time_unit::us),
+                         std::vector<std::optional<int64_t>>{1704164645000000, 1704164645250000, std::nullopt})},
                {"s", str({"x", "y", std::nullopt})},
                {"n", make_null_column(type_id::string, 3)}}));
 }
@@ -141,15 +144,22 @@ TEST(Csv, Projection) {
 
 TEST(Csv, OverridesEveryType) {
   csv::csv_options o;
-  o.schema_overrides = {{"i8", type_id::int8},       {"u16", type_id::uint16},   {"u64", type_id::uint64},
-                        {"f32", type_id::float32},   {"dec", decimal(10, 2)},    {"d", type_id::date32},
-                        {"ts", timestamp(time_unit::ns)}, {"dur", duration(time_unit::ms)}, {"s", type_id::string}};
+  o.schema_overrides = {{"i8", type_id::int8},
+                        {"u16", type_id::uint16},
+                        {"u64", type_id::uint64},
+                        {"f32", type_id::float32},
+                        {"dec", decimal(10, 2)},
+                        {"d", type_id::date32},
+                        {"ts", timestamp(time_unit::ns)},
+                        {"dur", duration(time_unit::ms)},
+                        {"s", type_id::string}};
   auto df = read_text(
       "i8,u16,u64,f32,dec,d,ts,dur,s\n"
       "-128,65535,18446744073709551615,0.5,-12.3,2000-02-29,1970-01-01 00:00:01.123456789,15ms,007\n",
       o);
-  EXPECT_EQ(df.schema().to_string(),
-            "i8: i8, u16: u16, u64: u64, f32: f32, dec: decimal[10,2], d: date, ts: datetime[ns], dur: duration[ms], s: str");
+  EXPECT_EQ(
+      df.schema().to_string(),
+      "i8: i8, u16: u16, u64: u64, f32: f32, dec: decimal[10,2], d: date, ts: datetime[ns], dur: duration[ms], s: str");
   table t = df.to_table();
   EXPECT_EQ(t[0].value<int8_t>(0), -128);
   EXPECT_EQ(t[1].value<uint16_t>(0), 65535);
@@ -169,7 +179,7 @@ TEST(Csv, MalformedRowsNameLineAndColumn) {
   EXPECT_NE(e.find("line 3"), std::string::npos) << e;
   EXPECT_NE(e.find("expected 2 fields, found 1"), std::string::npos) << e;
   csv::csv_options sample2;
-  sample2.infer_schema_rows = 2;  // "x" is outside the sample
+  sample2.infer_schema_rows = 2;                                // "x" is outside the sample
   e = error_of("a,b\n1,2\n\"multi\nline\",3\n4,x\n", sample2);  // the quoted newline counts as a line
   EXPECT_NE(e.find("line 5, column 2 ('b')"), std::string::npos) << e;
   EXPECT_NE(e.find("cannot parse 'x' as i64"), std::string::npos) << e;
@@ -181,7 +191,11 @@ TEST(Csv, MalformedRowsNameLineAndColumn) {
   o.schema_overrides = {{"a", type_id::uint8}};
   e = error_of("a\n1\n256\n", o);
   EXPECT_NE(e.find("line 3, column 1 ('a'): cannot parse '256' as u8"), std::string::npos) << e;
-  e = error_of("a\n1\n", [] { csv::csv_options x; x.schema_overrides = {{"a", decimal(3, 1)}}; return x; }());
+  e = error_of("a\n1\n", [] {
+    csv::csv_options x;
+    x.schema_overrides = {{"a", decimal(3, 1)}};
+    return x;
+  }());
   EXPECT_EQ(e, "no error");
   temp_file missing;
   std::remove(missing.path.c_str());
@@ -228,7 +242,8 @@ data_frame all_types(int64_t n) {
   std::vector<std::optional<int32_t>> date;
   std::vector<std::optional<bool>> b;
   std::vector<std::optional<std::string>> s;
-  const char* strings[] = {"", "plain", "a,b", "q\"uote", "multi\nline", "cr\r\nlf", " spaced ", "NA", "#hash", "back\\slash"};
+  const char* strings[] = {"",         "plain",    "a,b", "q\"uote", "multi\nline",
+                           "cr\r\nlf", " spaced ", "NA",  "#hash",   "back\\slash"};
   for (int64_t i = 0; i < n; ++i) {
     bool null = pick(i);
     auto opt = [&](auto v) -> std::optional<decltype(v)> { return null ? std::nullopt : std::optional(v); };
@@ -317,7 +332,8 @@ TEST(Csv, ParallelChunksMatchOneChunk) {
   expect_frames_equal(frame_of(a), frame_of(b));
   thread_pool pool(3);
   auto c = csv::read_csv(f.path, many, {"value", "id"}, &pool);
-  expect_frames_equal(frame_of(c), data_frame::from_columns({{"value", frame_of(a)["value"]}, {"id", frame_of(a)["id"]}}));
+  expect_frames_equal(frame_of(c),
+                      data_frame::from_columns({{"value", frame_of(a)["value"]}, {"id", frame_of(a)["id"]}}));
   EXPECT_EQ(csv::count_rows(f.path, many), rows);
   // an error deep in the file names its physical line, whichever chunk holds it
   std::string bad = text + "1,x,notanumber,true\n";
@@ -336,8 +352,7 @@ TEST(Csv, WriterQuotesAndFormats) {
   auto df = data_frame::from_columns({{"a b", str({"x,y", "", std::nullopt, "q\""})},
                                       {"d", make_column<__int128>(decimal(5, 2), std::vector<std::optional<__int128>>{
                                                                                      1, -250, std::nullopt, 12345})}});
-  EXPECT_EQ(csv::to_csv_string(df.schema(), df.partitions()),
-            "a b,d\n\"x,y\",0.01\n\"\",-2.50\n,\n\"q\"\"\",123.45\n");
+  EXPECT_EQ(csv::to_csv_string(df.schema(), df.partitions()), "a b,d\n\"x,y\",0.01\n\"\",-2.50\n,\n\"q\"\"\",123.45\n");
   EXPECT_THROW(csv::write_csv(::testing::TempDir() + "no/such/dir/x.csv", df.schema(), df.partitions()), io_error);
 }
 
@@ -348,8 +363,9 @@ namespace tug {
 namespace {
 
 TEST(Csv, WriterFloatsMatchFormatValue) {
-  std::vector<double> d = {0.0, -0.0, 0.1, 1e-4, 9.99e-5, 1e16, 9999999999999998.0, 123456.789, -2.5, 1e300, 5e-324,
-                           std::nan(""), INFINITY, -INFINITY, 1.0 / 3};
+  std::vector<double> d = {0.0,        -0.0, 0.1,   1e-4,   9.99e-5,      1e16,     9999999999999998.0,
+                           123456.789, -2.5, 1e300, 5e-324, std::nan(""), INFINITY, -INFINITY,
+                           1.0 / 3};
   std::mt19937_64 rng(3);
   for (int i = 0; i < 2000; ++i) {
     uint64_t bits = rng();
@@ -358,9 +374,10 @@ TEST(Csv, WriterFloatsMatchFormatValue) {
     d.push_back(i % 2 ? v : std::ldexp(static_cast<double>(rng() % 100000000), static_cast<int>(rng() % 100) - 60));
   }
   std::vector<float> f;
-  for (double v : d) f.push_back(static_cast<float>(v));
-  auto df = data_frame::from_columns({{"d", make_column<double>(type_id::float64, d)},
-                                      {"f", make_column<float>(type_id::float32, f)}});
+  for (double v : d)
+    f.push_back(static_cast<float>(v));
+  auto df = data_frame::from_columns(
+      {{"d", make_column<double>(type_id::float64, d)}, {"f", make_column<float>(type_id::float32, f)}});
   std::string text = csv::to_csv_string(df.schema(), df.partitions());
   std::istringstream in(text);
   std::string line;

@@ -23,7 +23,8 @@ std::string read_whole_file(const std::string& path) {
   std::string data;
   char buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) data.append(buf, n);
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0)
+    data.append(buf, n);
   if (std::ferror(f.get())) throw io_error("cannot read CSV file '" + path + "': " + std::strerror(errno));
   return data;
 }
@@ -34,8 +35,7 @@ csv_options normalized(const csv_options& o) {
   if (n.escape == n.quote) n.escape = 0;
   if (n.delimiter == '\n' || n.delimiter == '\r' || n.delimiter == 0)
     throw invalid_argument_error("CSV delimiter must not be a newline or NUL");
-  if (n.quote == n.delimiter && n.quote != 0)
-    throw invalid_argument_error("CSV quote and delimiter must differ");
+  if (n.quote == n.delimiter && n.quote != 0) throw invalid_argument_error("CSV quote and delimiter must differ");
   if (n.chunk_bytes <= 0) throw invalid_argument_error("CSV chunk_bytes must be positive");
   if (n.skip_rows < 0) throw invalid_argument_error("CSV skip_rows must not be negative");
   return n;
@@ -76,7 +76,8 @@ class tokenizer {
         p = skip_quoted(p + 1, end, newlines, bad_quote);
         if (bad_quote) return end;
       }
-      while (p < end && *p != _o.delimiter && *p != '\n') ++p;
+      while (p < end && *p != _o.delimiter && *p != '\n')
+        ++p;
       if (p == end) return end;
       if (*p == '\n') return ++newlines, p + 1;
       ++p;
@@ -99,7 +100,8 @@ class tokenizer {
         s.begin = p;
       }
       const char* q = p;
-      while (q < end && *q != _o.delimiter && *q != '\n') ++q;
+      while (q < end && *q != _o.delimiter && *q != '\n')
+        ++q;
       const char* stop = q;
       if ((q == end || *q == '\n') && stop > p && stop[-1] == '\r') --stop;  // CRLF
       if (s.quoted) {
@@ -112,13 +114,21 @@ class tokenizer {
         s.len = static_cast<size_t>(stop - p);
       }
       _spans.push_back(s);
-      if (q == end) { p = end; break; }
-      if (*q == '\n') { ++newlines; p = q + 1; break; }
+      if (q == end) {
+        p = end;
+        break;
+      }
+      if (*q == '\n') {
+        ++newlines;
+        p = q + 1;
+        break;
+      }
       p = q + 1;
     }
     for (auto& s : _spans)
-      fields.push_back({s.in_scratch ? std::string_view(_scratch.data() + s.off, s.len) : std::string_view(s.begin, s.len),
-                        s.quoted});
+      fields.push_back(
+          {s.in_scratch ? std::string_view(_scratch.data() + s.off, s.len) : std::string_view(s.begin, s.len),
+           s.quoted});
     return p;
   }
 
@@ -146,7 +156,10 @@ class tokenizer {
         continue;
       }
       if (c == _o.quote) {
-        if (!_o.escape && p < end && *p == _o.quote) { ++p; continue; }
+        if (!_o.escape && p < end && *p == _o.quote) {
+          ++p;
+          continue;
+        }
         return p;
       }
       newlines += c == '\n';
@@ -172,8 +185,10 @@ class tokenizer {
         continue;
       }
       if (c == _o.quote) {
-        if (s.in_scratch) s.len = _scratch.size() - s.off;
-        else s.len = static_cast<size_t>(p - s.begin);
+        if (s.in_scratch)
+          s.len = _scratch.size() - s.off;
+        else
+          s.len = static_cast<size_t>(p - s.begin);
         return p + 1;
       }
       newlines += c == '\n';
@@ -192,7 +207,7 @@ struct layout {
   std::string data;
   const char* body = nullptr;  ///< first record after the header
   const char* end = nullptr;
-  int64_t body_line = 1;       ///< 1-based physical line of `body`
+  int64_t body_line = 1;  ///< 1-based physical line of `body`
   std::vector<std::string> names;
 };
 
@@ -203,7 +218,8 @@ layout read_layout(const std::string& path, const csv_options& o) {
   l.end = p + l.data.size();
   if (l.data.size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;  // UTF-8 byte order mark
   int64_t line = 1;
-  for (int64_t i = 0; i < o.skip_rows && p < l.end; ++i, ++line) p = tokenizer::skip_line(p, l.end);
+  for (int64_t i = 0; i < o.skip_rows && p < l.end; ++i, ++line)
+    p = tokenizer::skip_line(p, l.end);
   tokenizer tok(o);
   for (;;) {  // comments and empty lines before the first record
     auto k = tok.classify(p, l.end);
@@ -290,11 +306,16 @@ tug::schema infer_from_layout(const layout& l, const csv_options& o, const std::
     data_type t = type_id::string;
     if (seen[c] && o.infer_schema_rows != 0) {
       unsigned m = cand[c];
-      if (m & c_bool) t = type_id::boolean;
-      else if (m & c_int) t = type_id::int64;
-      else if (m & c_float) t = type_id::float64;
-      else if (m & c_date) t = type_id::date32;
-      else if (m & c_ts) t = timestamp(time_unit::us);
+      if (m & c_bool)
+        t = type_id::boolean;
+      else if (m & c_int)
+        t = type_id::int64;
+      else if (m & c_float)
+        t = type_id::float64;
+      else if (m & c_date)
+        t = type_id::date32;
+      else if (m & c_ts)
+        t = timestamp(time_unit::us);
     }
     fs.push_back({l.names[c], t});
   }
@@ -322,23 +343,36 @@ class accumulator {
     _valid.push_back(!null);
     if (null) {
       _any_null = true;
-      if (_type.id == type_id::string) _offsets.push_back(static_cast<int64_t>(_chars.size()));
-      else _data.resize(_data.size() + static_cast<size_t>(_width), 0);
+      if (_type.id == type_id::string)
+        _offsets.push_back(static_cast<int64_t>(_chars.size()));
+      else
+        _data.resize(_data.size() + static_cast<size_t>(_width), 0);
       return true;
     }
     std::string_view s = f.text;
     switch (_type.id) {
-      case type_id::boolean: return put_parsed<bool>([&](bool& v) { return parse_bool(s, v); });
-      case type_id::int8: return put_parsed<int8_t>([&](int8_t& v) { return parse_integer(s, v); });
-      case type_id::int16: return put_parsed<int16_t>([&](int16_t& v) { return parse_integer(s, v); });
-      case type_id::int32: return put_parsed<int32_t>([&](int32_t& v) { return parse_integer(s, v); });
-      case type_id::int64: return put_parsed<int64_t>([&](int64_t& v) { return parse_integer(s, v); });
-      case type_id::uint8: return put_parsed<uint8_t>([&](uint8_t& v) { return parse_integer(s, v); });
-      case type_id::uint16: return put_parsed<uint16_t>([&](uint16_t& v) { return parse_integer(s, v); });
-      case type_id::uint32: return put_parsed<uint32_t>([&](uint32_t& v) { return parse_integer(s, v); });
-      case type_id::uint64: return put_parsed<uint64_t>([&](uint64_t& v) { return parse_integer(s, v); });
-      case type_id::float32: return put_parsed<float>([&](float& v) { return parse_floating(s, v); });
-      case type_id::float64: return put_parsed<double>([&](double& v) { return parse_floating(s, v); });
+      case type_id::boolean:
+        return put_parsed<bool>([&](bool& v) { return parse_bool(s, v); });
+      case type_id::int8:
+        return put_parsed<int8_t>([&](int8_t& v) { return parse_integer(s, v); });
+      case type_id::int16:
+        return put_parsed<int16_t>([&](int16_t& v) { return parse_integer(s, v); });
+      case type_id::int32:
+        return put_parsed<int32_t>([&](int32_t& v) { return parse_integer(s, v); });
+      case type_id::int64:
+        return put_parsed<int64_t>([&](int64_t& v) { return parse_integer(s, v); });
+      case type_id::uint8:
+        return put_parsed<uint8_t>([&](uint8_t& v) { return parse_integer(s, v); });
+      case type_id::uint16:
+        return put_parsed<uint16_t>([&](uint16_t& v) { return parse_integer(s, v); });
+      case type_id::uint32:
+        return put_parsed<uint32_t>([&](uint32_t& v) { return parse_integer(s, v); });
+      case type_id::uint64:
+        return put_parsed<uint64_t>([&](uint64_t& v) { return parse_integer(s, v); });
+      case type_id::float32:
+        return put_parsed<float>([&](float& v) { return parse_floating(s, v); });
+      case type_id::float64:
+        return put_parsed<double>([&](double& v) { return parse_floating(s, v); });
       case type_id::decimal128:
         return put_parsed<__int128>([&](__int128& v) { return parse_decimal(s, _type.precision, _type.scale, v); });
       case type_id::date32:
@@ -350,7 +384,8 @@ class accumulator {
         });
       case type_id::timestamp:
         return put_parsed<int64_t>([&](int64_t& v) { return parse_timestamp(s, ticks_per_second(_type.unit), v); });
-      case type_id::duration: return put_parsed<int64_t>([&](int64_t& v) { return parse_duration(s, _type.unit, v); });
+      case type_id::duration:
+        return put_parsed<int64_t>([&](int64_t& v) { return parse_duration(s, _type.unit, v); });
       case type_id::string:
         _chars.append(s);
         _offsets.push_back(static_cast<int64_t>(_chars.size()));
@@ -472,11 +507,12 @@ struct chunk_result {
 };
 
 chunk_result parse_chunk(const chunk& ch, const layout& l, const csv_options& o, const std::string& path,
-                         const std::vector<int64_t>& out_of_file, const tug::schema& out_schema, const std::vector<bool>& inferred,
-                         memory_resource* mr) {
+                         const std::vector<int64_t>& out_of_file, const tug::schema& out_schema,
+                         const std::vector<bool>& inferred, memory_resource* mr) {
   chunk_result r;
   std::vector<accumulator> acc;
-  for (auto& f : out_schema) acc.emplace_back(f.type);
+  for (auto& f : out_schema)
+    acc.emplace_back(f.type);
   tokenizer tok(o);
   std::vector<field_text> fields;
   size_t ncols = l.names.size();
@@ -485,7 +521,8 @@ chunk_result parse_chunk(const chunk& ch, const layout& l, const csv_options& o,
   auto malformed = [&](int64_t rec_line, size_t col, const std::string& what) {
     if (o.skip_malformed) {
       ++r.skipped;
-      for (auto& a : acc) a.truncate(rows);
+      for (auto& a : acc)
+        a.truncate(rows);
       return true;
     }
     std::string loc = at(path, rec_line) + ", column " + std::to_string(col + 1);
@@ -528,7 +565,8 @@ chunk_result parse_chunk(const chunk& ch, const layout& l, const csv_options& o,
     if (ok) ++rows;
   }
   std::vector<column> cols;
-  for (auto& a : acc) cols.push_back(a.finish(mr));
+  for (auto& a : acc)
+    cols.push_back(a.finish(mr));
   r.t = cols.empty() ? table::empty_with_rows(rows) : table(std::move(cols));
   return r;
 }
@@ -554,17 +592,20 @@ read_result read_csv(const std::string& path, const csv_options& opts, const std
   std::vector<int64_t> out_of_file;
   std::vector<field> out_fields;
   if (columns.empty()) {
-    for (size_t i = 0; i < full.size(); ++i) out_of_file.push_back(static_cast<int64_t>(i));
+    for (size_t i = 0; i < full.size(); ++i)
+      out_of_file.push_back(static_cast<int64_t>(i));
   } else {
-    for (auto& c : columns) out_of_file.push_back(static_cast<int64_t>(full.index_of(c)));
+    for (auto& c : columns)
+      out_of_file.push_back(static_cast<int64_t>(full.index_of(c)));
   }
-  for (int64_t i : out_of_file) out_fields.push_back(full[static_cast<size_t>(i)]);
+  for (int64_t i : out_of_file)
+    out_fields.push_back(full[static_cast<size_t>(i)]);
   read_result res;
   res.schema = tug::schema(std::move(out_fields));
   std::vector<bool> inferred;
   for (auto& f : res.schema)
     inferred.push_back(std::none_of(o.schema_overrides.begin(), o.schema_overrides.end(),
-                                 [&](const field& ov) { return ov.name == f.name; }));
+                                    [&](const field& ov) { return ov.name == f.name; }));
 
   split_result sp = split_records(l, o, path, o.chunk_bytes);
   std::vector<chunk_result> parts(sp.chunks.size());
@@ -581,7 +622,8 @@ read_result read_csv(const std::string& path, const csv_options& opts, const std
   }
   if (res.partitions.empty()) {
     std::vector<column> cols;
-    for (auto& f : res.schema) cols.push_back(make_empty_column(f.type));
+    for (auto& f : res.schema)
+      cols.push_back(make_empty_column(f.type));
     res.partitions.push_back(cols.empty() ? table::empty_with_rows(0) : table(std::move(cols)));
   }
   return res;

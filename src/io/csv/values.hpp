@@ -59,7 +59,8 @@ inline bool parse_fixed_digits(std::string_view s, size_t pos, size_t n, int64_t
 inline bool parse_date(std::string_view s, int64_t& days) {
   int64_t y, m, d;
   if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
-  if (!parse_fixed_digits(s, 0, 4, y) || !parse_fixed_digits(s, 5, 2, m) || !parse_fixed_digits(s, 8, 2, d)) return false;
+  if (!parse_fixed_digits(s, 0, 4, y) || !parse_fixed_digits(s, 5, 2, m) || !parse_fixed_digits(s, 8, 2, d))
+    return false;
   if (m < 1 || m > 12 || d < 1 || d > 31) return false;
   days = temporal::days_from_civil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
   return temporal::civil_from_days(days).day == static_cast<unsigned>(d);
@@ -131,7 +132,10 @@ inline bool parse_decimal(std::string_view s, int precision, int scale, __int128
 
 /// Integer ticks, optionally followed by the unit name (as format_value writes durations: "15us").
 inline bool parse_duration(std::string_view s, time_unit unit, int64_t& out) {
-  std::string_view suffix = unit == time_unit::s ? "s" : unit == time_unit::ms ? "ms" : unit == time_unit::us ? "us" : "ns";
+  std::string_view suffix = unit == time_unit::s    ? "s"
+                            : unit == time_unit::ms ? "ms"
+                            : unit == time_unit::us ? "us"
+                                                    : "ns";
   if (s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix &&
       is_digit(s[s.size() - suffix.size() - 1]))
     s.remove_suffix(suffix.size());

@@ -1,6 +1,6 @@
 // The CSV writer: partitions are formatted in parallel, then written in order.
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,7 +18,8 @@ namespace {
 /// Appends `v`, quoted when the reader would otherwise read it differently.
 void append_field(std::string& out, std::string_view v, bool is_string, bool first, const csv_options& o) {
   bool quote = (is_string && v.empty()) || v.find_first_of("\r\n") != std::string_view::npos ||
-               v.find(o.delimiter) != std::string_view::npos || (o.quote && v.find(o.quote) != std::string_view::npos) ||
+               v.find(o.delimiter) != std::string_view::npos ||
+               (o.quote && v.find(o.quote) != std::string_view::npos) ||
                (first && o.comment && !v.empty() && v[0] == o.comment);
   if (is_string && !quote)
     for (auto& n : o.null_values)
@@ -61,18 +62,32 @@ std::string_view value_text(const column& col, int64_t r, char* buf, size_t cap,
   };
   std::string_view fast;
   switch (col.type().id) {
-    case type_id::boolean: return col.value<bool>(r) ? "true" : "false";
-    case type_id::int8: return chars(static_cast<int>(col.value<int8_t>(r)));
-    case type_id::int16: return chars(col.value<int16_t>(r));
-    case type_id::int32: return chars(col.value<int32_t>(r));
-    case type_id::int64: return chars(col.value<int64_t>(r));
-    case type_id::uint8: return chars(static_cast<unsigned>(col.value<uint8_t>(r)));
-    case type_id::uint16: return chars(col.value<uint16_t>(r));
-    case type_id::uint32: return chars(col.value<uint32_t>(r));
-    case type_id::uint64: return chars(col.value<uint64_t>(r));
-    case type_id::float32: fast = floating(static_cast<double>(col.value<float>(r))); break;
-    case type_id::float64: fast = floating(col.value<double>(r)); break;
-    default: break;
+    case type_id::boolean:
+      return col.value<bool>(r) ? "true" : "false";
+    case type_id::int8:
+      return chars(static_cast<int>(col.value<int8_t>(r)));
+    case type_id::int16:
+      return chars(col.value<int16_t>(r));
+    case type_id::int32:
+      return chars(col.value<int32_t>(r));
+    case type_id::int64:
+      return chars(col.value<int64_t>(r));
+    case type_id::uint8:
+      return chars(static_cast<unsigned>(col.value<uint8_t>(r)));
+    case type_id::uint16:
+      return chars(col.value<uint16_t>(r));
+    case type_id::uint32:
+      return chars(col.value<uint32_t>(r));
+    case type_id::uint64:
+      return chars(col.value<uint64_t>(r));
+    case type_id::float32:
+      fast = floating(static_cast<double>(col.value<float>(r)));
+      break;
+    case type_id::float64:
+      fast = floating(col.value<double>(r));
+      break;
+    default:
+      break;
   }
   if (!fast.empty()) return fast;
   slow = format_value(col, r);
@@ -92,8 +107,10 @@ void format_rows(std::string& out, const tug::schema& s, const table& t, const c
         continue;
       }
       bool is_string = s[c].type.id == type_id::string;
-      if (is_string) append_field(out, col.string(r), true, c == 0, o);
-      else append_field(out, value_text(col, r, buf, sizeof buf, slow), false, c == 0, o);
+      if (is_string)
+        append_field(out, col.string(r), true, c == 0, o);
+      else
+        append_field(out, value_text(col, r, buf, sizeof buf, slow), false, c == 0, o);
     }
     if (t.num_columns() == 0) continue;
     out.push_back('\n');
@@ -126,7 +143,8 @@ std::vector<std::string> format_all(const tug::schema& s, const std::vector<tabl
 
 std::string to_csv_string(const tug::schema& s, const std::vector<table>& parts, const csv_options& o) {
   std::string out;
-  for (auto& t : format_all(s, parts, o)) out += t;
+  for (auto& t : format_all(s, parts, o))
+    out += t;
   return out;
 }
 

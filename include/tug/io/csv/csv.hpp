@@ -19,13 +19,14 @@ struct csv_options {
   char quote = '"';
   char escape = 0;  ///< 0: quotes inside quoted fields are escaped by doubling; else this char escapes the next one
   std::vector<std::string> null_values = {""};  ///< unquoted fields equal to one of these are null
-  char comment = 0;           ///< 0: none; else records starting with this char are skipped
-  int64_t skip_rows = 0;      ///< physical lines skipped before the header
-  int64_t infer_schema_rows = 1000;  ///< records sampled for type inference (int64, float64, bool, date, timestamp, string)
+  char comment = 0;                             ///< 0: none; else records starting with this char are skipped
+  int64_t skip_rows = 0;                        ///< physical lines skipped before the header
+  int64_t infer_schema_rows =
+      1000;  ///< records sampled for type inference (int64, float64, bool, date, timestamp, string)
   std::vector<field> schema_overrides;  ///< by name: force a type
-  bool skip_malformed = false;  ///< false: io_error naming file, line and column; true: skip the row and count it
+  bool skip_malformed = false;     ///< false: io_error naming file, line and column; true: skip the row and count it
   int64_t chunk_bytes = 16 << 20;  ///< parallel parsing unit
-  int64_t n_rows = -1;  ///< read at most this many records (-1: all)
+  int64_t n_rows = -1;             ///< read at most this many records (-1: all)
 };
 
 /// Result of `read_csv`: the schema of the returned columns and one table per parsed chunk.
