@@ -62,6 +62,13 @@ class tokenizer {
     return kind::record;
   }
 
+  /// First `c` in [p, end), or `end`.
+  static const char* find(const char* p, const char* end, char c) {
+    if (p >= end) return end;
+    const void* r = std::memchr(p, c, static_cast<size_t>(end - p));
+    return r ? static_cast<const char*>(r) : end;
+  }
+
   /// Skips one physical line; returns the position after its '\n'.
   static const char* skip_line(const char* p, const char* end) {
     const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
@@ -71,16 +78,22 @@ class tokenizer {
   /// Skips one record starting at `p` without storing fields. Adds the '\n's crossed to `newlines`;
   /// sets `bad_quote` when a quoted field is not terminated.
   const char* skip_record(const char* p, const char* end, int64_t& newlines, bool& bad_quote) const {
+    // Only a quote at a field start (record start or after a delimiter) opens a quoted field: jump
+    // between newlines and quote chars with memchr instead of visiting every byte.
+    const char* record_start = p;
     for (;;) {
-      if (p < end && _o.quote && *p == _o.quote) {
-        p = skip_quoted(p + 1, end, newlines, bad_quote);
+      const char* nl = find(p, end, '\n');
+      const char* q = _o.quote ? find(p, nl, _o.quote) : nl;
+      while (q < nl && q != record_start && q[-1] != _o.delimiter)
+        q = find(q + 1, nl, _o.quote);
+      if (q < nl) {
+        p = skip_quoted(q + 1, end, newlines, bad_quote);
         if (bad_quote) return end;
+        continue;
       }
-      while (p < end && *p != _o.delimiter && *p != '\n')
-        ++p;
-      if (p == end) return end;
-      if (*p == '\n') return ++newlines, p + 1;
-      ++p;
+      if (nl == end) return end;
+      ++newlines;
+      return nl + 1;
     }
   }
 
