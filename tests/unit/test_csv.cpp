@@ -428,3 +428,24 @@ TEST(Csv, ParallelChunksWithCommentsAndEscapes) {
 
 }  // namespace
 }  // namespace tug
+
+namespace tug {
+namespace {
+
+TEST(Csv, InferSchemaReadsEnoughOfALargeFile) {
+  // ~3 MB of records with long quoted multi-line fields: the sample crosses the first prefix read
+  std::string pad = "\"" + std::string(1500, 'p') + "\n" + std::string(1500, 'q') + "\"";
+  std::string text = "pad,v,w\n";
+  for (int i = 0; i < 1000; ++i)
+    text += pad + "," + (i == 999 ? "2.5" : std::to_string(i)) + "," + std::to_string(i) + "\n";
+  text += pad + ",x,1\n";  // beyond the default sample
+  temp_file f(text);
+  EXPECT_EQ(csv::infer_schema(f.path).to_string(), "pad: str, v: f64, w: i64");
+  csv::csv_options all;
+  all.infer_schema_rows = -1;
+  EXPECT_EQ(csv::infer_schema(f.path, all).to_string(), "pad: str, v: str, w: i64");
+  EXPECT_EQ(csv::read_csv(f.path, all).schema.to_string(), "pad: str, v: str, w: i64");
+}
+
+}  // namespace
+}  // namespace tug

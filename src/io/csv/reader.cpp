@@ -17,15 +17,24 @@ namespace {
 
 using namespace detail;
 
-std::string read_whole_file(const std::string& path) {
+/// The file's first `max_bytes` bytes (all when it is shorter); `complete` tells whether that is the whole
+/// file. A partial read ends after its last '\n' (empty when there is none).
+std::string read_file_prefix(const std::string& path, int64_t max_bytes, bool& complete) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) throw io_error("cannot open CSV file '" + path + "': " + std::strerror(errno));
   std::string data;
   char buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0)
+  complete = true;
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
     data.append(buf, n);
+    if (static_cast<int64_t>(data.size()) > max_bytes) {
+      complete = false;
+      break;
+    }
+  }
   if (std::ferror(f.get())) throw io_error("cannot read CSV file '" + path + "': " + std::strerror(errno));
+  if (!complete) data.resize(data.rfind('\n') == std::string::npos ? 0 : data.rfind('\n') + 1);
   return data;
 }
 
@@ -222,11 +231,13 @@ struct layout {
   const char* end = nullptr;
   int64_t body_line = 1;  ///< 1-based physical line of `body`
   std::vector<std::string> names;
+  bool complete = true;  ///< `data` is the whole file
 };
 
-layout read_layout(const std::string& path, const csv_options& o) {
+/// Reads the file (its first `max_bytes` bytes, cut after a '\n') and finds the header.
+layout read_layout(const std::string& path, const csv_options& o, int64_t max_bytes = INT64_MAX) {
   layout l;
-  l.data = read_whole_file(path);
+  l.data = read_file_prefix(path, max_bytes, l.complete);
   const char* p = l.data.data();
   l.end = p + l.data.size();
   if (l.data.size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;  // UTF-8 byte order mark
@@ -287,7 +298,10 @@ unsigned candidates_of(std::string_view s) {
   return m;
 }
 
-tug::schema infer_from_layout(const layout& l, const csv_options& o, const std::string& path) {
+/// The schema from the header, a sample of records and the overrides. `sample_complete` (optional) tells
+/// whether the sample holds infer_schema_rows records or ended at the end of the data.
+tug::schema infer_from_layout(const layout& l, const csv_options& o, const std::string& path,
+                              bool* sample_complete = nullptr) {
   size_t n = l.names.size();
   std::vector<unsigned> cand(n, c_bool | c_int | c_float | c_date | c_ts);
   std::vector<bool> seen(n, false);
@@ -295,7 +309,8 @@ tug::schema infer_from_layout(const layout& l, const csv_options& o, const std::
   std::vector<field_text> fields;
   const char* p = l.body;
   int64_t limit = o.infer_schema_rows < 0 ? INT64_MAX : o.infer_schema_rows;
-  for (int64_t rows = 0; rows < limit;) {
+  int64_t rows = 0;
+  while (rows < limit) {
     auto k = tok.classify(p, l.end);
     if (k == tokenizer::kind::end) break;
     if (k == tokenizer::kind::comment || (k == tokenizer::kind::empty && n > 1)) {
@@ -314,6 +329,7 @@ tug::schema infer_from_layout(const layout& l, const csv_options& o, const std::
       cand[c] &= candidates_of(fields[c].text);
     }
   }
+  if (sample_complete) *sample_complete = l.complete || rows >= limit;
   std::vector<field> fs;
   for (size_t c = 0; c < n; ++c) {
     data_type t = type_id::string;
@@ -588,7 +604,12 @@ chunk_result parse_chunk(const chunk& ch, const layout& l, const csv_options& o,
 
 tug::schema infer_schema(const std::string& path, const csv_options& opts) {
   csv_options o = normalized(opts);
-  return infer_from_layout(read_layout(path, o), o, path);
+  // read a prefix large enough for the header and the sample, not the whole file
+  for (int64_t bytes = 1 << 20;; bytes *= 4) {
+    bool done = false;
+    tug::schema s = infer_from_layout(read_layout(path, o, bytes), o, path, &done);
+    if (done) return s;
+  }
 }
 
 int64_t count_rows(const std::string& path, const csv_options& opts) {
