@@ -445,6 +445,17 @@ TEST(Csv, InferSchemaReadsEnoughOfALargeFile) {
   all.infer_schema_rows = -1;
   EXPECT_EQ(csv::infer_schema(f.path, all).to_string(), "pad: str, v: str, w: i64");
   EXPECT_EQ(csv::read_csv(f.path, all).schema.to_string(), "pad: str, v: str, w: i64");
+  csv::csv_options head;  // n_rows reads a growing prefix: it must still see the whole sample and n_rows rows
+  head.n_rows = 3;
+  auto r = csv::read_csv(f.path, head);
+  EXPECT_EQ(r.schema.to_string(), "pad: str, v: f64, w: i64");
+  EXPECT_EQ(total_rows(r.partitions), 3);
+  head.n_rows = 1000;
+  r = csv::read_csv(f.path, head, {"w"});
+  expect_columns_equal(concatenate(r.partitions)[0],
+                       csv::read_csv(f.path, {}, {"w"}).partitions[0].col(0).slice(0, 1000));
+  head.n_rows = 1001;
+  EXPECT_THROW(csv::read_csv(f.path, head), io_error);  // "x" is not an f64
 }
 
 }  // namespace

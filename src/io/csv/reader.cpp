@@ -226,8 +226,8 @@ class tokenizer {
 
 /// The file after skip_rows, its header and column count.
 struct layout {
-  std::string data;
-  const char* body = nullptr;  ///< first record after the header
+  std::unique_ptr<std::string> data;  ///< behind a pointer: moving a layout keeps `body` and `end` valid
+  const char* body = nullptr;         ///< first record after the header
   const char* end = nullptr;
   int64_t body_line = 1;  ///< 1-based physical line of `body`
   std::vector<std::string> names;
@@ -237,10 +237,10 @@ struct layout {
 /// Reads the file (its first `max_bytes` bytes, cut after a '\n') and finds the header.
 layout read_layout(const std::string& path, const csv_options& o, int64_t max_bytes = INT64_MAX) {
   layout l;
-  l.data = read_file_prefix(path, max_bytes, l.complete);
-  const char* p = l.data.data();
-  l.end = p + l.data.size();
-  if (l.data.size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;  // UTF-8 byte order mark
+  l.data = std::make_unique<std::string>(read_file_prefix(path, max_bytes, l.complete));
+  const char* p = l.data->data();
+  l.end = p + l.data->size();
+  if (l.data->size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;  // UTF-8 byte order mark
   int64_t line = 1;
   for (int64_t i = 0; i < o.skip_rows && p < l.end; ++i, ++line)
     p = tokenizer::skip_line(p, l.end);
@@ -485,7 +485,8 @@ struct chunk {
 struct split_result {
   std::vector<chunk> chunks;
   int64_t records = 0;
-  int64_t skipped = 0;  ///< an unterminated quote skipped (skip_malformed)
+  int64_t skipped = 0;      ///< an unterminated quote skipped (skip_malformed)
+  bool needs_more = false;  ///< a partial read ended before n_rows records: read more of the file
 };
 
 std::string at(const std::string& path, int64_t line) { return path + ": line " + std::to_string(line); }
@@ -508,6 +509,7 @@ split_result split_records(const layout& l, const csv_options& o, const std::str
       int64_t nl = 0;
       bool bad = false;
       const char* next = tok.skip_record(p, l.end, nl, bad);
+      if (bad && !l.complete) break;  // the quote may close beyond the part read
       if (bad) {
         if (!o.skip_malformed)
           throw io_error(at(path, line) + ": unterminated quoted field (the quote runs to the end of the file)");
@@ -525,6 +527,7 @@ split_result split_records(const layout& l, const csv_options& o, const std::str
     }
   }
   if (p > chunk_begin) r.chunks.push_back({chunk_begin, p, chunk_line});
+  r.needs_more = !l.complete && r.records < limit;
   return r;
 }
 
@@ -621,8 +624,19 @@ int64_t count_rows(const std::string& path, const csv_options& opts) {
 read_result read_csv(const std::string& path, const csv_options& opts, const std::vector<std::string>& columns,
                      thread_pool* pool, memory_resource* mr) {
   csv_options o = normalized(opts);
-  layout l = read_layout(path, o);
-  tug::schema full = infer_from_layout(l, o, path);
+  // With n_rows, read a growing prefix until it holds the sample and n_rows records; else the whole file.
+  layout l;
+  tug::schema full;
+  split_result sp;
+  for (int64_t bytes = o.n_rows >= 0 ? std::max<int64_t>(1 << 20, o.n_rows * 64) : INT64_MAX;;
+       bytes = bytes > INT64_MAX / 4 ? INT64_MAX : bytes * 4) {
+    l = read_layout(path, o, bytes);
+    bool sample_done = false;
+    full = infer_from_layout(l, o, path, &sample_done);
+    if (!sample_done) continue;
+    sp = split_records(l, o, path, o.chunk_bytes);
+    if (!sp.needs_more) break;
+  }
   std::vector<int64_t> out_of_file;
   std::vector<field> out_fields;
   if (columns.empty()) {
@@ -641,7 +655,6 @@ read_result read_csv(const std::string& path, const csv_options& opts, const std
     inferred.push_back(std::none_of(o.schema_overrides.begin(), o.schema_overrides.end(),
                                     [&](const field& ov) { return ov.name == f.name; }));
 
-  split_result sp = split_records(l, o, path, o.chunk_bytes);
   std::vector<chunk_result> parts(sp.chunks.size());
   thread_pool& tp = pool ? *pool : global_thread_pool();
   tp.parallel_for(static_cast<int64_t>(sp.chunks.size()), [&](int64_t i) {
