@@ -460,3 +460,21 @@ TEST(Csv, InferSchemaReadsEnoughOfALargeFile) {
 
 }  // namespace
 }  // namespace tug
+
+namespace tug {
+namespace {
+
+TEST(Csv, HugeQuotedHeaderAcrossThePrefix) {
+  std::string name(3 << 20, 'h');
+  temp_file f("\"" + name + "\n\",b\n1,2\n");
+  csv::csv_options o;
+  o.infer_schema_rows = 0;
+  EXPECT_EQ(csv::infer_schema(f.path, o).names(), (std::vector<std::string>{name + "\n", "b"}));
+  o.n_rows = 1;
+  auto r = csv::read_csv(f.path, o);
+  EXPECT_EQ(r.schema.size(), 2u);
+  EXPECT_EQ(total_rows(r.partitions), 1);
+}
+
+}  // namespace
+}  // namespace tug

@@ -231,7 +231,8 @@ struct layout {
   const char* end = nullptr;
   int64_t body_line = 1;  ///< 1-based physical line of `body`
   std::vector<std::string> names;
-  bool complete = true;  ///< `data` is the whole file
+  bool complete = true;      ///< `data` is the whole file
+  bool header_read = false;  ///< the first record was read (else a partial read must read more)
 };
 
 /// Reads the file (its first `max_bytes` bytes, cut after a '\n') and finds the header.
@@ -256,6 +257,11 @@ layout read_layout(const std::string& path, const csv_options& o, int64_t max_by
     int64_t nl = 0;
     bool bad = false;
     const char* next = tok.read_record(p, l.end, fields, nl, bad);
+    if (bad && !l.complete) {  // the quote may close beyond the part read
+      l.body = l.end;
+      return l;
+    }
+    l.header_read = true;
     if (bad) throw io_error(path + ": line " + std::to_string(line) + ": unterminated quoted field");
     for (size_t i = 0; i < fields.size(); ++i) {
       std::string name = o.has_header ? std::string(fields[i].text) : std::string();
@@ -329,7 +335,7 @@ tug::schema infer_from_layout(const layout& l, const csv_options& o, const std::
       cand[c] &= candidates_of(fields[c].text);
     }
   }
-  if (sample_complete) *sample_complete = l.complete || rows >= limit;
+  if (sample_complete) *sample_complete = l.complete || (l.header_read && rows >= limit);
   std::vector<field> fs;
   for (size_t c = 0; c < n; ++c) {
     data_type t = type_id::string;
