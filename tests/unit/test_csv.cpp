@@ -4,6 +4,8 @@
 #include <random>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "test_util.hpp"
 #include "tug/io/csv/csv.hpp"
 
