@@ -21,7 +21,7 @@ unit: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
 differential: build
-	TUG_BUILD_DIR=$(abspath $(BUILD)) .venv/bin/python -m pytest -q tests/differential
+	TUG_BUILD_DIR=$(abspath $(BUILD)) .venv/bin/python -m pytest -q tests/differential tests/python
 
 test: unit differential
 

@@ -1,0 +1,132 @@
+"""The `tug` command-line program against Polars and DuckDB: CSV written by Polars read by tug, CSV written by
+tug read by Polars and DuckDB, output formats a script can parse, and errors (message, non-zero exit)."""
+import datetime as dt
+import io
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def tug():
+    exe = Path(os.environ.get("TUG_BUILD_DIR", REPO / "build")) / "tug"
+    if not exe.exists():
+        pytest.fail(f"{exe} is missing: build it (`ninja -C build tug_cli`) or set TUG_BUILD_DIR")
+    return str(exe)
+
+
+def run(tug, *args, ok=True):
+    p = subprocess.run([tug, *map(str, args)], capture_output=True, text=True)
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+SCHEMA = {"i": pl.Int64, "f": pl.Float64, "s": pl.String, "b": pl.Boolean, "d": pl.Date, "t": pl.Datetime("us")}
+
+
+def sample_frame(n=2500):
+    texts = ["plain", "with,comma", 'with "quotes"', "multi\nline", "  spaces ", "ünïcødé", "x"]
+    return pl.DataFrame(
+        {
+            "i": [None if k % 7 == 0 else k * 1_000_003 - 10**9 for k in range(n)],
+            "f": [None if k % 11 == 0 else (k - 1000) / 8 for k in range(n)],
+            "s": [None if k % 5 == 0 else texts[k % len(texts)] for k in range(n)],
+            "b": [None if k % 13 == 0 else k % 2 == 0 for k in range(n)],
+            "d": [None if k % 17 == 0 else dt.date(1990, 1, 1) + dt.timedelta(days=k * 3) for k in range(n)],
+            "t": [None if k % 19 == 0 else dt.datetime(2020, 5, 1, 12) + dt.timedelta(seconds=k * 3601, microseconds=k * 7)
+                  for k in range(n)],
+        },
+        schema=SCHEMA,
+    )
+
+
+def test_polars_csv_read_by_tug(tug, tmp_path):
+    df = sample_frame()
+    path = tmp_path / "polars.csv"
+    df.write_csv(path)
+    out = run(tug, "head", path, "-n", len(df), "--format", "csv").stdout
+    assert_frame_equal(pl.read_csv(io.StringIO(out), schema=SCHEMA), df)
+    schema = json.loads(run(tug, "schema", path, "--format", "json").stdout)
+    assert [(c["name"], c["type"]) for c in schema] == [
+        ("i", "i64"), ("f", "f64"), ("s", "str"), ("b", "bool"), ("d", "date"), ("t", "datetime[us]")]
+
+
+def test_count_matches_polars_and_duckdb(tug, tmp_path):
+    paths = []
+    for n in (0, 1, 33, 1024):
+        p = tmp_path / f"n{n}.csv"
+        sample_frame(n).write_csv(p)
+        paths.append(p)
+    out = json.loads(run(tug, "count", *paths, "--format", "json").stdout)
+    assert [r["file"] for r in out] == [str(p) for p in paths]
+    for row, p in zip(out, paths):
+        assert row["rows"] == pl.read_csv(p, schema=SCHEMA).height
+        assert row["rows"] == duckdb.sql(f"select count(*) from read_csv('{p}', header=true)").fetchall()[0][0]
+    csv_out = pl.read_csv(io.StringIO(run(tug, "count", *paths, "--format", "csv").stdout))
+    assert csv_out["rows"].to_list() == [0, 1, 33, 1024]
+
+
+def test_tug_csv_read_by_polars_and_duckdb(tug, tmp_path):
+    df = sample_frame()
+    src, dst = tmp_path / "in.csv", tmp_path / "out.csv"
+    df.write_csv(src)
+    run(tug, "convert", src, dst)
+    assert_frame_equal(pl.read_csv(dst, schema=SCHEMA), df)
+    rel = duckdb.sql(
+        f"select * from read_csv('{dst}', header=true, columns={{'i': 'BIGINT', 'f': 'DOUBLE', 's': 'VARCHAR', "
+        f"'b': 'BOOLEAN', 'd': 'DATE', 't': 'TIMESTAMP'}})")
+    assert_frame_equal(rel.pl(), df, check_dtypes=False)
+
+
+def test_json_and_table_output(tug, tmp_path):
+    df = sample_frame(40)
+    path = tmp_path / "j.csv"
+    df.write_csv(path)
+    rows = json.loads(run(tug, "head", path, "-n", 5, "--format", "json").stdout)
+    assert len(rows) == 5
+    for got, want in zip(rows, df.head(5).iter_rows(named=True)):
+        assert got["i"] == want["i"] and got["f"] == want["f"] and got["s"] == want["s"] and got["b"] == want["b"]
+        assert got["d"] == (want["d"].isoformat() if want["d"] else None)
+    table = run(tug, "head", path, "-n", 3).stdout
+    assert "shape: (3, 6)" in table and "datetime[us]" in table
+
+
+def test_tsv_and_delimiter(tug, tmp_path):
+    df = sample_frame(50)
+    tsv = tmp_path / "a.tsv"
+    df.write_csv(tsv, separator="\t")
+    assert_frame_equal(pl.read_csv(io.StringIO(run(tug, "head", tsv, "-n", 100, "--format", "csv").stdout),
+                                   schema=SCHEMA), df)
+    semi = tmp_path / "semi.csv"
+    df.write_csv(semi, separator=";")
+    out = run(tug, "head", semi, "--delimiter", ";", "-n", 100, "--format", "csv").stdout
+    assert_frame_equal(pl.read_csv(io.StringIO(out), schema=SCHEMA), df)
+
+
+def test_errors_exit_nonzero_with_a_message(tug, tmp_path):
+    p = run(tug, "head", tmp_path / "missing.csv", ok=False)
+    assert p.returncode == 1 and "missing.csv" in p.stderr and p.stdout == ""
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n3\n")
+    p = run(tug, "head", bad, ok=False)
+    assert p.returncode == 1 and "line 3" in p.stderr
+    good = tmp_path / "good.csv"
+    good.write_text("a\n1\n")
+    p = run(tug, "convert", good, tmp_path / "out.parquet", ok=False)
+    assert p.returncode == 1 and "parquet support is not built yet" in p.stderr
+    assert not (tmp_path / "out.parquet").exists()
+    p = run(tug, "head", good, "--format", "xml", ok=False)
+    assert p.returncode == 2 and "--format" in p.stderr
+    p = run(tug, "frobnicate", good, ok=False)
+    assert p.returncode == 2 and "unknown command" in p.stderr
+    p = run(tug, "head", good, "-n", "many", ok=False)
+    assert p.returncode == 2
