@@ -1,0 +1,28 @@
+#pragma once
+/// A scan over CSV files (a file, a glob or a directory of .csv files), schema inferred from the first.
+#include <string>
+#include <vector>
+
+#include "tug/io/csv/csv.hpp"
+#include "tug/io/files.hpp"
+#include "tug/io/source.hpp"
+
+namespace tug::io {
+
+class csv_source final : public table_source {
+ public:
+  /// Infers the schema from the first file. @throws io_error naming the file.
+  csv_source(const std::string& path, csv::csv_options options);
+  const tug::schema& schema() const override { return _schema; }
+  std::string describe() const override;
+  std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
+                          const engine_options& options, thread_pool& pool, memory_resource* mr) const override;
+
+ private:
+  std::string _path;
+  std::vector<file_entry> _files;
+  csv::csv_options _options;
+  tug::schema _schema;
+};
+
+}  // namespace tug::io
