@@ -1,0 +1,422 @@
+/// Thrift compact protocol decoding of the Parquet footer and page headers.
+#include <cstring>
+
+#include "tug/core/error.hpp"
+#include "tug/io/parquet/metadata.hpp"
+
+namespace tug::io::parquet {
+namespace {
+
+enum ctype : uint8_t {
+  t_stop = 0, t_true = 1, t_false = 2, t_byte = 3, t_i16 = 4, t_i32 = 5, t_i64 = 6, t_double = 7,
+  t_binary = 8, t_list = 9, t_set = 10, t_map = 11, t_struct = 12
+};
+
+constexpr int max_depth = 64;
+
+/// Reads compact-protocol values from a bounded buffer; every read is checked.
+class decoder {
+ public:
+  decoder(const uint8_t* p, size_t n) : _begin(p), _p(p), _end(p + n) {}
+  size_t consumed() const { return static_cast<size_t>(_p - _begin); }
+
+  [[noreturn]] void fail(const char* what) const {
+    throw io_error(std::string("corrupt Thrift metadata: ") + what + " at byte " + std::to_string(consumed()));
+  }
+  uint8_t byte() {
+    if (_p >= _end) fail("unexpected end");
+    return *_p++;
+  }
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      uint8_t b = byte();
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    fail("varint too long");
+  }
+  int64_t zigzag() {
+    uint64_t v = varint();
+    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+  }
+  int32_t i32() {
+    int64_t v = zigzag();
+    if (v < INT32_MIN || v > INT32_MAX) fail("i32 out of range");
+    return static_cast<int32_t>(v);
+  }
+  std::string binary() {
+    uint64_t n = varint();
+    if (n > static_cast<uint64_t>(_end - _p)) fail("string past the end");
+    std::string s(reinterpret_cast<const char*>(_p), n);
+    _p += n;
+    return s;
+  }
+  /// A value of compact type `t` read as a boolean (the field header holds it).
+  bool boolean(uint8_t t) {
+    if (t == t_true) return true;
+    if (t == t_false) return false;
+    fail("expected a boolean");
+  }
+
+  /// Reads a struct: calls `on(field_id, type)` for each field; it returns false to skip the field.
+  template <typename F>
+  void read_struct(F&& on) {
+    if (++_depth > max_depth) fail("nesting too deep");
+    int16_t last = 0;
+    while (true) {
+      uint8_t h = byte();
+      uint8_t t = h & 0x0f;
+      if (t == t_stop) break;
+      int16_t id;
+      if (h >> 4) id = static_cast<int16_t>(last + (h >> 4));
+      else id = static_cast<int16_t>(zigzag());
+      last = id;
+      if (!on(id, t)) skip(t);
+    }
+    --_depth;
+  }
+  /// Reads a list header; returns the element count and sets `elem` to the element type.
+  size_t list_header(uint8_t& elem) {
+    uint8_t h = byte();
+    elem = h & 0x0f;
+    uint64_t n = h >> 4;
+    if (n == 15) n = varint();
+    if (n > static_cast<uint64_t>(_end - _p)) fail("list longer than the data");  // every element takes >= 1 byte
+    return static_cast<size_t>(n);
+  }
+  template <typename F>
+  void read_list(uint8_t t, uint8_t want, F&& each) {
+    if (t != t_list && t != t_set) fail("expected a list");
+    uint8_t elem;
+    size_t n = list_header(elem);
+    if (elem != want) fail("unexpected list element type");
+    for (size_t i = 0; i < n; ++i) each();
+  }
+
+  void skip(uint8_t t) {
+    if (++_depth > max_depth) fail("nesting too deep");
+    switch (t) {
+      case t_true:
+      case t_false: break;
+      case t_byte: byte(); break;
+      case t_i16:
+      case t_i32:
+      case t_i64: varint(); break;
+      case t_double:
+        if (_end - _p < 8) fail("unexpected end");
+        _p += 8;
+        break;
+      case t_binary: {
+        uint64_t n = varint();
+        if (n > static_cast<uint64_t>(_end - _p)) fail("string past the end");
+        _p += n;
+        break;
+      }
+      case t_list:
+      case t_set: {
+        uint8_t elem;
+        size_t n = list_header(elem);
+        for (size_t i = 0; i < n; ++i) {
+          if (elem == t_true || elem == t_false) byte();  // booleans in lists take one byte each
+          else skip(elem);
+        }
+        break;
+      }
+      case t_map: {
+        uint64_t n = varint();
+        if (n > static_cast<uint64_t>(_end - _p)) fail("map longer than the data");
+        if (n) {
+          uint8_t kv = byte();
+          for (uint64_t i = 0; i < n; ++i) {
+            skip(kv >> 4);
+            skip(kv & 0x0f);
+          }
+        }
+        break;
+      }
+      case t_struct: read_struct([](int16_t, uint8_t) { return false; }); break;
+      default: fail("unknown field type");
+    }
+    --_depth;
+  }
+
+ private:
+  const uint8_t* _begin;
+  const uint8_t* _p;
+  const uint8_t* _end;
+  int _depth = 0;
+};
+
+void expect(decoder& d, uint8_t t, uint8_t want) {
+  bool ok = t == want || (want == t_true && t == t_false);
+  if (!ok) d.fail("unexpected field type");
+}
+
+int32_t read_i32(decoder& d, uint8_t t) {
+  if (t != t_i32 && t != t_i16 && t != t_byte) d.fail("expected an integer");
+  if (t == t_byte) return static_cast<int8_t>(d.byte());
+  return d.i32();
+}
+int64_t read_i64(decoder& d, uint8_t t) {
+  if (t != t_i64 && t != t_i32 && t != t_i16) d.fail("expected an integer");
+  return d.zigzag();
+}
+std::string read_binary(decoder& d, uint8_t t) {
+  expect(d, t, t_binary);
+  return d.binary();
+}
+template <typename E>
+E read_enum(decoder& d, uint8_t t) {
+  return static_cast<E>(read_i32(d, t));
+}
+
+logical_unit read_time_unit(decoder& d, uint8_t t) {
+  expect(d, t, t_struct);
+  logical_unit u = logical_unit::millis;
+  d.read_struct([&](int16_t id, uint8_t ft) {
+    if (ft != t_struct) return false;
+    if (id == 1) u = logical_unit::millis;
+    else if (id == 2) u = logical_unit::micros;
+    else if (id == 3) u = logical_unit::nanos;
+    else return false;
+    d.skip(ft);
+    return true;
+  });
+  return u;
+}
+
+logical_type read_logical_type(decoder& d, uint8_t t) {
+  expect(d, t, t_struct);
+  logical_type lt;
+  d.read_struct([&](int16_t id, uint8_t ft) {
+    if (ft != t_struct) return false;
+    switch (id) {
+      case 1: lt.kind = logical_kind::string; return false;
+      case 2: lt.kind = logical_kind::map; return false;
+      case 3: lt.kind = logical_kind::list; return false;
+      case 4: lt.kind = logical_kind::enum_; return false;
+      case 5:
+        lt.kind = logical_kind::decimal;
+        d.read_struct([&](int16_t fid, uint8_t t2) {
+          if (fid == 1) lt.scale = read_i32(d, t2);
+          else if (fid == 2) lt.precision = read_i32(d, t2);
+          else return false;
+          return true;
+        });
+        return true;
+      case 6: lt.kind = logical_kind::date; return false;
+      case 7:
+      case 8:
+        lt.kind = id == 7 ? logical_kind::time : logical_kind::timestamp;
+        d.read_struct([&](int16_t fid, uint8_t t2) {
+          if (fid == 1) lt.adjusted_to_utc = d.boolean(t2);
+          else if (fid == 2) lt.unit = read_time_unit(d, t2);
+          else return false;
+          return true;
+        });
+        return true;
+      case 10:
+        lt.kind = logical_kind::integer;
+        d.read_struct([&](int16_t fid, uint8_t t2) {
+          if (fid == 1) lt.bit_width = static_cast<int8_t>(read_i32(d, t2));
+          else if (fid == 2) lt.is_signed = d.boolean(t2);
+          else return false;
+          return true;
+        });
+        return true;
+      case 11: lt.kind = logical_kind::unknown; return false;
+      case 12: lt.kind = logical_kind::json; return false;
+      case 13: lt.kind = logical_kind::bson; return false;
+      case 14: lt.kind = logical_kind::uuid; return false;
+      case 15: lt.kind = logical_kind::float16; return false;
+      default: return false;
+    }
+  });
+  return lt;
+}
+
+schema_element read_schema_element(decoder& d) {
+  schema_element e;
+  d.read_struct([&](int16_t id, uint8_t t) {
+    switch (id) {
+      case 1: e.type = read_enum<physical_type>(d, t); return true;
+      case 2: e.type_length = read_i32(d, t); return true;
+      case 3: e.repetition_type = read_enum<repetition>(d, t); return true;
+      case 4: e.name = read_binary(d, t); return true;
+      case 5: e.num_children = read_i32(d, t); return true;
+      case 6: e.converted = read_enum<converted_type>(d, t); return true;
+      case 7: e.scale = read_i32(d, t); return true;
+      case 8: e.precision = read_i32(d, t); return true;
+      case 10: e.logical = read_logical_type(d, t); return true;
+      default: return false;
+    }
+  });
+  return e;
+}
+
+statistics read_statistics(decoder& d, uint8_t t) {
+  expect(d, t, t_struct);
+  statistics s;
+  d.read_struct([&](int16_t id, uint8_t ft) {
+    switch (id) {
+      case 1: s.max = read_binary(d, ft); return true;
+      case 2: s.min = read_binary(d, ft); return true;
+      case 3: s.null_count = read_i64(d, ft); return true;
+      case 4: s.distinct_count = read_i64(d, ft); return true;
+      case 5: s.max_value = read_binary(d, ft); return true;
+      case 6: s.min_value = read_binary(d, ft); return true;
+      default: return false;
+    }
+  });
+  return s;
+}
+
+column_metadata read_column_metadata(decoder& d, uint8_t t) {
+  expect(d, t, t_struct);
+  column_metadata m;
+  d.read_struct([&](int16_t id, uint8_t ft) {
+    switch (id) {
+      case 1: m.type = read_enum<physical_type>(d, ft); return true;
+      case 2: d.read_list(ft, t_i32, [&] { m.encodings.push_back(static_cast<encoding>(d.i32())); }); return true;
+      case 3: d.read_list(ft, t_binary, [&] { m.path_in_schema.push_back(d.binary()); }); return true;
+      case 4: m.compression = read_enum<codec>(d, ft); return true;
+      case 5: m.num_values = read_i64(d, ft); return true;
+      case 6: m.total_uncompressed_size = read_i64(d, ft); return true;
+      case 7: m.total_compressed_size = read_i64(d, ft); return true;
+      case 9: m.data_page_offset = read_i64(d, ft); return true;
+      case 11: m.dictionary_page_offset = read_i64(d, ft); return true;
+      case 12: m.stats = read_statistics(d, ft); return true;
+      default: return false;
+    }
+  });
+  return m;
+}
+
+column_chunk read_column_chunk(decoder& d) {
+  column_chunk c;
+  d.read_struct([&](int16_t id, uint8_t t) {
+    switch (id) {
+      case 1: c.file_path = read_binary(d, t); return true;
+      case 2: c.file_offset = read_i64(d, t); return true;
+      case 3: c.meta = read_column_metadata(d, t); return true;
+      default: return false;
+    }
+  });
+  return c;
+}
+
+row_group read_row_group(decoder& d) {
+  row_group rg;
+  d.read_struct([&](int16_t id, uint8_t t) {
+    switch (id) {
+      case 1: d.read_list(t, t_struct, [&] { rg.columns.push_back(read_column_chunk(d)); }); return true;
+      case 2: rg.total_byte_size = read_i64(d, t); return true;
+      case 3: rg.num_rows = read_i64(d, t); return true;
+      default: return false;
+    }
+  });
+  return rg;
+}
+
+}  // namespace
+
+file_metadata decode_file_metadata(const uint8_t* data, size_t size) {
+  decoder d(data, size);
+  file_metadata m;
+  bool has_schema = false, has_rows = false;
+  d.read_struct([&](int16_t id, uint8_t t) {
+    switch (id) {
+      case 1: m.version = read_i32(d, t); return true;
+      case 2:
+        d.read_list(t, t_struct, [&] { m.schema.push_back(read_schema_element(d)); });
+        has_schema = true;
+        return true;
+      case 3:
+        m.num_rows = read_i64(d, t);
+        has_rows = true;
+        return true;
+      case 4: d.read_list(t, t_struct, [&] { m.row_groups.push_back(read_row_group(d)); }); return true;
+      case 5:
+        d.read_list(t, t_struct, [&] {
+          key_value kv;
+          d.read_struct([&](int16_t fid, uint8_t ft) {
+            if (fid == 1) kv.key = read_binary(d, ft);
+            else if (fid == 2) kv.value = read_binary(d, ft);
+            else return false;
+            return true;
+          });
+          m.key_value_metadata.push_back(std::move(kv));
+        });
+        return true;
+      case 6: m.created_by = read_binary(d, t); return true;
+      default: return false;
+    }
+  });
+  if (!has_schema || m.schema.empty() || !has_rows) d.fail("FileMetaData lacks its schema or row count");
+  return m;
+}
+
+page_header decode_page_header(const uint8_t* data, size_t size, size_t& consumed) {
+  decoder d(data, size);
+  page_header h;
+  d.read_struct([&](int16_t id, uint8_t t) {
+    switch (id) {
+      case 1: h.type = read_enum<page_type>(d, t); return true;
+      case 2: h.uncompressed_page_size = read_i32(d, t); return true;
+      case 3: h.compressed_page_size = read_i32(d, t); return true;
+      case 5: {
+        expect(d, t, t_struct);
+        data_page_header p;
+        d.read_struct([&](int16_t fid, uint8_t ft) {
+          switch (fid) {
+            case 1: p.num_values = read_i32(d, ft); return true;
+            case 2: p.enc = read_enum<encoding>(d, ft); return true;
+            case 3: p.definition_level_encoding = read_enum<encoding>(d, ft); return true;
+            case 4: p.repetition_level_encoding = read_enum<encoding>(d, ft); return true;
+            default: return false;
+          }
+        });
+        h.v1 = p;
+        return true;
+      }
+      case 7: {
+        expect(d, t, t_struct);
+        dictionary_page_header p;
+        d.read_struct([&](int16_t fid, uint8_t ft) {
+          switch (fid) {
+            case 1: p.num_values = read_i32(d, ft); return true;
+            case 2: p.enc = read_enum<encoding>(d, ft); return true;
+            default: return false;
+          }
+        });
+        h.dict = p;
+        return true;
+      }
+      case 8: {
+        expect(d, t, t_struct);
+        data_page_header_v2 p;
+        d.read_struct([&](int16_t fid, uint8_t ft) {
+          switch (fid) {
+            case 1: p.num_values = read_i32(d, ft); return true;
+            case 2: p.num_nulls = read_i32(d, ft); return true;
+            case 3: p.num_rows = read_i32(d, ft); return true;
+            case 4: p.enc = read_enum<encoding>(d, ft); return true;
+            case 5: p.definition_levels_byte_length = read_i32(d, ft); return true;
+            case 6: p.repetition_levels_byte_length = read_i32(d, ft); return true;
+            case 7: p.is_compressed = d.boolean(ft); return true;
+            default: return false;
+          }
+        });
+        h.v2 = p;
+        return true;
+      }
+      default: return false;
+    }
+  });
+  if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0) d.fail("negative page size");
+  consumed = d.consumed();
+  return h;
+}
+
+}  // namespace tug::io::parquet
