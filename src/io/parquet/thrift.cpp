@@ -420,3 +420,198 @@ page_header decode_page_header(const uint8_t* data, size_t size, size_t& consume
 }
 
 }  // namespace tug::io::parquet
+
+// ---- encoding ----
+
+namespace tug::io::parquet {
+namespace {
+
+/// Writes compact-protocol values; structs nest through begin/end.
+class encoder {
+ public:
+  explicit encoder(std::string& out) : _out(out) {}
+
+  void varint(uint64_t v) {
+    while (v >= 0x80) {
+      _out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    _out.push_back(static_cast<char>(v));
+  }
+  void zigzag(int64_t v) { varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
+  void field(int16_t id, uint8_t t) {
+    int delta = id - _last.back();
+    if (delta > 0 && delta <= 15) _out.push_back(static_cast<char>((delta << 4) | t));
+    else {
+      _out.push_back(static_cast<char>(t));
+      zigzag(id);
+    }
+    _last.back() = id;
+  }
+  void i32(int16_t id, int32_t v) {
+    field(id, t_i32);
+    zigzag(v);
+  }
+  void i64(int16_t id, int64_t v) {
+    field(id, t_i64);
+    zigzag(v);
+  }
+  void i8(int16_t id, int8_t v) {
+    field(id, t_byte);
+    _out.push_back(static_cast<char>(v));
+  }
+  void boolean(int16_t id, bool v) { field(id, v ? t_true : t_false); }
+  void raw_binary(std::string_view s) {
+    varint(s.size());
+    _out.append(s);
+  }
+  void binary(int16_t id, std::string_view s) {
+    field(id, t_binary);
+    raw_binary(s);
+  }
+  void list(int16_t id, uint8_t elem, size_t n) {
+    field(id, t_list);
+    if (n < 15) _out.push_back(static_cast<char>((n << 4) | elem));
+    else {
+      _out.push_back(static_cast<char>(0xf0 | elem));
+      varint(n);
+    }
+  }
+  void begin(int16_t id) {
+    field(id, t_struct);
+    begin_element();
+  }
+  void begin_element() { _last.push_back(0); }
+  void end() {
+    _out.push_back(0);
+    _last.pop_back();
+  }
+  void empty_struct(int16_t id) {
+    begin(id);
+    end();
+  }
+
+ private:
+  std::string& _out;
+  std::vector<int16_t> _last{0};
+};
+
+void encode_logical(encoder& e, const logical_type& lt) {
+  e.begin(10);
+  switch (lt.kind) {
+    case logical_kind::string: e.empty_struct(1); break;
+    case logical_kind::decimal:
+      e.begin(5);
+      e.i32(1, lt.scale);
+      e.i32(2, lt.precision);
+      e.end();
+      break;
+    case logical_kind::date: e.empty_struct(6); break;
+    case logical_kind::time:
+    case logical_kind::timestamp:
+      e.begin(lt.kind == logical_kind::time ? 7 : 8);
+      e.boolean(1, lt.adjusted_to_utc);
+      e.begin(2);
+      e.empty_struct(lt.unit == logical_unit::millis ? 1 : lt.unit == logical_unit::micros ? 2 : 3);
+      e.end();
+      e.end();
+      break;
+    case logical_kind::integer:
+      e.begin(10);
+      e.i8(1, lt.bit_width);
+      e.boolean(2, lt.is_signed);
+      e.end();
+      break;
+    default: throw internal_error("parquet writer: unsupported logical type");
+  }
+  e.end();
+}
+
+void encode_statistics(encoder& e, int16_t id, const statistics& s) {
+  e.begin(id);
+  if (s.null_count) e.i64(3, *s.null_count);
+  if (s.max_value) e.binary(5, *s.max_value);
+  if (s.min_value) e.binary(6, *s.min_value);
+  e.end();
+}
+
+}  // namespace
+
+void encode_file_metadata(const file_metadata& m, std::string& out) {
+  encoder e(out);
+  e.begin_element();
+  e.i32(1, m.version);
+  e.list(2, t_struct, m.schema.size());
+  for (const auto& s : m.schema) {
+    e.begin_element();
+    if (s.type) e.i32(1, static_cast<int32_t>(*s.type));
+    if (s.type == physical_type::fixed_len_byte_array) e.i32(2, s.type_length);
+    if (s.repetition_type) e.i32(3, static_cast<int32_t>(*s.repetition_type));
+    e.binary(4, s.name);
+    if (s.num_children) e.i32(5, s.num_children);
+    if (s.converted) e.i32(6, static_cast<int32_t>(*s.converted));
+    if (s.converted == converted_type::decimal) {
+      e.i32(7, s.scale);
+      e.i32(8, s.precision);
+    }
+    if (s.logical.kind != logical_kind::none) encode_logical(e, s.logical);
+    e.end();
+  }
+  e.i64(3, m.num_rows);
+  e.list(4, t_struct, m.row_groups.size());
+  for (const auto& rg : m.row_groups) {
+    e.begin_element();
+    e.list(1, t_struct, rg.columns.size());
+    for (const auto& cc : rg.columns) {
+      e.begin_element();
+      e.i64(2, cc.file_offset);
+      const column_metadata& c = *cc.meta;
+      e.begin(3);
+      e.i32(1, static_cast<int32_t>(c.type));
+      e.list(2, t_i32, c.encodings.size());
+      for (auto x : c.encodings) e.zigzag(static_cast<int32_t>(x));
+      e.list(3, t_binary, c.path_in_schema.size());
+      for (const auto& p : c.path_in_schema) e.raw_binary(p);
+      e.i32(4, static_cast<int32_t>(c.compression));
+      e.i64(5, c.num_values);
+      e.i64(6, c.total_uncompressed_size);
+      e.i64(7, c.total_compressed_size);
+      e.i64(9, c.data_page_offset);
+      if (c.dictionary_page_offset) e.i64(11, *c.dictionary_page_offset);
+      if (c.stats) encode_statistics(e, 12, *c.stats);
+      e.end();
+      e.end();
+    }
+    e.i64(2, rg.total_byte_size);
+    e.i64(3, rg.num_rows);
+    e.end();
+  }
+  if (!m.created_by.empty()) e.binary(6, m.created_by);
+  e.end();
+}
+
+void encode_page_header(const page_header& h, std::string& out) {
+  encoder e(out);
+  e.begin_element();
+  e.i32(1, static_cast<int32_t>(h.type));
+  e.i32(2, h.uncompressed_page_size);
+  e.i32(3, h.compressed_page_size);
+  if (h.v1) {
+    e.begin(5);
+    e.i32(1, h.v1->num_values);
+    e.i32(2, static_cast<int32_t>(h.v1->enc));
+    e.i32(3, static_cast<int32_t>(h.v1->definition_level_encoding));
+    e.i32(4, static_cast<int32_t>(h.v1->repetition_level_encoding));
+    e.end();
+  }
+  if (h.dict) {
+    e.begin(7);
+    e.i32(1, h.dict->num_values);
+    e.i32(2, static_cast<int32_t>(h.dict->enc));
+    e.end();
+  }
+  if (h.v2) throw internal_error("parquet writer: data page v2 headers are not written");
+  e.end();
+}
+
+}  // namespace tug::io::parquet

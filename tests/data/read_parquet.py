@@ -1,0 +1,16 @@
+#!/usr/bin/env python3
+"""Reads a Parquet file with pyarrow and writes its columns' tug type names and values in the
+canonical text form of make_parquet.py as JSON. Usage: read_parquet.py IN.parquet OUT.json"""
+import json
+import os
+import sys
+
+import pyarrow.parquet as pq
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_parquet import expected_of  # noqa: E402
+
+t = pq.read_table(sys.argv[1])
+md = pq.ParquetFile(sys.argv[1]).metadata
+with open(sys.argv[2], "w") as f:
+    json.dump({"rows": t.num_rows, "row_groups": md.num_row_groups, "columns": expected_of(t)}, f)
