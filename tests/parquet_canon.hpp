@@ -27,12 +27,14 @@ inline std::optional<std::string> canon(const column& c, int64_t i) {
   return type_dispatch(c.type().id, [&]<type_id Id>() -> std::string {
     using T = storage_t<Id>;
     T v = c.value<T>(i);
-    if constexpr (Id == type_id::boolean) return v ? "true" : "false";
+    if constexpr (Id == type_id::boolean)
+      return v ? "true" : "false";
     else if constexpr (Id == type_id::float32 || Id == type_id::float64) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(v));
       return buf;
-    } else if constexpr (Id == type_id::decimal128) return int128_to_string(v);
+    } else if constexpr (Id == type_id::decimal128)
+      return int128_to_string(v);
     else if constexpr (Id == type_id::string) {
       static const char* hex = "0123456789abcdef";
       std::string s;
@@ -41,7 +43,8 @@ inline std::optional<std::string> canon(const column& c, int64_t i) {
         s.push_back(hex[ch & 15]);
       }
       return s;
-    } else return std::to_string(v);
+    } else
+      return std::to_string(v);
   });
 }
 

@@ -27,7 +27,8 @@ class ParquetFiles : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("tug_parquet_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
     const char* py = std::getenv("TUG_PYTHON");
-    std::string cmd = std::string(py ? py : "python3") + " " TUG_SOURCE_DIR "/tests/data/make_parquet.py " + dir_.string();
+    std::string cmd =
+        std::string(py ? py : "python3") + " " TUG_SOURCE_DIR "/tests/data/make_parquet.py " + dir_.string();
     int rc = std::system(cmd.c_str());
     ASSERT_EQ(rc, 0) << "generating Parquet test files failed (needs pyarrow): " << cmd;
     std::ifstream f(dir_ / "expected.json");
@@ -47,7 +48,8 @@ class ParquetFiles : public ::testing::Test {
     const json& cols = e["columns"];
     ASSERT_EQ(r.schema().size(), cols.size());
     std::vector<size_t> all;
-    for (size_t c = 0; c < r.schema().size(); ++c) all.push_back(c);
+    for (size_t c = 0; c < r.schema().size(); ++c)
+      all.push_back(c);
     std::vector<table> parts;
     int64_t rows = 0;
     for (int g = 0; g < r.num_row_groups(); ++g) {
@@ -88,12 +90,14 @@ json ParquetFiles::expected_;
 TEST_F(ParquetFiles, EveryPageVersionCodecAndDictionarySetting) {
   for (const char* v : {"1", "2"})
     for (const char* codec : {"none", "snappy", "gzip", "zstd", "lz4"})
-      for (const char* d : {"dict", "plain"}) check_file(std::string("base_v") + v + "_" + codec + "_" + d + ".parquet");
+      for (const char* d : {"dict", "plain"})
+        check_file(std::string("base_v") + v + "_" + codec + "_" + d + ".parquet");
 }
 
 TEST_F(ParquetFiles, DeltaAndByteStreamSplitEncodings) {
   for (const char* v : {"1", "2"})
-    for (const char* f : {"delta_bp_v", "delta_len_v", "delta_ba_v", "bss_v"}) check_file(std::string(f) + v + ".parquet");
+    for (const char* f : {"delta_bp_v", "delta_len_v", "delta_ba_v", "bss_v"})
+      check_file(std::string(f) + v + ".parquet");
 }
 
 TEST_F(ParquetFiles, DecimalsStoredAsIntegers) { check_file("decimal_int.parquet"); }
@@ -166,8 +170,10 @@ void expect_io_error(const std::string& p) {
   try {
     auto r = file_reader::open(p);
     std::vector<size_t> all;
-    for (size_t c = 0; c < r.schema().size(); ++c) all.push_back(c);
-    for (int g = 0; g < r.num_row_groups(); ++g) r.read_row_group(g, all);
+    for (size_t c = 0; c < r.schema().size(); ++c)
+      all.push_back(c);
+    for (int g = 0; g < r.num_row_groups(); ++g)
+      r.read_row_group(g, all);
     ADD_FAILURE() << "no io_error for " << p;
   } catch (const io_error& e) {
     EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
@@ -208,8 +214,10 @@ TEST_F(ParquetFiles, FlippedFooterAndPageBytesNeverCrash) {
   std::memcpy(&footer_len, good.data() + good.size() - 8, 4);
   int errors = 0;
   std::vector<size_t> positions;
-  for (size_t i = good.size() - 8 - footer_len; i < good.size() - 8; i += 29) positions.push_back(i);
-  for (size_t i = 4; i < good.size() - 8 - footer_len; i += good.size() / 97) positions.push_back(i);
+  for (size_t i = good.size() - 8 - footer_len; i < good.size() - 8; i += 29)
+    positions.push_back(i);
+  for (size_t i = 4; i < good.size() - 8 - footer_len; i += good.size() / 97)
+    positions.push_back(i);
   for (size_t pos : positions) {
     std::string m = good;
     m[pos] = static_cast<char>(m[pos] ^ 0x5a);
@@ -217,8 +225,10 @@ TEST_F(ParquetFiles, FlippedFooterAndPageBytesNeverCrash) {
     try {
       auto r = file_reader::open(bad);
       std::vector<size_t> all;
-      for (size_t c = 0; c < r.schema().size(); ++c) all.push_back(c);
-      for (int g = 0; g < r.num_row_groups(); ++g) r.read_row_group(g, all);
+      for (size_t c = 0; c < r.schema().size(); ++c)
+        all.push_back(c);
+      for (int g = 0; g < r.num_row_groups(); ++g)
+        r.read_row_group(g, all);
     } catch (const io_error& e) {
       ++errors;
       EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();

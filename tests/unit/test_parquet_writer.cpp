@@ -19,13 +19,18 @@ namespace fs = std::filesystem;
 using namespace io::parquet;
 using json = nlohmann::json;
 
+/// A directory for this process's files, removed at exit.
 fs::path temp_dir() {
-  static fs::path d = [] {
+  struct dir {
     fs::path p = fs::temp_directory_path() / ("tug_parquet_w_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
+    dir() { fs::create_directories(p); }
+    ~dir() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  };
+  static dir d;
+  return d.p;
 }
 
 uint64_t mix(uint64_t x) {
@@ -44,8 +49,10 @@ table every_type(int64_t n, uint64_t seed) {
   auto fixed = [&]<typename T>(data_type t, int k, auto gen) {
     fixed_width_builder<T> b(t, n);
     for (int64_t i = 0; i < n; ++i) {
-      if (nul(i, k)) b.set_null(i);
-      else b.set(i, static_cast<T>(gen(i)));
+      if (nul(i, k))
+        b.set_null(i);
+      else
+        b.set(i, static_cast<T>(gen(i)));
     }
     cols.push_back(b.finish());
   };
@@ -58,23 +65,38 @@ table every_type(int64_t n, uint64_t seed) {
   fixed.template operator()<uint16_t>(type_id::uint16, 7, [&](int64_t i) { return r(i, 7); });
   fixed.template operator()<uint32_t>(type_id::uint32, 8, [&](int64_t i) { return r(i, 8); });
   fixed.template operator()<uint64_t>(type_id::uint64, 9, [&](int64_t i) { return r(i, 9); });
-  fixed.template operator()<float>(type_id::float32, 10, [&](int64_t i) { return static_cast<float>(static_cast<int64_t>(r(i, 10) % 2000001) - 1000000) / 64.0f; });
-  fixed.template operator()<double>(type_id::float64, 11, [&](int64_t i) { return static_cast<double>(static_cast<int64_t>(r(i, 11))) * 1e-7; });
-  fixed.template operator()<__int128>(decimal(7, 2), 12, [&](int64_t i) { return static_cast<int64_t>(r(i, 12) % 19999999) - 9999999; });
-  fixed.template operator()<__int128>(decimal(15, 3), 13, [&](int64_t i) { return static_cast<int64_t>(r(i, 13) % 999999999999999ULL) - 499999999999999LL; });
+  fixed.template operator()<float>(type_id::float32, 10, [&](int64_t i) {
+    return static_cast<float>(static_cast<int64_t>(r(i, 10) % 2000001) - 1000000) / 64.0f;
+  });
+  fixed.template operator()<double>(
+      type_id::float64, 11, [&](int64_t i) { return static_cast<double>(static_cast<int64_t>(r(i, 11))) * 1e-7; });
+  fixed.template operator()<__int128>(decimal(7, 2), 12,
+                                      [&](int64_t i) { return static_cast<int64_t>(r(i, 12) % 19999999) - 9999999; });
+  fixed.template operator()<__int128>(decimal(15, 3), 13, [&](int64_t i) {
+    return static_cast<int64_t>(r(i, 13) % 999999999999999ULL) - 499999999999999LL;
+  });
   fixed.template operator()<__int128>(decimal(38, 10), 14, [&](int64_t i) {
-    return (static_cast<__int128>(static_cast<int64_t>(r(i, 14))) * static_cast<__int128>(r(i, 15) >> 2)) / 8; });
-  fixed.template operator()<int32_t>(type_id::date32, 16, [&](int64_t i) { return static_cast<int64_t>(r(i, 16) % 60000) - 30000; });
-  fixed.template operator()<int64_t>(timestamp(time_unit::ms), 17, [&](int64_t i) { return static_cast<int64_t>(r(i, 17) >> 24); });
-  fixed.template operator()<int64_t>(timestamp(time_unit::us, "UTC"), 18, [&](int64_t i) { return static_cast<int64_t>(r(i, 18) >> 8); });
-  fixed.template operator()<int64_t>(timestamp(time_unit::ns), 19, [&](int64_t i) { return static_cast<int64_t>(r(i, 19) >> 2); });
+    return (static_cast<__int128>(static_cast<int64_t>(r(i, 14))) * static_cast<__int128>(r(i, 15) >> 2)) / 8;
+  });
+  fixed.template operator()<int32_t>(type_id::date32, 16,
+                                     [&](int64_t i) { return static_cast<int64_t>(r(i, 16) % 60000) - 30000; });
+  fixed.template operator()<int64_t>(timestamp(time_unit::ms), 17,
+                                     [&](int64_t i) { return static_cast<int64_t>(r(i, 17) >> 24); });
+  fixed.template operator()<int64_t>(timestamp(time_unit::us, "UTC"), 18,
+                                     [&](int64_t i) { return static_cast<int64_t>(r(i, 18) >> 8); });
+  fixed.template operator()<int64_t>(timestamp(time_unit::ns), 19,
+                                     [&](int64_t i) { return static_cast<int64_t>(r(i, 19) >> 2); });
   fixed.template operator()<int32_t>(type_id::int32, 20, [&](int64_t i) { return r(i, 20) % 4; });  // low cardinality
   string_builder s, s_low;
   for (int64_t i = 0; i < n; ++i) {
-    if (nul(i, 21)) s.append_null();
-    else s.append(std::string(r(i, 21) % 17, static_cast<char>('a' + r(i, 22) % 26)) + "é" + std::to_string(r(i, 23)));
-    if (nul(i, 24)) s_low.append_null();
-    else s_low.append(std::array<const char*, 3>{"x", "", "yy"}[r(i, 24) % 3]);
+    if (nul(i, 21))
+      s.append_null();
+    else
+      s.append(std::string(r(i, 21) % 17, static_cast<char>('a' + r(i, 22) % 26)) + "é" + std::to_string(r(i, 23)));
+    if (nul(i, 24))
+      s_low.append_null();
+    else
+      s_low.append(std::array<const char*, 3>{"x", "", "yy"}[r(i, 24) % 3]);
   }
   cols.push_back(s.finish());
   cols.push_back(s_low.finish());
@@ -83,19 +105,23 @@ table every_type(int64_t n, uint64_t seed) {
 
 schema every_type_schema(const table& t) {
   std::vector<field> f;
-  for (size_t i = 0; i < t.num_columns(); ++i) f.push_back({"c" + std::to_string(i), t[i].type()});
+  for (size_t i = 0; i < t.num_columns(); ++i)
+    f.push_back({"c" + std::to_string(i), t[i].type()});
   return schema(f);
 }
 
 table read_all(const std::string& p) {
   auto r = file_reader::open(p);
   std::vector<size_t> all;
-  for (size_t c = 0; c < r.schema().size(); ++c) all.push_back(c);
+  for (size_t c = 0; c < r.schema().size(); ++c)
+    all.push_back(c);
   std::vector<table> parts;
-  for (int g = 0; g < r.num_row_groups(); ++g) parts.push_back(r.read_row_group(g, all));
+  for (int g = 0; g < r.num_row_groups(); ++g)
+    parts.push_back(r.read_row_group(g, all));
   if (parts.empty()) {
     std::vector<column> cols;
-    for (const auto& f : r.schema()) cols.push_back(make_empty_column(f.type));
+    for (const auto& f : r.schema())
+      cols.push_back(make_empty_column(f.type));
     return table(std::move(cols));
   }
   return concatenate(parts);
@@ -116,8 +142,10 @@ TEST(ParquetWriter, RoundTripsEveryTypeCodecAndSize) {
         o.page_bytes = 512;
         // Two partitions, the second one sliced.
         std::vector<table> parts;
-        if (n >= 2) parts = {t.slice(0, n / 2), t.slice(n / 2, n - n / 2)};
-        else parts = {t};
+        if (n >= 2)
+          parts = {t.slice(0, n / 2), t.slice(n / 2, n - n / 2)};
+        else
+          parts = {t};
         write_parquet(p, s, parts, o);
         auto r = file_reader::open(p);
         ASSERT_EQ(r.schema(), s);
@@ -125,7 +153,8 @@ TEST(ParquetWriter, RoundTripsEveryTypeCodecAndSize) {
         EXPECT_EQ(r.num_row_groups(), (n + 299) / 300);
         table back = read_all(p);
         ASSERT_EQ(back.num_rows(), n);
-        for (size_t c = 0; c < s.size(); ++c) expect_columns_equal(back[c], t[c], s[c].name);
+        for (size_t c = 0; c < s.size(); ++c)
+          expect_columns_equal(back[c], t[c], s[c].name);
       }
     }
   }
@@ -141,7 +170,8 @@ TEST(ParquetWriter, SlicedAndAllNullColumns) {
   std::string p = (temp_dir() / "sliced.parquet").string();
   write_parquet(p, s, {u});
   table back = read_all(p);
-  for (size_t c = 0; c < s.size(); ++c) expect_columns_equal(back[c], u[c], s[c].name);
+  for (size_t c = 0; c < s.size(); ++c)
+    expect_columns_equal(back[c], u[c], s[c].name);
   auto st = file_reader::open(p).statistics(0, s.size() - 1);
   EXPECT_EQ(st.null_count, 50);
   EXPECT_FALSE(st.min.has_value());
@@ -150,7 +180,8 @@ TEST(ParquetWriter, SlicedAndAllNullColumns) {
 TEST(ParquetWriter, DictionaryFallsBackToPlain) {
   const int64_t n = 30000;
   string_builder b;
-  for (int64_t i = 0; i < n; ++i) b.append("value-" + std::to_string(mix(static_cast<uint64_t>(i))) + std::string(20, 'z'));
+  for (int64_t i = 0; i < n; ++i)
+    b.append("value-" + std::to_string(mix(static_cast<uint64_t>(i))) + std::string(20, 'z'));
   table t({b.finish()});
   schema s({{"s", type_id::string}});
   std::string p = (temp_dir() / "fallback.parquet").string();
@@ -159,9 +190,10 @@ TEST(ParquetWriter, DictionaryFallsBackToPlain) {
 }
 
 TEST(ParquetWriter, Statistics) {
-  table t({i64({5, std::nullopt, -7, 12}), str({"pear", "apple", std::nullopt, "zoo"}),
-           make_column<uint64_t>(type_id::uint64, std::vector<std::optional<uint64_t>>{1, ~uint64_t{0}, std::nullopt, 3}),
-           make_column<__int128>(decimal(30, 2), std::vector<std::optional<__int128>>{-350, 125, std::nullopt, 0})});
+  table t(
+      {i64({5, std::nullopt, -7, 12}), str({"pear", "apple", std::nullopt, "zoo"}),
+       make_column<uint64_t>(type_id::uint64, std::vector<std::optional<uint64_t>>{1, ~uint64_t{0}, std::nullopt, 3}),
+       make_column<__int128>(decimal(30, 2), std::vector<std::optional<__int128>>{-350, 125, std::nullopt, 0})});
   schema s({{"i", type_id::int64}, {"s", type_id::string}, {"u", type_id::uint64}, {"d", decimal(30, 2)}});
   std::string p = (temp_dir() / "stats.parquet").string();
   write_parquet(p, s, {t});
@@ -214,7 +246,8 @@ TEST(ParquetWriter, PyarrowReadsWhatTugWrote) {
       o.page_bytes = 1000;
       write_parquet(p, s, {t}, o);
       const char* py = std::getenv("TUG_PYTHON");
-      std::string cmd = std::string(py ? py : "python3") + " " TUG_SOURCE_DIR "/tests/data/read_parquet.py " + p + " " + out;
+      std::string cmd =
+          std::string(py ? py : "python3") + " " TUG_SOURCE_DIR "/tests/data/read_parquet.py " + p + " " + out;
       ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
       std::ifstream f(out);
       json e = json::parse(f);
@@ -229,12 +262,27 @@ TEST(ParquetWriter, PyarrowReadsWhatTugWrote) {
           const json& want = ec["values"][static_cast<size_t>(i)];
           std::optional<std::string> w = want.is_null() ? std::nullopt : std::optional(want.get<std::string>());
           if (canon(t[c], i) != w && ++mismatches <= 3)
-            ADD_FAILURE() << "row " << i << ": tug " << canon(t[c], i).value_or("null") << ", pyarrow " << w.value_or("null");
+            ADD_FAILURE() << "row " << i << ": tug " << canon(t[c], i).value_or("null") << ", pyarrow "
+                          << w.value_or("null");
         }
         EXPECT_EQ(mismatches, 0);
       }
     }
   }
+}
+
+TEST(ParquetWriter, SecondTimestampsBecomeMillisAndDurationsInt64) {
+  table t(
+      {make_column<int64_t>(timestamp(time_unit::s), std::vector<std::optional<int64_t>>{-5, std::nullopt, 1700000000}),
+       make_column<int64_t>(duration(time_unit::us), std::vector<std::optional<int64_t>>{5, std::nullopt, -3})});
+  schema s({{"ts", timestamp(time_unit::s)}, {"d", duration(time_unit::us)}});
+  std::string p = (temp_dir() / "units.parquet").string();
+  write_parquet(p, s, {t});
+  table back = read_all(p);
+  expect_columns_equal(back[0],
+                       make_column<int64_t>(timestamp(time_unit::ms),
+                                            std::vector<std::optional<int64_t>>{-5000, std::nullopt, 1700000000000}));
+  expect_columns_equal(back[1], i64({5, std::nullopt, -3}));
 }
 
 }  // namespace

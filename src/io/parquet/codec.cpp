@@ -14,14 +14,22 @@ namespace tug::io::parquet {
 
 std::string to_string(codec c) {
   switch (c) {
-    case codec::uncompressed: return "UNCOMPRESSED";
-    case codec::snappy: return "SNAPPY";
-    case codec::gzip: return "GZIP";
-    case codec::lzo: return "LZO";
-    case codec::brotli: return "BROTLI";
-    case codec::lz4: return "LZ4";
-    case codec::zstd: return "ZSTD";
-    case codec::lz4_raw: return "LZ4_RAW";
+    case codec::uncompressed:
+      return "UNCOMPRESSED";
+    case codec::snappy:
+      return "SNAPPY";
+    case codec::gzip:
+      return "GZIP";
+    case codec::lzo:
+      return "LZO";
+    case codec::brotli:
+      return "BROTLI";
+    case codec::lz4:
+      return "LZ4";
+    case codec::zstd:
+      return "ZSTD";
+    case codec::lz4_raw:
+      return "LZ4_RAW";
   }
   return "codec " + std::to_string(static_cast<int>(c));
 }
@@ -83,7 +91,9 @@ void decompress(codec c, const uint8_t* in, size_t size, uint8_t* out, size_t ou
         bad(c, "corrupt data");
       return;
     }
-    case codec::gzip: inflate_gzip(in, size, out, out_size); return;
+    case codec::gzip:
+      inflate_gzip(in, size, out, out_size);
+      return;
     case codec::zstd: {
       size_t n = ZSTD_decompress(out, out_size, in, size);
       if (ZSTD_isError(n)) bad(c, ZSTD_getErrorName(n));
@@ -105,15 +115,19 @@ void decompress(codec c, const uint8_t* in, size_t size, uint8_t* out, size_t ou
       return;
     }
     case codec::lzo:
-    case codec::brotli: break;
+    case codec::brotli:
+      break;
   }
-  throw not_implemented_error("Parquet codec " + to_string(c) + " is not supported (supported: UNCOMPRESSED, "
+  throw not_implemented_error("Parquet codec " + to_string(c) +
+                              " is not supported (supported: UNCOMPRESSED, "
                               "SNAPPY, GZIP, ZSTD, LZ4, LZ4_RAW)");
 }
 
 void compress(codec c, const uint8_t* in, size_t size, std::string& out) {
   switch (c) {
-    case codec::uncompressed: out.assign(reinterpret_cast<const char*>(in), size); return;
+    case codec::uncompressed:
+      out.assign(reinterpret_cast<const char*>(in), size);
+      return;
     case codec::snappy: {
       size_t n = snappy_max_compressed_length(size);
       out.resize(n);
@@ -156,7 +170,8 @@ void compress(codec c, const uint8_t* in, size_t size, std::string& out) {
       out.resize(produced);
       return;
     }
-    default: break;
+    default:
+      break;
   }
   throw not_implemented_error("writing Parquet codec " + to_string(c) + " is not supported");
 }

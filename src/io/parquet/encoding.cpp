@@ -26,8 +26,10 @@ void unpack(const uint8_t* p, size_t avail, int bw, int64_t k, U* out) {
     size_t byte = bit >> 3;
     int shift = static_cast<int>(bit & 7);
     uint64_t v = 0;
-    if (avail - byte >= 8) std::memcpy(&v, p + byte, 8);
-    else std::memcpy(&v, p + byte, avail - byte);
+    if (avail - byte >= 8)
+      std::memcpy(&v, p + byte, 8);
+    else
+      std::memcpy(&v, p + byte, avail - byte);
     v >>= shift;
     if (shift + bw > 64) v |= static_cast<uint64_t>(p[byte + 8]) << (64 - shift);
     out[j] = static_cast<U>(v & mask);
@@ -68,7 +70,8 @@ void rle_decode(const uint8_t* p, const uint8_t* end, int bw, uint32_t* out, int
       uint64_t count = header >> 1;
       if (static_cast<size_t>(vb) > avail) corrupt("RLE run past the end");
       uint32_t v = 0;
-      for (int b = 0; b < vb; ++b) v |= static_cast<uint32_t>(p[b]) << (8 * b);
+      for (int b = 0; b < vb; ++b)
+        v |= static_cast<uint32_t>(p[b]) << (8 * b);
       p += vb;
       int64_t k = static_cast<int64_t>(std::min<uint64_t>(count, static_cast<uint64_t>(n - i)));
       std::fill(out + i, out + i + k, v);

@@ -22,15 +22,24 @@ namespace {
 
 std::string encoding_name(encoding e) {
   switch (e) {
-    case encoding::plain: return "PLAIN";
-    case encoding::plain_dictionary: return "PLAIN_DICTIONARY";
-    case encoding::rle: return "RLE";
-    case encoding::bit_packed: return "BIT_PACKED";
-    case encoding::delta_binary_packed: return "DELTA_BINARY_PACKED";
-    case encoding::delta_length_byte_array: return "DELTA_LENGTH_BYTE_ARRAY";
-    case encoding::delta_byte_array: return "DELTA_BYTE_ARRAY";
-    case encoding::rle_dictionary: return "RLE_DICTIONARY";
-    case encoding::byte_stream_split: return "BYTE_STREAM_SPLIT";
+    case encoding::plain:
+      return "PLAIN";
+    case encoding::plain_dictionary:
+      return "PLAIN_DICTIONARY";
+    case encoding::rle:
+      return "RLE";
+    case encoding::bit_packed:
+      return "BIT_PACKED";
+    case encoding::delta_binary_packed:
+      return "DELTA_BINARY_PACKED";
+    case encoding::delta_length_byte_array:
+      return "DELTA_LENGTH_BYTE_ARRAY";
+    case encoding::delta_byte_array:
+      return "DELTA_BYTE_ARRAY";
+    case encoding::rle_dictionary:
+      return "RLE_DICTIONARY";
+    case encoding::byte_stream_split:
+      return "BYTE_STREAM_SPLIT";
   }
   return "encoding " + std::to_string(static_cast<int>(e));
 }
@@ -60,7 +69,7 @@ void read_at(int fd, uint8_t* out, size_t n, int64_t offset, const std::string& 
 int open_file(const std::string& path, int64_t& size) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw io_error(path + ": cannot open Parquet file: " + std::strerror(errno));
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
     throw io_error(path + ": cannot stat Parquet file");
@@ -85,15 +94,19 @@ std::optional<data_type> map_type(const schema_element& e, std::string& why) {
   };
   bool is_decimal = lt.kind == logical_kind::decimal || is_conv(converted_type::decimal);
   switch (*e.type) {
-    case physical_type::boolean: return data_type(type_id::boolean);
+    case physical_type::boolean:
+      return data_type(type_id::boolean);
     case physical_type::int32:
       if (is_decimal) return decimal_type();
       if (lt.kind == logical_kind::date || is_conv(converted_type::date)) return data_type(type_id::date32);
       if (lt.kind == logical_kind::integer) {
         switch (lt.bit_width) {
-          case 8: return data_type(lt.is_signed ? type_id::int8 : type_id::uint8);
-          case 16: return data_type(lt.is_signed ? type_id::int16 : type_id::uint16);
-          default: return data_type(lt.is_signed ? type_id::int32 : type_id::uint32);
+          case 8:
+            return data_type(lt.is_signed ? type_id::int8 : type_id::uint8);
+          case 16:
+            return data_type(lt.is_signed ? type_id::int16 : type_id::uint16);
+          default:
+            return data_type(lt.is_signed ? type_id::int32 : type_id::uint32);
         }
       }
       if (is_conv(converted_type::int_8)) return data_type(type_id::int8);
@@ -115,9 +128,12 @@ std::optional<data_type> map_type(const schema_element& e, std::string& why) {
       if ((lt.kind == logical_kind::integer && !lt.is_signed) || is_conv(converted_type::uint_64))
         return data_type(type_id::uint64);
       return data_type(type_id::int64);  // also TIME(MICROS/NANOS): ticks of the day as int64
-    case physical_type::int96: return timestamp(time_unit::ns);
-    case physical_type::float_: return data_type(type_id::float32);
-    case physical_type::double_: return data_type(type_id::float64);
+    case physical_type::int96:
+      return timestamp(time_unit::ns);
+    case physical_type::float_:
+      return data_type(type_id::float32);
+    case physical_type::double_:
+      return data_type(type_id::float64);
     case physical_type::byte_array:
       if (is_decimal) return decimal_type();
       return data_type(type_id::string);  // STRING/UTF8/ENUM/JSON/BSON and plain binary: bytes as a string
@@ -156,9 +172,12 @@ struct leaf_info {
 float half_to_float(uint16_t h) {
   int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
   float v;
-  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31) v = mant ? std::nanf("") : INFINITY;
-  else v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
+  if (exp == 0)
+    v = std::ldexp(static_cast<float>(mant), -24);
+  else if (exp == 31)
+    v = mant ? std::nanf("") : INFINITY;
+  else
+    v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
   return sign ? -v : v;
 }
 
@@ -166,7 +185,8 @@ __int128 big_endian_int(std::string_view b) {
   if (b.size() > 16) corrupt("decimal wider than 16 bytes");
   if (b.empty()) return 0;
   unsigned __int128 v = (static_cast<uint8_t>(b[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
-  for (char c : b) v = (v << 8) | static_cast<uint8_t>(c);
+  for (char c : b)
+    v = (v << 8) | static_cast<uint8_t>(c);
   return static_cast<__int128>(v);
 }
 
@@ -187,7 +207,7 @@ std::string uuid_text(std::string_view b) {
 template <typename P>
 struct chunk_values {
   std::vector<P> dense;
-  std::vector<uint8_t> valid;  ///< one byte per row; empty for required columns
+  std::vector<uint8_t> valid;                    ///< one byte per row; empty for required columns
   std::vector<std::unique_ptr<uint8_t[]>> keep;  ///< buffers that string views point into
   int64_t rows = 0;
 };
@@ -203,13 +223,17 @@ column materialize(const chunk_values<P>& cv, const leaf_info& leaf, memory_reso
       if constexpr (std::is_same_v<P, std::string_view>) {
         const bool uuid = leaf.elem->logical.kind == logical_kind::uuid;
         int64_t bytes = 0;
-        for (auto v : cv.dense) bytes += static_cast<int64_t>(v.size());
+        for (auto v : cv.dense)
+          bytes += static_cast<int64_t>(v.size());
         string_builder b(n, uuid ? n * 36 : bytes, mr);
         int64_t k = 0;
         for (int64_t i = 0; i < n; ++i) {
-          if (has_valid && !cv.valid[i]) b.append_null();
-          else if (uuid) b.append(uuid_text(cv.dense[k++]));
-          else b.append(cv.dense[k++]);
+          if (has_valid && !cv.valid[i])
+            b.append_null();
+          else if (uuid)
+            b.append(uuid_text(cv.dense[k++]));
+          else
+            b.append(cv.dense[k++]);
         }
         return b.finish(leaf.type);
       } else {
@@ -220,7 +244,8 @@ column materialize(const chunk_values<P>& cv, const leaf_info& leaf, memory_reso
       T* out = b.data();
       auto convert = [&](const P& v) -> T {
         if constexpr (std::is_same_v<P, std::string_view>) {
-          if constexpr (Id == type_id::decimal128) return big_endian_int(v);
+          if constexpr (Id == type_id::decimal128)
+            return big_endian_int(v);
           else if constexpr (Id == type_id::float32) {
             uint16_t h;
             std::memcpy(&h, v.data(), 2);
@@ -233,12 +258,15 @@ column materialize(const chunk_values<P>& cv, const leaf_info& leaf, memory_reso
         }
       };
       if (!has_valid) {
-        for (int64_t i = 0; i < n; ++i) out[i] = convert(cv.dense[static_cast<size_t>(i)]);
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = convert(cv.dense[static_cast<size_t>(i)]);
       } else {
         size_t k = 0;
         for (int64_t i = 0; i < n; ++i) {
-          if (cv.valid[static_cast<size_t>(i)]) out[i] = convert(cv.dense[k++]);
-          else b.set_null(i);
+          if (cv.valid[static_cast<size_t>(i)])
+            out[i] = convert(cv.dense[k++]);
+          else
+            b.set_null(i);
         }
       }
       return b.finish();
@@ -253,13 +281,15 @@ const uint8_t* decode_plain(const uint8_t* p, const uint8_t* end, int64_t n, P* 
   const size_t avail = static_cast<size_t>(end - p);
   if constexpr (std::is_same_v<P, uint8_t>) {  // BOOLEAN, bit-packed LSB first
     if (static_cast<size_t>((n + 7) / 8) > avail) corrupt("PLAIN booleans past the end");
-    for (int64_t i = 0; i < n; ++i) out[i] = (p[i >> 3] >> (i & 7)) & 1;
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = (p[i >> 3] >> (i & 7)) & 1;
     return p + (n + 7) / 8;
   } else if constexpr (std::is_same_v<P, std::string_view>) {
     if (pt == physical_type::fixed_len_byte_array) {
       const size_t w = static_cast<size_t>(type_length);
       if (w && static_cast<size_t>(n) > avail / w) corrupt("PLAIN fixed-length values past the end");
-      for (int64_t i = 0; i < n; ++i) out[i] = {reinterpret_cast<const char*>(p) + i * w, w};
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = {reinterpret_cast<const char*>(p) + i * w, w};
       return p + n * w;
     }
     for (int64_t i = 0; i < n; ++i) {
@@ -275,7 +305,8 @@ const uint8_t* decode_plain(const uint8_t* p, const uint8_t* end, int64_t n, P* 
   } else {
     if (pt == physical_type::int96) {
       if (static_cast<size_t>(n) > avail / 12) corrupt("PLAIN INT96 values past the end");
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<P>(int96_to_ns(p + 12 * i));
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = static_cast<P>(int96_to_ns(p + 12 * i));
       return p + 12 * n;
     }
     if (static_cast<size_t>(n) > avail / sizeof(P)) corrupt("PLAIN values past the end");
@@ -294,8 +325,8 @@ class chunk_decoder {
     if (_leaf.optional) cv.valid.reserve(static_cast<size_t>(num_rows));  // num_rows was checked against the chunk
     size_t pos = 0;
     while (cv.rows < num_rows) {
-      if (pos >= size) corrupt("column chunk ends after " + std::to_string(cv.rows) + " of " +
-                               std::to_string(num_rows) + " rows");
+      if (pos >= size)
+        corrupt("column chunk ends after " + std::to_string(cv.rows) + " of " + std::to_string(num_rows) + " rows");
       size_t used = 0;
       page_header h = decode_page_header(data + pos, size - pos, used);
       pos += used;
@@ -303,10 +334,17 @@ class chunk_decoder {
       const uint8_t* page = data + pos;
       pos += static_cast<size_t>(h.compressed_page_size);
       switch (h.type) {
-        case page_type::dictionary_page: read_dictionary(h, page, cv); break;
-        case page_type::data_page: read_v1(h, page, num_rows, cv); break;
-        case page_type::data_page_v2: read_v2(h, page, num_rows, cv); break;
-        default: break;  // index pages carry nothing we need
+        case page_type::dictionary_page:
+          read_dictionary(h, page, cv);
+          break;
+        case page_type::data_page:
+          read_v1(h, page, num_rows, cv);
+          break;
+        case page_type::data_page_v2:
+          read_v2(h, page, num_rows, cv);
+          break;
+        default:
+          break;  // index pages carry nothing we need
       }
     }
   }
@@ -384,8 +422,8 @@ class chunk_decoder {
     const int64_t n = v2.num_values;
     check_rows(n, num_rows, cv);
     if (v2.definition_levels_byte_length < 0 || v2.repetition_levels_byte_length < 0) corrupt("negative level length");
-    const size_t lv = static_cast<size_t>(v2.definition_levels_byte_length) +
-                      static_cast<size_t>(v2.repetition_levels_byte_length);
+    const size_t lv =
+        static_cast<size_t>(v2.definition_levels_byte_length) + static_cast<size_t>(v2.repetition_levels_byte_length);
     const size_t csize = static_cast<size_t>(h.compressed_page_size);
     const size_t usize = static_cast<size_t>(h.uncompressed_page_size);
     if (lv > csize || lv > usize) corrupt("levels longer than the page");
@@ -394,7 +432,8 @@ class chunk_decoder {
     if (_leaf.optional) nn = levels(def, def + v2.definition_levels_byte_length, n, cv);
     if (nn != n - v2.num_nulls) corrupt("null count of data page v2 differs from its levels");
     const uint8_t* q;
-    if (v2.is_compressed) q = inflate(page + lv, csize - lv, usize - lv, cv);
+    if (v2.is_compressed)
+      q = inflate(page + lv, csize - lv, usize - lv, cv);
     else {
       if (csize != usize) corrupt("uncompressed page sizes differ");
       q = page + lv;
@@ -409,7 +448,9 @@ class chunk_decoder {
     P* out = cv.dense.data() + old;
     const physical_type pt = _m.type;
     switch (enc) {
-      case encoding::plain: decode_plain<P>(p, end, nn, out, pt, _leaf.elem->type_length); return;
+      case encoding::plain:
+        decode_plain<P>(p, end, nn, out, pt, _leaf.elem->type_length);
+        return;
       case encoding::plain_dictionary:
       case encoding::rle_dictionary: {
         if (!_has_dict) corrupt("dictionary-encoded page without a dictionary page");
@@ -436,7 +477,8 @@ class chunk_decoder {
           if (len > static_cast<size_t>(end - p)) corrupt("RLE booleans past the end");
           _indices.resize(static_cast<size_t>(nn));
           rle_decode(p, p + len, 1, _indices.data(), nn);
-          for (int64_t i = 0; i < nn; ++i) out[i] = static_cast<uint8_t>(_indices[static_cast<size_t>(i)] != 0);
+          for (int64_t i = 0; i < nn; ++i)
+            out[i] = static_cast<uint8_t>(_indices[static_cast<size_t>(i)] != 0);
           return;
         }
         break;
@@ -468,8 +510,11 @@ class chunk_decoder {
           return;
         }
         break;
-      case encoding::byte_stream_split: byte_stream_split(p, end, nn, out, cv); return;
-      default: break;
+      case encoding::byte_stream_split:
+        byte_stream_split(p, end, nn, out, cv);
+        return;
+      default:
+        break;
     }
     unsupported_encoding(enc, pt);
   }
@@ -527,10 +572,12 @@ class chunk_decoder {
       if (w && n > static_cast<size_t>(end - p) / w) corrupt("BYTE_STREAM_SPLIT values past the end");
       for (size_t b = 0; b < w; ++b) {
         const uint8_t* s = p + b * n;
-        for (size_t i = 0; i < n; ++i) dst[i * w + b] = s[i];
+        for (size_t i = 0; i < n; ++i)
+          dst[i * w + b] = s[i];
       }
       if constexpr (std::is_same_v<P, std::string_view>) {
-        for (size_t i = 0; i < n; ++i) out[i] = {reinterpret_cast<const char*>(dst) + i * w, w};
+        for (size_t i = 0; i < n; ++i)
+          out[i] = {reinterpret_cast<const char*>(dst) + i * w, w};
         cv.keep.push_back(std::move(buf));
       }
     }
@@ -547,14 +594,20 @@ class chunk_decoder {
 template <typename F>
 decltype(auto) physical_dispatch(physical_type t, F&& f) {
   switch (t) {
-    case physical_type::boolean: return f.template operator()<uint8_t>();
-    case physical_type::int32: return f.template operator()<int32_t>();
+    case physical_type::boolean:
+      return f.template operator()<uint8_t>();
+    case physical_type::int32:
+      return f.template operator()<int32_t>();
     case physical_type::int64:
-    case physical_type::int96: return f.template operator()<int64_t>();
-    case physical_type::float_: return f.template operator()<float>();
-    case physical_type::double_: return f.template operator()<double>();
+    case physical_type::int96:
+      return f.template operator()<int64_t>();
+    case physical_type::float_:
+      return f.template operator()<float>();
+    case physical_type::double_:
+      return f.template operator()<double>();
     case physical_type::byte_array:
-    case physical_type::fixed_len_byte_array: return f.template operator()<std::string_view>();
+    case physical_type::fixed_len_byte_array:
+      return f.template operator()<std::string_view>();
   }
   throw io_error("corrupt metadata: unknown physical type " + std::to_string(static_cast<int>(t)));
 }
@@ -565,7 +618,8 @@ file_reader file_reader::open(const std::string& path) {
   file_reader r;
   r._path = path;
   fd_guard fd{open_file(path, r._file_size)};
-  if (r._file_size < 12) throw io_error(path + ": not a Parquet file (only " + std::to_string(r._file_size) + " bytes)");
+  if (r._file_size < 12)
+    throw io_error(path + ": not a Parquet file (only " + std::to_string(r._file_size) + " bytes)");
   uint8_t head[4], tail[8];
   read_at(fd.fd, head, 4, 0, path);
   read_at(fd.fd, tail, 8, r._file_size - 8, path);
@@ -600,7 +654,8 @@ file_reader file_reader::open(const std::string& path) {
     if (e.num_children < 0) fail("negative num_children");
     if (e.num_children == 0 && !e.type) fail("leaf '" + name + "' without a physical type");
     if (e.num_children > 0) {
-      for (int32_t c = 0; c < e.num_children; ++c) self(self, name, depth + 1);
+      for (int32_t c = 0; c < e.num_children; ++c)
+        self(self, name, depth + 1);
       return;
     }
     size_t my_leaf = leaf++;
@@ -633,15 +688,17 @@ file_reader file_reader::open(const std::string& path) {
   int64_t total_rows = 0;
   for (size_t g = 0; g < meta->row_groups.size(); ++g) {
     const auto& rg = meta->row_groups[g];
-    if (rg.columns.size() != leaf) fail("row group " + std::to_string(g) + " has " + std::to_string(rg.columns.size()) +
-                                        " column chunks for " + std::to_string(leaf) + " leaves");
+    if (rg.columns.size() != leaf)
+      fail("row group " + std::to_string(g) + " has " + std::to_string(rg.columns.size()) + " column chunks for " +
+           std::to_string(leaf) + " leaves");
     if (rg.num_rows < 0 || rg.num_rows > INT64_MAX - total_rows) fail("bad row count");
     total_rows += rg.num_rows;
     for (const auto& cc : rg.columns)
-      if (!cc.meta) throw not_implemented_error(path + ": Parquet column chunks without inline metadata are not supported");
+      if (!cc.meta)
+        throw not_implemented_error(path + ": Parquet column chunks without inline metadata are not supported");
   }
-  if (total_rows != meta->num_rows) fail("row groups hold " + std::to_string(total_rows) + " rows, the file says " +
-                                         std::to_string(meta->num_rows));
+  if (total_rows != meta->num_rows)
+    fail("row groups hold " + std::to_string(total_rows) + " rows, the file says " + std::to_string(meta->num_rows));
   r._meta = std::move(meta);
   return r;
 }
@@ -689,7 +746,8 @@ column_statistics file_reader::statistics(int rg, size_t c) const {
   const data_type& t = _schema[c].type;
   bool signed_order = m.type != physical_type::byte_array && m.type != physical_type::fixed_len_byte_array &&
                       m.type != physical_type::int96 && !is_unsigned_integer(t.id);
-  auto convert = [&](const std::optional<std::string>& v, const std::optional<std::string>& legacy) -> std::optional<scalar> {
+  auto convert = [&](const std::optional<std::string>& v,
+                     const std::optional<std::string>& legacy) -> std::optional<scalar> {
     const std::string* bytes = v ? &*v : (legacy && signed_order ? &*legacy : nullptr);
     if (!bytes) return std::nullopt;
     return physical_dispatch(m.type, [&]<typename P>() -> std::optional<scalar> {
@@ -699,7 +757,8 @@ column_statistics file_reader::statistics(int rg, size_t c) const {
       auto p = reinterpret_cast<const uint8_t*>(bytes->data());
       try {
         if constexpr (std::is_same_v<P, std::string_view>) {
-          if (m.type == physical_type::fixed_len_byte_array && bytes->size() != static_cast<size_t>(leaf.elem->type_length))
+          if (m.type == physical_type::fixed_len_byte_array &&
+              bytes->size() != static_cast<size_t>(leaf.elem->type_length))
             return std::nullopt;
           cv.dense[0] = *bytes;
         } else if constexpr (std::is_same_v<P, uint8_t>) {
@@ -721,7 +780,8 @@ column_statistics file_reader::statistics(int rg, size_t c) const {
 
 table file_reader::read_row_group(int rg, const std::vector<size_t>& columns, memory_resource* mr) const {
   check_rg(rg);
-  for (size_t c : columns) check_column(c);
+  for (size_t c : columns)
+    check_column(c);
   const row_group& g = _meta->row_groups[static_cast<size_t>(rg)];
   if (columns.empty()) return table::empty_with_rows(g.num_rows);
   int64_t size = 0;

@@ -8,8 +8,19 @@ namespace tug::io::parquet {
 namespace {
 
 enum ctype : uint8_t {
-  t_stop = 0, t_true = 1, t_false = 2, t_byte = 3, t_i16 = 4, t_i32 = 5, t_i64 = 6, t_double = 7,
-  t_binary = 8, t_list = 9, t_set = 10, t_map = 11, t_struct = 12
+  t_stop = 0,
+  t_true = 1,
+  t_false = 2,
+  t_byte = 3,
+  t_i16 = 4,
+  t_i32 = 5,
+  t_i64 = 6,
+  t_double = 7,
+  t_binary = 8,
+  t_list = 9,
+  t_set = 10,
+  t_map = 11,
+  t_struct = 12
 };
 
 constexpr int max_depth = 64;
@@ -69,8 +80,10 @@ class decoder {
       uint8_t t = h & 0x0f;
       if (t == t_stop) break;
       int16_t id;
-      if (h >> 4) id = static_cast<int16_t>(last + (h >> 4));
-      else id = static_cast<int16_t>(zigzag());
+      if (h >> 4)
+        id = static_cast<int16_t>(last + (h >> 4));
+      else
+        id = static_cast<int16_t>(zigzag());
       last = id;
       if (!on(id, t)) skip(t);
     }
@@ -91,18 +104,24 @@ class decoder {
     uint8_t elem;
     size_t n = list_header(elem);
     if (elem != want) fail("unexpected list element type");
-    for (size_t i = 0; i < n; ++i) each();
+    for (size_t i = 0; i < n; ++i)
+      each();
   }
 
   void skip(uint8_t t) {
     if (++_depth > max_depth) fail("nesting too deep");
     switch (t) {
       case t_true:
-      case t_false: break;
-      case t_byte: byte(); break;
+      case t_false:
+        break;
+      case t_byte:
+        byte();
+        break;
       case t_i16:
       case t_i32:
-      case t_i64: varint(); break;
+      case t_i64:
+        varint();
+        break;
       case t_double:
         if (_end - _p < 8) fail("unexpected end");
         _p += 8;
@@ -118,8 +137,10 @@ class decoder {
         uint8_t elem;
         size_t n = list_header(elem);
         for (size_t i = 0; i < n; ++i) {
-          if (elem == t_true || elem == t_false) byte();  // booleans in lists take one byte each
-          else skip(elem);
+          if (elem == t_true || elem == t_false)
+            byte();  // booleans in lists take one byte each
+          else
+            skip(elem);
         }
         break;
       }
@@ -135,8 +156,11 @@ class decoder {
         }
         break;
       }
-      case t_struct: read_struct([](int16_t, uint8_t) { return false; }); break;
-      default: fail("unknown field type");
+      case t_struct:
+        read_struct([](int16_t, uint8_t) { return false; });
+        break;
+      default:
+        fail("unknown field type");
     }
     --_depth;
   }
@@ -176,10 +200,14 @@ logical_unit read_time_unit(decoder& d, uint8_t t) {
   logical_unit u = logical_unit::millis;
   d.read_struct([&](int16_t id, uint8_t ft) {
     if (ft != t_struct) return false;
-    if (id == 1) u = logical_unit::millis;
-    else if (id == 2) u = logical_unit::micros;
-    else if (id == 3) u = logical_unit::nanos;
-    else return false;
+    if (id == 1)
+      u = logical_unit::millis;
+    else if (id == 2)
+      u = logical_unit::micros;
+    else if (id == 3)
+      u = logical_unit::nanos;
+    else
+      return false;
     d.skip(ft);
     return true;
   });
@@ -192,45 +220,75 @@ logical_type read_logical_type(decoder& d, uint8_t t) {
   d.read_struct([&](int16_t id, uint8_t ft) {
     if (ft != t_struct) return false;
     switch (id) {
-      case 1: lt.kind = logical_kind::string; return false;
-      case 2: lt.kind = logical_kind::map; return false;
-      case 3: lt.kind = logical_kind::list; return false;
-      case 4: lt.kind = logical_kind::enum_; return false;
+      case 1:
+        lt.kind = logical_kind::string;
+        return false;
+      case 2:
+        lt.kind = logical_kind::map;
+        return false;
+      case 3:
+        lt.kind = logical_kind::list;
+        return false;
+      case 4:
+        lt.kind = logical_kind::enum_;
+        return false;
       case 5:
         lt.kind = logical_kind::decimal;
         d.read_struct([&](int16_t fid, uint8_t t2) {
-          if (fid == 1) lt.scale = read_i32(d, t2);
-          else if (fid == 2) lt.precision = read_i32(d, t2);
-          else return false;
+          if (fid == 1)
+            lt.scale = read_i32(d, t2);
+          else if (fid == 2)
+            lt.precision = read_i32(d, t2);
+          else
+            return false;
           return true;
         });
         return true;
-      case 6: lt.kind = logical_kind::date; return false;
+      case 6:
+        lt.kind = logical_kind::date;
+        return false;
       case 7:
       case 8:
         lt.kind = id == 7 ? logical_kind::time : logical_kind::timestamp;
         d.read_struct([&](int16_t fid, uint8_t t2) {
-          if (fid == 1) lt.adjusted_to_utc = d.boolean(t2);
-          else if (fid == 2) lt.unit = read_time_unit(d, t2);
-          else return false;
+          if (fid == 1)
+            lt.adjusted_to_utc = d.boolean(t2);
+          else if (fid == 2)
+            lt.unit = read_time_unit(d, t2);
+          else
+            return false;
           return true;
         });
         return true;
       case 10:
         lt.kind = logical_kind::integer;
         d.read_struct([&](int16_t fid, uint8_t t2) {
-          if (fid == 1) lt.bit_width = static_cast<int8_t>(read_i32(d, t2));
-          else if (fid == 2) lt.is_signed = d.boolean(t2);
-          else return false;
+          if (fid == 1)
+            lt.bit_width = static_cast<int8_t>(read_i32(d, t2));
+          else if (fid == 2)
+            lt.is_signed = d.boolean(t2);
+          else
+            return false;
           return true;
         });
         return true;
-      case 11: lt.kind = logical_kind::unknown; return false;
-      case 12: lt.kind = logical_kind::json; return false;
-      case 13: lt.kind = logical_kind::bson; return false;
-      case 14: lt.kind = logical_kind::uuid; return false;
-      case 15: lt.kind = logical_kind::float16; return false;
-      default: return false;
+      case 11:
+        lt.kind = logical_kind::unknown;
+        return false;
+      case 12:
+        lt.kind = logical_kind::json;
+        return false;
+      case 13:
+        lt.kind = logical_kind::bson;
+        return false;
+      case 14:
+        lt.kind = logical_kind::uuid;
+        return false;
+      case 15:
+        lt.kind = logical_kind::float16;
+        return false;
+      default:
+        return false;
     }
   });
   return lt;
@@ -240,16 +298,35 @@ schema_element read_schema_element(decoder& d) {
   schema_element e;
   d.read_struct([&](int16_t id, uint8_t t) {
     switch (id) {
-      case 1: e.type = read_enum<physical_type>(d, t); return true;
-      case 2: e.type_length = read_i32(d, t); return true;
-      case 3: e.repetition_type = read_enum<repetition>(d, t); return true;
-      case 4: e.name = read_binary(d, t); return true;
-      case 5: e.num_children = read_i32(d, t); return true;
-      case 6: e.converted = read_enum<converted_type>(d, t); return true;
-      case 7: e.scale = read_i32(d, t); return true;
-      case 8: e.precision = read_i32(d, t); return true;
-      case 10: e.logical = read_logical_type(d, t); return true;
-      default: return false;
+      case 1:
+        e.type = read_enum<physical_type>(d, t);
+        return true;
+      case 2:
+        e.type_length = read_i32(d, t);
+        return true;
+      case 3:
+        e.repetition_type = read_enum<repetition>(d, t);
+        return true;
+      case 4:
+        e.name = read_binary(d, t);
+        return true;
+      case 5:
+        e.num_children = read_i32(d, t);
+        return true;
+      case 6:
+        e.converted = read_enum<converted_type>(d, t);
+        return true;
+      case 7:
+        e.scale = read_i32(d, t);
+        return true;
+      case 8:
+        e.precision = read_i32(d, t);
+        return true;
+      case 10:
+        e.logical = read_logical_type(d, t);
+        return true;
+      default:
+        return false;
     }
   });
   return e;
@@ -260,13 +337,26 @@ statistics read_statistics(decoder& d, uint8_t t) {
   statistics s;
   d.read_struct([&](int16_t id, uint8_t ft) {
     switch (id) {
-      case 1: s.max = read_binary(d, ft); return true;
-      case 2: s.min = read_binary(d, ft); return true;
-      case 3: s.null_count = read_i64(d, ft); return true;
-      case 4: s.distinct_count = read_i64(d, ft); return true;
-      case 5: s.max_value = read_binary(d, ft); return true;
-      case 6: s.min_value = read_binary(d, ft); return true;
-      default: return false;
+      case 1:
+        s.max = read_binary(d, ft);
+        return true;
+      case 2:
+        s.min = read_binary(d, ft);
+        return true;
+      case 3:
+        s.null_count = read_i64(d, ft);
+        return true;
+      case 4:
+        s.distinct_count = read_i64(d, ft);
+        return true;
+      case 5:
+        s.max_value = read_binary(d, ft);
+        return true;
+      case 6:
+        s.min_value = read_binary(d, ft);
+        return true;
+      default:
+        return false;
     }
   });
   return s;
@@ -277,17 +367,38 @@ column_metadata read_column_metadata(decoder& d, uint8_t t) {
   column_metadata m;
   d.read_struct([&](int16_t id, uint8_t ft) {
     switch (id) {
-      case 1: m.type = read_enum<physical_type>(d, ft); return true;
-      case 2: d.read_list(ft, t_i32, [&] { m.encodings.push_back(static_cast<encoding>(d.i32())); }); return true;
-      case 3: d.read_list(ft, t_binary, [&] { m.path_in_schema.push_back(d.binary()); }); return true;
-      case 4: m.compression = read_enum<codec>(d, ft); return true;
-      case 5: m.num_values = read_i64(d, ft); return true;
-      case 6: m.total_uncompressed_size = read_i64(d, ft); return true;
-      case 7: m.total_compressed_size = read_i64(d, ft); return true;
-      case 9: m.data_page_offset = read_i64(d, ft); return true;
-      case 11: m.dictionary_page_offset = read_i64(d, ft); return true;
-      case 12: m.stats = read_statistics(d, ft); return true;
-      default: return false;
+      case 1:
+        m.type = read_enum<physical_type>(d, ft);
+        return true;
+      case 2:
+        d.read_list(ft, t_i32, [&] { m.encodings.push_back(static_cast<encoding>(d.i32())); });
+        return true;
+      case 3:
+        d.read_list(ft, t_binary, [&] { m.path_in_schema.push_back(d.binary()); });
+        return true;
+      case 4:
+        m.compression = read_enum<codec>(d, ft);
+        return true;
+      case 5:
+        m.num_values = read_i64(d, ft);
+        return true;
+      case 6:
+        m.total_uncompressed_size = read_i64(d, ft);
+        return true;
+      case 7:
+        m.total_compressed_size = read_i64(d, ft);
+        return true;
+      case 9:
+        m.data_page_offset = read_i64(d, ft);
+        return true;
+      case 11:
+        m.dictionary_page_offset = read_i64(d, ft);
+        return true;
+      case 12:
+        m.stats = read_statistics(d, ft);
+        return true;
+      default:
+        return false;
     }
   });
   return m;
@@ -297,10 +408,17 @@ column_chunk read_column_chunk(decoder& d) {
   column_chunk c;
   d.read_struct([&](int16_t id, uint8_t t) {
     switch (id) {
-      case 1: c.file_path = read_binary(d, t); return true;
-      case 2: c.file_offset = read_i64(d, t); return true;
-      case 3: c.meta = read_column_metadata(d, t); return true;
-      default: return false;
+      case 1:
+        c.file_path = read_binary(d, t);
+        return true;
+      case 2:
+        c.file_offset = read_i64(d, t);
+        return true;
+      case 3:
+        c.meta = read_column_metadata(d, t);
+        return true;
+      default:
+        return false;
     }
   });
   return c;
@@ -310,10 +428,17 @@ row_group read_row_group(decoder& d) {
   row_group rg;
   d.read_struct([&](int16_t id, uint8_t t) {
     switch (id) {
-      case 1: d.read_list(t, t_struct, [&] { rg.columns.push_back(read_column_chunk(d)); }); return true;
-      case 2: rg.total_byte_size = read_i64(d, t); return true;
-      case 3: rg.num_rows = read_i64(d, t); return true;
-      default: return false;
+      case 1:
+        d.read_list(t, t_struct, [&] { rg.columns.push_back(read_column_chunk(d)); });
+        return true;
+      case 2:
+        rg.total_byte_size = read_i64(d, t);
+        return true;
+      case 3:
+        rg.num_rows = read_i64(d, t);
+        return true;
+      default:
+        return false;
     }
   });
   return rg;
@@ -327,7 +452,9 @@ file_metadata decode_file_metadata(const uint8_t* data, size_t size) {
   bool has_schema = false, has_rows = false;
   d.read_struct([&](int16_t id, uint8_t t) {
     switch (id) {
-      case 1: m.version = read_i32(d, t); return true;
+      case 1:
+        m.version = read_i32(d, t);
+        return true;
       case 2:
         d.read_list(t, t_struct, [&] { m.schema.push_back(read_schema_element(d)); });
         has_schema = true;
@@ -336,21 +463,29 @@ file_metadata decode_file_metadata(const uint8_t* data, size_t size) {
         m.num_rows = read_i64(d, t);
         has_rows = true;
         return true;
-      case 4: d.read_list(t, t_struct, [&] { m.row_groups.push_back(read_row_group(d)); }); return true;
+      case 4:
+        d.read_list(t, t_struct, [&] { m.row_groups.push_back(read_row_group(d)); });
+        return true;
       case 5:
         d.read_list(t, t_struct, [&] {
           key_value kv;
           d.read_struct([&](int16_t fid, uint8_t ft) {
-            if (fid == 1) kv.key = read_binary(d, ft);
-            else if (fid == 2) kv.value = read_binary(d, ft);
-            else return false;
+            if (fid == 1)
+              kv.key = read_binary(d, ft);
+            else if (fid == 2)
+              kv.value = read_binary(d, ft);
+            else
+              return false;
             return true;
           });
           m.key_value_metadata.push_back(std::move(kv));
         });
         return true;
-      case 6: m.created_by = read_binary(d, t); return true;
-      default: return false;
+      case 6:
+        m.created_by = read_binary(d, t);
+        return true;
+      default:
+        return false;
     }
   });
   if (!has_schema || m.schema.empty() || !has_rows) d.fail("FileMetaData lacks its schema or row count");
@@ -362,19 +497,34 @@ page_header decode_page_header(const uint8_t* data, size_t size, size_t& consume
   page_header h;
   d.read_struct([&](int16_t id, uint8_t t) {
     switch (id) {
-      case 1: h.type = read_enum<page_type>(d, t); return true;
-      case 2: h.uncompressed_page_size = read_i32(d, t); return true;
-      case 3: h.compressed_page_size = read_i32(d, t); return true;
+      case 1:
+        h.type = read_enum<page_type>(d, t);
+        return true;
+      case 2:
+        h.uncompressed_page_size = read_i32(d, t);
+        return true;
+      case 3:
+        h.compressed_page_size = read_i32(d, t);
+        return true;
       case 5: {
         expect(d, t, t_struct);
         data_page_header p;
         d.read_struct([&](int16_t fid, uint8_t ft) {
           switch (fid) {
-            case 1: p.num_values = read_i32(d, ft); return true;
-            case 2: p.enc = read_enum<encoding>(d, ft); return true;
-            case 3: p.definition_level_encoding = read_enum<encoding>(d, ft); return true;
-            case 4: p.repetition_level_encoding = read_enum<encoding>(d, ft); return true;
-            default: return false;
+            case 1:
+              p.num_values = read_i32(d, ft);
+              return true;
+            case 2:
+              p.enc = read_enum<encoding>(d, ft);
+              return true;
+            case 3:
+              p.definition_level_encoding = read_enum<encoding>(d, ft);
+              return true;
+            case 4:
+              p.repetition_level_encoding = read_enum<encoding>(d, ft);
+              return true;
+            default:
+              return false;
           }
         });
         h.v1 = p;
@@ -385,9 +535,14 @@ page_header decode_page_header(const uint8_t* data, size_t size, size_t& consume
         dictionary_page_header p;
         d.read_struct([&](int16_t fid, uint8_t ft) {
           switch (fid) {
-            case 1: p.num_values = read_i32(d, ft); return true;
-            case 2: p.enc = read_enum<encoding>(d, ft); return true;
-            default: return false;
+            case 1:
+              p.num_values = read_i32(d, ft);
+              return true;
+            case 2:
+              p.enc = read_enum<encoding>(d, ft);
+              return true;
+            default:
+              return false;
           }
         });
         h.dict = p;
@@ -398,20 +553,36 @@ page_header decode_page_header(const uint8_t* data, size_t size, size_t& consume
         data_page_header_v2 p;
         d.read_struct([&](int16_t fid, uint8_t ft) {
           switch (fid) {
-            case 1: p.num_values = read_i32(d, ft); return true;
-            case 2: p.num_nulls = read_i32(d, ft); return true;
-            case 3: p.num_rows = read_i32(d, ft); return true;
-            case 4: p.enc = read_enum<encoding>(d, ft); return true;
-            case 5: p.definition_levels_byte_length = read_i32(d, ft); return true;
-            case 6: p.repetition_levels_byte_length = read_i32(d, ft); return true;
-            case 7: p.is_compressed = d.boolean(ft); return true;
-            default: return false;
+            case 1:
+              p.num_values = read_i32(d, ft);
+              return true;
+            case 2:
+              p.num_nulls = read_i32(d, ft);
+              return true;
+            case 3:
+              p.num_rows = read_i32(d, ft);
+              return true;
+            case 4:
+              p.enc = read_enum<encoding>(d, ft);
+              return true;
+            case 5:
+              p.definition_levels_byte_length = read_i32(d, ft);
+              return true;
+            case 6:
+              p.repetition_levels_byte_length = read_i32(d, ft);
+              return true;
+            case 7:
+              p.is_compressed = d.boolean(ft);
+              return true;
+            default:
+              return false;
           }
         });
         h.v2 = p;
         return true;
       }
-      default: return false;
+      default:
+        return false;
     }
   });
   if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0) d.fail("negative page size");
@@ -441,7 +612,8 @@ class encoder {
   void zigzag(int64_t v) { varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
   void field(int16_t id, uint8_t t) {
     int delta = id - _last.back();
-    if (delta > 0 && delta <= 15) _out.push_back(static_cast<char>((delta << 4) | t));
+    if (delta > 0 && delta <= 15)
+      _out.push_back(static_cast<char>((delta << 4) | t));
     else {
       _out.push_back(static_cast<char>(t));
       zigzag(id);
@@ -471,7 +643,8 @@ class encoder {
   }
   void list(int16_t id, uint8_t elem, size_t n) {
     field(id, t_list);
-    if (n < 15) _out.push_back(static_cast<char>((n << 4) | elem));
+    if (n < 15)
+      _out.push_back(static_cast<char>((n << 4) | elem));
     else {
       _out.push_back(static_cast<char>(0xf0 | elem));
       varint(n);
@@ -499,14 +672,18 @@ class encoder {
 void encode_logical(encoder& e, const logical_type& lt) {
   e.begin(10);
   switch (lt.kind) {
-    case logical_kind::string: e.empty_struct(1); break;
+    case logical_kind::string:
+      e.empty_struct(1);
+      break;
     case logical_kind::decimal:
       e.begin(5);
       e.i32(1, lt.scale);
       e.i32(2, lt.precision);
       e.end();
       break;
-    case logical_kind::date: e.empty_struct(6); break;
+    case logical_kind::date:
+      e.empty_struct(6);
+      break;
     case logical_kind::time:
     case logical_kind::timestamp:
       e.begin(lt.kind == logical_kind::time ? 7 : 8);
@@ -522,7 +699,8 @@ void encode_logical(encoder& e, const logical_type& lt) {
       e.boolean(2, lt.is_signed);
       e.end();
       break;
-    default: throw internal_error("parquet writer: unsupported logical type");
+    default:
+      throw internal_error("parquet writer: unsupported logical type");
   }
   e.end();
 }
@@ -569,9 +747,11 @@ void encode_file_metadata(const file_metadata& m, std::string& out) {
       e.begin(3);
       e.i32(1, static_cast<int32_t>(c.type));
       e.list(2, t_i32, c.encodings.size());
-      for (auto x : c.encodings) e.zigzag(static_cast<int32_t>(x));
+      for (auto x : c.encodings)
+        e.zigzag(static_cast<int32_t>(x));
       e.list(3, t_binary, c.path_in_schema.size());
-      for (const auto& p : c.path_in_schema) e.raw_binary(p);
+      for (const auto& p : c.path_in_schema)
+        e.raw_binary(p);
       e.i32(4, static_cast<int32_t>(c.compression));
       e.i64(5, c.num_values);
       e.i64(6, c.total_uncompressed_size);

@@ -21,7 +21,8 @@ constexpr size_t dictionary_limit_bytes = 1 << 20;
 
 codec parse_codec(const std::string& name) {
   std::string n;
-  for (char c : name) n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  for (char c : name)
+    n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   if (n == "none" || n == "uncompressed") return codec::uncompressed;
   if (n == "snappy") return codec::snappy;
   if (n == "zstd") return codec::zstd;
@@ -45,17 +46,39 @@ schema_element element_of(const field& f) {
     e.converted = c;
   };
   switch (t.id) {
-    case type_id::boolean: e.type = physical_type::boolean; break;
-    case type_id::int8: integer(physical_type::int32, 8, true, converted_type::int_8); break;
-    case type_id::int16: integer(physical_type::int32, 16, true, converted_type::int_16); break;
-    case type_id::int32: integer(physical_type::int32, 32, true, converted_type::int_32); break;
-    case type_id::int64: integer(physical_type::int64, 64, true, converted_type::int_64); break;
-    case type_id::uint8: integer(physical_type::int32, 8, false, converted_type::uint_8); break;
-    case type_id::uint16: integer(physical_type::int32, 16, false, converted_type::uint_16); break;
-    case type_id::uint32: integer(physical_type::int32, 32, false, converted_type::uint_32); break;
-    case type_id::uint64: integer(physical_type::int64, 64, false, converted_type::uint_64); break;
-    case type_id::float32: e.type = physical_type::float_; break;
-    case type_id::float64: e.type = physical_type::double_; break;
+    case type_id::boolean:
+      e.type = physical_type::boolean;
+      break;
+    case type_id::int8:
+      integer(physical_type::int32, 8, true, converted_type::int_8);
+      break;
+    case type_id::int16:
+      integer(physical_type::int32, 16, true, converted_type::int_16);
+      break;
+    case type_id::int32:
+      integer(physical_type::int32, 32, true, converted_type::int_32);
+      break;
+    case type_id::int64:
+      integer(physical_type::int64, 64, true, converted_type::int_64);
+      break;
+    case type_id::uint8:
+      integer(physical_type::int32, 8, false, converted_type::uint_8);
+      break;
+    case type_id::uint16:
+      integer(physical_type::int32, 16, false, converted_type::uint_16);
+      break;
+    case type_id::uint32:
+      integer(physical_type::int32, 32, false, converted_type::uint_32);
+      break;
+    case type_id::uint64:
+      integer(physical_type::int64, 64, false, converted_type::uint_64);
+      break;
+    case type_id::float32:
+      e.type = physical_type::float_;
+      break;
+    case type_id::float64:
+      e.type = physical_type::double_;
+      break;
     case type_id::decimal128:
       e.type = t.precision <= 9    ? physical_type::int32
                : t.precision <= 18 ? physical_type::int64
@@ -77,11 +100,13 @@ schema_element element_of(const field& f) {
       e.type = physical_type::int64;
       e.logical.kind = logical_kind::timestamp;
       e.logical.adjusted_to_utc = !t.tz.empty();
-      e.logical.unit = t.unit == time_unit::ns ? logical_unit::nanos
+      e.logical.unit = t.unit == time_unit::ns   ? logical_unit::nanos
                        : t.unit == time_unit::us ? logical_unit::micros
                                                  : logical_unit::millis;  // seconds are written as millis
       break;
-    case type_id::duration: e.type = physical_type::int64; break;  // no Parquet logical type: plain int64
+    case type_id::duration:
+      e.type = physical_type::int64;
+      break;  // no Parquet logical type: plain int64
     case type_id::string:
       e.type = physical_type::byte_array;
       e.converted = converted_type::utf8;
@@ -106,7 +131,8 @@ void bit_pack(std::string& out, const uint32_t* v, int64_t n, int bw) {
   for (int64_t i = 0; i < n; ++i) {
     uint64_t bit = static_cast<uint64_t>(i) * static_cast<uint64_t>(bw);
     uint64_t x = static_cast<uint64_t>(v[i]) << (bit & 7);
-    for (size_t b = bit >> 3; x; ++b, x >>= 8) p[b] |= static_cast<uint8_t>(x);
+    for (size_t b = bit >> 3; x; ++b, x >>= 8)
+      p[b] |= static_cast<uint8_t>(x);
   }
 }
 
@@ -135,7 +161,8 @@ void plain_encode(const PV* v, size_t n, std::string& out) {
     for (size_t i = 0; i < n; ++i) {
       auto u = static_cast<unsigned __int128>(v[i]);
       char b[16];
-      for (int k = 15; k >= 0; --k, u >>= 8) b[k] = static_cast<char>(static_cast<uint8_t>(u));
+      for (int k = 15; k >= 0; --k, u >>= 8)
+        b[k] = static_cast<char>(static_cast<uint8_t>(u));
       out.append(b, 16);
     }
   } else {
@@ -146,8 +173,10 @@ void plain_encode(const PV* v, size_t n, std::string& out) {
 /// Bytes of one statistics value (PLAIN without the length prefix of byte arrays).
 template <typename PV>
 std::string stat_bytes(const PV& v) {
-  if constexpr (std::is_same_v<PV, std::string_view>) return std::string(v);
-  else if constexpr (std::is_same_v<PV, uint8_t>) return std::string(1, v ? '\1' : '\0');
+  if constexpr (std::is_same_v<PV, std::string_view>)
+    return std::string(v);
+  else if constexpr (std::is_same_v<PV, uint8_t>)
+    return std::string(1, v ? '\1' : '\0');
   else {
     std::string s;
     plain_encode(&v, 1, s);
@@ -158,9 +187,12 @@ std::string stat_bytes(const PV& v) {
 /// Key under which a value is looked up in the dictionary (floats by bit pattern: -0.0 != 0.0).
 template <typename PV>
 auto dict_key(const PV& v) {
-  if constexpr (std::is_same_v<PV, float>) return std::bit_cast<uint32_t>(v);
-  else if constexpr (std::is_same_v<PV, double>) return std::bit_cast<uint64_t>(v);
-  else return v;
+  if constexpr (std::is_same_v<PV, float>)
+    return std::bit_cast<uint32_t>(v);
+  else if constexpr (std::is_same_v<PV, double>)
+    return std::bit_cast<uint64_t>(v);
+  else
+    return v;
 }
 
 /// Writes the file sequentially, tracking the offset.
@@ -219,8 +251,10 @@ class chunk_writer {
           auto [it, fresh] = ids.try_emplace(dict_key(pv.values[i]), static_cast<uint32_t>(dict.size()));
           if (fresh) {
             dict.push_back(pv.values[i]);
-            if constexpr (std::is_same_v<PV, std::string_view>) bytes += 4 + pv.values[i].size();
-            else bytes += sizeof(PV);
+            if constexpr (std::is_same_v<PV, std::string_view>)
+              bytes += 4 + pv.values[i].size();
+            else
+              bytes += sizeof(PV);
             if (bytes > dictionary_limit_bytes) {
               use_dict = false;  // too many distinct values: PLAIN for the whole chunk
               break;
@@ -247,7 +281,8 @@ class chunk_writer {
     size_t value_bytes;
     if constexpr (std::is_same_v<PV, std::string_view>) {
       value_bytes = 0;
-      for (auto v : pv.values) value_bytes += 4 + v.size();
+      for (auto v : pv.values)
+        value_bytes += 4 + v.size();
     } else {
       value_bytes = nn * sizeof(PV);
     }
@@ -262,7 +297,8 @@ class chunk_writer {
       // Definition levels: 4-byte length, then one bit-packed run (or one RLE run of 1s without nulls).
       levels.assign(pv.valid.begin() + r0, pv.valid.begin() + r1);
       size_t nvals = 0;
-      for (uint32_t l : levels) nvals += l;
+      for (uint32_t l : levels)
+        nvals += l;
       body.resize(4);
       if (nvals == levels.size()) {
         uint64_t header = static_cast<uint64_t>(levels.size()) << 1;
@@ -299,13 +335,19 @@ class chunk_writer {
       statistics s;
       s.null_count = pv.null_count;
       if constexpr (std::is_same_v<PV, float> || std::is_same_v<PV, double>) {
-        minmax(pv.values, s, [](PV a, PV b) { return a < b; }, [](PV v) { return !std::isnan(v); });
+        minmax(
+            pv.values, s, [](PV a, PV b) { return a < b; }, [](PV v) { return !std::isnan(v); });
       } else if constexpr (std::is_same_v<PV, int32_t> || std::is_same_v<PV, int64_t>) {
         using U = std::make_unsigned_t<PV>;
-        if (unsigned_order) minmax(pv.values, s, [](PV a, PV b) { return U(a) < U(b); }, [](PV) { return true; });
-        else minmax(pv.values, s, [](PV a, PV b) { return a < b; }, [](PV) { return true; });
+        if (unsigned_order)
+          minmax(
+              pv.values, s, [](PV a, PV b) { return U(a) < U(b); }, [](PV) { return true; });
+        else
+          minmax(
+              pv.values, s, [](PV a, PV b) { return a < b; }, [](PV) { return true; });
       } else {
-        minmax(pv.values, s, [](const PV& a, const PV& b) { return a < b; }, [](const PV&) { return true; });
+        minmax(
+            pv.values, s, [](const PV& a, const PV& b) { return a < b; }, [](const PV&) { return true; });
       }
       m.stats = std::move(s);
     }
@@ -360,16 +402,21 @@ column_metadata write_column(chunk_writer& w, const column& c, const schema_elem
       for (int64_t i = 0; i < n; ++i) {
         bool ok = v.is_valid(i);
         pv.valid[static_cast<size_t>(i)] = ok;
-        if (ok) pv.values.push_back(convert(v.value<T>(i)));
-        else ++pv.null_count;
+        if (ok)
+          pv.values.push_back(convert(v.value<T>(i)));
+        else
+          ++pv.null_count;
       }
       return w.write(pv, e, is_unsigned_integer(Id));
     };
-    if constexpr (Id == type_id::boolean) return run.template operator()<uint8_t>([](bool x) { return static_cast<uint8_t>(x); });
+    if constexpr (Id == type_id::boolean)
+      return run.template operator()<uint8_t>([](bool x) { return static_cast<uint8_t>(x); });
     else if constexpr (Id == type_id::string)
       return run.template operator()<std::string_view>([](std::string_view x) { return x; });
-    else if constexpr (Id == type_id::float32) return run.template operator()<float>([](float x) { return x; });
-    else if constexpr (Id == type_id::float64) return run.template operator()<double>([](double x) { return x; });
+    else if constexpr (Id == type_id::float32)
+      return run.template operator()<float>([](float x) { return x; });
+    else if constexpr (Id == type_id::float64)
+      return run.template operator()<double>([](double x) { return x; });
     else if constexpr (Id == type_id::decimal128) {
       if (e.type == physical_type::int32)
         return run.template operator()<int32_t>([](__int128 x) { return static_cast<int32_t>(x); });
@@ -378,7 +425,13 @@ column_metadata write_column(chunk_writer& w, const column& c, const schema_elem
       return run.template operator()<__int128>([](__int128 x) { return x; });
     } else if constexpr (Id == type_id::timestamp) {
       const bool seconds = c.type().unit == time_unit::s;
-      return run.template operator()<int64_t>([seconds](int64_t x) { return seconds ? x * 1000 : x; });
+      return run.template operator()<int64_t>([&](int64_t x) {
+        if (!seconds) return x;
+        if (x > INT64_MAX / 1000 || x < INT64_MIN / 1000)
+          throw invalid_argument_error("write_parquet: column '" + e.name +
+                                       "': a timestamp in seconds overflows milliseconds");
+        return x * 1000;
+      });
     } else if constexpr (sizeof(T) <= 4) {
       return run.template operator()<int32_t>([](T x) { return static_cast<int32_t>(x); });
     } else {
@@ -410,7 +463,8 @@ void write_parquet(const std::string& path, const tug::schema& s, const std::vec
   root.name = "schema";
   root.num_children = static_cast<int32_t>(s.size());
   meta.schema.push_back(root);
-  for (const auto& f : s) meta.schema.push_back(element_of(f));
+  for (const auto& f : s)
+    meta.schema.push_back(element_of(f));
 
   file_sink sink(path);
   sink.write("PAR1", 4);

@@ -10,25 +10,81 @@ namespace tug::io::parquet {
 
 /// Physical types (parquet.thrift `Type`).
 enum class physical_type : int32_t {
-  boolean = 0, int32 = 1, int64 = 2, int96 = 3, float_ = 4, double_ = 5, byte_array = 6, fixed_len_byte_array = 7
+  boolean = 0,
+  int32 = 1,
+  int64 = 2,
+  int96 = 3,
+  float_ = 4,
+  double_ = 5,
+  byte_array = 6,
+  fixed_len_byte_array = 7
 };
 /// Legacy annotations (parquet.thrift `ConvertedType`).
 enum class converted_type : int32_t {
-  utf8 = 0, map = 1, map_key_value = 2, list = 3, enum_ = 4, decimal = 5, date = 6, time_millis = 7,
-  time_micros = 8, timestamp_millis = 9, timestamp_micros = 10, uint_8 = 11, uint_16 = 12, uint_32 = 13,
-  uint_64 = 14, int_8 = 15, int_16 = 16, int_32 = 17, int_64 = 18, json = 19, bson = 20, interval = 21
+  utf8 = 0,
+  map = 1,
+  map_key_value = 2,
+  list = 3,
+  enum_ = 4,
+  decimal = 5,
+  date = 6,
+  time_millis = 7,
+  time_micros = 8,
+  timestamp_millis = 9,
+  timestamp_micros = 10,
+  uint_8 = 11,
+  uint_16 = 12,
+  uint_32 = 13,
+  uint_64 = 14,
+  int_8 = 15,
+  int_16 = 16,
+  int_32 = 17,
+  int_64 = 18,
+  json = 19,
+  bson = 20,
+  interval = 21
 };
 enum class repetition : int32_t { required = 0, optional = 1, repeated = 2 };
 enum class encoding : int32_t {
-  plain = 0, plain_dictionary = 2, rle = 3, bit_packed = 4, delta_binary_packed = 5,
-  delta_length_byte_array = 6, delta_byte_array = 7, rle_dictionary = 8, byte_stream_split = 9
+  plain = 0,
+  plain_dictionary = 2,
+  rle = 3,
+  bit_packed = 4,
+  delta_binary_packed = 5,
+  delta_length_byte_array = 6,
+  delta_byte_array = 7,
+  rle_dictionary = 8,
+  byte_stream_split = 9
 };
-enum class codec : int32_t { uncompressed = 0, snappy = 1, gzip = 2, lzo = 3, brotli = 4, lz4 = 5, zstd = 6, lz4_raw = 7 };
+enum class codec : int32_t {
+  uncompressed = 0,
+  snappy = 1,
+  gzip = 2,
+  lzo = 3,
+  brotli = 4,
+  lz4 = 5,
+  zstd = 6,
+  lz4_raw = 7
+};
 enum class page_type : int32_t { data_page = 0, index_page = 1, dictionary_page = 2, data_page_v2 = 3 };
 
 /// Which member of the `LogicalType` union is set.
 enum class logical_kind : uint8_t {
-  none, string, map, list, enum_, decimal, date, time, timestamp, integer, unknown, json, bson, uuid, float16
+  none,
+  string,
+  map,
+  list,
+  enum_,
+  decimal,
+  date,
+  time,
+  timestamp,
+  integer,
+  unknown,
+  json,
+  bson,
+  uuid,
+  float16
 };
 /// Unit of TIME and TIMESTAMP logical types.
 enum class logical_unit : uint8_t { millis, micros, nanos };

@@ -15,7 +15,7 @@
 
 namespace tug::io::parquet {
 
-struct file_metadata;    // parsed footer (tug/io/parquet/metadata.hpp)
+struct file_metadata;  // parsed footer (tug/io/parquet/metadata.hpp)
 struct schema_element;
 
 /// Statistics of one column chunk, typed as the column; absent when the file has none.
@@ -46,8 +46,7 @@ class file_reader {
   /// Reads the given columns (indices into schema()) of one row group.
   /// @throws io_error naming file, column and row group on a page that does not decompress or
   /// decodes past its end; not_implemented_error naming an unsupported encoding or codec.
-  table read_row_group(int rg, const std::vector<size_t>& columns,
-                       memory_resource* mr = default_host_resource()) const;
+  table read_row_group(int rg, const std::vector<size_t>& columns, memory_resource* mr = default_host_resource()) const;
   const std::string& path() const { return _path; }
 
  private:
@@ -59,7 +58,7 @@ class file_reader {
   std::string _path;
   std::shared_ptr<const file_metadata> _meta;
   tug::schema _schema;
-  std::vector<size_t> _leaf;  ///< schema() column -> leaf index in the file's column chunks
+  std::vector<size_t> _leaf;     ///< schema() column -> leaf index in the file's column chunks
   std::vector<size_t> _element;  ///< schema() column -> index of its element in the file's schema
   std::vector<bool> _optional;   ///< schema() column -> has definition levels
   std::vector<std::string> _skipped;
