@@ -206,6 +206,27 @@ TEST_F(ParquetFiles, CorruptFilesRaiseIoError) {
   expect_io_error(bad);
 }
 
+TEST_F(ParquetFiles, CorruptPageNamesFileColumnAndRowGroup) {
+  // Garbage over the first compressed page of column 'b' (the first chunk in the file).
+  std::string m = read_all(path("base_v1_snappy_plain.parquet"));
+  auto r0 = file_reader::open(path("base_v1_snappy_plain.parquet"));
+  const std::string bad = path("bad_page.parquet");
+  for (size_t i = 30; i < 60; ++i) m[i] = static_cast<char>(0xff);
+  write_all(bad, m);
+  auto r = file_reader::open(bad);  // the footer is intact
+  EXPECT_EQ(r.schema(), r0.schema());
+  try {
+    r.read_row_group(0, {0});
+    ADD_FAILURE() << "no io_error";
+  } catch (const io_error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find(bad), std::string::npos) << msg;
+    EXPECT_NE(msg.find("column 'b' row group 0"), std::string::npos) << msg;
+  }
+  // The other columns still read.
+  EXPECT_EQ(r.read_row_group(0, {1}).num_rows(), r.row_group_num_rows(0));
+}
+
 TEST_F(ParquetFiles, FlippedFooterAndPageBytesNeverCrash) {
   // Every flipped byte of the footer, and bytes through the pages, must give data or an io_error.
   const std::string good = read_all(path("base_v2_zstd_dict.parquet"));

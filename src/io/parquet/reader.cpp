@@ -767,10 +767,10 @@ column_statistics file_reader::statistics(int rg, size_t c) const {
         } else {
           decode_plain<P>(p, p + bytes->size(), 1, cv.dense.data(), m.type, leaf.elem->type_length);
         }
+        return get_scalar(materialize(cv, leaf, default_host_resource()), 0);
       } catch (const io_error&) {
         return std::nullopt;  // malformed statistics are ignored, as if absent
       }
-      return get_scalar(materialize(cv, leaf, default_host_resource()), 0);
     });
   };
   out.min = convert(s.min_value, s.min);

@@ -24,7 +24,8 @@ struct column_statistics {
   std::optional<int64_t> null_count;
 };
 
-/// Reads a Parquet file: the footer on `open`, then row groups column by column.
+/// Reads a Parquet file: the footer on `open`, then row groups column by column. The const methods
+/// are safe to call from several threads at once (each read opens the file itself).
 class file_reader {
  public:
   /// Opens and parses the footer.
