@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "parquet_canon.hpp"
+#include "parquet_test_util.hpp"
 #include "test_util.hpp"
 #include "tug/io/parquet/reader.hpp"
 
@@ -19,7 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 using io::parquet::file_reader;
 using json = nlohmann::json;
+using parquet_test::all_columns;
 using parquet_test::canon;
+using parquet_test::read_row_groups;
 
 class ParquetFiles : public ::testing::Test {
  protected:
@@ -47,15 +49,11 @@ class ParquetFiles : public ::testing::Test {
     ASSERT_EQ(r.num_row_groups(), e["row_groups"].get<int>());
     const json& cols = e["columns"];
     ASSERT_EQ(r.schema().size(), cols.size());
-    std::vector<size_t> all;
-    for (size_t c = 0; c < r.schema().size(); ++c)
-      all.push_back(c);
-    std::vector<table> parts;
+    std::vector<table> parts = read_row_groups(r);
     int64_t rows = 0;
     for (int g = 0; g < r.num_row_groups(); ++g) {
-      parts.push_back(r.read_row_group(g, all));
-      EXPECT_EQ(parts.back().num_rows(), r.row_group_num_rows(g));
-      rows += parts.back().num_rows();
+      EXPECT_EQ(parts[static_cast<size_t>(g)].num_rows(), r.row_group_num_rows(g));
+      rows += parts[static_cast<size_t>(g)].num_rows();
     }
     ASSERT_EQ(rows, r.num_rows());
     for (size_t c = 0; c < r.schema().size(); ++c) {
@@ -169,11 +167,7 @@ void write_all(const std::string& p, const std::string& s) {
 void expect_io_error(const std::string& p) {
   try {
     auto r = file_reader::open(p);
-    std::vector<size_t> all;
-    for (size_t c = 0; c < r.schema().size(); ++c)
-      all.push_back(c);
-    for (int g = 0; g < r.num_row_groups(); ++g)
-      r.read_row_group(g, all);
+    read_row_groups(r);
     ADD_FAILURE() << "no io_error for " << p;
   } catch (const io_error& e) {
     EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
@@ -211,7 +205,8 @@ TEST_F(ParquetFiles, CorruptPageNamesFileColumnAndRowGroup) {
   std::string m = read_all(path("base_v1_snappy_plain.parquet"));
   auto r0 = file_reader::open(path("base_v1_snappy_plain.parquet"));
   const std::string bad = path("bad_page.parquet");
-  for (size_t i = 30; i < 60; ++i) m[i] = static_cast<char>(0xff);
+  for (size_t i = 30; i < 60; ++i)
+    m[i] = static_cast<char>(0xff);
   write_all(bad, m);
   auto r = file_reader::open(bad);  // the footer is intact
   EXPECT_EQ(r.schema(), r0.schema());
@@ -244,12 +239,7 @@ TEST_F(ParquetFiles, FlippedFooterAndPageBytesNeverCrash) {
     m[pos] = static_cast<char>(m[pos] ^ 0x5a);
     write_all(bad, m);
     try {
-      auto r = file_reader::open(bad);
-      std::vector<size_t> all;
-      for (size_t c = 0; c < r.schema().size(); ++c)
-        all.push_back(c);
-      for (int g = 0; g < r.num_row_groups(); ++g)
-        r.read_row_group(g, all);
+      read_row_groups(file_reader::open(bad));
     } catch (const io_error& e) {
       ++errors;
       EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "parquet_canon.hpp"
+#include "parquet_test_util.hpp"
 #include "test_util.hpp"
 #include "tug/io/parquet/reader.hpp"
 
@@ -103,6 +103,15 @@ table every_type(int64_t n, uint64_t seed) {
   return table(std::move(cols));
 }
 
+write_options options(const char* codec, bool dictionary, int64_t row_group_rows, int64_t page_bytes) {
+  write_options o;
+  o.codec = codec;
+  o.dictionary = dictionary;
+  o.row_group_rows = row_group_rows;
+  o.page_bytes = page_bytes;
+  return o;
+}
+
 schema every_type_schema(const table& t) {
   std::vector<field> f;
   for (size_t i = 0; i < t.num_columns(); ++i)
@@ -112,12 +121,7 @@ schema every_type_schema(const table& t) {
 
 table read_all(const std::string& p) {
   auto r = file_reader::open(p);
-  std::vector<size_t> all;
-  for (size_t c = 0; c < r.schema().size(); ++c)
-    all.push_back(c);
-  std::vector<table> parts;
-  for (int g = 0; g < r.num_row_groups(); ++g)
-    parts.push_back(r.read_row_group(g, all));
+  std::vector<table> parts = parquet_test::read_row_groups(r);
   if (parts.empty()) {
     std::vector<column> cols;
     for (const auto& f : r.schema())
@@ -135,11 +139,7 @@ TEST(ParquetWriter, RoundTripsEveryTypeCodecAndSize) {
       for (bool dict : {true, false}) {
         SCOPED_TRACE(std::to_string(n) + " rows, " + codec + (dict ? ", dictionary" : ", plain"));
         std::string p = (temp_dir() / "rt.parquet").string();
-        write_options o;
-        o.codec = codec;
-        o.dictionary = dict;
-        o.row_group_rows = 300;
-        o.page_bytes = 512;
+        write_options o = options(codec, dict, 300, 512);
         // Two partitions, the second one sliced.
         std::vector<table> parts;
         if (n >= 2)
@@ -239,11 +239,7 @@ TEST(ParquetWriter, PyarrowReadsWhatTugWrote) {
       SCOPED_TRACE(std::string(codec) + (dict ? ", dictionary" : ", plain"));
       std::string p = (temp_dir() / "to_pyarrow.parquet").string();
       std::string out = (temp_dir() / "from_pyarrow.json").string();
-      write_options o;
-      o.codec = codec;
-      o.dictionary = dict;
-      o.row_group_rows = 400;
-      o.page_bytes = 1000;
+      write_options o = options(codec, dict, 400, 1000);
       write_parquet(p, s, {t}, o);
       const char* py = std::getenv("TUG_PYTHON");
       std::string cmd =

@@ -1,5 +1,6 @@
 /// Thrift compact protocol decoding of the Parquet footer and page headers.
 #include <cstring>
+#include <type_traits>
 
 #include "tug/core/error.hpp"
 #include "tug/io/parquet/metadata.hpp"
@@ -173,8 +174,7 @@ class decoder {
 };
 
 void expect(decoder& d, uint8_t t, uint8_t want) {
-  bool ok = t == want || (want == t_true && t == t_false);
-  if (!ok) d.fail("unexpected field type");
+  if (t != want) d.fail("unexpected field type");
 }
 
 int32_t read_i32(decoder& d, uint8_t t) {
@@ -186,30 +186,57 @@ int64_t read_i64(decoder& d, uint8_t t) {
   if (t != t_i64 && t != t_i32 && t != t_i16) d.fail("expected an integer");
   return d.zigzag();
 }
-std::string read_binary(decoder& d, uint8_t t) {
-  expect(d, t, t_binary);
-  return d.binary();
+
+/// A field id and where its value goes.
+template <typename T>
+struct slot {
+  int16_t id;
+  T* target;
+};
+template <typename T>
+slot(int16_t, T*) -> slot<T>;
+
+/// Reads field `t` into the slot whose id is `id`; false when none has that id.
+template <typename... T>
+bool assign(decoder& d, int16_t id, uint8_t t, slot<T>... slots) {
+  auto one = [&]<typename U>(slot<U> s) {
+    if (s.id != id) return false;
+    if constexpr (std::is_same_v<U, bool>)
+      *s.target = d.boolean(t);
+    else if constexpr (std::is_same_v<U, int64_t>)
+      *s.target = read_i64(d, t);
+    else if constexpr (std::is_same_v<U, std::string>) {
+      expect(d, t, t_binary);
+      *s.target = d.binary();
+    } else if constexpr (std::is_same_v<U, std::optional<std::string>>) {
+      expect(d, t, t_binary);
+      *s.target = d.binary();
+    } else if constexpr (std::is_same_v<U, std::optional<int64_t>>)
+      *s.target = read_i64(d, t);
+    else if constexpr (std::is_enum_v<U>)
+      *s.target = static_cast<U>(read_i32(d, t));
+    else if constexpr (requires { typename U::value_type; })  // optional enum
+      *s.target = static_cast<typename U::value_type>(read_i32(d, t));
+    else
+      *s.target = static_cast<U>(read_i32(d, t));
+    return true;
+  };
+  return (one(slots) || ...);
 }
-template <typename E>
-E read_enum(decoder& d, uint8_t t) {
-  return static_cast<E>(read_i32(d, t));
+
+/// Reads a struct whose fields all go to slots; other fields are skipped.
+template <typename... T>
+void read_fields(decoder& d, uint8_t t, slot<T>... slots) {
+  expect(d, t, t_struct);
+  d.read_struct([&](int16_t id, uint8_t ft) { return assign(d, id, ft, slots...); });
 }
 
 logical_unit read_time_unit(decoder& d, uint8_t t) {
   expect(d, t, t_struct);
   logical_unit u = logical_unit::millis;
   d.read_struct([&](int16_t id, uint8_t ft) {
-    if (ft != t_struct) return false;
-    if (id == 1)
-      u = logical_unit::millis;
-    else if (id == 2)
-      u = logical_unit::micros;
-    else if (id == 3)
-      u = logical_unit::nanos;
-    else
-      return false;
-    d.skip(ft);
-    return true;
+    if (ft == t_struct && id >= 1 && id <= 3) u = static_cast<logical_unit>(id - 1);
+    return false;  // the members are empty structs: skip them
   });
   return u;
 }
@@ -219,76 +246,33 @@ logical_type read_logical_type(decoder& d, uint8_t t) {
   logical_type lt;
   d.read_struct([&](int16_t id, uint8_t ft) {
     if (ft != t_struct) return false;
-    switch (id) {
-      case 1:
-        lt.kind = logical_kind::string;
-        return false;
-      case 2:
-        lt.kind = logical_kind::map;
-        return false;
-      case 3:
-        lt.kind = logical_kind::list;
-        return false;
-      case 4:
-        lt.kind = logical_kind::enum_;
-        return false;
-      case 5:
-        lt.kind = logical_kind::decimal;
-        d.read_struct([&](int16_t fid, uint8_t t2) {
-          if (fid == 1)
-            lt.scale = read_i32(d, t2);
-          else if (fid == 2)
-            lt.precision = read_i32(d, t2);
-          else
-            return false;
-          return true;
-        });
+    // Union member ids 1..15 map onto logical_kind in order, except the reserved 9.
+    static constexpr logical_kind kinds[] = {
+        logical_kind::none,      logical_kind::string,  logical_kind::map,     logical_kind::list,
+        logical_kind::enum_,     logical_kind::decimal, logical_kind::date,    logical_kind::time,
+        logical_kind::timestamp, logical_kind::none,    logical_kind::integer, logical_kind::unknown,
+        logical_kind::json,      logical_kind::bson,    logical_kind::uuid,    logical_kind::float16};
+    if (id < 1 || id > 15) return false;
+    lt.kind = kinds[id];
+    switch (lt.kind) {
+      case logical_kind::decimal:
+        read_fields(d, ft, slot{1, &lt.scale}, slot{2, &lt.precision});
         return true;
-      case 6:
-        lt.kind = logical_kind::date;
-        return false;
-      case 7:
-      case 8:
-        lt.kind = id == 7 ? logical_kind::time : logical_kind::timestamp;
+      case logical_kind::time:
+      case logical_kind::timestamp:
         d.read_struct([&](int16_t fid, uint8_t t2) {
-          if (fid == 1)
-            lt.adjusted_to_utc = d.boolean(t2);
-          else if (fid == 2)
+          if (fid == 2) {
             lt.unit = read_time_unit(d, t2);
-          else
-            return false;
-          return true;
+            return true;
+          }
+          return assign(d, fid, t2, slot{1, &lt.adjusted_to_utc});
         });
         return true;
-      case 10:
-        lt.kind = logical_kind::integer;
-        d.read_struct([&](int16_t fid, uint8_t t2) {
-          if (fid == 1)
-            lt.bit_width = static_cast<int8_t>(read_i32(d, t2));
-          else if (fid == 2)
-            lt.is_signed = d.boolean(t2);
-          else
-            return false;
-          return true;
-        });
+      case logical_kind::integer:
+        read_fields(d, ft, slot{1, &lt.bit_width}, slot{2, &lt.is_signed});
         return true;
-      case 11:
-        lt.kind = logical_kind::unknown;
-        return false;
-      case 12:
-        lt.kind = logical_kind::json;
-        return false;
-      case 13:
-        lt.kind = logical_kind::bson;
-        return false;
-      case 14:
-        lt.kind = logical_kind::uuid;
-        return false;
-      case 15:
-        lt.kind = logical_kind::float16;
-        return false;
       default:
-        return false;
+        return false;  // empty structs
     }
   });
   return lt;
@@ -297,69 +281,14 @@ logical_type read_logical_type(decoder& d, uint8_t t) {
 schema_element read_schema_element(decoder& d) {
   schema_element e;
   d.read_struct([&](int16_t id, uint8_t t) {
-    switch (id) {
-      case 1:
-        e.type = read_enum<physical_type>(d, t);
-        return true;
-      case 2:
-        e.type_length = read_i32(d, t);
-        return true;
-      case 3:
-        e.repetition_type = read_enum<repetition>(d, t);
-        return true;
-      case 4:
-        e.name = read_binary(d, t);
-        return true;
-      case 5:
-        e.num_children = read_i32(d, t);
-        return true;
-      case 6:
-        e.converted = read_enum<converted_type>(d, t);
-        return true;
-      case 7:
-        e.scale = read_i32(d, t);
-        return true;
-      case 8:
-        e.precision = read_i32(d, t);
-        return true;
-      case 10:
-        e.logical = read_logical_type(d, t);
-        return true;
-      default:
-        return false;
+    if (id == 10) {
+      e.logical = read_logical_type(d, t);
+      return true;
     }
+    return assign(d, id, t, slot{1, &e.type}, slot{2, &e.type_length}, slot{3, &e.repetition_type}, slot{4, &e.name},
+                  slot{5, &e.num_children}, slot{6, &e.converted}, slot{7, &e.scale}, slot{8, &e.precision});
   });
   return e;
-}
-
-statistics read_statistics(decoder& d, uint8_t t) {
-  expect(d, t, t_struct);
-  statistics s;
-  d.read_struct([&](int16_t id, uint8_t ft) {
-    switch (id) {
-      case 1:
-        s.max = read_binary(d, ft);
-        return true;
-      case 2:
-        s.min = read_binary(d, ft);
-        return true;
-      case 3:
-        s.null_count = read_i64(d, ft);
-        return true;
-      case 4:
-        s.distinct_count = read_i64(d, ft);
-        return true;
-      case 5:
-        s.max_value = read_binary(d, ft);
-        return true;
-      case 6:
-        s.min_value = read_binary(d, ft);
-        return true;
-      default:
-        return false;
-    }
-  });
-  return s;
 }
 
 column_metadata read_column_metadata(decoder& d, uint8_t t) {
@@ -367,79 +296,44 @@ column_metadata read_column_metadata(decoder& d, uint8_t t) {
   column_metadata m;
   d.read_struct([&](int16_t id, uint8_t ft) {
     switch (id) {
-      case 1:
-        m.type = read_enum<physical_type>(d, ft);
-        return true;
       case 2:
         d.read_list(ft, t_i32, [&] { m.encodings.push_back(static_cast<encoding>(d.i32())); });
         return true;
       case 3:
         d.read_list(ft, t_binary, [&] { m.path_in_schema.push_back(d.binary()); });
         return true;
-      case 4:
-        m.compression = read_enum<codec>(d, ft);
-        return true;
-      case 5:
-        m.num_values = read_i64(d, ft);
-        return true;
-      case 6:
-        m.total_uncompressed_size = read_i64(d, ft);
-        return true;
-      case 7:
-        m.total_compressed_size = read_i64(d, ft);
-        return true;
-      case 9:
-        m.data_page_offset = read_i64(d, ft);
-        return true;
-      case 11:
-        m.dictionary_page_offset = read_i64(d, ft);
-        return true;
       case 12:
-        m.stats = read_statistics(d, ft);
+        m.stats.emplace();
+        read_fields(d, ft, slot{1, &m.stats->max}, slot{2, &m.stats->min}, slot{3, &m.stats->null_count},
+                    slot{4, &m.stats->distinct_count}, slot{5, &m.stats->max_value}, slot{6, &m.stats->min_value});
         return true;
       default:
-        return false;
+        return assign(d, id, ft, slot{1, &m.type}, slot{4, &m.compression}, slot{5, &m.num_values},
+                      slot{6, &m.total_uncompressed_size}, slot{7, &m.total_compressed_size},
+                      slot{9, &m.data_page_offset}, slot{11, &m.dictionary_page_offset});
     }
   });
   return m;
 }
 
-column_chunk read_column_chunk(decoder& d) {
-  column_chunk c;
-  d.read_struct([&](int16_t id, uint8_t t) {
-    switch (id) {
-      case 1:
-        c.file_path = read_binary(d, t);
-        return true;
-      case 2:
-        c.file_offset = read_i64(d, t);
-        return true;
-      case 3:
-        c.meta = read_column_metadata(d, t);
-        return true;
-      default:
-        return false;
-    }
-  });
-  return c;
-}
-
 row_group read_row_group(decoder& d) {
   row_group rg;
   d.read_struct([&](int16_t id, uint8_t t) {
-    switch (id) {
-      case 1:
-        d.read_list(t, t_struct, [&] { rg.columns.push_back(read_column_chunk(d)); });
-        return true;
-      case 2:
-        rg.total_byte_size = read_i64(d, t);
-        return true;
-      case 3:
-        rg.num_rows = read_i64(d, t);
-        return true;
-      default:
-        return false;
+    if (id == 1) {
+      d.read_list(t, t_struct, [&] {
+        column_chunk c;
+        d.read_struct([&](int16_t fid, uint8_t ft) {
+          if (fid == 3) {
+            c.meta = read_column_metadata(d, ft);
+            return true;
+          }
+          return assign(d, fid, ft, slot{1, &c.file_path}, slot{2, &c.file_offset});
+        });
+        rg.columns.push_back(std::move(c));
+      });
+      return true;
     }
+    return assign(d, id, t, slot{2, &rg.total_byte_size}, slot{3, &rg.num_rows});
   });
   return rg;
 }
@@ -449,19 +343,13 @@ row_group read_row_group(decoder& d) {
 file_metadata decode_file_metadata(const uint8_t* data, size_t size) {
   decoder d(data, size);
   file_metadata m;
-  bool has_schema = false, has_rows = false;
+  bool has_schema = false;
+  std::optional<int64_t> rows;
   d.read_struct([&](int16_t id, uint8_t t) {
     switch (id) {
-      case 1:
-        m.version = read_i32(d, t);
-        return true;
       case 2:
         d.read_list(t, t_struct, [&] { m.schema.push_back(read_schema_element(d)); });
         has_schema = true;
-        return true;
-      case 3:
-        m.num_rows = read_i64(d, t);
-        has_rows = true;
         return true;
       case 4:
         d.read_list(t, t_struct, [&] { m.row_groups.push_back(read_row_group(d)); });
@@ -470,25 +358,17 @@ file_metadata decode_file_metadata(const uint8_t* data, size_t size) {
         d.read_list(t, t_struct, [&] {
           key_value kv;
           d.read_struct([&](int16_t fid, uint8_t ft) {
-            if (fid == 1)
-              kv.key = read_binary(d, ft);
-            else if (fid == 2)
-              kv.value = read_binary(d, ft);
-            else
-              return false;
-            return true;
+            return assign(d, fid, ft, slot{1, &kv.key}, slot{2, &kv.value});
           });
           m.key_value_metadata.push_back(std::move(kv));
         });
         return true;
-      case 6:
-        m.created_by = read_binary(d, t);
-        return true;
       default:
-        return false;
+        return assign(d, id, t, slot{1, &m.version}, slot{3, &rows}, slot{6, &m.created_by});
     }
   });
-  if (!has_schema || m.schema.empty() || !has_rows) d.fail("FileMetaData lacks its schema or row count");
+  if (!has_schema || m.schema.empty() || !rows) d.fail("FileMetaData lacks its schema or row count");
+  m.num_rows = *rows;
   return m;
 }
 
@@ -497,92 +377,26 @@ page_header decode_page_header(const uint8_t* data, size_t size, size_t& consume
   page_header h;
   d.read_struct([&](int16_t id, uint8_t t) {
     switch (id) {
-      case 1:
-        h.type = read_enum<page_type>(d, t);
-        return true;
-      case 2:
-        h.uncompressed_page_size = read_i32(d, t);
-        return true;
-      case 3:
-        h.compressed_page_size = read_i32(d, t);
-        return true;
       case 5: {
-        expect(d, t, t_struct);
-        data_page_header p;
-        d.read_struct([&](int16_t fid, uint8_t ft) {
-          switch (fid) {
-            case 1:
-              p.num_values = read_i32(d, ft);
-              return true;
-            case 2:
-              p.enc = read_enum<encoding>(d, ft);
-              return true;
-            case 3:
-              p.definition_level_encoding = read_enum<encoding>(d, ft);
-              return true;
-            case 4:
-              p.repetition_level_encoding = read_enum<encoding>(d, ft);
-              return true;
-            default:
-              return false;
-          }
-        });
-        h.v1 = p;
+        auto& p = h.v1.emplace();
+        read_fields(d, t, slot{1, &p.num_values}, slot{2, &p.enc}, slot{3, &p.definition_level_encoding},
+                    slot{4, &p.repetition_level_encoding});
         return true;
       }
       case 7: {
-        expect(d, t, t_struct);
-        dictionary_page_header p;
-        d.read_struct([&](int16_t fid, uint8_t ft) {
-          switch (fid) {
-            case 1:
-              p.num_values = read_i32(d, ft);
-              return true;
-            case 2:
-              p.enc = read_enum<encoding>(d, ft);
-              return true;
-            default:
-              return false;
-          }
-        });
-        h.dict = p;
+        auto& p = h.dict.emplace();
+        read_fields(d, t, slot{1, &p.num_values}, slot{2, &p.enc});
         return true;
       }
       case 8: {
-        expect(d, t, t_struct);
-        data_page_header_v2 p;
-        d.read_struct([&](int16_t fid, uint8_t ft) {
-          switch (fid) {
-            case 1:
-              p.num_values = read_i32(d, ft);
-              return true;
-            case 2:
-              p.num_nulls = read_i32(d, ft);
-              return true;
-            case 3:
-              p.num_rows = read_i32(d, ft);
-              return true;
-            case 4:
-              p.enc = read_enum<encoding>(d, ft);
-              return true;
-            case 5:
-              p.definition_levels_byte_length = read_i32(d, ft);
-              return true;
-            case 6:
-              p.repetition_levels_byte_length = read_i32(d, ft);
-              return true;
-            case 7:
-              p.is_compressed = d.boolean(ft);
-              return true;
-            default:
-              return false;
-          }
-        });
-        h.v2 = p;
+        auto& p = h.v2.emplace();
+        read_fields(d, t, slot{1, &p.num_values}, slot{2, &p.num_nulls}, slot{3, &p.num_rows}, slot{4, &p.enc},
+                    slot{5, &p.definition_levels_byte_length}, slot{6, &p.repetition_levels_byte_length},
+                    slot{7, &p.is_compressed});
         return true;
       }
       default:
-        return false;
+        return assign(d, id, t, slot{1, &h.type}, slot{2, &h.uncompressed_page_size}, slot{3, &h.compressed_page_size});
     }
   });
   if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0) d.fail("negative page size");

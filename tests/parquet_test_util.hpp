@@ -1,10 +1,12 @@
 #pragma once
-// Canonical text of column values as tests/data/make_parquet.py writes them (for the Parquet tests).
+// Helpers of the Parquet tests: canonical text of values (as tests/data/make_parquet.py writes them),
+// reading every row group of a file.
 #include <cstdio>
 #include <optional>
 #include <string>
 
 #include "tug/core/column.hpp"
+#include "tug/io/parquet/reader.hpp"
 
 namespace tug::parquet_test {
 
@@ -46,6 +48,22 @@ inline std::optional<std::string> canon(const column& c, int64_t i) {
     } else
       return std::to_string(v);
   });
+}
+
+/// Indices of all of a reader's columns.
+inline std::vector<size_t> all_columns(const io::parquet::file_reader& r) {
+  std::vector<size_t> all;
+  for (size_t c = 0; c < r.schema().size(); ++c)
+    all.push_back(c);
+  return all;
+}
+
+/// Every row group of a file, all columns.
+inline std::vector<table> read_row_groups(const io::parquet::file_reader& r) {
+  std::vector<table> parts;
+  for (int g = 0; g < r.num_row_groups(); ++g)
+    parts.push_back(r.read_row_group(g, all_columns(r)));
+  return parts;
 }
 
 }  // namespace tug::parquet_test
