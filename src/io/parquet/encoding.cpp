@@ -135,7 +135,9 @@ int64_t int96_to_ns(const uint8_t* p) {
   std::memcpy(&nanos, p, 8);
   std::memcpy(&julian, p + 8, 4);
   constexpr int64_t unix_epoch_julian = 2440588;
-  return (static_cast<int64_t>(julian) - unix_epoch_julian) * 86400LL * 1000000000LL + nanos;
+  // Unsigned arithmetic: out-of-range (corrupt) days wrap instead of overflowing.
+  uint64_t days = static_cast<uint64_t>(static_cast<int64_t>(julian) - unix_epoch_julian);
+  return static_cast<int64_t>(days * 86400000000000ULL + static_cast<uint64_t>(nanos));
 }
 
 }  // namespace tug::io::parquet

@@ -696,6 +696,10 @@ file_reader file_reader::open(const std::string& path) {
     for (const auto& cc : rg.columns)
       if (!cc.meta)
         throw not_implemented_error(path + ": Parquet column chunks without inline metadata are not supported");
+    for (size_t c = 0; c < r._leaf.size(); ++c)
+      if (rg.columns[r._leaf[c]].meta->type != *sch[r._element[c]].type)
+        fail("column chunk of '" + r._schema[c].name + "' in row group " + std::to_string(g) +
+             " has another physical type than the schema");
   }
   if (total_rows != meta->num_rows)
     fail("row groups hold " + std::to_string(total_rows) + " rows, the file says " + std::to_string(meta->num_rows));
