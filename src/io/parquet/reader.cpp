@@ -221,21 +221,41 @@ column materialize(const chunk_values<P>& cv, const leaf_info& leaf, memory_reso
     using T = storage_t<Id>;
     if constexpr (Id == type_id::string) {
       if constexpr (std::is_same_v<P, std::string_view>) {
-        const bool uuid = leaf.elem->logical.kind == logical_kind::uuid;
-        int64_t bytes = 0;
+        // UUIDs (16-byte FIXED_LEN_BYTE_ARRAY) become their 36-character text; other UUID shapes stay bytes.
+        const bool uuid = leaf.elem->logical.kind == logical_kind::uuid &&
+                          leaf.elem->type == physical_type::fixed_len_byte_array && leaf.elem->type_length == 16;
+        size_t bytes = 0;
         for (auto v : cv.dense)
-          bytes += static_cast<int64_t>(v.size());
-        string_builder b(n, uuid ? n * 36 : bytes, mr);
-        int64_t k = 0;
-        for (int64_t i = 0; i < n; ++i) {
-          if (has_valid && !cv.valid[i])
-            b.append_null();
-          else if (uuid)
-            b.append(uuid_text(cv.dense[k++]));
-          else
-            b.append(cv.dense[k++]);
+          bytes += uuid ? 36 : v.size();
+        // Offsets, chars and validity written straight into the column's buffers.
+        buffer_ptr chars = make_buffer(std::max<size_t>(bytes, 1), mr);
+        buffer_ptr offsets = make_buffer(sizeof(int64_t) * static_cast<size_t>(n + 1), mr);
+        buffer_ptr validity;
+        char* w = chars->as<char>();
+        int64_t* o = offsets->as<int64_t>();
+        int64_t pos = 0;
+        size_t k = 0;
+        o[0] = 0;
+        if (has_valid) {
+          validity = make_buffer(static_cast<size_t>(bits::bytes_for(n)), mr);
+          std::memset(validity->data(), 0, validity->size());
         }
-        return b.finish(leaf.type);
+        for (int64_t i = 0; i < n; ++i) {
+          if (!has_valid || cv.valid[static_cast<size_t>(i)]) {
+            if (has_valid) bits::set(validity->as<uint8_t>(), i);
+            std::string_view v = cv.dense[k++];
+            if (uuid) {
+              std::string t = uuid_text(v);
+              std::memcpy(w + pos, t.data(), t.size());
+              pos += static_cast<int64_t>(t.size());
+            } else {
+              if (!v.empty()) std::memcpy(w + pos, v.data(), v.size());
+              pos += static_cast<int64_t>(v.size());
+            }
+          }
+          o[i + 1] = pos;
+        }
+        return column(leaf.type, n, std::move(chars), std::move(validity), -1, std::move(offsets));
       } else {
         throw internal_error("parquet: string column from a non-binary physical type");
       }
