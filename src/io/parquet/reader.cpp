@@ -398,12 +398,15 @@ class chunk_decoder {
   int64_t levels(const uint8_t* p, const uint8_t* end, int64_t n, chunk_values<P>& cv) {
     _levels.resize(static_cast<size_t>(n));
     rle_decode(p, end, 1, _levels.data(), n);
+    // Width 1: every level is 0 (null) or 1 (valid).
+    const size_t old = cv.valid.size();
+    cv.valid.resize(old + static_cast<size_t>(n));
+    uint8_t* v = cv.valid.data() + old;
+    const uint32_t* l = _levels.data();
     int64_t nn = 0;
     for (int64_t i = 0; i < n; ++i) {
-      uint32_t l = _levels[static_cast<size_t>(i)];
-      if (l > 1) corrupt("definition level above the maximum");
-      cv.valid.push_back(static_cast<uint8_t>(l));
-      nn += l;
+      v[i] = static_cast<uint8_t>(l[i]);
+      nn += l[i];
     }
     return nn;
   }
@@ -830,11 +833,12 @@ table file_reader::read_row_group(int rg, const std::vector<size_t>& columns, me
       if (m.num_values != g.num_rows)
         throw io_error("corrupt metadata: column chunk holds " + std::to_string(m.num_values) + " values for " +
                        std::to_string(g.num_rows) + " rows");
-      std::vector<uint8_t> buf(static_cast<size_t>(m.total_compressed_size));
-      read_at(fd.fd, buf.data(), buf.size(), start, _path);
+      const size_t chunk_size = static_cast<size_t>(m.total_compressed_size);
+      auto chunk = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(chunk_size, 1));
+      read_at(fd.fd, chunk.get(), chunk_size, start, _path);
       out.push_back(physical_dispatch(m.type, [&]<typename P>() {
         chunk_values<P> cv;
-        chunk_decoder<P>(m, leaf).decode(buf.data(), buf.size(), g.num_rows, cv);
+        chunk_decoder<P>(m, leaf).decode(chunk.get(), chunk_size, g.num_rows, cv);
         return materialize(cv, leaf, mr);
       }));
     } catch (const io_error& e) {
