@@ -262,6 +262,16 @@ TEST(ParquetWriter, PyarrowReadsWhatTugWrote) {
                           << w.value_or("null");
         }
         EXPECT_EQ(mismatches, 0);
+        // pyarrow trusts tug's statistics of row group 0 (rows 0..399).
+        const json& es = e["stats"][s[c].name];
+        column first = t[c].slice(0, 400);
+        EXPECT_EQ(es["null_count"].get<int64_t>(), first.null_count());
+        EXPECT_EQ(es["has_min_max"].get<bool>(), first.null_count() < first.size());
+        if (es.contains("min")) {
+          auto st = file_reader::open(p).statistics(0, c);
+          EXPECT_EQ(es["min"].get<std::string>(), st.min->to_string());
+          EXPECT_EQ(es["max"].get<std::string>(), st.max->to_string());
+        }
       }
     }
   }

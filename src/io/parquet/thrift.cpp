@@ -581,6 +581,14 @@ void encode_file_metadata(const file_metadata& m, std::string& out) {
     e.end();
   }
   if (!m.created_by.empty()) e.binary(6, m.created_by);
+  // column_orders: TYPE_DEFINED_ORDER for every leaf, so readers trust min_value / max_value.
+  const size_t leaves = m.row_groups.empty() ? m.schema.size() - 1 : m.row_groups[0].columns.size();
+  e.list(7, t_struct, leaves);
+  for (size_t i = 0; i < leaves; ++i) {
+    e.begin_element();
+    e.empty_struct(1);
+    e.end();
+  }
   e.end();
 }
 

@@ -458,7 +458,7 @@ void write_parquet(const std::string& path, const tug::schema& s, const std::vec
   }
   file_metadata meta;
   meta.version = 1;
-  meta.created_by = "tug";
+  meta.created_by = "tug version 0.1.0";
   schema_element root;
   root.name = "schema";
   root.num_children = static_cast<int32_t>(s.size());
