@@ -192,6 +192,11 @@ def main():
     write("nested.parquet", nested, flat=nested.select(["a", "z"]))
     expected["nested.parquet"]["skipped"] = ["l.list.element", "st.x", "st.y"]
 
+    # A repeated column name: the second one is skipped.
+    dup = pa.table([pa.array([1, 2], pa.int64()), pa.array(["x", "y"]), pa.array([3.5, None])], names=["a", "a", "b"])
+    write("duplicate_names.parquet", dup, flat=pa.table({"a": dup.column(0), "b": dup.column(2)}))
+    expected["duplicate_names.parquet"]["skipped"] = ["a"]
+
     # Empty file and a one-row file.
     write("empty.parquet", t.slice(0, 0))
     write("one_row.parquet", t.slice(5, 1))

@@ -114,6 +114,12 @@ TEST_F(ParquetFiles, NestedColumnsAreSkipped) {
   EXPECT_EQ(r.schema().names(), (std::vector<std::string>{"a", "z"}));
 }
 
+TEST_F(ParquetFiles, RepeatedColumnNameIsSkipped) {
+  check_file("duplicate_names.parquet");
+  auto r = file_reader::open(path("duplicate_names.parquet"));
+  EXPECT_EQ(r.skipped_columns(), std::vector<std::string>{"a"});
+}
+
 TEST_F(ParquetFiles, ReadsAColumnSubsetInAnyOrder) {
   auto r = file_reader::open(path("base_v1_snappy_dict.parquet"));
   size_t s = r.schema().index_of("s"), i64c = r.schema().index_of("i64");

@@ -686,8 +686,9 @@ file_reader file_reader::open(const std::string& path) {
     auto rep = e.repetition_type.value_or(repetition::required);
     std::string why;
     std::optional<data_type> t;
-    if (top && rep != repetition::repeated) t = map_type(e, why);
-    if (!t) {
+    const bool duplicate = std::any_of(fields.begin(), fields.end(), [&](const field& f) { return f.name == name; });
+    if (top && rep != repetition::repeated && !duplicate) t = map_type(e, why);
+    if (!t) {  // nested, repeated, a repeated name, or no tug type
       r._skipped.push_back(name);
       return;
     }
