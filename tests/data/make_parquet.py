@@ -56,7 +56,7 @@ def tug_type(t, int96=False):
     names = {pa.bool_(): "bool", pa.int8(): "i8", pa.int16(): "i16", pa.int32(): "i32", pa.int64(): "i64",
              pa.uint8(): "u8", pa.uint16(): "u16", pa.uint32(): "u32", pa.uint64(): "u64", pa.float16(): "f32",
              pa.float32(): "f32", pa.float64(): "f64", pa.string(): "str", pa.binary(): "str", pa.date32(): "date",
-             pa.time32("ms"): "i32", pa.time64("us"): "i64", pa.time64("ns"): "i64"}
+             pa.time32("ms"): "i64", pa.time64("us"): "i64", pa.time64("ns"): "i64"}
     if t in names:
         return names[t]
     if pa.types.is_decimal(t):

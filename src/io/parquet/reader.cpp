@@ -114,7 +114,9 @@ std::optional<data_type> map_type(const schema_element& e, std::string& why) {
       if (is_conv(converted_type::uint_8)) return data_type(type_id::uint8);
       if (is_conv(converted_type::uint_16)) return data_type(type_id::uint16);
       if (is_conv(converted_type::uint_32)) return data_type(type_id::uint32);
-      return data_type(type_id::int32);  // also TIME(MILLIS): milliseconds of the day as int32
+      if (lt.kind == logical_kind::time || is_conv(converted_type::time_millis))
+        return data_type(type_id::int64);  // TIME(MILLIS): milliseconds of the day, widened to int64
+      return data_type(type_id::int32);
     case physical_type::int64:
       if (is_decimal) return decimal_type();
       if (lt.kind == logical_kind::timestamp) {
