@@ -10,6 +10,7 @@
 
 #include "parquet_test_util.hpp"
 #include "test_util.hpp"
+#include "tug/io/parquet/metadata.hpp"
 #include "tug/io/parquet/reader.hpp"
 
 namespace tug {
@@ -18,6 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace io::parquet;
 using json = nlohmann::json;
+using parquet_test::canon;
 
 /// A directory for this process's files, removed at exit.
 fs::path temp_dir() {
@@ -177,16 +179,45 @@ TEST(ParquetWriter, SlicedAndAllNullColumns) {
   EXPECT_FALSE(st.min.has_value());
 }
 
-TEST(ParquetWriter, DictionaryFallsBackToPlain) {
+TEST(ParquetWriter, DictionaryFallsBackToPlainMidChunk) {
+  // 30000 distinct strings (about 1.3 MiB): the first pages are dictionary-encoded, then the dictionary
+  // passes 1 MiB and the remaining pages are PLAIN.
   const int64_t n = 30000;
   string_builder b;
-  for (int64_t i = 0; i < n; ++i)
-    b.append("value-" + std::to_string(mix(static_cast<uint64_t>(i))) + std::string(20, 'z'));
+  for (int64_t i = 0; i < n; ++i) {
+    if (i % 11 == 0)
+      b.append_null();
+    else
+      b.append("value-" + std::to_string(mix(static_cast<uint64_t>(i))) + std::string(20, 'z'));
+  }
   table t({b.finish()});
   schema s({{"s", type_id::string}});
   std::string p = (temp_dir() / "fallback.parquet").string();
-  write_parquet(p, s, {t});
+  write_parquet(p, s, {t}, options("snappy", true, 1 << 20, 64 << 10));
   expect_columns_equal(read_all(p)[0], t[0]);
+  // The footer says both encodings were used and a dictionary page exists.
+  std::ifstream f(p, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), {});
+  uint32_t len;
+  std::memcpy(&len, bytes.data() + bytes.size() - 8, 4);
+  file_metadata m = decode_file_metadata(reinterpret_cast<const uint8_t*>(bytes.data()) + bytes.size() - 8 - len, len);
+  const column_metadata& cm = *m.row_groups.at(0).columns.at(0).meta;
+  EXPECT_TRUE(cm.dictionary_page_offset.has_value());
+  EXPECT_NE(std::find(cm.encodings.begin(), cm.encodings.end(), encoding::rle_dictionary), cm.encodings.end());
+  // pyarrow reads it too.
+  const char* py = std::getenv("TUG_PYTHON");
+  std::string out = (temp_dir() / "fallback.json").string();
+  std::string cmd =
+      std::string(py ? py : "python3") + " " TUG_SOURCE_DIR "/tests/data/read_parquet.py " + p + " " + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream jf(out);
+  json e = json::parse(jf);
+  const json& vals = e["columns"]["s"]["values"];
+  ASSERT_EQ(vals.size(), static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i += 997) {
+    const json& v = vals[static_cast<size_t>(i)];
+    EXPECT_EQ(v.is_null() ? std::nullopt : std::optional(v.get<std::string>()), canon(t[0], i));
+  }
 }
 
 TEST(ParquetWriter, Statistics) {
@@ -227,8 +258,6 @@ TEST(ParquetWriter, BadOptionsAndPaths) {
   EXPECT_THROW(write_parquet((temp_dir() / "x.parquet").string(), schema({{"i", type_id::int32}}), {t}),
                invalid_argument_error);
 }
-
-using parquet_test::canon;
 
 TEST(ParquetWriter, PyarrowReadsWhatTugWrote) {
   table t = every_type(1000, 42);

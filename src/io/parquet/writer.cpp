@@ -116,15 +116,19 @@ schema_element element_of(const field& f) {
   return e;
 }
 
+/// Appends an unsigned LEB128 varint.
+void put_uleb(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
 /// Appends an RLE/bit-packed hybrid run of `n` values of width `bw`, bit-packed in groups of 8.
 void bit_pack(std::string& out, const uint32_t* v, int64_t n, int bw) {
   const int64_t groups = (n + 7) / 8;
-  uint64_t header = (static_cast<uint64_t>(groups) << 1) | 1;
-  while (header >= 0x80) {
-    out.push_back(static_cast<char>((header & 0x7f) | 0x80));
-    header >>= 7;
-  }
-  out.push_back(static_cast<char>(header));
+  put_uleb(out, (static_cast<uint64_t>(groups) << 1) | 1);
   const size_t start = out.size();
   out.resize(start + static_cast<size_t>(groups) * static_cast<size_t>(bw), '\0');
   auto* p = reinterpret_cast<uint8_t*>(out.data() + start);
@@ -195,6 +199,40 @@ auto dict_key(const PV& v) {
     return v;
 }
 
+/// The dictionary of a column chunk, grown page by page.
+template <typename PV>
+struct dictionary_builder {
+  std::vector<PV> values;
+  size_t bytes = 0;  ///< PLAIN size of `values`
+  std::unordered_map<decltype(dict_key(std::declval<PV>())), uint32_t> ids;
+
+  /// Sets `idx` to the ids of `n` values, adding new ones. False, with the dictionary as before the
+  /// call, when it would pass dictionary_limit_bytes.
+  bool add(const PV* v, size_t n, std::vector<uint32_t>& idx) {
+    const size_t old_size = values.size(), old_bytes = bytes;
+    idx.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      auto [it, fresh] = ids.try_emplace(dict_key(v[i]), static_cast<uint32_t>(values.size()));
+      if (fresh) {
+        values.push_back(v[i]);
+        if constexpr (std::is_same_v<PV, std::string_view>)
+          bytes += 4 + v[i].size();
+        else
+          bytes += sizeof(PV);
+        if (bytes > dictionary_limit_bytes) {
+          for (size_t k = old_size; k < values.size(); ++k)
+            ids.erase(dict_key(values[k]));
+          values.resize(old_size);
+          bytes = old_bytes;
+          return false;
+        }
+      }
+      idx[i] = it->second;
+    }
+    return true;
+  }
+};
+
 /// Writes the file sequentially, tracking the offset.
 class file_sink {
  public:
@@ -237,46 +275,6 @@ class chunk_writer {
     m.num_values = rows;
     const size_t nn = pv.values.size();
 
-    // Dictionary (not for booleans nor 16-byte decimals).
-    std::vector<uint32_t> indices;
-    std::vector<PV> dict;
-    bool use_dict = false;
-    if constexpr (!std::is_same_v<PV, uint8_t> && !std::is_same_v<PV, __int128>) {
-      if (_opts.dictionary && nn > 0) {
-        use_dict = true;
-        std::unordered_map<decltype(dict_key(pv.values[0])), uint32_t> ids;
-        indices.resize(nn);
-        size_t bytes = 0;
-        for (size_t i = 0; i < nn; ++i) {
-          auto [it, fresh] = ids.try_emplace(dict_key(pv.values[i]), static_cast<uint32_t>(dict.size()));
-          if (fresh) {
-            dict.push_back(pv.values[i]);
-            if constexpr (std::is_same_v<PV, std::string_view>)
-              bytes += 4 + pv.values[i].size();
-            else
-              bytes += sizeof(PV);
-            if (bytes > dictionary_limit_bytes) {
-              use_dict = false;  // too many distinct values: PLAIN for the whole chunk
-              break;
-            }
-          }
-          indices[i] = it->second;
-        }
-      }
-    }
-
-    const int64_t start = _sink.offset();
-    if (use_dict) {
-      m.dictionary_page_offset = start;
-      std::string body;
-      plain_encode(dict.data(), dict.size(), body);
-      page_header h;
-      h.type = page_type::dictionary_page;
-      h.dict = dictionary_page_header{static_cast<int32_t>(dict.size()), encoding::plain};
-      emit(h, body, m);
-    }
-    m.data_page_offset = _sink.offset();
-
     // Pages of about page_bytes of values.
     size_t value_bytes;
     if constexpr (std::is_same_v<PV, std::string_view>) {
@@ -288,8 +286,15 @@ class chunk_writer {
     }
     const int64_t per_row = std::max<int64_t>(1, static_cast<int64_t>(value_bytes) / std::max<int64_t>(rows, 1));
     const int64_t page_rows = std::max<int64_t>(1, _opts.page_bytes / per_row);
-    const int bw = use_dict ? std::max(1, static_cast<int>(std::bit_width(dict.size() - 1))) : 0;
-    std::vector<uint32_t> levels;
+
+    // Pages are dictionary-encoded until the dictionary would pass its limit; that page and the
+    // following ones are PLAIN. The pages are kept until the dictionary page, which comes first, is known.
+    constexpr bool dictionary_type = !std::is_same_v<PV, uint8_t> && !std::is_same_v<PV, __int128>;
+    bool dictionary_on = dictionary_type && _opts.dictionary;
+    dictionary_builder<PV> dict;
+    int dictionary_pages = 0;
+    std::vector<uint32_t> levels, indices;
+    std::vector<std::string> pages;
     size_t v0 = 0;
     for (int64_t r0 = 0; r0 < rows || (rows == 0 && r0 == 0); r0 += page_rows) {
       const int64_t r1 = std::min(rows, r0 + page_rows);
@@ -301,34 +306,48 @@ class chunk_writer {
         nvals += l;
       body.resize(4);
       if (nvals == levels.size()) {
-        uint64_t header = static_cast<uint64_t>(levels.size()) << 1;
-        while (header >= 0x80) {
-          body.push_back(static_cast<char>((header & 0x7f) | 0x80));
-          header >>= 7;
-        }
-        body.push_back(static_cast<char>(header));
+        put_uleb(body, static_cast<uint64_t>(levels.size()) << 1);
         body.push_back('\1');
       } else {
         bit_pack(body, levels.data(), static_cast<int64_t>(levels.size()), 1);
       }
       uint32_t len = static_cast<uint32_t>(body.size() - 4);
       std::memcpy(body.data(), &len, 4);
-      if (use_dict) {
+      if constexpr (dictionary_type) dictionary_on = dictionary_on && dict.add(pv.values.data() + v0, nvals, indices);
+      const bool page_dictionary = dictionary_on && nvals > 0;  // pages of nulls only are PLAIN
+      if (page_dictionary) {
+        const int bw = std::max(1, static_cast<int>(std::bit_width(dict.values.size() - 1)));
         body.push_back(static_cast<char>(bw));
-        if (nvals) bit_pack(body, indices.data() + v0, static_cast<int64_t>(nvals), bw);
+        if (nvals) bit_pack(body, indices.data(), static_cast<int64_t>(nvals), bw);
+        ++dictionary_pages;
       } else {
         plain_encode(pv.values.data() + v0, nvals, body);
       }
       v0 += nvals;
       page_header h;
       h.type = page_type::data_page;
-      h.v1 = data_page_header{static_cast<int32_t>(r1 - r0), use_dict ? encoding::rle_dictionary : encoding::plain,
-                              encoding::rle, encoding::rle};
-      emit(h, body, m);
+      h.v1 =
+          data_page_header{static_cast<int32_t>(r1 - r0), page_dictionary ? encoding::rle_dictionary : encoding::plain,
+                           encoding::rle, encoding::rle};
+      pages.push_back(serialize(h, body, m));
       if (rows == 0) break;
     }
-    m.encodings = use_dict ? std::vector<encoding>{encoding::plain, encoding::rle, encoding::rle_dictionary}
-                           : std::vector<encoding>{encoding::plain, encoding::rle};
+
+    const int64_t start = _sink.offset();
+    if (dictionary_pages > 0) {
+      m.dictionary_page_offset = start;
+      std::string body;
+      plain_encode(dict.values.data(), dict.values.size(), body);
+      page_header h;
+      h.type = page_type::dictionary_page;
+      h.dict = dictionary_page_header{static_cast<int32_t>(dict.values.size()), encoding::plain};
+      _sink.write(serialize(h, body, m));
+    }
+    m.data_page_offset = _sink.offset();
+    for (const auto& page : pages)
+      _sink.write(page);
+    m.encodings = dictionary_pages ? std::vector<encoding>{encoding::plain, encoding::rle, encoding::rle_dictionary}
+                                   : std::vector<encoding>{encoding::plain, encoding::rle};
     m.total_compressed_size = _sink.offset() - start;
 
     if (_opts.statistics) {
@@ -370,17 +389,18 @@ class chunk_writer {
     }
   }
 
-  void emit(page_header& h, const std::string& body, column_metadata& m) {
+  /// The page header followed by the compressed body; counts the uncompressed size.
+  std::string serialize(page_header& h, const std::string& body, column_metadata& m) {
     compress(_codec, reinterpret_cast<const uint8_t*>(body.data()), body.size(), _buf);
     if (body.size() > INT32_MAX || _buf.size() > INT32_MAX)
       throw invalid_argument_error("write_parquet: a page exceeds 2 GiB; lower write_options.page_bytes");
     h.uncompressed_page_size = static_cast<int32_t>(body.size());
     h.compressed_page_size = static_cast<int32_t>(_buf.size());
-    std::string head;
-    encode_page_header(h, head);
-    _sink.write(head);
-    _sink.write(_buf);
-    m.total_uncompressed_size += static_cast<int64_t>(head.size() + body.size());
+    std::string out;
+    encode_page_header(h, out);
+    m.total_uncompressed_size += static_cast<int64_t>(out.size() + body.size());
+    out += _buf;
+    return out;
   }
 
   file_sink& _sink;
