@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_pkgs=(build-essential cmake ninja-build ccache libgtest-dev libbenchmark-dev nlohmann-json3-dev python3 python3-venv python3-pip)
+apt_pkgs=(build-essential cmake ninja-build ccache libgtest-dev libbenchmark-dev nlohmann-json3-dev libsnappy-dev zlib1g-dev libzstd-dev liblz4-dev python3 python3-venv python3-pip)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

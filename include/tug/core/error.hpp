@@ -45,6 +45,12 @@ class invalid_argument_error : public user_error {
   using user_error::user_error;
 };
 
+/// A file that cannot be opened, read or decoded (missing, truncated, corrupt); the message names it.
+class io_error : public user_error {
+ public:
+  using user_error::user_error;
+};
+
 /// The memory budget was exhausted after spilling. Names the operator, the request, the limit and
 /// the option to change.
 class memory_error : public error {

@@ -1,0 +1,21 @@
+#pragma once
+/// Page compression of Parquet through system libraries (snappy, zlib, zstd, lz4).
+#include <cstdint>
+#include <string>
+
+#include "tug/io/parquet/metadata.hpp"
+
+namespace tug::io::parquet {
+
+/// Name of a codec as parquet.thrift spells it (SNAPPY, ZSTD, ...).
+std::string to_string(codec c);
+
+/// Decompresses `size` bytes into exactly `out_size` bytes at `out`.
+/// @throws io_error (without the file name) when the data does not decompress to that size;
+/// not_implemented_error for LZO and BROTLI.
+void decompress(codec c, const uint8_t* in, size_t size, uint8_t* out, size_t out_size);
+
+/// Compresses `size` bytes, replacing `out`. @throws not_implemented_error for LZO, BROTLI and LZ4 (Hadoop).
+void compress(codec c, const uint8_t* in, size_t size, std::string& out);
+
+}  // namespace tug::io::parquet

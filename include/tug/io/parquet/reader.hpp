@@ -1,0 +1,83 @@
+#pragma once
+/// Parquet reader and writer of tug: the format is parsed in-house (Thrift compact protocol, page
+/// encodings); compression goes through system libraries (snappy, zlib, zstd, lz4).
+/// Flat columns only: nested columns (repeated fields, groups) are skipped and listed by
+/// `file_reader::skipped_columns()`. See docs/parquet.md for the supported types and encodings.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tug/core/scalar.hpp"
+#include "tug/core/table.hpp"
+#include "tug/core/types.hpp"
+
+namespace tug::io::parquet {
+
+struct file_metadata;  // parsed footer (tug/io/parquet/metadata.hpp)
+struct schema_element;
+
+/// Statistics of one column chunk, typed as the column; absent when the file has none.
+struct column_statistics {
+  std::optional<scalar> min, max;
+  std::optional<int64_t> null_count;
+};
+
+/// Reads a Parquet file: the footer on `open`, then row groups column by column. The const methods
+/// are safe to call from several threads at once (each read opens the file itself).
+class file_reader {
+ public:
+  /// Opens and parses the footer.
+  /// @throws io_error naming the file: missing file, wrong magic, truncated, corrupt footer.
+  static file_reader open(const std::string& path);
+
+  /// Flat columns mapped to tug types (nested columns omitted).
+  const tug::schema& schema() const { return _schema; }
+  /// Dotted paths of the nested columns that are skipped.
+  const std::vector<std::string>& skipped_columns() const { return _skipped; }
+  int64_t num_rows() const;
+  int num_row_groups() const;
+  /// @throws invalid_argument_error for a row group out of range.
+  int64_t row_group_num_rows(int rg) const;
+  /// Uncompressed bytes of the given columns (indices into schema()) in a row group.
+  int64_t row_group_uncompressed_bytes(int rg, const std::vector<size_t>& columns) const;
+  /// Statistics from the column chunk metadata, typed as the column.
+  column_statistics statistics(int rg, size_t column) const;
+  /// Reads the given columns (indices into schema()) of one row group.
+  /// @throws io_error naming file, column and row group on a page that does not decompress or
+  /// decodes past its end; not_implemented_error naming an unsupported encoding or codec.
+  table read_row_group(int rg, const std::vector<size_t>& columns, memory_resource* mr = default_host_resource()) const;
+  const std::string& path() const { return _path; }
+
+ private:
+  file_reader() = default;
+  void check_rg(int rg) const;
+  void check_column(size_t c) const;
+  const schema_element& element(size_t c) const;
+
+  std::string _path;
+  std::shared_ptr<const file_metadata> _meta;
+  tug::schema _schema;
+  std::vector<size_t> _leaf;     ///< schema() column -> leaf index in the file's column chunks
+  std::vector<size_t> _element;  ///< schema() column -> index of its element in the file's schema
+  std::vector<bool> _optional;   ///< schema() column -> has definition levels
+  std::vector<std::string> _skipped;
+  int64_t _file_size = 0;
+};
+
+/// Options of `write_parquet`.
+struct write_options {
+  std::string codec = "snappy";  ///< "none"/"uncompressed", "snappy", "zstd", "lz4_raw", "gzip"
+  int64_t row_group_rows = 1 << 20;
+  int64_t page_bytes = 1 << 20;
+  bool dictionary = true;
+  bool statistics = true;
+};
+
+/// Writes the partitions (all of schema `s`) as one Parquet file.
+/// @throws io_error when the file cannot be written; invalid_argument_error on a bad option.
+void write_parquet(const std::string& path, const tug::schema& s, const std::vector<table>& parts,
+                   const write_options& = {});
+
+}  // namespace tug::io::parquet
