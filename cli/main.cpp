@@ -13,7 +13,10 @@
 
 #include "tug/api/data_frame.hpp"
 #include "tug/core/scalar.hpp"
+#include "tug/api/io.hpp"
 #include "tug/io/csv/csv.hpp"
+#include "tug/io/parquet/reader.hpp"
+#include "tug/io/parquet_source.hpp"
 #include "tug/version.hpp"
 
 namespace {
@@ -33,6 +36,7 @@ constexpr const char* usage_text =
     "  --delimiter C             CSV field delimiter (default ',', '\\t' for .tsv)\n"
     "  --no-header               the CSV input has no header row\n"
     "  --null TEXT               a CSV null value (repeatable; default: the empty field)\n"
+    "  --codec NAME              Parquet output codec: snappy (default), zstd, lz4_raw, gzip, none\n"
     "  --infer-rows N            rows sampled for CSV type inference (default 1000)\n";
 
 /// A usage mistake: printed with the usage text, exit status 2.
@@ -51,6 +55,7 @@ struct options {
   bool no_header = false;
   std::vector<std::string> nulls;
   std::optional<int64_t> infer_rows;
+  std::string codec = "snappy";
 };
 
 int64_t parse_count(const std::string& flag, const std::string& v) {
@@ -88,6 +93,8 @@ options parse_args(int argc, char** argv) {
       o.no_header = true;
     } else if (a == "--null") {
       o.nulls.push_back(value());
+    } else if (a == "--codec") {
+      o.codec = value();
     } else if (a == "--infer-rows") {
       o.infer_rows = parse_count(a, value());
     } else if (a == "-h" || a == "--help") {
@@ -115,9 +122,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 /// The one place that maps a path to a file format.
 file_format format_of(const std::string& path) {
   if (ends_with(path, ".csv") || ends_with(path, ".tsv") || ends_with(path, ".txt")) return file_format::csv;
-  if (ends_with(path, ".parquet") || ends_with(path, ".pq"))
-    throw tug::not_implemented_error("'" + path + "': parquet support is not built yet (CSV only: .csv, .tsv, .txt)");
-  throw tug::invalid_argument_error("'" + path + "': unknown file format (known extensions: .csv, .tsv, .txt)");
+  if (ends_with(path, ".parquet") || ends_with(path, ".pq")) return file_format::parquet;
+  throw tug::invalid_argument_error("'" + path +
+                                    "': unknown file format (known extensions: .csv, .tsv, .txt, .parquet, .pq)");
 }
 
 csv::csv_options csv_options_for(const std::string& path, const options& o) {
@@ -139,7 +146,7 @@ tug::data_frame read_file(const std::string& path, const options& o, int64_t n_r
       return tug::data_frame(std::move(r.schema), std::move(r.partitions));
     }
     case file_format::parquet:
-      break;
+      return (n_rows >= 0 ? tug::scan_parquet(path).limit(n_rows) : tug::scan_parquet(path)).collect();
   }
   throw tug::internal_error("read_file: unhandled format");
 }
@@ -149,7 +156,7 @@ tug::schema schema_of(const std::string& path, const options& o) {
     case file_format::csv:
       return csv::infer_schema(path, csv_options_for(path, o));
     case file_format::parquet:
-      break;
+      return tug::io::parquet_source(path).schema();
   }
   throw tug::internal_error("schema_of: unhandled format");
 }
@@ -158,8 +165,11 @@ int64_t count_of(const std::string& path, const options& o) {
   switch (format_of(path)) {
     case file_format::csv:
       return csv::count_rows(path, csv_options_for(path, o));
-    case file_format::parquet:
-      break;
+    case file_format::parquet: {
+      int64_t n = 0;  // from the footers: no data is read
+      for (auto& f : tug::io::expand_paths(path, ".parquet")) n += tug::io::parquet::file_reader::open(f.path).num_rows();
+      return n;
+    }
   }
   throw tug::internal_error("count_of: unhandled format");
 }
@@ -172,8 +182,12 @@ void write_file(const std::string& path, const tug::data_frame& df, const option
       csv::write_csv(path, df.schema(), df.partitions(), c);
       return;
     }
-    case file_format::parquet:
-      break;
+    case file_format::parquet: {
+      tug::io::parquet::write_options w;
+      w.codec = o.codec;
+      tug::io::parquet::write_parquet(path, df.schema(), df.partitions(), w);
+      return;
+    }
   }
   throw tug::internal_error("write_file: unhandled format");
 }

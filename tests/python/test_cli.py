@@ -121,12 +121,50 @@ def test_errors_exit_nonzero_with_a_message(tug, tmp_path):
     assert p.returncode == 1 and "line 3" in p.stderr
     good = tmp_path / "good.csv"
     good.write_text("a\n1\n")
-    p = run(tug, "convert", good, tmp_path / "out.parquet", ok=False)
-    assert p.returncode == 1 and "parquet support is not built yet" in p.stderr
-    assert not (tmp_path / "out.parquet").exists()
+    p = run(tug, "convert", good, tmp_path / "out.xlsx", ok=False)
+    assert p.returncode == 1 and "unknown file format" in p.stderr
+    assert not (tmp_path / "out.xlsx").exists()
+    corrupt = tmp_path / "corrupt.parquet"
+    corrupt.write_bytes(b"PAR1" + b"\0" * 64)
+    p = run(tug, "head", corrupt, ok=False)
+    assert p.returncode == 1 and "corrupt.parquet" in p.stderr
     p = run(tug, "head", good, "--format", "xml", ok=False)
     assert p.returncode == 2 and "--format" in p.stderr
     p = run(tug, "frobnicate", good, ok=False)
     assert p.returncode == 2 and "unknown command" in p.stderr
     p = run(tug, "head", good, "-n", "many", ok=False)
     assert p.returncode == 2
+
+
+PARQUET_SCHEMA = {k: v for k, v in SCHEMA.items()}
+
+
+@pytest.mark.parametrize("codec", ["snappy", "zstd", "lz4_raw", "gzip", "none"])
+def test_parquet_written_by_tug_reads_in_pyarrow_polars_duckdb(tug, tmp_path, codec):
+    df = sample_frame()
+    src = tmp_path / "in.csv"
+    df.write_csv(src)
+    out = tmp_path / "out.parquet"
+    run(tug, "convert", src, out, "--codec", codec)
+    import pyarrow.parquet as pq
+
+    assert_frame_equal(pl.from_arrow(pq.read_table(out)).cast(SCHEMA), df)
+    assert_frame_equal(pl.read_parquet(out).cast(SCHEMA), df)
+    assert_frame_equal(duckdb.sql(f"SELECT * FROM '{out}'").pl().cast(SCHEMA), df)
+
+
+@pytest.mark.parametrize("writer", ["polars", "duckdb", "pyarrow"])
+def test_parquet_written_by_others_reads_in_tug(tug, tmp_path, writer):
+    df = sample_frame()
+    path = tmp_path / f"{writer}.parquet"
+    if writer == "polars":
+        df.write_parquet(path)
+    elif writer == "duckdb":
+        duckdb.sql("SELECT * FROM df").write_parquet(str(path))
+    else:
+        import pyarrow.parquet as pq
+
+        pq.write_table(df.to_arrow(), path, data_page_version="2.0", compression="zstd")
+    assert int(run(tug, "count", path, "--format", "csv").stdout.splitlines()[1].split(",")[1]) == len(df)
+    out = run(tug, "head", path, "-n", len(df), "--format", "csv").stdout
+    assert_frame_equal(pl.read_csv(io.StringIO(out), schema=SCHEMA), df)

@@ -37,8 +37,6 @@ class compute_error : public user_error {
   using user_error::user_error;
 };
 
-class io_error : public user_error { public: using user_error::user_error; };
-
 /// An invalid argument or option value.
 class invalid_argument_error : public user_error {
  public:

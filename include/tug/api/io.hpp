@@ -1,0 +1,27 @@
+#pragma once
+/// Reading and writing files from the lazy API: scan_parquet / scan_csv start a query, sink_* end one.
+#include <string>
+
+#include "tug/api/lazy_frame.hpp"
+#include "tug/io/csv/csv.hpp"
+#include "tug/io/parquet/reader.hpp"
+
+namespace tug {
+
+/// Lazily scans Parquet: a file, a glob ("data/*.parquet") or a directory (every .parquet file below
+/// it; hive-style `key=value` directories become string columns). Only the columns the query uses
+/// are read, and row groups whose statistics rule out the query's filters are skipped.
+/// @throws io_error naming the file (missing, corrupt, or a schema that differs between files).
+lazy_frame scan_parquet(const std::string& path);
+/// Lazily scans CSV files (a file, glob or directory of .csv files).
+lazy_frame scan_csv(const std::string& path, const io::csv::csv_options& options = {});
+
+/// Runs `q` and writes its result as Parquet. A path ending in '/' (or an existing directory) gets
+/// one file per output partition, `part-00000.parquet`, ...
+void sink_parquet(const lazy_frame& q, const std::string& path, const io::parquet::write_options& options = {},
+                  const engine_options& engine = {});
+/// Runs `q` and writes its result as CSV (one file).
+void sink_csv(const lazy_frame& q, const std::string& path, const io::csv::csv_options& options = {},
+              const engine_options& engine = {});
+
+}  // namespace tug

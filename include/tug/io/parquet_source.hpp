@@ -1,0 +1,50 @@
+#pragma once
+/// A scan over Parquet files (a file, a glob or a directory): row groups become partitions; columns
+/// not requested are not read; row groups whose statistics prove that a pushed-down predicate
+/// cannot match are skipped.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tug/io/files.hpp"
+#include "tug/io/parquet/reader.hpp"
+#include <functional>
+
+#include "tug/io/source.hpp"
+
+namespace tug::io {
+
+/// Counters of what a Parquet source read, for tests and statistics.
+struct scan_counters {
+  std::atomic<int64_t> row_groups_read{0};
+  std::atomic<int64_t> row_groups_skipped{0};
+  std::atomic<int64_t> bytes_read{0};  ///< uncompressed bytes of the column chunks read
+};
+
+class parquet_source final : public table_source {
+ public:
+  /// Opens every file's footer. @throws io_error naming a file that cannot be read or whose schema
+  /// differs from the first file's.
+  explicit parquet_source(const std::string& path);
+  const tug::schema& schema() const override { return _schema; }
+  std::string describe() const override;
+  std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
+                          const engine_options& options, thread_pool& pool, memory_resource* mr) const override;
+  const scan_counters& counters() const { return *_counters; }
+
+ private:
+  std::string _path;
+  std::vector<file_entry> _files;
+  std::vector<std::shared_ptr<parquet::file_reader>> _readers;
+  tug::schema _schema;            ///< file columns, then hive partition columns (strings)
+  size_t _file_columns = 0;
+  std::shared_ptr<scan_counters> _counters = std::make_shared<scan_counters>();
+};
+
+/// True unless the statistics prove that no row of a row group satisfies `pred` (resolved against
+/// the file schema). Exposed for tests.
+bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
+               const std::function<parquet::column_statistics(size_t)>& stats);
+
+}  // namespace tug::io

@@ -1,0 +1,216 @@
+#include "tug/io/parquet_source.hpp"
+
+#include <cmath>
+#include <optional>
+
+#include "tug/exec/cpu/evaluate.hpp"
+#include "tug/expr/resolve.hpp"
+
+namespace tug::io {
+
+namespace {
+
+// Three-way comparison of two valid scalars of one type (scalars hold one canonical alternative).
+int compare(const scalar& a, const scalar& b) {
+  return std::visit(
+      [&](const auto& x) -> int {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, std::monostate>) {
+          return 0;
+        } else {
+          const X& y = std::get<X>(b.value());
+          return x < y ? -1 : (y < x ? 1 : 0);
+        }
+      },
+      a.value());
+}
+
+// The value of a literal-only expression as a scalar of `type`, or nullopt.
+std::optional<scalar> literal_value(const expr& e, const data_type& type) {
+  if (!referenced_columns(e).empty() || contains_agg(e) || contains_window(e)) return std::nullopt;
+  try {
+    column c = cpu::evaluate(e, table::empty_with_rows(1), tug::schema());
+    if (!(c.type() == type)) c = cpu::cast(c, type, true);
+    scalar v = get_scalar(c, 0);
+    if (v.is_null()) return std::nullopt;
+    return v;
+  } catch (const error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
+               const std::function<parquet::column_statistics(size_t)>& stats) {
+  const auto& n = pred.node();
+  if (n.kind == expr_kind::alias) return may_match(n.args[0], s, rows, stats);
+  if (n.kind != expr_kind::function) return true;
+  auto column_of = [&](const expr& e) -> int64_t {
+    return e->kind == expr_kind::column ? s.find(e->name) : -1;
+  };
+  switch (n.func) {
+    case fn::and_: return may_match(n.args[0], s, rows, stats) && may_match(n.args[1], s, rows, stats);
+    case fn::or_: return may_match(n.args[0], s, rows, stats) || may_match(n.args[1], s, rows, stats);
+    case fn::is_null: {
+      int64_t c = column_of(n.args[0]);
+      if (c < 0) return true;
+      auto st = stats(static_cast<size_t>(c));
+      return !(st.null_count && *st.null_count == 0);
+    }
+    case fn::is_not_null: {
+      int64_t c = column_of(n.args[0]);
+      if (c < 0) return true;
+      auto st = stats(static_cast<size_t>(c));
+      return !(st.null_count && *st.null_count >= rows);
+    }
+    case fn::eq: case fn::lt: case fn::le: case fn::gt: case fn::ge: case fn::is_between: break;
+    default: return true;
+  }
+  // column op literal (either side), column between literals
+  fn f = n.func;
+  int64_t c = column_of(n.args[0]);
+  size_t lit_arg = 1;
+  if (c < 0 && f != fn::is_between) {
+    c = column_of(n.args[1]);
+    lit_arg = 0;
+    switch (f) {  // v op x  ->  x op' v
+      case fn::lt: f = fn::gt; break;
+      case fn::le: f = fn::ge; break;
+      case fn::gt: f = fn::lt; break;
+      case fn::ge: f = fn::le; break;
+      default: break;
+    }
+  }
+  if (c < 0) return true;
+  const data_type& t = s[static_cast<size_t>(c)].type;
+  bool floating = is_floating(t.id);
+  auto st = stats(static_cast<size_t>(c));
+  if (st.null_count && *st.null_count >= rows) return false;  // all null: every comparison is null
+  if (!st.min || !st.max || st.min->is_null() || st.max->is_null()) return true;
+  const scalar& lo = *st.min;
+  const scalar& hi = *st.max;
+  if (f == fn::is_between) {
+    auto a = literal_value(n.args[1], t), b = literal_value(n.args[2], t);
+    if (!a || !b || floating) return true;
+    bool left = n.s0.empty() || n.s0 == "both" || n.s0 == "left", right = n.s0.empty() || n.s0 == "both" || n.s0 == "right";
+    if (right ? compare(lo, *b) > 0 : compare(lo, *b) >= 0) return false;
+    if (left ? compare(hi, *a) < 0 : compare(hi, *a) <= 0) return false;
+    return true;
+  }
+  auto v = literal_value(n.args[lit_arg], t);
+  if (!v) return true;
+  if (floating && std::isnan(v->as_double())) return true;
+  switch (f) {
+    case fn::eq: return compare(*v, lo) >= 0 && compare(*v, hi) <= 0;
+    case fn::lt: return compare(lo, *v) < 0;
+    case fn::le: return compare(lo, *v) <= 0;
+    // NaN is greater than every number (Polars order) and Parquet statistics leave NaN out
+    case fn::gt: return floating || compare(hi, *v) > 0;
+    case fn::ge: return floating || compare(hi, *v) >= 0;
+    default: return true;
+  }
+}
+
+parquet_source::parquet_source(const std::string& path) : _path(path), _files(expand_paths(path, ".parquet")) {
+  for (auto& f : _files) _readers.push_back(std::make_shared<parquet::file_reader>(parquet::file_reader::open(f.path)));
+  const tug::schema& first = _readers[0]->schema();
+  for (size_t i = 1; i < _readers.size(); ++i) {
+    const tug::schema& s = _readers[i]->schema();
+    if (s == first) continue;
+    std::string why;
+    for (size_t c = 0; c < std::max(s.size(), first.size()) && why.empty(); ++c) {
+      if (c >= s.size()) why = "column \"" + first[c].name + "\" is missing";
+      else if (c >= first.size()) why = "extra column \"" + s[c].name + "\"";
+      else if (!(s[c] == first[c]))
+        why = "column " + std::to_string(c) + " is \"" + s[c].name + "\": " + to_string(s[c].type) + " but \"" +
+              first[c].name + "\": " + to_string(first[c].type) + " in " + _files[0].path;
+    }
+    throw io_error("schema of " + _files[i].path + " differs from the first file's: " + why);
+  }
+  for (auto& f : _files) {
+    bool same = f.hive.size() == _files[0].hive.size();
+    for (size_t i = 0; same && i < f.hive.size(); ++i) same = f.hive[i].first == _files[0].hive[i].first;
+    if (!same)
+      throw io_error("hive partition directories differ: " + f.path + " does not have the key=value directories of " +
+                     _files[0].path);
+  }
+  _schema = first;
+  _file_columns = first.size();
+  for (auto& [k, v] : _files[0].hive) _schema.push_back({k, type_id::string});
+}
+
+std::string parquet_source::describe() const {
+  int64_t rows = 0, groups = 0;
+  for (auto& r : _readers) {
+    rows += r->num_rows();
+    groups += r->num_row_groups();
+  }
+  return "Parquet SCAN " + _path + "; " + std::to_string(_readers.size()) + " files, " + std::to_string(groups) +
+         " row groups, " + std::to_string(rows) + " rows";
+}
+
+std::vector<table> parquet_source::read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
+                                        const engine_options&, thread_pool& pool, memory_resource* mr) const {
+  std::vector<size_t> file_cols, hive_cols;
+  std::vector<int> from_hive;  // per requested column: -1 file column, else hive index
+  for (auto& c : columns) {
+    size_t i = _schema.index_of(c);
+    if (i < _file_columns) {
+      from_hive.push_back(-1);
+      file_cols.push_back(i);
+    } else {
+      from_hive.push_back(static_cast<int>(i - _file_columns));
+    }
+  }
+  // predicates over file columns only, resolved once
+  tug::schema file_schema;
+  for (size_t i = 0; i < _file_columns; ++i) file_schema.push_back(_schema[i]);
+  std::vector<expr> preds;
+  for (auto& p : predicates) {
+    bool file_only = true;
+    for (auto& c : referenced_columns(p)) file_only &= file_schema.contains(c);
+    if (file_only) preds.push_back(resolve(p, file_schema));
+  }
+  struct task {
+    size_t file;
+    int rg;
+  };
+  std::vector<task> tasks;
+  for (size_t f = 0; f < _readers.size(); ++f) {
+    const auto& r = *_readers[f];
+    for (int rg = 0; rg < r.num_row_groups(); ++rg) {
+      int64_t rows = r.row_group_num_rows(rg);
+      bool keep = rows > 0;
+      for (auto& p : preds) {
+        if (!keep) break;
+        keep = may_match(p, file_schema, rows, [&](size_t c) { return r.statistics(rg, c); });
+      }
+      if (keep) tasks.push_back({f, rg});
+      else _counters->row_groups_skipped++;
+    }
+  }
+  std::vector<table> out(tasks.size());
+  pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t k) {
+    const task& t = tasks[static_cast<size_t>(k)];
+    const auto& r = *_readers[t.file];
+    table part = file_cols.empty() ? table::empty_with_rows(r.row_group_num_rows(t.rg))
+                                   : r.read_row_group(t.rg, file_cols, mr);
+    _counters->row_groups_read++;
+    _counters->bytes_read += r.row_group_uncompressed_bytes(t.rg, file_cols);
+    std::vector<column> cols;
+    size_t next_file = 0;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (from_hive[i] < 0) {
+        cols.push_back(part[next_file++]);
+      } else {
+        const std::string& v = _files[t.file].hive[static_cast<size_t>(from_hive[i])].second;
+        cols.push_back(scalar(type_id::string, v).to_column(part.num_rows(), mr));
+      }
+    }
+    out[static_cast<size_t>(k)] = cols.empty() ? part : table(std::move(cols));
+  });
+  return out;
+}
+
+}  // namespace tug::io

@@ -1,0 +1,147 @@
+// scan_parquet / scan_csv / sink_*: pushdown into files (row groups skipped by statistics, only the
+// needed columns read), many files, hive directories, and the errors a user sees.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "test_util.hpp"
+#include "tug/api/io.hpp"
+#include "tug/io/parquet_source.hpp"
+
+using namespace tug;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct temp_dir {
+  fs::path path;
+  temp_dir() {
+    path = fs::temp_directory_path() / ("tug_scan_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~temp_dir() { fs::remove_all(path); }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+  static int& counter() {
+    static int c = 0;
+    return c;
+  }
+};
+
+// 10 000 rows, `k` sorted 0..9999, `g` = k % 7, `s` a string, `v` nullable.
+data_frame sample(int64_t n = 10000, int64_t offset = 0) {
+  std::vector<std::optional<int64_t>> k, g;
+  std::vector<std::optional<std::string>> s;
+  std::vector<std::optional<double>> v;
+  for (int64_t i = 0; i < n; ++i) {
+    k.push_back(offset + i);
+    g.push_back((offset + i) % 7);
+    s.push_back("s" + std::to_string((offset + i) % 13));
+    v.push_back(i % 11 == 0 ? std::nullopt : std::optional<double>(static_cast<double>(i) / 4));
+  }
+  return data_frame::from_columns({{"k", i64(k)}, {"g", i64(g)}, {"s", str(s)}, {"v", f64(v)}});
+}
+
+io::parquet::write_options small_groups() {
+  io::parquet::write_options o;
+  o.row_group_rows = 1000;
+  return o;
+}
+
+}  // namespace
+
+TEST(ScanParquet, FilterOnSortedColumnSkipsRowGroups) {
+  temp_dir d;
+  data_frame df = sample();
+  io::parquet::write_parquet(d / "a.parquet", df.schema(), df.partitions(), small_groups());
+  auto src = std::make_shared<io::parquet_source>(d / "a.parquet");
+  lazy_frame q = lazy_frame(plan::scan(src)).filter(col("k") >= 2500 & col("k") < 3100).select({col("k"), col("v")});
+  data_frame got = q.collect();
+  data_frame want = df.lazy().filter(col("k") >= 2500 & col("k") < 3100).select({col("k"), col("v")}).collect();
+  expect_frames_equal(got, want);
+  // rows 2500..3099 live in row groups 2 and 3 of 10
+  EXPECT_EQ(src->counters().row_groups_read.load(), 2);
+  EXPECT_EQ(src->counters().row_groups_skipped.load(), 8);
+  EXPECT_NE(q.explain().find("selection"), std::string::npos);
+}
+
+TEST(ScanParquet, ProjectionReadsOnlyNeededColumns) {
+  temp_dir d;
+  data_frame df = sample();
+  io::parquet::write_parquet(d / "a.parquet", df.schema(), df.partitions(), small_groups());
+  auto all = std::make_shared<io::parquet_source>(d / "a.parquet");
+  lazy_frame(plan::scan(all)).collect();
+  auto one = std::make_shared<io::parquet_source>(d / "a.parquet");
+  data_frame k = lazy_frame(plan::scan(one)).select({col("k").sum()}).collect();
+  EXPECT_EQ(k["k"].value<int64_t>(0), 9999 * 10000 / 2);
+  // exactly the column chunks of k were read
+  auto reader = io::parquet::file_reader::open(d / "a.parquet");
+  int64_t k_bytes = 0, all_bytes = 0;
+  for (int rg = 0; rg < reader.num_row_groups(); ++rg) {
+    k_bytes += reader.row_group_uncompressed_bytes(rg, {0});
+    all_bytes += reader.row_group_uncompressed_bytes(rg, {0, 1, 2, 3});
+  }
+  EXPECT_EQ(one->counters().bytes_read.load(), k_bytes);
+  EXPECT_EQ(all->counters().bytes_read.load(), all_bytes);
+  EXPECT_LT(k_bytes, all_bytes);
+}
+
+TEST(ScanParquet, DirectoryGlobAndHivePartitions) {
+  temp_dir d;
+  for (int part = 0; part < 3; ++part) {
+    data_frame df = sample(500, part * 500);
+    fs::create_directories(d.path / ("year=" + std::to_string(2020 + part)));
+    io::parquet::write_parquet(d / ("year=" + std::to_string(2020 + part) + "/data.parquet"), df.schema(),
+                               df.partitions());
+  }
+  data_frame all = scan_parquet(d.path.string()).collect();
+  EXPECT_EQ(all.num_rows(), 1500);
+  ASSERT_TRUE(all.schema().contains("year"));
+  data_frame by_year = scan_parquet(d.path.string()).group_by({"year"}).agg({len()}).sort("year").collect();
+  EXPECT_EQ(rows_of(by_year), (std::vector<std::string>{"2020|500", "2021|500", "2022|500"}));
+  EXPECT_EQ(scan_parquet(d / "year=202[01]/*.parquet").collect().num_rows(), 1000);
+}
+
+TEST(ScanParquet, SinkDirectoryWritesOneFilePerPartition) {
+  temp_dir d;
+  engine_options o;
+  o.target_partition_rows = 3000;
+  sink_parquet(sample().lazy().filter(col("g") != 3), d / "out/", {}, o);
+  int files = 0;
+  for (auto& e : fs::directory_iterator(d.path / "out")) files += e.path().extension() == ".parquet";
+  EXPECT_GT(files, 1);
+  expect_frames_equal(scan_parquet(d / "out").sort("k").collect(),
+                      sample().lazy().filter(col("g") != 3).collect());
+}
+
+TEST(ScanParquet, ErrorsNameTheFile) {
+  temp_dir d;
+  try {
+    scan_parquet(d / "missing.parquet");
+    FAIL();
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.parquet"), std::string::npos);
+  }
+  data_frame a = sample(10), b = sample(10).lazy().select({col("k"), col("s")}).collect();
+  io::parquet::write_parquet(d / "1.parquet", a.schema(), a.partitions());
+  io::parquet::write_parquet(d / "2.parquet", b.schema(), b.partitions());
+  try {
+    scan_parquet(d.path.string());
+    FAIL();
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("2.parquet"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(scan_parquet(d / "*.nothing"), io_error);
+  // a wrong column name fails when the query is built, before reading
+  EXPECT_THROW(scan_parquet(d / "1.parquet").select({col("nope")}), column_not_found_error);
+}
+
+TEST(ScanCsv, RoundTripThroughSinkAndScan) {
+  temp_dir d;
+  data_frame df = sample(2000);
+  sink_csv(df.lazy(), d / "x.csv");
+  data_frame back = scan_csv(d / "x.csv").filter(col("g") == 2).collect();
+  data_frame want = df.lazy().filter(col("g") == 2).collect();
+  expect_frames_equal(back, want);
+  EXPECT_THROW(scan_csv(d / "nope.csv"), io_error);
+}
