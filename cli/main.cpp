@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "tug/core/scalar.hpp"
 #include "tug/api/io.hpp"
 #include "tug/io/csv/csv.hpp"
+#include "tug/io/files.hpp"
 #include "tug/io/parquet/reader.hpp"
 #include "tug/io/parquet_source.hpp"
 #include "tug/version.hpp"
@@ -31,6 +33,7 @@ constexpr const char* usage_text =
     "  count FILE...          number of rows of each file\n"
     "  convert IN OUT         rewrite IN as OUT (formats from the extensions: .csv, .tsv, .txt)\n"
     "  version                the version\n"
+    "An input FILE may also be a glob (\"data/*.parquet\") or a directory of .parquet part files.\n"
     "options:\n"
     "  --format table|csv|json   output format (default table)\n"
     "  --delimiter C             CSV field delimiter (default ',', '\\t' for .tsv)\n"
@@ -121,6 +124,13 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 /// The one place that maps a path to a file format.
 file_format format_of(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    // A directory of part files (as Spark or Hive write them, beside _SUCCESS and .crc files, which the
+    // directory scan skips) is read as Parquet; expand_paths names the directory when it holds none.
+    tug::io::expand_paths(path, ".parquet");
+    return file_format::parquet;
+  }
   if (ends_with(path, ".csv") || ends_with(path, ".tsv") || ends_with(path, ".txt")) return file_format::csv;
   if (ends_with(path, ".parquet") || ends_with(path, ".pq")) return file_format::parquet;
   throw tug::invalid_argument_error("'" + path +

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what building and testing tug needs, idempotently: Debian packages (apt) and a Python
-# virtual environment (.venv) with the oracles (DuckDB, Polars, pyarrow). Safe to run repeatedly.
+# Installs what building and testing tug needs, idempotently: Debian packages (apt; a Java runtime for Spark)
+# and a Python virtual environment (.venv) with the oracles (DuckDB, Polars, pyarrow, PySpark). Safe to run
+# repeatedly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_pkgs=(build-essential cmake ninja-build ccache libgtest-dev libbenchmark-dev nlohmann-json3-dev libsnappy-dev zlib1g-dev libzstd-dev liblz4-dev python3 python3-venv python3-pip)
+apt_pkgs=(build-essential cmake ninja-build ccache libgtest-dev libbenchmark-dev nlohmann-json3-dev libsnappy-dev zlib1g-dev libzstd-dev liblz4-dev python3 python3-venv python3-pip openjdk-17-jre-headless)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -21,7 +22,7 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import duckdb, polars, pyarrow, numpy, pytest, matplotlib" >/dev/null 2>&1; then
+if ! .venv/bin/python -c "import duckdb, polars, pyarrow, numpy, pytest, matplotlib, pyspark" >/dev/null 2>&1; then
   echo "setup: installing Python packages into .venv"
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -r requirements-dev.txt
