@@ -57,6 +57,22 @@ int64_t total_rows(const std::vector<table>& parts) {
 }
 
 namespace {
+// Calls f.template operator()<U>() with an unsigned integer type U of `width` bytes (copies of
+// fixed-width values need only the width, not the logical type).
+template <typename F>
+void by_width(int width, F&& f) {
+  switch (width) {
+    case 1: f.template operator()<uint8_t>(); break;
+    case 2: f.template operator()<uint16_t>(); break;
+    case 4: f.template operator()<uint32_t>(); break;
+    case 8: f.template operator()<uint64_t>(); break;
+    case 16: f.template operator()<unsigned __int128>(); break;
+    default: TUG_EXPECTS(false, "fixed-width copy: bad width " + std::to_string(width));
+  }
+}
+}  // namespace
+
+namespace {
 
 // Gathers by an index function idx(i) -> source row or -1 (null).
 // `negative_indices`: whether any idx(i) is < 0 (a null row).
@@ -105,14 +121,7 @@ column gather_impl(const column& c, int64_t n, IndexFn idx, bool negative_indice
       d[i] = k >= 0 ? s[k] : T{};
     }
   };
-  switch (w) {
-    case 1: copy.template operator()<uint8_t>(); break;
-    case 2: copy.template operator()<uint16_t>(); break;
-    case 4: copy.template operator()<uint32_t>(); break;
-    case 8: copy.template operator()<uint64_t>(); break;
-    case 16: copy.template operator()<__int128>(); break;
-    default: TUG_EXPECTS(false, "gather: bad width");
-  }
+  by_width(w, copy);
   return column(v.type, n, std::move(data), std::move(validity), may_null ? nulls : 0);
 }
 
@@ -196,14 +205,7 @@ column compact_fixed(const column& c, const column_view& m, int64_t k, memory_re
       }
     }
   };
-  switch (w) {
-    case 1: copy.template operator()<uint8_t>(); break;
-    case 2: copy.template operator()<uint16_t>(); break;
-    case 4: copy.template operator()<uint32_t>(); break;
-    case 8: copy.template operator()<uint64_t>(); break;
-    case 16: copy.template operator()<__int128>(); break;
-    default: TUG_EXPECTS(false, "compact_fixed: bad width");
-  }
+  by_width(w, copy);
   buffer_ptr validity;
   int64_t nulls = 0;
   if (v.validity) {
