@@ -6,6 +6,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "tug/core/error.hpp"
@@ -74,6 +75,31 @@ bool lz4_hadoop(const uint8_t* in, size_t size, uint8_t* out, size_t out_size) {
 }
 
 }  // namespace
+
+size_t max_decompressed_size(codec c, const uint8_t* in, size_t size) {
+  // Worst cases: a deflate stream expands at most 1032:1, an LZ4 block 255:1 (plus Hadoop framing),
+  // zstd 32768:1 (a 4-byte RLE block stands for 128 KiB); the slack covers stream headers.
+  constexpr size_t slack = 1 << 17;
+  switch (c) {
+    case codec::uncompressed:
+      return size;
+    case codec::snappy: {
+      size_t n = 0;
+      return snappy_uncompressed_length(reinterpret_cast<const char*>(in), size, &n) == SNAPPY_OK ? n : 0;
+    }
+    case codec::gzip:
+      return size * 1032 + slack;
+    case codec::lz4_raw:
+    case codec::lz4:
+      return size * 255 + slack;
+    case codec::zstd:
+      return size * 32768 + slack;
+    case codec::lzo:
+    case codec::brotli:
+      break;
+  }
+  return SIZE_MAX;
+}
 
 void decompress(codec c, const uint8_t* in, size_t size, uint8_t* out, size_t out_size) {
   switch (c) {

@@ -377,6 +377,9 @@ class chunk_decoder {
       if (size != out_size) corrupt("uncompressed page sizes differ");
       return in;
     }
+    if (out_size > max_decompressed_size(_m.compression, in, size))
+      corrupt("page claims " + std::to_string(out_size) + " bytes uncompressed from " + std::to_string(size) + " " +
+              to_string(_m.compression) + " bytes");
     auto buf = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(out_size, 1));
     decompress(_m.compression, in, size, buf.get(), out_size);
     cv.keep.push_back(std::move(buf));
