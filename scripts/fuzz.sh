@@ -74,7 +74,8 @@ for t in "${targets[@]}"; do
   for a in "$out/artifacts/$t-"*; do
     [ -e "$a" ] || continue
     name="$(basename "$a")"
-    dest="tests/data/fuzz/${t%_fuzzer}-${name#"$t-"}.parquet"
+    short="${t#parquet_}"
+    dest="tests/data/fuzz/${short%_fuzzer}-${name#"$t-"}.parquet"
     if [ "$t" = parquet_page_fuzzer ]; then
       TUG_FUZZ_WRITE_FILE="$dest" "$out/$t" "$a" >/dev/null 2>&1 || true
     else

@@ -90,5 +90,17 @@ TEST(ParquetFuzzRegressions, PageClaimingMoreThanItsCodecCanExpandToIsRejected) 
   }
 }
 
+// Found by parquet_page_fuzzer: a BROTLI dictionary page claiming 1.1 GiB uncompressed was allocated
+// before the codec was found unsupported. The codec is now checked before allocating.
+TEST(ParquetFuzzRegressions, UnsupportedCodecFailsBeforeAllocating) {
+  const std::string path = TUG_SOURCE_DIR "/tests/data/fuzz/page-oom-306da29c7e6d6aadf9debad08ca80bd17721dc5d.parquet";
+  try {
+    read_all(path);
+    ADD_FAILURE() << "expected a not_implemented_error";
+  } catch (const not_implemented_error& e) {
+    EXPECT_NE(std::string(e.what()).find("codec BROTLI is not supported"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tug

@@ -41,6 +41,12 @@ namespace {
   throw io_error(to_string(c) + " page does not decompress: " + why);
 }
 
+[[noreturn]] void unsupported_codec(codec c) {
+  throw not_implemented_error("Parquet codec " + to_string(c) +
+                              " is not supported (supported: UNCOMPRESSED, "
+                              "SNAPPY, GZIP, ZSTD, LZ4, LZ4_RAW)");
+}
+
 void inflate_gzip(const uint8_t* in, size_t size, uint8_t* out, size_t out_size) {
   z_stream s{};
   if (inflateInit2(&s, 15 + 32) != Z_OK) bad(codec::gzip, "inflateInit2 failed");
@@ -98,7 +104,7 @@ size_t max_decompressed_size(codec c, const uint8_t* in, size_t size) {
     case codec::brotli:
       break;
   }
-  return SIZE_MAX;
+  unsupported_codec(c);
 }
 
 void decompress(codec c, const uint8_t* in, size_t size, uint8_t* out, size_t out_size) {
@@ -144,9 +150,7 @@ void decompress(codec c, const uint8_t* in, size_t size, uint8_t* out, size_t ou
     case codec::brotli:
       break;
   }
-  throw not_implemented_error("Parquet codec " + to_string(c) +
-                              " is not supported (supported: UNCOMPRESSED, "
-                              "SNAPPY, GZIP, ZSTD, LZ4, LZ4_RAW)");
+  unsupported_codec(c);
 }
 
 void compress(codec c, const uint8_t* in, size_t size, std::string& out) {

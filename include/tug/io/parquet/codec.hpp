@@ -17,7 +17,7 @@ void decompress(codec c, const uint8_t* in, size_t size, uint8_t* out, size_t ou
 
 /// An upper bound of the bytes that `size` bytes compressed with `c` can decompress to (the codec's
 /// maximum expansion ratio, or the length a snappy header states); the reader rejects pages claiming
-/// more before allocating. SIZE_MAX for codecs that `decompress` does not support.
+/// more before allocating. @throws not_implemented_error for the codecs `decompress` does not support.
 size_t max_decompressed_size(codec c, const uint8_t* in, size_t size);
 
 /// Compresses `size` bytes, replacing `out`. @throws not_implemented_error for LZO, BROTLI and LZ4 (Hadoop).
