@@ -54,6 +54,11 @@ void collect_windows(const expr& e, std::vector<expr>& out) {
     collect_windows(a, out);
 }
 
+// `e` under `name`: aliased unless it already has that alias.
+expr named(const expr& e, const std::string& name) {
+  return e->kind == expr_kind::alias && e->name == name ? e : e.alias(name);
+}
+
 int index_of_equal(const std::vector<expr>& v, const expr& e) {
   for (size_t i = 0; i < v.size(); ++i)
     if (equal(v[i], e)) return static_cast<int>(i);
@@ -282,7 +287,7 @@ struct lowerer {
         if (x->kind != expr_kind::agg) return std::nullopt;
         return col(agg_names[static_cast<size_t>(index_of_equal(aggs, x))]);
       });
-      post.push_back(r.alias(output_name(e)));
+      post.push_back(named(r, output_name(e)));
     }
     return project(std::move(child), post);
   }
@@ -419,7 +424,7 @@ struct lowerer {
         physical_ptr c = go(n.inputs[0]);
         std::vector<expr> added;
         for (auto& e : n.exprs)
-          added.push_back(broadcast_aggs(e).alias(output_name(e)));
+          added.push_back(named(broadcast_aggs(e), output_name(e)));
         auto exprs = lower_windows(c, added);
         std::vector<expr> all;
         for (auto& f : n.schema) {
