@@ -70,14 +70,14 @@ buffer::~buffer() {
   if (_data) _mr->deallocate(_data, _size);
 }
 buffer::buffer(buffer&& o) noexcept
-    : _data(o._data), _size(o._size), _logical(o._logical), _mr(o._mr), _keep(std::move(o._keep)) {
+    : _data(o._data), _size(o._size), _mr(o._mr), _keep(std::move(o._keep)) {
   o._data = nullptr;
   o._size = 0;
 }
 buffer& buffer::operator=(buffer&& o) noexcept {
   if (this != &o) {
     if (_data) _mr->deallocate(_data, _size);
-    _data = o._data; _size = o._size; _logical = o._logical; _mr = o._mr; _keep = std::move(o._keep);
+    _data = o._data; _size = o._size; _mr = o._mr; _keep = std::move(o._keep);
     o._data = nullptr; o._size = 0;
   }
   return *this;

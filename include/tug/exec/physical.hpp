@@ -79,10 +79,6 @@ class physical_node {
   /// Applies `f` to every partition in parallel, keeping order.
   static std::vector<table> map_partitions(exec_context& ctx, const std::vector<table>& in,
                                            const std::function<table(const table&)>& f);
-
- private:
-  double _child_seconds = 0;
-  friend class physical_node_access;
 };
 
 /// Indented physical plan with backends and sync points.

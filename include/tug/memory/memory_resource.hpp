@@ -81,14 +81,10 @@ class buffer {
   template <typename T> const T* as() const { return static_cast<const T*>(_data); }
   size_t size() const { return _size; }
   memory_resource* resource() const { return _mr; }
-  /// Shrinks the logical size (no reallocation) - used when an upper bound was allocated.
-  void shrink(size_t bytes) { if (bytes < _size) _logical = bytes; }
-  size_t logical_size() const { return _logical == SIZE_MAX ? _size : _logical; }
 
  private:
   void* _data = nullptr;
   size_t _size = 0;
-  size_t _logical = SIZE_MAX;
   memory_resource* _mr = nullptr;
   std::shared_ptr<memory_resource> _keep;  ///< keeps a shared-owned resource alive
 };

@@ -54,7 +54,6 @@ class string_writer {
     end_row();
   }
   column finish(buffer_ptr validity) {
-    _chars->shrink(static_cast<size_t>(_pos));
     return column(type_id::string, _row, std::move(_chars), std::move(validity), -1, std::move(_offsets));
   }
 
