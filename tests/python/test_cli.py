@@ -15,14 +15,6 @@ from polars.testing import assert_frame_equal
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="session")
-def tug():
-    exe = Path(os.environ.get("TUG_BUILD_DIR", REPO / "build")) / "tug"
-    if not exe.exists():
-        pytest.fail(f"{exe} is missing: build it (`ninja -C build tug_cli`) or set TUG_BUILD_DIR")
-    return str(exe)
-
-
 def run(tug, *args, ok=True):
     p = subprocess.run([tug, *map(str, args)], capture_output=True, text=True)
     if ok:

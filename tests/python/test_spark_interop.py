@@ -15,19 +15,11 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-pyspark = pytest.importorskip("pyspark", reason="pyspark is missing: run scripts/setup.sh")
-pq = pytest.importorskip("pyarrow.parquet")
+import pyarrow.parquet as pq
+import pyspark  # noqa: F401  (installed by scripts/setup.sh; a missing one fails the run)
 
 REPO = Path(__file__).resolve().parents[2]
 N = 1500
-
-
-@pytest.fixture(scope="session")
-def tug():
-    exe = Path(os.environ.get("TUG_BUILD_DIR", REPO / "build")) / "tug"
-    if not exe.exists():
-        pytest.fail(f"{exe} is missing: build it (`ninja -C build tug_cli`) or set TUG_BUILD_DIR")
-    return str(exe)
 
 
 def run(tug, *args):
@@ -39,7 +31,7 @@ def run(tug, *args):
 @pytest.fixture(scope="session")
 def spark():
     if shutil.which("java") is None:
-        pytest.skip("java is missing (Spark needs a JDK 17+)")
+        pytest.fail("java is missing: Spark needs a JRE 17+ (scripts/setup.sh installs openjdk-17-jre-headless)")
     if "JAVA_HOME" not in os.environ:
         # .../lib/jvm/java-17-openjdk-amd64/bin/java -> .../lib/jvm/java-17-openjdk-amd64
         os.environ["JAVA_HOME"] = str(Path(os.path.realpath(shutil.which("java"))).parents[1])
