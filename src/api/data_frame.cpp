@@ -4,6 +4,7 @@
 
 #include "tug/api/lazy_frame.hpp"
 #include "tug/core/scalar.hpp"
+#include "tug/io/csv/csv.hpp"
 
 namespace tug {
 
@@ -134,27 +135,6 @@ std::string data_frame::to_string(int64_t max_rows) const {
   return out;
 }
 
-std::string data_frame::to_csv() const {
-  std::string out;
-  for (size_t c = 0; c < _schema.size(); ++c) out += (c ? "," : "") + _schema[c].name;
-  out += "\n";
-  for (auto& p : _partitions) {
-    for (int64_t r = 0; r < p.num_rows(); ++r) {
-      for (size_t c = 0; c < p.num_columns(); ++c) {
-        if (c) out += ",";
-        if (p[c].is_null(r)) continue;
-        std::string v = format_value(p[c], r);
-        if (v.find_first_of(",\"\n") != std::string::npos || (_schema[c].type.id == type_id::string && v.empty())) {
-          std::string q = "\"";
-          for (char ch : v) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-          v = q + "\"";
-        }
-        out += v;
-      }
-      out += "\n";
-    }
-  }
-  return out;
-}
+std::string data_frame::to_csv() const { return io::csv::to_csv_string(_schema, _partitions); }
 
 }  // namespace tug

@@ -115,3 +115,8 @@ TEST(LazyBasic, ToStringAlignsMultibyteText) {
   for (size_t w : widths) EXPECT_EQ(w, widths[0]) << s;
   EXPECT_NE(s.find("280.0"), std::string::npos);
 }
+
+TEST(LazyBasic, ToCsvQuotesAndNulls) {
+  auto df = data_frame::from_columns({{"a", i64({1, std::nullopt})}, {"s", str({"x,y", ""})}});
+  EXPECT_EQ(df.to_csv(), "a,s\n1,\"x,y\"\n,\"\"\n");
+}

@@ -34,7 +34,7 @@ class data_frame {
 
   /// Polars-like box rendering of the first and last rows.
   std::string to_string(int64_t max_rows = 10) const;
-  /// CSV text (header, then rows; nulls empty).
+  /// CSV text (header, then rows; nulls empty), as the CSV writer writes it (io/csv/csv.hpp).
   std::string to_csv() const;
 
  private:
