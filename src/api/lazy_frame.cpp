@@ -1,5 +1,7 @@
 #include "tug/api/lazy_frame.hpp"
 
+#include "tug/memory/device.hpp"
+
 #include <chrono>
 
 #include "tug/plan/lower.hpp"
@@ -91,7 +93,22 @@ query_result lazy_frame::profile(const engine_options& opts) const {
   auto mr = std::make_shared<host_memory_resource>(budget);
   exec_statistics stats;
   exec_context ctx{opts, global_thread_pool(opts.num_threads), mr.get(), opts.statistics ? &stats : nullptr};
+  std::shared_ptr<memory_budget> device_budget;
+  std::shared_ptr<memory_resource> device_mr;
+  if (uses_backend(*phys, backend::cuda)) {
+    device_budget = std::make_shared<memory_budget>(
+        parse_device_limit(opts.spill_device_limit, current_device_info().total_memory), "device");
+    device_mr = make_device_resource(device_budget);
+    ctx.device_mr = device_mr.get();
+  }
   std::vector<table> parts = phys->execute(ctx);
+  if (device_mr)
+    parts = [&] {
+      std::vector<table> host(parts.size());
+      ctx.pool.parallel_for(static_cast<int64_t>(parts.size()),
+                            [&](int64_t i) { host[static_cast<size_t>(i)] = to_host(parts[static_cast<size_t>(i)], mr.get()); });
+      return host;
+    }();
   // result buffers keep their resource (and budget) alive; drop empty partitions
   std::vector<table> keep;
   for (auto& p : parts)

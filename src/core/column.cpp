@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "tug/memory/device.hpp"
+
 namespace tug {
 
 int64_t bits::count_set(const uint8_t* bm, int64_t offset, int64_t n) {
@@ -27,7 +29,7 @@ column::column(data_type type, int64_t size, buffer_ptr data, buffer_ptr validit
   if (!_data) _data = make_buffer(0);
   if (!_validity) _null_count = 0;
   else if (null_count >= 0) _null_count = null_count;
-  else _null_count = size - bits::count_set(_validity->as<uint8_t>(), offset, size);
+  else _null_count = size - count_set_bits(*_validity, offset, size);
   if (_null_count == 0) _validity.reset();
 }
 
@@ -55,7 +57,9 @@ column column::slice(int64_t offset, int64_t length) const {
 
 int64_t column::memory_usage() const {
   int64_t b = 0;
-  if (_type.id == type_id::string) {
+  if (_type.id == type_id::string && _data->resource()->kind() == memory_kind::device) {
+    b += (_size + 1) * 8 + static_cast<int64_t>(_data->size());  // chars not read back from the device
+  } else if (_type.id == type_id::string) {
     auto v = view();
     b += (_size + 1) * 8;
     if (_size > 0) b += v.offsets[_offset + _size] - v.offsets[_offset];

@@ -2,6 +2,11 @@
 
 #include <cstdio>
 
+#include "tug/memory/device.hpp"
+#ifdef TUG_WITH_CUDA
+#include "exec/cuda/ops.hpp"
+#endif
+
 namespace tug {
 
 const char* to_string(backend b) { return b == backend::cpu ? "cpu" : "cuda"; }
@@ -36,6 +41,34 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
     ctx.stats->operators.push_back(std::move(s));
   }
   return out;
+}
+
+std::vector<table> physical_node::input(size_t i, exec_context& ctx) {
+  std::vector<table> parts = children.at(i)->execute(ctx);
+  if (where == backend::cuda) {
+    if (!ctx.device_mr) throw internal_error("a cuda operator ran without a device memory resource");
+    return map_partitions(ctx, parts, [&](const table& t) { return to_device(t, ctx.device_mr); });
+  }
+  bool any = false;
+  for (auto& t : parts) any = any || on_device(t);
+  if (!any) return parts;
+  return map_partitions(ctx, parts, [&](const table& t) { return to_host(t, ctx.mr); });
+}
+
+std::string exec::backend_unsupported(backend b, const op_request& r) {
+  if (b == backend::cpu) return {};
+#ifdef TUG_WITH_CUDA
+  return cuda::unsupported(r);
+#else
+  return "tug was built without CUDA";
+#endif
+}
+
+bool uses_backend(const physical_node& root, backend b) {
+  if (root.where == b) return true;
+  for (auto& c : root.children)
+    if (uses_backend(*c, b)) return true;
+  return false;
 }
 
 std::vector<table> physical_node::map_partitions(exec_context& ctx, const std::vector<table>& in,

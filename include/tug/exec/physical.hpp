@@ -47,6 +47,8 @@ struct exec_context {
   thread_pool& pool;
   memory_resource* mr;
   exec_statistics* stats = nullptr;
+  /// Device memory for CUDA operators (nullptr when the plan has none).
+  memory_resource* device_mr = nullptr;
 };
 
 class physical_node;
@@ -74,12 +76,15 @@ class physical_node {
 
  protected:
   virtual std::vector<table> run(exec_context& ctx) = 0;
-  /// Executes child `i`.
-  std::vector<table> input(size_t i, exec_context& ctx) { return children.at(i)->execute(ctx); }
+  /// Executes child `i`, with its partitions moved to this node's memory (device for CUDA nodes).
+  std::vector<table> input(size_t i, exec_context& ctx);
   /// Applies `f` to every partition in parallel, keeping order.
   static std::vector<table> map_partitions(exec_context& ctx, const std::vector<table>& in,
                                            const std::function<table(const table&)>& f);
 };
+
+/// True when any node of the plan runs on `b`.
+bool uses_backend(const physical_node& root, backend b);
 
 /// Indented physical plan with backends and sync points.
 std::string to_string(const physical_node& root);
@@ -113,8 +118,16 @@ struct join_spec {
 /// Operator factories. The backend is chosen by the lowering; `backend::cuda` throws
 /// not_implemented_error until the GPU issue lands, and the lowering falls back per `fallback_mode`.
 namespace exec {
-/// Whether backend `b` implements operator `op` (the names the factories below use).
-bool backend_supports(backend b, const char* op);
+/// What the lowering asks a backend before placing a node on it.
+struct op_request {
+  const char* op;                 ///< the factory's name: "filter", "project", "aggregate", ...
+  const schema* input = nullptr;  ///< the node's (first) input schema
+  std::vector<expr> exprs{};      ///< resolved expressions the node evaluates
+  std::vector<agg_spec> aggs{};   ///< aggregations (aggregate, window)
+  std::vector<size_t> keys{};     ///< key columns in `input` (aggregate, join, sort, unique, window)
+};
+/// Empty when backend `b` can run `r`, else the reason it cannot (named in fallback messages).
+std::string backend_unsupported(backend b, const op_request& r);
 /// A subplan shared by several consumers: the first consumer to execute it runs it, the others get
 /// the same partitions. Create one `shared_subplan` per shared logical node, then one node per use.
 struct shared_subplan;

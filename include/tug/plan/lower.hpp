@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tug/exec/physical.hpp"
+#include "tug/memory/device.hpp"
 #include "tug/plan/logical.hpp"
 #include "tug/runtime/options.hpp"
 
@@ -14,8 +15,5 @@ namespace tug {
 /// Lowers `p` for `opts.engine`. Nodes that cannot run on the GPU fall back to the CPU according to
 /// `opts.fallback` (warn: a message in `fallbacks` and on stderr; raise: not_implemented_error; silent).
 physical_ptr lower(const plan_ptr& p, const engine_options& opts, std::vector<std::string>* fallbacks = nullptr);
-
-/// True when a CUDA device is visible and tug was built with CUDA.
-bool gpu_available();
 
 }  // namespace tug

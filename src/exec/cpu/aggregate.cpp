@@ -6,12 +6,14 @@
 
 #include "agg_kernels.hpp"
 #include "tug/exec/cpu/require.hpp"
+#ifdef TUG_WITH_CUDA
+#include "exec/cuda/ops.hpp"
+#endif
 
 namespace tug::exec {
 
 using cpu::finish;
 using cpu::one;
-using cpu::require_cpu;
 
 namespace {
 
@@ -191,7 +193,7 @@ class single_aggregate_op final : public physical_node {
 
 physical_ptr make_aggregate(backend b, physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
                             bool maintain_order, schema out) {
-  require_cpu(b, "aggregate");
+  TUG_DISPATCH_CUDA(b, make_aggregate(std::move(child), std::move(keys), std::move(aggs), maintain_order, std::move(out)));
   bool decomposable = true;
   for (auto& s : aggs) {
     cpu::check_agg_spec(s);

@@ -2,13 +2,15 @@
 // concat, row index.
 #include "tug/exec/cpu/evaluate.hpp"
 #include "tug/exec/cpu/require.hpp"
+#ifdef TUG_WITH_CUDA
+#include "exec/cuda/ops.hpp"
+#endif
 #include "tug/exec/physical.hpp"
 
 namespace tug::exec {
 
 using cpu::finish;
 using cpu::one;
-using cpu::require_cpu;
 
 namespace {
 
@@ -204,7 +206,6 @@ class cache_op final : public physical_node {
 };
 }  // namespace
 
-bool backend_supports(backend b, const char*) { return b == backend::cpu; }
 
 std::shared_ptr<shared_subplan> make_shared_subplan(physical_ptr child) {
   auto s = std::make_shared<shared_subplan>();
@@ -219,35 +220,35 @@ physical_ptr make_cache(const std::shared_ptr<shared_subplan>& shared) {
 
 physical_ptr make_scan(backend b, std::shared_ptr<const table_source> src, std::vector<std::string> columns,
                        std::vector<expr> predicates, schema out) {
-  require_cpu(b, "scan");
+  cpu::require_cpu(b, "scan");
   return finish(std::make_unique<scan_op>(std::move(src), std::move(columns), std::move(predicates)), b, {},
                 std::move(out));
 }
 
 physical_ptr make_filter(backend b, physical_ptr child, expr predicate) {
-  require_cpu(b, "filter");
+  TUG_DISPATCH_CUDA(b, make_filter(std::move(child), std::move(predicate)));
   schema s = child->output_schema;
   return finish(std::make_unique<filter_op>(std::move(predicate)), b, one(std::move(child)), std::move(s));
 }
 
 physical_ptr make_project(backend b, physical_ptr child, std::vector<expr> exprs, schema out) {
-  require_cpu(b, "project");
+  TUG_DISPATCH_CUDA(b, make_project(std::move(child), std::move(exprs), std::move(out)));
   return finish(std::make_unique<project_op>(std::move(exprs)), b, one(std::move(child)), std::move(out));
 }
 
 physical_ptr make_slice(backend b, physical_ptr child, int64_t offset, int64_t length) {
-  require_cpu(b, "slice");
+  TUG_DISPATCH_CUDA(b, make_slice(std::move(child), offset, length));
   schema s = child->output_schema;
   return finish(std::make_unique<slice_op>(offset, length), b, one(std::move(child)), std::move(s));
 }
 
 physical_ptr make_concat(backend b, std::vector<physical_ptr> children, schema out) {
-  require_cpu(b, "concat");
+  TUG_DISPATCH_CUDA(b, make_concat(std::move(children), std::move(out)));
   return finish(std::make_unique<concat_op>(), b, std::move(children), std::move(out));
 }
 
 physical_ptr make_row_index(backend b, physical_ptr child, int64_t offset, schema out) {
-  require_cpu(b, "row_index");
+  TUG_DISPATCH_CUDA(b, make_row_index(std::move(child), offset, std::move(out)));
   return finish(std::make_unique<row_index_op>(offset), b, one(std::move(child)), std::move(out));
 }
 

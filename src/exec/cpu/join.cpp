@@ -5,13 +5,15 @@
 #include <optional>
 
 #include "tug/exec/cpu/require.hpp"
+#ifdef TUG_WITH_CUDA
+#include "exec/cuda/ops.hpp"
+#endif
 #include "tug/exec/key_index.hpp"
 #include "tug/exec/physical.hpp"
 
 namespace tug::exec {
 
 using cpu::finish;
-using cpu::require_cpu;
 
 namespace {
 
@@ -241,7 +243,7 @@ class join_op final : public physical_node {
 }  // namespace
 
 physical_ptr make_join(backend b, physical_ptr left, physical_ptr right, join_spec spec, schema out) {
-  require_cpu(b, "join");
+  TUG_DISPATCH_CUDA(b, make_join(std::move(left), std::move(right), std::move(spec), std::move(out)));
   TUG_EXPECTS(spec.left_keys.size() == spec.right_keys.size(), "join: key counts differ");
   TUG_EXPECTS(spec.how != join_type::right, "join: right joins must be lowered to left joins");
   TUG_EXPECTS(spec.how == join_type::cross || !spec.left_keys.empty(), "join: no keys");

@@ -11,13 +11,15 @@
 
 #include "partitioned_gather.hpp"
 #include "tug/exec/cpu/require.hpp"
+#ifdef TUG_WITH_CUDA
+#include "exec/cuda/ops.hpp"
+#endif
 #include "tug/exec/physical.hpp"
 
 namespace tug::exec {
 
 using cpu::finish;
 using cpu::one;
-using cpu::require_cpu;
 
 namespace {
 
@@ -425,7 +427,7 @@ class sort_op final : public physical_node {
 
 physical_ptr make_sort(backend b, physical_ptr child, std::vector<size_t> keys, std::vector<bool> descending,
                        std::vector<bool> nulls_last, bool stable, int64_t limit) {
-  require_cpu(b, "sort");
+  TUG_DISPATCH_CUDA(b, make_sort(std::move(child), std::move(keys), std::move(descending), std::move(nulls_last), stable, limit));
   TUG_EXPECTS(!keys.empty(), "sort needs at least one key");
   TUG_EXPECTS(descending.size() == keys.size() && nulls_last.size() == keys.size(),
               "sort: descending and nulls_last need one entry per key");

@@ -3,6 +3,9 @@
 // which keeps the surviving rows in input order, then the survivors are deduplicated together.
 #include "partitioned_gather.hpp"
 #include "tug/exec/cpu/require.hpp"
+#ifdef TUG_WITH_CUDA
+#include "exec/cuda/ops.hpp"
+#endif
 #include "tug/exec/key_index.hpp"
 #include "tug/exec/physical.hpp"
 
@@ -10,7 +13,6 @@ namespace tug::exec {
 
 using cpu::finish;
 using cpu::one;
-using cpu::require_cpu;
 
 namespace {
 
@@ -84,7 +86,7 @@ class unique_op final : public physical_node {
 
 physical_ptr make_unique(backend b, physical_ptr child, std::vector<size_t> subset, unique_keep keep,
                          bool maintain_order) {
-  require_cpu(b, "unique");
+  TUG_DISPATCH_CUDA(b, make_unique(std::move(child), std::move(subset), keep, maintain_order));
   schema s = child->output_schema;
   return finish(std::make_unique<unique_op>(std::move(subset), keep, maintain_order), b, one(std::move(child)),
                 std::move(s));

@@ -6,12 +6,14 @@
 
 #include "agg_kernels.hpp"
 #include "tug/exec/cpu/require.hpp"
+#ifdef TUG_WITH_CUDA
+#include "exec/cuda/ops.hpp"
+#endif
 
 namespace tug::exec {
 
 using cpu::finish;
 using cpu::one;
-using cpu::require_cpu;
 
 namespace {
 
@@ -136,7 +138,7 @@ class window_op final : public physical_node {
 }  // namespace
 
 physical_ptr make_window(backend b, physical_ptr child, std::vector<window_spec> specs, schema out) {
-  require_cpu(b, "window");
+  TUG_DISPATCH_CUDA(b, make_window(std::move(child), std::move(specs), std::move(out)));
   for (auto& s : specs) cpu::check_agg_spec(s.agg);
   return finish(std::make_unique<window_op>(std::move(specs)), b, one(std::move(child)), std::move(out));
 }

@@ -1,5 +1,6 @@
 #include "tug/plan/lower.hpp"
 
+#include <cstdlib>
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -8,9 +9,6 @@
 
 namespace tug {
 
-#ifndef TUG_WITH_CUDA
-bool gpu_available() { return false; }
-#endif
 
 namespace {
 
@@ -88,14 +86,26 @@ struct lowerer {
 
   std::string temp(const char* prefix) { return std::string("__") + prefix + std::to_string(tmp++); }
 
-  backend choose(const char* op) {
-    if (preferred == backend::cpu || exec::backend_supports(preferred, op)) return preferred;
-    std::string why =
-        std::string("operator ") + op + " has no " + to_string(preferred) + " implementation yet; it runs on the cpu";
+  backend choose(const exec::op_request& r) {
+    if (preferred == backend::cpu) return preferred;
+    std::string reason = exec::backend_unsupported(preferred, r);
+    if (reason.empty()) return preferred;
+    std::string why = std::string("operator ") + r.op + " cannot run on " + to_string(preferred) + ": " + reason +
+                      "; it runs on the cpu";
     if (opts.fallback == fallback_mode::raise) throw not_implemented_error(why + " (fallback_mode=raise)");
     if (fallbacks) fallbacks->push_back(why);
     if (opts.fallback == fallback_mode::warn) std::cerr << "tug warning: " << why << "\n";
     return backend::cpu;
+  }
+
+  static exec::op_request window_request(const schema& in, const std::vector<window_spec>& specs) {
+    exec::op_request r{"window", &in};
+    for (auto& w : specs) {
+      r.aggs.push_back(w.agg);
+      for (size_t k : w.keys)
+        if (std::find(r.keys.begin(), r.keys.end(), k) == r.keys.end()) r.keys.push_back(k);
+    }
+    return r;
   }
 
   void count_uses(const plan_ptr& p) {
@@ -123,7 +133,7 @@ struct lowerer {
       resolved.push_back(resolve(e, in));
       fields.push_back({output_name(e), resolved.back()->dtype});
     }
-    return exec::make_project(choose("project"), std::move(child), std::move(resolved), schema(std::move(fields)));
+    return exec::make_project(choose({"project", &in, resolved}), std::move(child), std::move(resolved), schema(std::move(fields)));
   }
 
   // Projection of all input columns plus `extra` (named by their aliases).
@@ -213,7 +223,7 @@ struct lowerer {
         return std::nullopt;
       }));
     }
-    if (!specs.empty()) child = exec::make_window(choose("window"), std::move(child), std::move(specs), std::move(out));
+    if (!specs.empty()) child = exec::make_window(choose(window_request(child->output_schema, specs)), std::move(child), std::move(specs), std::move(out));
     std::vector<expr> result;
     for (auto& e : exprs) {
       result.push_back(rewrite(e, [&](const expr& x) -> std::optional<expr> {
@@ -277,7 +287,7 @@ struct lowerer {
       agg_names.push_back(temp("a"));
       out.push_back({agg_names.back(), specs.back().output_type});
     }
-    child = exec::make_aggregate(choose("aggregate"), std::move(child), std::move(key_idx), std::move(specs),
+    child = exec::make_aggregate(choose({"aggregate", &child->output_schema, {}, specs, key_idx}), std::move(child), std::move(key_idx), std::move(specs),
                                  maintain_order, std::move(out));
     std::vector<expr> post;
     for (auto& k : key_names)
@@ -351,7 +361,7 @@ struct lowerer {
       build_names.push_back(temp("b"));
       out.push_back({build_names.back(), build_s[j].type});
     }
-    physical_ptr j = exec::make_join(choose("join"), std::move(left), std::move(right), spec, std::move(out));
+    physical_ptr j = exec::make_join(choose({"join", &left->output_schema, {}, {}, spec.left_keys}), std::move(left), std::move(right), spec, std::move(out));
     // post-projection to the logical layout
     std::vector<expr> post;
     const schema& probe_orig = swap ? rs : ls;
@@ -391,14 +401,14 @@ struct lowerer {
         std::vector<std::string> cols = n.projection.empty() ? src.names() : n.projection;
         schema out;
         for (auto& c : cols) out.push_back(src[src.index_of(c)]);
-        physical_ptr scan = exec::make_scan(choose("scan"), n.source, std::move(cols), n.predicates, std::move(out));
+        physical_ptr scan = exec::make_scan(backend::cpu, n.source, std::move(cols), n.predicates, std::move(out));
         if (!n.predicates.empty()) {
           // one filter for the whole conjunction: each filter copies the surviving rows
           expr all = n.predicates[0];
           for (size_t i = 1; i < n.predicates.size(); ++i)
             all = all & n.predicates[i];
           expr pred = resolve(all, scan->output_schema);
-          scan = exec::make_filter(choose("filter"), std::move(scan), std::move(pred));
+          scan = exec::make_filter(choose({"filter", &scan->output_schema, {pred}}), std::move(scan), std::move(pred));
         }
         // pushed-down predicates may use columns the projection then drops
         return keep_columns(std::move(scan), n.schema.names());
@@ -408,7 +418,7 @@ struct lowerer {
         std::vector<std::string> names = c->output_schema.names();
         auto rewritten = lower_windows(c, {n.exprs[0]});
         expr pred = resolve(rewritten[0], c->output_schema);
-        c = exec::make_filter(choose("filter"), std::move(c), std::move(pred));
+        c = exec::make_filter(choose({"filter", &c->output_schema, {pred}}), std::move(c), std::move(pred));
         return keep_columns(std::move(c), names);
       }
       case plan_kind::select: {
@@ -457,27 +467,33 @@ struct lowerer {
         std::vector<size_t> keys;
         for (auto& k : key_names)
           keys.push_back(c->output_schema.index_of(k));
-        c = exec::make_sort(choose("sort"), std::move(c), std::move(keys), n.descending, n.nulls_last, n.stable,
+        c = exec::make_sort(choose({"sort", &c->output_schema, {}, {}, keys}), std::move(c), std::move(keys), n.descending, n.nulls_last, n.stable,
                             n.length);
         return keep_columns(std::move(c), names);
       }
       case plan_kind::slice:
-        return exec::make_slice(choose("slice"), go(n.inputs[0]), n.offset, n.length);
+        {
+        physical_ptr c = go(n.inputs[0]);
+        return exec::make_slice(choose({"slice", &c->output_schema}), std::move(c), n.offset, n.length);
+      }
       case plan_kind::unique: {
         physical_ptr c = go(n.inputs[0]);
         std::vector<size_t> subset;
         for (auto& s : n.names)
           subset.push_back(c->output_schema.index_of(s));
-        return exec::make_unique(choose("unique"), std::move(c), std::move(subset), n.keep, n.stable);
+        return exec::make_unique(choose({"unique", &c->output_schema, {}, {}, subset}), std::move(c), std::move(subset), n.keep, n.stable);
       }
       case plan_kind::concat: {
         std::vector<physical_ptr> kids;
         for (auto& i : n.inputs)
           kids.push_back(go(i));
-        return exec::make_concat(choose("concat"), std::move(kids), n.schema);
+        return exec::make_concat(choose({"concat", &n.schema}), std::move(kids), n.schema);
       }
       case plan_kind::with_row_index:
-        return exec::make_row_index(choose("row_index"), go(n.inputs[0]), n.offset, n.schema);
+        {
+        physical_ptr c = go(n.inputs[0]);
+        return exec::make_row_index(choose({"row_index", &c->output_schema}), std::move(c), n.offset, n.schema);
+      }
     }
     throw internal_error(std::string("lowering: unhandled plan node ") + to_string(n.kind));
   }
@@ -497,7 +513,9 @@ physical_ptr lower(const plan_ptr& p, const engine_options& opts, std::vector<st
       preferred = backend::cuda;
     }
   } else if (opts.engine == engine_kind::automatic && gpu_available()) {
-    preferred = backend::cuda;
+    // TUG_ENGINE=cpu keeps `automatic` on the CPU (e.g. to compare engines with one test binary)
+    const char* env = std::getenv("TUG_ENGINE");
+    if (!env || std::string(env) != "cpu") preferred = backend::cuda;
   }
   lowerer l{opts, preferred, fallbacks, 0, {}, {}};
   l.count_uses(p);

@@ -16,6 +16,14 @@ inline void require_cpu(backend b, const char* op) {
     throw not_implemented_error(std::string("operator ") + op + " has no " + to_string(b) + " implementation");
 }
 
+/// Starts a factory: a CUDA request goes to the CUDA factory `call` (src/exec/cuda/ops.hpp).
+#ifdef TUG_WITH_CUDA
+#define TUG_DISPATCH_CUDA(b, call) \
+  if ((b) == ::tug::backend::cuda) return ::tug::cuda::call
+#else
+#define TUG_DISPATCH_CUDA(b, call) ::tug::cpu::require_cpu(b, #call)
+#endif
+
 /// Sets backend, children and output schema of a new operator.
 template <typename Op>
 physical_ptr finish(std::unique_ptr<Op> op, backend b, std::vector<physical_ptr> children, schema out) {

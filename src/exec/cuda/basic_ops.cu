@@ -1,0 +1,90 @@
+// Per-partition operators of the CUDA backend: filter and project.
+#include "exec/cuda/common.cuh"
+#include "exec/cuda/evaluate.hpp"
+#include "exec/cuda/ops.hpp"
+#include "exec/cuda/table_ops.hpp"
+#include "tug/exec/cpu/require.hpp"
+
+namespace tug::cuda {
+
+namespace {
+
+class filter_op final : public physical_node {
+ public:
+  explicit filter_op(expr pred) : _pred(std::move(pred)) {}
+  std::string name() const override { return "filter"; }
+  std::string detail() const override {
+    return to_string(_pred) + (_keep.empty() ? "" : " -> " + std::to_string(_keep.size()) + " columns");
+  }
+  bool narrow_output(const std::vector<std::string>& names) override {
+    const schema& in = children[0]->output_schema;
+    std::vector<size_t> keep;
+    schema out;
+    for (auto& n : names) {
+      keep.push_back(in.index_of(n));
+      out.push_back(in[keep.back()]);
+    }
+    _keep = std::move(keep);
+    output_schema = std::move(out);
+    return true;
+  }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    const schema& in = children[0]->output_schema;
+    auto parts = input(0, ctx);
+    return map_partitions(ctx, parts, [&](const table& t) {
+      nvtx_range r{"filter"};
+      column mask = evaluate({_pred}, t, in, ctx.device_mr)[0];
+      table out = cuda::filter(_keep.empty() ? t : t.select(_keep), mask, ctx.device_mr);
+      sync();
+      return out;
+    });
+  }
+
+ private:
+  expr _pred;
+  std::vector<size_t> _keep;
+};
+
+class project_op final : public physical_node {
+ public:
+  explicit project_op(std::vector<expr> exprs) : _exprs(std::move(exprs)) {}
+  std::string name() const override { return "project"; }
+  std::string detail() const override {
+    std::string s;
+    for (auto& e : _exprs) s += (s.empty() ? "" : ", ") + to_string(e);
+    return "[" + s + "]";
+  }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    const schema& in = children[0]->output_schema;
+    auto parts = input(0, ctx);
+    return map_partitions(ctx, parts, [&](const table& t) {
+      nvtx_range r{"project"};
+      std::vector<column> cols = evaluate(_exprs, t, in, ctx.device_mr);
+      sync();
+      if (cols.empty()) return table::empty_with_rows(t.num_rows());
+      return table(std::move(cols));
+    });
+  }
+
+ private:
+  std::vector<expr> _exprs;
+};
+
+}  // namespace
+
+physical_ptr make_filter(physical_ptr child, expr predicate) {
+  schema s = child->output_schema;
+  return cpu::finish(std::make_unique<filter_op>(std::move(predicate)), backend::cuda, cpu::one(std::move(child)),
+                     std::move(s));
+}
+
+physical_ptr make_project(physical_ptr child, std::vector<expr> exprs, schema out) {
+  return cpu::finish(std::make_unique<project_op>(std::move(exprs)), backend::cuda, cpu::one(std::move(child)),
+                     std::move(out));
+}
+
+}  // namespace tug::cuda

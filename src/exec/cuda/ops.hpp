@@ -1,0 +1,32 @@
+#pragma once
+// The CUDA operator factories (host-only header): exec::make_* (physical.hpp) forwards here for
+// backend::cuda. Operators take and return partitions in device memory; physical_node::input moves
+// a child's partitions to the device first. Every operator synchronizes its thread's stream before it
+// returns a partition, so another pool thread may use (and free) it.
+#include <string>
+#include <vector>
+
+#include "tug/exec/physical.hpp"
+
+namespace tug::cuda {
+
+physical_ptr make_filter(physical_ptr child, expr predicate);
+physical_ptr make_project(physical_ptr child, std::vector<expr> exprs, schema out);
+physical_ptr make_aggregate(physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
+                            bool maintain_order, schema out);
+physical_ptr make_window(physical_ptr child, std::vector<window_spec> specs, schema out);
+physical_ptr make_join(physical_ptr left, physical_ptr right, join_spec spec, schema out);
+physical_ptr make_sort(physical_ptr child, std::vector<size_t> keys, std::vector<bool> descending,
+                       std::vector<bool> nulls_last, bool stable, int64_t limit);
+physical_ptr make_slice(physical_ptr child, int64_t offset, int64_t length);
+physical_ptr make_unique(physical_ptr child, std::vector<size_t> subset, unique_keep keep, bool maintain_order);
+physical_ptr make_concat(std::vector<physical_ptr> children, schema out);
+physical_ptr make_row_index(physical_ptr child, int64_t offset, schema out);
+
+/// Empty when the CUDA backend can run `r`, else why not (support.cpp; one section per operator).
+std::string unsupported(const exec::op_request& r);
+
+/// Why the CUDA expression evaluator cannot evaluate `e` over `input` ("" when it can).
+std::string expr_unsupported(const expr& e, const schema& input);
+
+}  // namespace tug::cuda

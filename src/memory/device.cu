@@ -1,0 +1,267 @@
+// The CUDA device layer: device and pinned memory resources, host <-> device table copies, and bit
+// counting on the device.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "exec/cuda/common.cuh"
+#include "tug/core/table.hpp"
+#include "tug/memory/device.hpp"
+
+namespace tug {
+
+namespace cuda {
+
+void throw_cuda_error(cudaError_t e, const char* call, const char* file, int line) {
+  std::string m = std::string("CUDA error ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ") in " + call +
+                  " at " + file + ":" + std::to_string(line);
+  if (e == cudaErrorMemoryAllocation) throw memory_error(m);
+  throw compute_error(m);
+}
+
+void sync() { TUG_CUDA_TRY(cudaStreamSynchronize(stream())); }
+
+bool is_device(const column& c) {
+  return c.data_buffer() && c.data_buffer()->resource()->kind() == memory_kind::device;
+}
+
+dcol view_of(const column& c) {
+  if (!is_device(c) && c.size() > 0) throw internal_error("cuda::view_of: the column is not in device memory");
+  dcol v;
+  v.data = c.data_buffer() ? c.data_buffer()->data() : nullptr;
+  v.offsets = c.offsets_buffer() ? c.offsets_buffer()->as<int64_t>() : nullptr;
+  v.validity = c.validity_buffer() ? c.validity_buffer()->as<uint8_t>() : nullptr;
+  v.offset = c.offset();
+  v.size = c.size();
+  return v;
+}
+
+int grid_for(int64_t n, int block) {
+  static int sms = [] {
+    int dev = 0, v = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev);
+    return v > 0 ? v : 1;
+  }();
+  int64_t blocks = (n + block - 1) / block;
+  return static_cast<int>(std::clamp<int64_t>(blocks, 1, static_cast<int64_t>(sms) * 16));
+}
+
+column make_device_column(const data_type& type, int64_t n, buffer_ptr data, buffer_ptr validity, buffer_ptr offsets) {
+  int64_t nulls = 0;
+  if (validity) nulls = n - count_set_bits(*validity, 0, n);
+  return column(type, n, std::move(data), nulls > 0 ? std::move(validity) : buffer_ptr{}, nulls, std::move(offsets), 0);
+}
+
+namespace {
+
+__global__ void count_bits_kernel(const uint8_t* bm, int64_t first, int64_t end, unsigned long long* out) {
+  // word w covers bits [64w, 64w+64); only bits in [first, end) count
+  int64_t w0 = first >> 6, w1 = (end + 63) >> 6;
+  unsigned long long c = 0;
+  for (int64_t w = w0 + blockIdx.x * blockDim.x + threadIdx.x; w < w1; w += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t word = 0;
+    int64_t byte0 = w * 8;
+    // bytes past the bitmap's end are not read: the bitmap holds at least (end + 7) / 8 bytes
+    int64_t bytes = (end + 7) / 8 - byte0;
+    if (bytes > 8) bytes = 8;
+    for (int64_t b = 0; b < bytes; ++b) word |= uint64_t(bm[byte0 + b]) << (8 * b);
+    int64_t lo = w * 64, hi = lo + 64;
+    if (first > lo) word &= ~0ull << (first - lo);
+    if (end < hi) word &= (end - lo) >= 64 ? ~0ull : ((1ull << (end - lo)) - 1);
+    c += __popcll(word);
+  }
+  if (c) atomicAdd(out, c);
+}
+
+class device_memory_resource final : public memory_resource {
+ public:
+  explicit device_memory_resource(std::shared_ptr<memory_budget> budget) : _budget(std::move(budget)) {
+    int dev = 0;
+    TUG_CUDA_TRY(cudaGetDevice(&dev));
+    TUG_CUDA_TRY(cudaDeviceGetDefaultMemPool(&_pool, dev));
+    uint64_t keep = UINT64_MAX;  // freed memory stays in the pool for the next query
+    TUG_CUDA_TRY(cudaMemPoolSetAttribute(_pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+  void* allocate(size_t bytes) override {
+    size_t rounded = std::max<size_t>(256, (bytes + 255) / 256 * 256);
+    if (_budget) _budget->reserve(static_cast<int64_t>(rounded), "device allocation");
+    void* p = nullptr;
+    cudaError_t e = cudaMallocFromPoolAsync(&p, rounded, _pool, cuda::stream());
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      if (_budget) _budget->release(static_cast<int64_t>(rounded));
+      throw memory_error("device allocation of " + std::to_string(rounded) + " bytes failed (" + cudaGetErrorName(e) +
+                         "): the GPU is out of memory; lower spill_device_limit or target_partition_size");
+    }
+    return p;
+  }
+  void deallocate(void* p, size_t bytes) noexcept override {
+    size_t rounded = std::max<size_t>(256, (bytes + 255) / 256 * 256);
+    cudaFreeAsync(p, cuda::stream());
+    if (_budget) _budget->release(static_cast<int64_t>(rounded));
+  }
+  memory_kind kind() const override { return memory_kind::device; }
+  const char* name() const override { return "device"; }
+
+ private:
+  std::shared_ptr<memory_budget> _budget;
+  cudaMemPool_t _pool{};
+};
+
+class pinned_memory_resource final : public memory_resource {
+ public:
+  explicit pinned_memory_resource(std::shared_ptr<memory_budget> budget) : _budget(std::move(budget)) {}
+  void* allocate(size_t bytes) override {
+    size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+    if (_budget) _budget->reserve(static_cast<int64_t>(rounded), "pinned host allocation");
+    void* p = nullptr;
+    cudaError_t e = cudaMallocHost(&p, rounded);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      if (_budget) _budget->release(static_cast<int64_t>(rounded));
+      throw memory_error("pinned host allocation of " + std::to_string(rounded) + " bytes failed (" +
+                         cudaGetErrorName(e) + "); lower pinned_initial_pool_size or set pinned_memory=false");
+    }
+    return p;
+  }
+  void deallocate(void* p, size_t bytes) noexcept override {
+    cudaFreeHost(p);
+    if (_budget) _budget->release(static_cast<int64_t>(std::max<size_t>(64, (bytes + 63) / 64 * 64)));
+  }
+  memory_kind kind() const override { return memory_kind::pinned_host; }
+  const char* name() const override { return "pinned"; }
+
+ private:
+  std::shared_ptr<memory_budget> _budget;
+};
+
+bool is_on_device(const buffer_ptr& b) { return b && b->resource()->kind() == memory_kind::device; }
+
+void copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  if (bytes) TUG_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, cuda::stream()));
+}
+
+// Copies column `c` to the memory of `mr` (`to_dev`: host -> device, else device -> host). Sliced
+// columns keep their sub-byte offset so validity bits need no shifting; string offsets are rebased
+// on the host side.
+column copy_column(const column& c, memory_resource* mr, bool to_dev) {
+  cudaMemcpyKind kind = to_dev ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  int64_t sub = c.offset() & 7, first = c.offset() - sub, n = c.size() + sub;
+  buffer_ptr validity;
+  if (c.validity_buffer()) {
+    int64_t bytes = bits::bytes_for(n);
+    validity = make_buffer(static_cast<size_t>(bytes), mr);
+    copy(validity->data(), c.validity_buffer()->as<uint8_t>() + (first >> 3), static_cast<size_t>(bytes), kind);
+  }
+  if (c.type().id != type_id::string) {
+    size_t w = static_cast<size_t>(size_of(c.type().id));
+    buffer_ptr data = make_buffer(w * static_cast<size_t>(n), mr);
+    copy(data->data(), c.data_buffer()->as<uint8_t>() + w * static_cast<size_t>(first), w * static_cast<size_t>(n), kind);
+    cuda::sync();
+    return column(c.type(), c.size(), std::move(data), std::move(validity), c.null_count(), {}, sub);
+  }
+  buffer_ptr offsets = make_buffer(sizeof(int64_t) * static_cast<size_t>(n + 1), mr);
+  std::vector<int64_t> host_offsets(static_cast<size_t>(n + 1));
+  const int64_t* src_off = c.offsets_buffer()->as<int64_t>() + first;
+  if (to_dev) std::memcpy(host_offsets.data(), src_off, host_offsets.size() * sizeof(int64_t));
+  else {
+    copy(host_offsets.data(), src_off, host_offsets.size() * sizeof(int64_t), kind);
+    cuda::sync();
+  }
+  int64_t base = host_offsets.front(), chars = host_offsets.back() - base;
+  if (base != 0)
+    for (auto& o : host_offsets) o -= base;
+  if (to_dev) copy(offsets->data(), host_offsets.data(), host_offsets.size() * sizeof(int64_t), kind);
+  else std::memcpy(offsets->data(), host_offsets.data(), host_offsets.size() * sizeof(int64_t));
+  buffer_ptr data = make_buffer(static_cast<size_t>(chars), mr);
+  copy(data->data(), c.data_buffer()->as<char>() + base, static_cast<size_t>(chars), kind);
+  cuda::sync();  // also keeps host_offsets alive until the copy is done
+  return column(c.type(), c.size(), std::move(data), std::move(validity), c.null_count(), std::move(offsets), sub);
+}
+
+table copy_table(const table& t, memory_resource* mr, bool to_dev) {
+  std::vector<column> cols;
+  cols.reserve(t.num_columns());
+  for (auto& c : t.columns()) {
+    bool there = is_on_device(c.data_buffer());
+    if (there == to_dev) cols.push_back(c);
+    else cols.push_back(copy_column(c, mr, to_dev));
+  }
+  if (cols.empty()) return table::empty_with_rows(t.num_rows());
+  return table(std::move(cols));
+}
+
+}  // namespace
+}  // namespace cuda
+
+bool gpu_available() {
+  static bool available = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return n > 0;
+  }();
+  return available;
+}
+
+device_info current_device_info() {
+  if (!gpu_available()) throw not_implemented_error("no CUDA device is visible");
+  int dev = 0;
+  TUG_CUDA_TRY(cudaGetDevice(&dev));
+  cudaDeviceProp p{};
+  TUG_CUDA_TRY(cudaGetDeviceProperties(&p, dev));
+  device_info d;
+  d.name = p.name;
+  d.total_memory = static_cast<int64_t>(p.totalGlobalMem);
+  size_t free_b = 0, total_b = 0;
+  TUG_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+  d.free_memory = static_cast<int64_t>(free_b);
+  d.sm_count = p.multiProcessorCount;
+  d.compute_major = p.major;
+  d.compute_minor = p.minor;
+  return d;
+}
+
+std::shared_ptr<memory_resource> make_device_resource(std::shared_ptr<memory_budget> budget) {
+  if (!gpu_available()) throw not_implemented_error("device memory: no CUDA device is visible");
+  return std::make_shared<cuda::device_memory_resource>(std::move(budget));
+}
+
+std::shared_ptr<memory_resource> make_pinned_resource(std::shared_ptr<memory_budget> budget) {
+  if (!gpu_available()) throw not_implemented_error("pinned memory: no CUDA device is visible");
+  return std::make_shared<cuda::pinned_memory_resource>(std::move(budget));
+}
+
+table to_device(const table& t, memory_resource* device_mr) {
+  cuda::nvtx_range r{"to_device"};
+  return cuda::copy_table(t, device_mr, true);
+}
+
+table to_host(const table& t, memory_resource* host_mr) {
+  if (!on_device(t)) return t;
+  cuda::nvtx_range r{"to_host"};
+  return cuda::copy_table(t, host_mr, false);
+}
+
+int64_t count_set_bits(const buffer& bitmap, int64_t offset, int64_t n) {
+  if (bitmap.resource()->kind() != memory_kind::device) return bits::count_set(bitmap.as<uint8_t>(), offset, n);
+  if (n <= 0) return 0;
+  cuda::dbuf<unsigned long long> out(1, bitmap.resource());
+  TUG_CUDA_TRY(cudaMemsetAsync(out.p, 0, sizeof(unsigned long long), cuda::stream()));
+  int64_t words = (offset + n + 63) / 64 - offset / 64;
+  cuda::count_bits_kernel<<<cuda::grid_for(words), 256, 0, cuda::stream()>>>(bitmap.as<uint8_t>(), offset, offset + n,
+                                                                              out.p);
+  TUG_CUDA_CHECK_LAUNCH();
+  unsigned long long h = 0;
+  TUG_CUDA_TRY(cudaMemcpyAsync(&h, out.p, sizeof h, cudaMemcpyDeviceToHost, cuda::stream()));
+  cuda::sync();
+  return static_cast<int64_t>(h);
+}
+
+}  // namespace tug
