@@ -2,6 +2,7 @@
 //
 // usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--threads N] [--reps N]
 //                 [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain]
+//        tug_pdsh --list        (prints the registered query numbers, one a line)
 //
 // Each query runs 1 + N times (N = --reps, default 3): the first run is "cold" (the first time in this
 // process), the N others "warm". Every run scans the Parquet files again (scan, plan, execute), so the
@@ -43,6 +44,7 @@ struct options {
   std::string engine_name = "auto";
   int reps = 3;
   bool explain = false;
+  bool list = false;
 };
 
 int parse_int(const std::string& flag, const std::string& v, int lo) {
@@ -102,10 +104,13 @@ options parse_args(int argc, char** argv) {
       o.json_path = value();
     } else if (a == "--explain") {
       o.explain = true;
+    } else if (a == "--list") {
+      o.list = true;
     } else {
       throw usage_error("unknown argument '" + a + "'");
     }
   }
+  if (o.list) return o;
   if (o.data.empty()) throw usage_error("--data DIR is required");
   if (o.queries.empty()) throw usage_error("--query 1,2,..|all is required");
   return o;
@@ -173,6 +178,10 @@ json run_query(const options& o, int q) {
 }
 
 int run(const options& o) {
+  if (o.list) {
+    for (int q : pdsh::registered_queries()) std::cout << q << "\n";
+    return 0;
+  }
   if (o.explain) {
     pdsh::tables t = pdsh::scan_tables(o.data);
     for (int q : o.queries) std::cout << "-- q" << two_digits(q) << "\n" << pdsh::query(q)(t).explain(o.engine) << "\n";
@@ -213,7 +222,8 @@ int main(int argc, char** argv) {
   } catch (const usage_error& e) {
     std::cerr << "tug_pdsh: " << e.what() << "\n"
               << "usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--threads N] [--reps N]\n"
-                 "                [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain]\n";
+                 "                [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain]\n"
+                 "       tug_pdsh --list\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "tug_pdsh: " << e.what() << "\n";
