@@ -12,6 +12,7 @@
 // query number, or "_qNN" is inserted before the extension when there is no "{q}".
 // --json writes {"engine", "threads", "data", "reps", "queries": [{"query", "rows", "cold_s", "times_s",
 // "median_s", "min_s", "max_s"}]}. --explain prints each query's plan instead of running it.
+// --engine gpu fails (status 1) when there is no GPU, rather than timing the CPU fallback.
 // Exit status: 0 when every query ran, 1 when one failed (its error is printed and in the JSON), 2 for a
 // usage error.
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "queries.hpp"
 #include "tug/api/io.hpp"
 #include "tug/core/error.hpp"
+#include "tug/plan/lower.hpp"
 
 using json = nlohmann::json;
 using namespace tug;
@@ -111,6 +113,8 @@ options parse_args(int argc, char** argv) {
     }
   }
   if (o.list) return o;
+  if (o.engine.engine == engine_kind::gpu && !gpu_available())
+    throw invalid_argument_error("--engine gpu: no CUDA device is visible or tug was built without CUDA");
   if (o.data.empty()) throw usage_error("--data DIR is required");
   if (o.queries.empty()) throw usage_error("--query 1,2,..|all is required");
   return o;

@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 PDSH = REPO / "bench" / "pdsh"
 sys.path.insert(0, str(PDSH))
 import data as pdsh_data  # noqa: E402
+import polars_queries  # noqa: E402
 
 BUILD = Path(os.environ.get("TUG_BUILD_DIR", REPO / "build"))
 # Queries 12..22 come with branch pdsq2. Set this to True once it is merged: then a missing query fails
@@ -79,6 +80,20 @@ def test_order_by_parser():
     assert order_by("select 1; -- order by nothing") == []
 
 
+def assert_same_answer(got, want, sql):
+    """`got` (tug's or Polars' frame) answers as `want` (DuckDB's) for the query `sql`."""
+    assert got.columns == want.columns
+    assert got.height == want.height, f"got {got.height} rows, DuckDB {want.height}"
+    check_sorted(got, order_by(sql))
+    float_cols = {i for i, t in enumerate(want.dtypes) if t.is_float()} | {
+        i for i, t in enumerate(got.dtypes) if t.is_float()}
+    got_rows = sorted(got.rows(), key=lambda r: sort_key(r, float_cols))
+    want_rows = sorted(want.rows(), key=lambda r: sort_key(r, float_cols))
+    for r, (g, w) in enumerate(zip(got_rows, want_rows)):
+        bad = [(got.columns[i], a, b) for i, (a, b) in enumerate(zip(g, w)) if not same_value(a, b)]
+        assert not bad, f"row {r} (sorted) differs, (column, got, duckdb): {bad}"
+
+
 def same_value(a, b):
     if a is None or b is None:
         return a is None and b is None
@@ -121,18 +136,19 @@ def test_query_matches_duckdb(q, tug_pdsh, registered, sf001, duck, tmp_path):
     p = subprocess.run([tug_pdsh, "--data", str(sf001), "--query", str(q), "--reps", "0", "--out", str(out)],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
-    got = pl.read_parquet(out)
-    want = duck.sql(sql).pl()
-    assert got.columns == want.columns
-    assert got.height == want.height, f"tug gave {got.height} rows, DuckDB {want.height}"
-    check_sorted(got, order_by(sql))
-    float_cols = {i for i, t in enumerate(want.dtypes) if t.is_float()} | {
-        i for i, t in enumerate(got.dtypes) if t.is_float()}
-    got_rows = sorted(got.rows(), key=lambda r: sort_key(r, float_cols))
-    want_rows = sorted(want.rows(), key=lambda r: sort_key(r, float_cols))
-    for r, (g, w) in enumerate(zip(got_rows, want_rows)):
-        bad = [(got.columns[i], a, b) for i, (a, b) in enumerate(zip(g, w)) if not same_value(a, b)]
-        assert not bad, f"row {r} (sorted) differs, (column, tug, duckdb): {bad}"
+    assert_same_answer(pl.read_parquet(out), duck.sql(sql).pl(), sql)
+
+
+@pytest.mark.parametrize("q", range(1, 23))
+def test_polars_query_matches_duckdb(q, sf001, duck):
+    """The harness's Polars implementations answer as DuckDB does (so the three engines run the same query)."""
+    if q not in polars_queries.QUERIES:
+        if EXPECT_ALL_22:
+            pytest.fail(f"Polars query {q} is missing from bench/pdsh/polars_queries.py")
+        pytest.skip(f"Polars query {q} is not written yet (queries 12..22 come with branch pdsq2)")
+    sql = (PDSH / "sql" / f"q{q:02d}.sql").read_text()
+    got = polars_queries.QUERIES[q](polars_queries.scan_tables(sf001)).collect()
+    assert_same_answer(got, duck.sql(sql).pl(), sql)
 
 
 def test_dates_are_dates(tug_pdsh, registered, sf001, tmp_path):
