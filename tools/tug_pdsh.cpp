@@ -2,6 +2,7 @@
 //
 // usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--threads N] [--reps N]
 //                 [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain]
+//        tug_pdsh --list        (prints the registered query numbers, one a line)
 //
 // Each query runs 1 + N times (N = --reps, default 3): the first run is "cold" (the first time in this
 // process), the N others "warm". Every run scans the Parquet files again (scan, plan, execute), so the
@@ -11,6 +12,7 @@
 // query number, or "_qNN" is inserted before the extension when there is no "{q}".
 // --json writes {"engine", "threads", "data", "reps", "queries": [{"query", "rows", "cold_s", "times_s",
 // "median_s", "min_s", "max_s"}]}. --explain prints each query's plan instead of running it.
+// --engine gpu fails (status 1) when there is no GPU, rather than timing the CPU fallback.
 // Exit status: 0 when every query ran, 1 when one failed (its error is printed and in the JSON), 2 for a
 // usage error.
 #include <algorithm>
@@ -26,6 +28,7 @@
 #include "queries.hpp"
 #include "tug/api/io.hpp"
 #include "tug/core/error.hpp"
+#include "tug/plan/lower.hpp"
 
 using json = nlohmann::json;
 using namespace tug;
@@ -43,6 +46,7 @@ struct options {
   std::string engine_name = "auto";
   int reps = 3;
   bool explain = false;
+  bool list = false;
 };
 
 int parse_int(const std::string& flag, const std::string& v, int lo) {
@@ -102,10 +106,15 @@ options parse_args(int argc, char** argv) {
       o.json_path = value();
     } else if (a == "--explain") {
       o.explain = true;
+    } else if (a == "--list") {
+      o.list = true;
     } else {
       throw usage_error("unknown argument '" + a + "'");
     }
   }
+  if (o.list) return o;
+  if (o.engine.engine == engine_kind::gpu && !gpu_available())
+    throw invalid_argument_error("--engine gpu: no CUDA device is visible or tug was built without CUDA");
   if (o.data.empty()) throw usage_error("--data DIR is required");
   if (o.queries.empty()) throw usage_error("--query 1,2,..|all is required");
   return o;
@@ -173,6 +182,10 @@ json run_query(const options& o, int q) {
 }
 
 int run(const options& o) {
+  if (o.list) {
+    for (int q : pdsh::registered_queries()) std::cout << q << "\n";
+    return 0;
+  }
   if (o.explain) {
     pdsh::tables t = pdsh::scan_tables(o.data);
     for (int q : o.queries) std::cout << "-- q" << two_digits(q) << "\n" << pdsh::query(q)(t).explain(o.engine) << "\n";
@@ -213,7 +226,8 @@ int main(int argc, char** argv) {
   } catch (const usage_error& e) {
     std::cerr << "tug_pdsh: " << e.what() << "\n"
               << "usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--threads N] [--reps N]\n"
-                 "                [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain]\n";
+                 "                [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain]\n"
+                 "       tug_pdsh --list\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "tug_pdsh: " << e.what() << "\n";

@@ -1,3 +1,4 @@
+-- TPC-H Q13, customer distribution. WORD1 = special, WORD2 = requests.
 select
     c_count,
     count(*) as custdist

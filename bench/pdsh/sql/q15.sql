@@ -1,3 +1,4 @@
+-- TPC-H Q15, top supplier. DATE = 1996-01-01. The view revenue0 is a common table expression.
 with revenue0 as (
     select
         l_suppkey as supplier_no,
@@ -21,6 +22,11 @@ from
     revenue0
 where
     s_suppkey = supplier_no
-    and total_revenue = (select max(total_revenue) from revenue0)
+    and total_revenue = (
+        select
+            max(total_revenue)
+        from
+            revenue0
+    )
 order by
     s_suppkey;

@@ -1,3 +1,5 @@
+-- TPC-H Q16, parts/supplier relationship. BRAND = Brand#45, TYPE = MEDIUM POLISHED,
+-- SIZE = 49, 14, 23, 45, 19, 3, 36, 9.
 select
     p_brand,
     p_type,
@@ -12,7 +14,12 @@ where
     and p_type not like 'MEDIUM POLISHED%'
     and p_size in (49, 14, 23, 45, 19, 3, 36, 9)
     and ps_suppkey not in (
-        select s_suppkey from supplier where s_comment like '%Customer%Complaints%'
+        select
+            s_suppkey
+        from
+            supplier
+        where
+            s_comment like '%Customer%Complaints%'
     )
 group by
     p_brand,

@@ -1,3 +1,5 @@
+-- TPC-H Q19, discounted revenue. QUANTITY1 = 1, QUANTITY2 = 10, QUANTITY3 = 20,
+-- BRAND1 = Brand#12, BRAND2 = Brand#23, BRAND3 = Brand#34.
 select
     sum(l_extendedprice * (1 - l_discount)) as revenue
 from

@@ -1,3 +1,4 @@
+-- TPC-H Q20, potential part promotion. COLOR = forest, DATE = 1994-01-01, NATION = CANADA.
 select
     s_name,
     s_address
@@ -6,13 +7,24 @@ from
     nation
 where
     s_suppkey in (
-        select ps_suppkey
-        from partsupp
+        select
+            ps_suppkey
+        from
+            partsupp
         where
-            ps_partkey in (select p_partkey from part where p_name like 'forest%')
+            ps_partkey in (
+                select
+                    p_partkey
+                from
+                    part
+                where
+                    p_name like 'forest%'
+            )
             and ps_availqty > (
-                select 0.5 * sum(l_quantity)
-                from lineitem
+                select
+                    0.5 * sum(l_quantity)
+                from
+                    lineitem
                 where
                     l_partkey = ps_partkey
                     and l_suppkey = ps_suppkey

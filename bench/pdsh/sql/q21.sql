@@ -1,3 +1,4 @@
+-- TPC-H Q21, suppliers who kept orders waiting. NATION = SAUDI ARABIA.
 select
     s_name,
     count(*) as numwait
@@ -12,11 +13,19 @@ where
     and o_orderstatus = 'F'
     and l1.l_receiptdate > l1.l_commitdate
     and exists (
-        select * from lineitem l2
-        where l2.l_orderkey = l1.l_orderkey and l2.l_suppkey <> l1.l_suppkey
+        select
+            *
+        from
+            lineitem l2
+        where
+            l2.l_orderkey = l1.l_orderkey
+            and l2.l_suppkey <> l1.l_suppkey
     )
     and not exists (
-        select * from lineitem l3
+        select
+            *
+        from
+            lineitem l3
         where
             l3.l_orderkey = l1.l_orderkey
             and l3.l_suppkey <> l1.l_suppkey

@@ -1,3 +1,4 @@
+-- TPC-H Q22, global sales opportunity. I1..I7 = 13, 31, 23, 29, 30, 18, 17.
 select
     cntrycode,
     count(*) as numcust,
@@ -10,15 +11,26 @@ from
         from
             customer
         where
-            substring(c_phone from 1 for 2) in ('13', '31', '23', '29', '30', '18', '17')
+            substring(c_phone from 1 for 2) in
+                ('13', '31', '23', '29', '30', '18', '17')
             and c_acctbal > (
-                select avg(c_acctbal)
-                from customer
+                select
+                    avg(c_acctbal)
+                from
+                    customer
                 where
                     c_acctbal > 0.00
-                    and substring(c_phone from 1 for 2) in ('13', '31', '23', '29', '30', '18', '17')
+                    and substring(c_phone from 1 for 2) in
+                        ('13', '31', '23', '29', '30', '18', '17')
             )
-            and not exists (select * from orders where o_custkey = c_custkey)
+            and not exists (
+                select
+                    *
+                from
+                    orders
+                where
+                    o_custkey = c_custkey
+            )
     ) as custsale
 group by
     cntrycode
