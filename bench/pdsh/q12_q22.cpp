@@ -118,7 +118,7 @@ lazy_frame q18(const tables& t) {
   return t.orders.join(large, {col("o_orderkey")}, {col("l_orderkey")})
       .join(t.customer, {col("o_custkey")}, {col("c_custkey")})
       .select({col("c_name"), col("o_custkey").alias("c_custkey"), col("o_orderkey"), col("o_orderdate"),
-               col("o_totalprice"), col("sum_quantity")})
+               col("o_totalprice"), col("sum_quantity").alias("sum(l_quantity)")})
       .sort({col("o_totalprice"), col("o_orderdate")}, descending({true, false}))
       .limit(100);
 }
