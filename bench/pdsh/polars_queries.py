@@ -369,23 +369,29 @@ def q20(t):
 
 def q21(t):
     items = t.lineitem.select("l_orderkey", "l_suppkey", "l_receiptdate", "l_commitdate")
-    late = items.filter(pl.col("l_receiptdate") > pl.col("l_commitdate"))
-    multi_supplier = (
-        items.group_by("l_orderkey").agg(pl.col("l_suppkey").n_unique().alias("n_supp")).filter(pl.col("n_supp") > 1)
-    )
-    single_late_supplier = (
-        late.group_by("l_orderkey").agg(pl.col("l_suppkey").n_unique().alias("n_supp")).filter(pl.col("n_supp") == 1)
-    )
+    late = pl.col("l_receiptdate") > pl.col("l_commitdate")
     suppliers = t.supplier.join(
         t.nation.filter(pl.col("n_name") == "SAUDI ARABIA"), left_on="s_nationkey", right_on="n_nationkey"
     )
-    return (
-        late.join(multi_supplier, on="l_orderkey", how="semi")
-        .join(single_late_supplier, on="l_orderkey", how="semi")
-        .join(
-            t.orders.filter(pl.col("o_orderstatus") == "F"), left_on="l_orderkey", right_on="o_orderkey", how="semi"
-        )
+    l1 = (
+        items.filter(late)
         .join(suppliers, left_on="l_suppkey", right_on="s_suppkey")
+        .join(t.orders.filter(pl.col("o_orderstatus") == "F"), left_on="l_orderkey", right_on="o_orderkey", how="semi")
+    )
+    late_supplier = pl.when(late).then(pl.col("l_suppkey"))
+    waiting = (
+        items.join(l1, on="l_orderkey", how="semi")
+        .group_by("l_orderkey")
+        .agg(
+            pl.col("l_suppkey").min().alias("min_supp"),
+            pl.col("l_suppkey").max().alias("max_supp"),
+            late_supplier.min().alias("min_late_supp"),
+            late_supplier.max().alias("max_late_supp"),
+        )
+        .filter((pl.col("min_supp") != pl.col("max_supp")) & (pl.col("min_late_supp") == pl.col("max_late_supp")))
+    )
+    return (
+        l1.join(waiting, on="l_orderkey", how="semi")
         .group_by("s_name")
         .agg(pl.len().alias("numwait"))
         .sort(["numwait", "s_name"], descending=[True, False])

@@ -158,23 +158,28 @@ lazy_frame q20(const tables& t) {
       .sort("s_name");
 }
 
-// Q21, suppliers who kept orders waiting. NATION = SAUDI ARABIA. EXISTS another supplier on the order:
-// the order has more than one distinct supplier. NOT EXISTS another late supplier: the order's late
-// lines (l1 is one of them) all have one supplier.
+// Q21, suppliers who kept orders waiting. NATION = SAUDI ARABIA. The candidates l1 (late lines of the
+// nation's suppliers on F orders) come first, so that only their orders are grouped. EXISTS another
+// supplier on the order: its smallest and largest supplier differ. NOT EXISTS another late supplier: its
+// late lines (l1 is one of them) have one supplier, the smallest equal to the largest.
 lazy_frame q21(const tables& t) {
   lazy_frame items =
       t.lineitem.select({col("l_orderkey"), col("l_suppkey"), col("l_receiptdate"), col("l_commitdate")});
-  lazy_frame late = items.filter(col("l_receiptdate") > col("l_commitdate"));
-  lazy_frame multi_supplier =
-      items.group_by({"l_orderkey"}).agg({col("l_suppkey").n_unique().alias("n_supp")}).filter(col("n_supp") > 1);
-  lazy_frame single_late_supplier =
-      late.group_by({"l_orderkey"}).agg({col("l_suppkey").n_unique().alias("n_supp")}).filter(col("n_supp") == 1);
+  expr late = col("l_receiptdate") > col("l_commitdate");
   lazy_frame suppliers =
       t.supplier.join(t.nation.filter(col("n_name") == "SAUDI ARABIA"), {col("s_nationkey")}, {col("n_nationkey")});
-  return late.join(multi_supplier, {"l_orderkey"}, join_type::semi)
-      .join(single_late_supplier, {"l_orderkey"}, join_type::semi)
-      .join(t.orders.filter(col("o_orderstatus") == "F"), {col("l_orderkey")}, {col("o_orderkey")}, join_type::semi)
-      .join(suppliers, {col("l_suppkey")}, {col("s_suppkey")})
+  lazy_frame l1 = items.filter(late)
+                      .join(suppliers, {col("l_suppkey")}, {col("s_suppkey")})
+                      .join(t.orders.filter(col("o_orderstatus") == "F"), {col("l_orderkey")}, {col("o_orderkey")},
+                            join_type::semi);
+  expr late_supplier = when(late).then(col("l_suppkey"));
+  lazy_frame waiting =
+      items.join(l1, {"l_orderkey"}, join_type::semi)
+          .group_by({"l_orderkey"})
+          .agg({col("l_suppkey").min().alias("min_supp"), col("l_suppkey").max().alias("max_supp"),
+                late_supplier.min().alias("min_late_supp"), late_supplier.max().alias("max_late_supp")})
+          .filter((col("min_supp") != col("max_supp")) & (col("min_late_supp") == col("max_late_supp")));
+  return l1.join(waiting, {"l_orderkey"}, join_type::semi)
       .group_by({"s_name"})
       .agg({len().alias("numwait")})
       .sort({col("numwait"), col("s_name")}, descending({true, false}))
