@@ -95,6 +95,29 @@ TEST(Strings, ContainsRegex) {
                        boolean({false, false, std::nullopt, false, false, false}));
 }
 
+// Patterns of literal text joined by ".*" are matched without the regex engine where the subject has no
+// line terminator; the answers must be the regex's, in particular across line breaks (`.` stops there).
+TEST(Strings, ContainsRegexLiteralPieces) {
+  column s = str({"special requests", "requests special", "specialrequests", "a special, pending requests", "",
+                  std::nullopt, "special\nrequests", "special\r\nrequests x special requests", "special\nx",
+                  "d\xC3\xA9j\xC3\xA0 special requests", "special\xE2\x80\xA8requests"});
+  const int64_t n = s.size();
+  auto re = [&](const std::string& pat) { return eval(col("s").str_contains(pat, false), {s, broadcast(pat, n)}); };
+  const auto N = std::nullopt;
+  expect_columns_equal(re("special.*requests"),
+                       boolean({true, false, true, true, false, N, false, true, false, true, true}));
+  expect_columns_equal(re(".*special.*.*requests.*"),
+                       boolean({true, false, true, true, false, N, false, true, false, true, true}));
+  expect_columns_equal(re("requests.*special"),
+                       boolean({false, true, false, false, false, N, false, true, false, false, false}));
+  expect_columns_equal(re("special"), boolean({true, true, true, true, false, N, true, true, true, true, true}));
+  expect_columns_equal(re(".*"), boolean({true, true, true, true, true, N, true, true, true, true, true}));
+  // pieces may not overlap: "ss" then "s" needs three s's
+  column t = str({"ss", "sss", "s s s"});
+  expect_columns_equal(eval(col("s").str_contains("ss.*s", false), {t, broadcast("ss.*s", 3)}),
+                       boolean({false, true, false}));
+}
+
 TEST(Strings, Slice) {
   column s = str({"hello", "", std::nullopt, "h\xC3\xA9llo", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E", "\xF0\x9F\x98\x80x"});
   auto sl = [&](int64_t off, int64_t len) { return eval(col("s").str_slice(off, len), {s}); };

@@ -1,5 +1,6 @@
 // String kernels (fn::str_*) of the CPU expression evaluator. Semantics: docs/strings_temporal.md.
 #include <array>
+#include <optional>
 #include <regex>
 #include <unordered_map>
 
@@ -97,6 +98,40 @@ const std::regex& compiled_regex(std::string_view pattern) {
   }
 }
 
+/// The literal pieces of a pattern made only of literal text joined by `.*` ("special.*requests"), or
+/// nullopt for any other pattern. Such a pattern matches a string without line terminators exactly when
+/// the pieces occur in order without overlapping, which a left-to-right `find` decides (no regex).
+std::optional<std::vector<std::string_view>> dot_star_pieces(std::string_view pattern) {
+  constexpr std::string_view meta = "\\^$.|?*+()[]{}";
+  std::vector<std::string_view> pieces;
+  size_t start = 0;
+  for (size_t i = 0; i < pattern.size();) {
+    if (pattern.substr(i, 2) == ".*") {
+      if (i > start) pieces.push_back(pattern.substr(start, i - start));
+      start = i += 2;
+    } else if (meta.find(pattern[i]) != std::string_view::npos) {
+      return std::nullopt;
+    } else {
+      ++i;
+    }
+  }
+  if (pattern.size() > start) pieces.push_back(pattern.substr(start));
+  return pieces;
+}
+
+/// Whether `x` contains the pieces in order (see dot_star_pieces); nullopt when `x` has a line terminator
+/// (`.` matches any byte but '\n' and '\r'), left to the regex.
+std::optional<bool> match_pieces(std::string_view x, const std::vector<std::string_view>& pieces) {
+  if (x.find('\n') != std::string_view::npos || x.find('\r') != std::string_view::npos) return std::nullopt;
+  size_t pos = 0;
+  for (std::string_view piece : pieces) {
+    pos = x.find(piece, pos);
+    if (pos == std::string_view::npos) return false;
+    pos += piece.size();
+  }
+  return true;
+}
+
 column match(const expr_node& n, const column& s, const column& p, memory_resource* mr) {
   const column_view sv = s.view(), pv = p.view();
   const int64_t rows = sv.size;
@@ -113,18 +148,23 @@ column match(const expr_node& n, const column& s, const column& p, memory_resour
     return map_rows<bool>(type_id::boolean, rows, {&s, &p}, mr,
                           [&](int64_t i) { return sv.string(i).find(pv.string(i)) != std::string_view::npos; });
   // a constant pattern is compiled (and checked) even when there are no rows to match
-  if (n.args.size() > 1 && n.args[1]->kind == expr_kind::literal && n.args[1]->value.is_valid())
+  std::optional<std::vector<std::string_view>> pieces;
+  if (n.args.size() > 1 && n.args[1]->kind == expr_kind::literal && n.args[1]->value.is_valid()) {
     compiled_regex(n.args[1]->value.as_string());
+    pieces = dot_star_pieces(n.args[1]->value.as_string());
+  }
   const std::regex* re = nullptr;
   std::string_view last;
   return map_rows<bool>(type_id::boolean, rows, {&s, &p}, mr, [&](int64_t i) {
     if (sv.is_null(i) || pv.is_null(i)) return false;
+    std::string_view x = sv.string(i);
+    if (pieces)
+      if (std::optional<bool> m = match_pieces(x, *pieces)) return *m;
     std::string_view pat = pv.string(i);
     if (!re || pat != last) {
       re = &compiled_regex(pat);
       last = pat;
     }
-    std::string_view x = sv.string(i);
     return std::regex_search(x.data(), x.data() + x.size(), *re);
   });
 }
