@@ -3,14 +3,14 @@
 #include <iostream>
 
 #include "example_args.hpp"
-#include "seed_data.hpp"
+#include "tug/gen/seed_data.hpp"
 #include "seed_queries.hpp"
 
 int main(int argc, char** argv) {
   using namespace tug;
   auto args = seed::parse_args(argc, argv, 1'000'000);
   try {
-    data_frame ais = seed::ais(args.rows);
+    data_frame ais = gen::ais(args.rows);
     lazy_frame q = seed::speed_anomaly_join(ais.lazy());
     if (args.explain) std::cout << q.explain(args.options) << "\n";
     query_result joined = q.profile(args.options);

@@ -2,14 +2,14 @@
 #include <iostream>
 
 #include "example_args.hpp"
-#include "seed_data.hpp"
+#include "tug/gen/seed_data.hpp"
 #include "seed_queries.hpp"
 
 int main(int argc, char** argv) {
   using namespace tug;
   auto args = seed::parse_args(argc, argv, 1'000'000);
   try {
-    auto w = seed::wholesale_tables(args.rows);
+    auto w = gen::wholesale_tables(args.rows);
     lazy_frame q = seed::four_way_join(w.lineitem.lazy(), w.orders.lazy(), w.customer.lazy(), w.supplier.lazy());
     if (args.explain) std::cout << q.explain(args.options) << "\n";
     query_result r = q.profile(args.options);

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "example_args.hpp"
-#include "seed_data.hpp"
+#include "tug/gen/seed_data.hpp"
 #include "seed_queries.hpp"
 #include "tug/plan/lower.hpp"
 
@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   try {
     std::cout << "generating " << args.rows << " AIS-like rows..." << std::flush;
     auto t0 = std::chrono::steady_clock::now();
-    data_frame ais = seed::ais(args.rows);
+    data_frame ais = gen::ais(args.rows);
     double gen = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << " done in " << gen << " s (" << ais.partitions().size() << " partitions)\n";
     const char* engine = args.options.engine == engine_kind::cpu   ? "cpu"

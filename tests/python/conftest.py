@@ -14,3 +14,12 @@ def tug():
     if not exe.exists():
         pytest.fail(f"{exe} is missing: build it (`ninja -C build tug_cli`) or set TUG_BUILD_DIR")
     return str(exe)
+
+
+@pytest.fixture(scope="session")
+def tug_gen():
+    """Path of the built `tug_gen` data generator (TUG_BUILD_DIR, default build/)."""
+    exe = Path(os.environ.get("TUG_BUILD_DIR", REPO / "build")) / "tug_gen"
+    if not exe.exists():
+        pytest.fail(f"{exe} is missing: build it (`ninja -C build tug_gen`) or set TUG_BUILD_DIR")
+    return str(exe)

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "../../examples/seed_data.hpp"
+#include "tug/gen/seed_data.hpp"
 #include "../../examples/seed_queries.hpp"
 #include "test_util.hpp"
 
@@ -36,7 +36,7 @@ int64_t reference_anomalies(const data_frame& ais) {
 }  // namespace
 
 TEST(SeedQueries, SpeedAnomalyOverMatchesJoinAndReference) {
-  data_frame ais = seed::ais(60000, 3, 7000);
+  data_frame ais = gen::ais(60000, 3, 7000);
   engine_options o;
   o.target_partition_rows = 5000;
   data_frame over = seed::speed_anomaly(ais.lazy()).collect(o);
@@ -67,7 +67,7 @@ TEST(SeedQueries, SpeedAnomalyOverMatchesJoinAndReference) {
 }
 
 TEST(SeedQueries, FourWayJoinKeepsEveryLineitem) {
-  auto w = seed::wholesale_tables(20000, 5, 3000);
+  auto w = gen::wholesale_tables(20000, 5, 3000);
   engine_options o;
   o.target_partition_rows = 4096;
   data_frame r = seed::four_way_join(w.lineitem.lazy(), w.orders.lazy(), w.customer.lazy(), w.supplier.lazy()).collect(o);
@@ -79,8 +79,8 @@ TEST(SeedQueries, FourWayJoinKeepsEveryLineitem) {
 }
 
 TEST(SeedData, Deterministic) {
-  auto a = seed::ais(5000, 9, 1000), b = seed::ais(5000, 9, 1000);
+  auto a = gen::ais(5000, 9, 1000), b = gen::ais(5000, 9, 1000);
   expect_frames_equal(a, b);
-  auto c = seed::ais(5000, 10, 1000);
+  auto c = gen::ais(5000, 10, 1000);
   EXPECT_NE(rows_of(a), rows_of(c));
 }
