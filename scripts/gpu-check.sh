@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The GPU check, run on a CUDA machine from a fresh copy of the repository (see docs/gpu.md):
+# configure and build with CUDA, run the whole unit test suite (engine automatic = GPU), the
+# differential tests against DuckDB on the GPU engine, compute-sanitizer (memcheck, racecheck) on the
+# CUDA tests, and the GPU benchmarks; prints a short table last. Logs go to $OUT (default /tmp/gpu-check).
+#   scripts/gpu-check.sh [--quick]     (--quick: fewer benchmark rows, no sanitizers)
+# Needs: nvcc, cmake, ninja, gtest, Google Benchmark, zlib/zstd/lz4 (the GPU image has them); snappy and
+# DuckDB may be carried as .deb/ (libsnappy*.deb) and .whl/ (duckdb wheel) in the repository root.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpu-check}
+mkdir -p "$OUT"
+QUICK=0
+[ "${1:-}" = "--quick" ] && QUICK=1
+export NCCL_NVLS_ENABLE=0
+step() { echo "== $(date +%T) $*" | tee -a "$OUT/steps.log"; }
+
+step "device"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/device.txt"
+NPROC=$(nproc)
+
+extra=()
+if ls .deb/libsnappy-dev*.deb >/dev/null 2>&1 && [ ! -e /usr/include/snappy-c.h ]; then
+  step "unpacking snappy"
+  for f in .deb/libsnappy*.deb; do dpkg -x "$f" /tmp/snappy; done
+  extra+=(-DTUG_LIB_snappy=/tmp/snappy/usr/lib/x86_64-linux-gnu/libsnappy.a "-DCMAKE_CXX_FLAGS=-isystem /tmp/snappy/usr/include")
+fi
+PY=python3
+if ls .whl/*.whl >/dev/null 2>&1; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
+    export PYTHONPATH=/tmp/site
+fi
+
+step "configure"
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUG_WITH_CUDA=ON -DTUG_BUILD_EXAMPLES=OFF \
+  -DTUG_BUILD_BENCH=OFF "${extra[@]}" >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+step "build ($NPROC jobs)"
+ninja -C build-gpu -j"$NPROC" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$OUT/build.log" | head -60; exit 1; }
+
+step "unit tests (GPU engine)"
+./build-gpu/tug_tests --gtest_brief=1 >"$OUT/unit.log" 2>&1
+unit_rc=$?
+unit_line=$(grep -E "^\[  (PASSED|FAILED)  \]" "$OUT/unit.log" | head -2 | tr '\n' ' ')
+grep -E "^\[  FAILED  \]" "$OUT/unit.log" | head -40
+
+step "CUDA tests with fallback=raise"
+./build-gpu/tug_tests --gtest_filter='Cuda*' >"$OUT/cuda_tests.log" 2>&1
+cuda_rc=$?
+cuda_line=$(grep -E "^\[  (PASSED|FAILED)  \]|tests ran" "$OUT/cuda_tests.log" | tr '\n' ' ')
+
+diff_line="skipped (no duckdb)"
+if $PY -c "import duckdb" 2>/dev/null; then
+  step "differential tests vs DuckDB (GPU engine)"
+  TUG_BUILD_DIR=$PWD/build-gpu $PY -m pytest -q -p no:cacheprovider tests/differential >"$OUT/differential.log" 2>&1
+  diff_line=$(tail -1 "$OUT/differential.log")
+fi
+
+mem_line="skipped"; race_line="skipped"
+if [ $QUICK = 0 ] && command -v compute-sanitizer >/dev/null; then
+  step "compute-sanitizer memcheck"
+  timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tug_tests --gtest_filter='Cuda*' \
+    >"$OUT/memcheck.log" 2>&1
+  mem_line="rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)"
+  step "compute-sanitizer racecheck"
+  timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 ./build-gpu/tug_tests \
+    --gtest_filter='CudaExpr*:CudaSort*' >"$OUT/racecheck.log" 2>&1
+  race_line="rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/racecheck.log" | tail -1)"
+fi
+
+step "benchmarks"
+ROWS=200000000
+[ $QUICK = 1 ] && ROWS=20000000
+timeout 400 ./build-gpu/tug_gpu_bench --rows $ROWS --reps 5 --json "$OUT/gpu_bench.json" >"$OUT/gpu_bench.md" 2>"$OUT/gpu_bench.log"
+bench_rc=$?
+
+echo
+echo "## gpu-check $(date -u +%F) on $(cat "$OUT/device.txt")"
+echo "| step | result |"
+echo "|---|---|"
+echo "| unit tests (GPU engine) | rc=$unit_rc $unit_line |"
+echo "| CUDA tests (fallback=raise) | rc=$cuda_rc $cuda_line |"
+echo "| differential vs DuckDB | $diff_line |"
+echo "| memcheck | $mem_line |"
+echo "| racecheck | $race_line |"
+echo "| benchmarks | rc=$bench_rc (table below) |"
+cat "$OUT/gpu_bench.md"
