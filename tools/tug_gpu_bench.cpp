@@ -88,8 +88,8 @@ data_frame make_data(int64_t n, int64_t parts) {
     }
     out[static_cast<size_t>(p)] = table({k100.finish(), kmany.finish(), x.finish(), v.finish()});
   });
-  schema s(std::vector<field>{{"k100", type_id::int64}, {"kmany", type_id::int64}, {"x", type_id::int64},
-                              {"v", type_id::float64}});
+  schema s(std::vector<field>{
+      {"k100", type_id::int64}, {"kmany", type_id::int64}, {"x", type_id::int64}, {"v", type_id::float64}});
   return data_frame(s, std::move(out));
 }
 
@@ -108,9 +108,12 @@ int main(int argc, char** argv) {
   std::string json;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--rows" && i + 1 < argc) rows = std::stoll(argv[++i]);
-    else if (a == "--reps" && i + 1 < argc) reps = std::stoi(argv[++i]);
-    else if (a == "--json" && i + 1 < argc) json = argv[++i];
+    if (a == "--rows" && i + 1 < argc)
+      rows = std::stoll(argv[++i]);
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::stoi(argv[++i]);
+    else if (a == "--json" && i + 1 < argc)
+      json = argv[++i];
     else {
       std::cerr << "usage: tug_gpu_bench [--rows N] [--reps R] [--json FILE]\n";
       return 2;
@@ -131,7 +134,8 @@ int main(int argc, char** argv) {
   auto budget = std::make_shared<memory_budget>(0, "device");
   auto dmr = make_device_resource(budget);
   std::vector<table> dparts;
-  for (auto& p : host.partitions()) dparts.push_back(to_device(p, dmr.get()));
+  for (auto& p : host.partitions())
+    dparts.push_back(to_device(p, dmr.get()));
   data_frame dev_df(host.schema(), std::move(dparts));
 
   engine_options gpu;
@@ -147,9 +151,9 @@ int main(int argc, char** argv) {
     std::function<lazy_frame(const lazy_frame&)> q;
   };
   std::vector<query> queries = {
-      {"filter x<500, sum v", 16, [](const lazy_frame& f) { return f.filter(col("x") < 500).select({col("v").sum()}); }},
-      {"group_by 100 keys, sum v", 16,
-       [](const lazy_frame& f) { return f.group_by({"k100"}).agg({col("v").sum()}); }},
+      {"filter x<500, sum v", 16,
+       [](const lazy_frame& f) { return f.filter(col("x") < 500).select({col("v").sum()}); }},
+      {"group_by 100 keys, sum v", 16, [](const lazy_frame& f) { return f.group_by({"k100"}).agg({col("v").sum()}); }},
       {"group_by rows/10 keys, sum v", 16,
        [](const lazy_frame& f) { return f.group_by({"kmany"}).agg({col("v").sum()}); }},
       {"sort int64", 8, [](const lazy_frame& f) { return f.select({col("kmany")}).sort({"kmany"}); }},
@@ -170,7 +174,8 @@ int main(int argc, char** argv) {
     r.bytes = q.bytes_per_row * static_cast<double>(rows);
     lazy_frame g = q.q(dev_df.lazy()), c = q.q(host.lazy());
     query_result pr = g.profile(gpu);
-    for (auto& f : pr.fallbacks) r.where += (r.where.empty() ? "" : "; ") + f;
+    for (auto& f : pr.fallbacks)
+      r.where += (r.where.empty() ? "" : "; ") + f;
     r.gpu_s = time_it(reps, [&] { g.collect(gpu); });
     r.cpu_s = time_it(std::max(1, reps / 2), [&] { c.collect(cpu); });
     std::cerr << q.name << ": gpu " << r.gpu_s << " s, cpu " << r.cpu_s << " s\n";
@@ -178,11 +183,14 @@ int main(int argc, char** argv) {
   }
   std::printf("\n%s, %lld rows, D2D copy %.0f GB/s, median of %d\n\n", dev.name.c_str(), static_cast<long long>(rows),
               copy_gbs, reps);
-  std::printf("| query | GPU s | CPU s (all cores) | CPU/GPU | GPU GB/s | of copy BW | GPU fallbacks |\n|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| query | GPU s | CPU s (all cores) | CPU/GPU | GPU GB/s | of copy BW | GPU fallbacks "
+      "|\n|---|---|---|---|---|---|---|\n");
   for (auto& r : results) {
     double gbs = r.bytes / r.gpu_s / 1e9;
-    std::printf("| %s | %.4f | %.4f | %.1fx | %.0f | %.0f%% | %s |\n", r.name.c_str(), r.gpu_s, r.cpu_s, r.cpu_s / r.gpu_s,
-                gbs, copy_gbs > 0 ? 100 * gbs / copy_gbs : 0, r.where.empty() ? "none" : r.where.c_str());
+    std::printf("| %s | %.4f | %.4f | %.1fx | %.0f | %.0f%% | %s |\n", r.name.c_str(), r.gpu_s, r.cpu_s,
+                r.cpu_s / r.gpu_s, gbs, copy_gbs > 0 ? 100 * gbs / copy_gbs : 0,
+                r.where.empty() ? "none" : r.where.c_str());
   }
   if (!json.empty()) {
     std::ofstream o(json);

@@ -68,7 +68,8 @@ __global__ void count_bits_kernel(const uint8_t* bm, int64_t first, int64_t end,
     // bytes past the bitmap's end are not read: the bitmap holds at least (end + 7) / 8 bytes
     int64_t bytes = (end + 7) / 8 - byte0;
     if (bytes > 8) bytes = 8;
-    for (int64_t b = 0; b < bytes; ++b) word |= uint64_t(bm[byte0 + b]) << (8 * b);
+    for (int64_t b = 0; b < bytes; ++b)
+      word |= uint64_t(bm[byte0 + b]) << (8 * b);
     int64_t lo = w * 64, hi = lo + 64;
     if (first > lo) word &= ~0ull << (first - lo);
     if (end < hi) word &= (end - lo) >= 64 ? ~0ull : ((1ull << (end - lo)) - 1);
@@ -160,23 +161,28 @@ column copy_column(const column& c, memory_resource* mr, bool to_dev) {
   if (c.type().id != type_id::string) {
     size_t w = static_cast<size_t>(size_of(c.type().id));
     buffer_ptr data = make_buffer(w * static_cast<size_t>(n), mr);
-    copy(data->data(), c.data_buffer()->as<uint8_t>() + w * static_cast<size_t>(first), w * static_cast<size_t>(n), kind);
+    copy(data->data(), c.data_buffer()->as<uint8_t>() + w * static_cast<size_t>(first), w * static_cast<size_t>(n),
+         kind);
     cuda::sync();
     return column(c.type(), c.size(), std::move(data), std::move(validity), c.null_count(), {}, sub);
   }
   buffer_ptr offsets = make_buffer(sizeof(int64_t) * static_cast<size_t>(n + 1), mr);
   std::vector<int64_t> host_offsets(static_cast<size_t>(n + 1));
   const int64_t* src_off = c.offsets_buffer()->as<int64_t>() + first;
-  if (to_dev) std::memcpy(host_offsets.data(), src_off, host_offsets.size() * sizeof(int64_t));
+  if (to_dev)
+    std::memcpy(host_offsets.data(), src_off, host_offsets.size() * sizeof(int64_t));
   else {
     copy(host_offsets.data(), src_off, host_offsets.size() * sizeof(int64_t), kind);
     cuda::sync();
   }
   int64_t base = host_offsets.front(), chars = host_offsets.back() - base;
   if (base != 0)
-    for (auto& o : host_offsets) o -= base;
-  if (to_dev) copy(offsets->data(), host_offsets.data(), host_offsets.size() * sizeof(int64_t), kind);
-  else std::memcpy(offsets->data(), host_offsets.data(), host_offsets.size() * sizeof(int64_t));
+    for (auto& o : host_offsets)
+      o -= base;
+  if (to_dev)
+    copy(offsets->data(), host_offsets.data(), host_offsets.size() * sizeof(int64_t), kind);
+  else
+    std::memcpy(offsets->data(), host_offsets.data(), host_offsets.size() * sizeof(int64_t));
   buffer_ptr data = make_buffer(static_cast<size_t>(chars), mr);
   copy(data->data(), c.data_buffer()->as<char>() + base, static_cast<size_t>(chars), kind);
   cuda::sync();  // also keeps host_offsets alive until the copy is done
@@ -188,8 +194,10 @@ table copy_table(const table& t, memory_resource* mr, bool to_dev) {
   cols.reserve(t.num_columns());
   for (auto& c : t.columns()) {
     bool there = is_on_device(c.data_buffer());
-    if (there == to_dev) cols.push_back(c);
-    else cols.push_back(copy_column(c, mr, to_dev));
+    if (there == to_dev)
+      cols.push_back(c);
+    else
+      cols.push_back(copy_column(c, mr, to_dev));
   }
   if (cols.empty()) return table::empty_with_rows(t.num_rows());
   return table(std::move(cols));
@@ -256,7 +264,7 @@ int64_t count_set_bits(const buffer& bitmap, int64_t offset, int64_t n) {
   TUG_CUDA_TRY(cudaMemsetAsync(out.p, 0, sizeof(unsigned long long), cuda::stream()));
   int64_t words = (offset + n + 63) / 64 - offset / 64;
   cuda::count_bits_kernel<<<cuda::grid_for(words), 256, 0, cuda::stream()>>>(bitmap.as<uint8_t>(), offset, offset + n,
-                                                                              out.p);
+                                                                             out.p);
   TUG_CUDA_CHECK_LAUNCH();
   unsigned long long h = 0;
   TUG_CUDA_TRY(cudaMemcpyAsync(&h, out.p, sizeof h, cudaMemcpyDeviceToHost, cuda::stream()));

@@ -21,21 +21,30 @@ int64_t parse_device_limit(const std::string& spec, int64_t total_memory) {
     throw bad();
   }
   std::string unit = spec.substr(pos);
-  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.erase(0, 1);
+  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front())))
+    unit.erase(0, 1);
   if (v <= 0) throw bad();
   if (unit == "%") {
     if (v > 100) throw bad();
     return static_cast<int64_t>(static_cast<double>(total_memory) * v / 100.0);
   }
   double mult = 0;
-  if (unit.empty() || unit == "B") mult = 1;
-  else if (unit == "KB") mult = 1e3;
-  else if (unit == "MB") mult = 1e6;
-  else if (unit == "GB") mult = 1e9;
-  else if (unit == "KiB") mult = 1024.0;
-  else if (unit == "MiB") mult = 1024.0 * 1024;
-  else if (unit == "GiB") mult = 1024.0 * 1024 * 1024;
-  else throw bad();
+  if (unit.empty() || unit == "B")
+    mult = 1;
+  else if (unit == "KB")
+    mult = 1e3;
+  else if (unit == "MB")
+    mult = 1e6;
+  else if (unit == "GB")
+    mult = 1e9;
+  else if (unit == "KiB")
+    mult = 1024.0;
+  else if (unit == "MiB")
+    mult = 1024.0 * 1024;
+  else if (unit == "GiB")
+    mult = 1024.0 * 1024 * 1024;
+  else
+    throw bad();
   return static_cast<int64_t>(v * mult);
 }
 

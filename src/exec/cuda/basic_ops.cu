@@ -53,7 +53,8 @@ class project_op final : public physical_node {
   std::string name() const override { return "project"; }
   std::string detail() const override {
     std::string s;
-    for (auto& e : _exprs) s += (s.empty() ? "" : ", ") + to_string(e);
+    for (auto& e : _exprs)
+      s += (s.empty() ? "" : ", ") + to_string(e);
     return "[" + s + "]";
   }
 

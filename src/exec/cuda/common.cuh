@@ -16,9 +16,9 @@ namespace tug::cuda {
 /// Raises compute_error (or memory_error for out-of-memory) naming the failed call and its place.
 [[noreturn]] void throw_cuda_error(cudaError_t e, const char* call, const char* file, int line);
 
-#define TUG_CUDA_TRY(call)                                                              \
-  do {                                                                                  \
-    cudaError_t tug_e_ = (call);                                                        \
+#define TUG_CUDA_TRY(call)                                                                       \
+  do {                                                                                           \
+    cudaError_t tug_e_ = (call);                                                                 \
     if (tug_e_ != cudaSuccess) ::tug::cuda::throw_cuda_error(tug_e_, #call, __FILE__, __LINE__); \
   } while (0)
 /// Checks the launch that precedes it.

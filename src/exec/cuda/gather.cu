@@ -1,10 +1,10 @@
 // Device-side table primitives: gather by row indices, filter by a boolean mask, concatenation and
 // broadcast of one row. Fixed-width values move by element size (1, 2, 4, 8 or 16 bytes), so one
 // kernel per size serves every type; strings go lengths -> scan -> offsets -> chars.
+#include <thrust/iterator/counting_iterator.h>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda/std/iterator>
-#include <thrust/iterator/counting_iterator.h>
 
 #include "exec/cuda/common.cuh"
 #include "exec/cuda/table_ops.hpp"
@@ -19,21 +19,41 @@ struct alignas(16) u128 {
 
 template <int W>
 struct word;
-template <> struct word<1> { using type = uint8_t; };
-template <> struct word<2> { using type = uint16_t; };
-template <> struct word<4> { using type = uint32_t; };
-template <> struct word<8> { using type = uint64_t; };
-template <> struct word<16> { using type = u128; };
+template <>
+struct word<1> {
+  using type = uint8_t;
+};
+template <>
+struct word<2> {
+  using type = uint16_t;
+};
+template <>
+struct word<4> {
+  using type = uint32_t;
+};
+template <>
+struct word<8> {
+  using type = uint64_t;
+};
+template <>
+struct word<16> {
+  using type = u128;
+};
 
 /// Calls f.template operator()<W>() for the element width of `id` (not for strings).
 template <typename F>
 void width_dispatch(type_id id, F&& f) {
   switch (size_of(id)) {
-    case 1: return f.template operator()<1>();
-    case 2: return f.template operator()<2>();
-    case 4: return f.template operator()<4>();
-    case 8: return f.template operator()<8>();
-    case 16: return f.template operator()<16>();
+    case 1:
+      return f.template operator()<1>();
+    case 2:
+      return f.template operator()<2>();
+    case 4:
+      return f.template operator()<4>();
+    case 8:
+      return f.template operator()<8>();
+    case 16:
+      return f.template operator()<16>();
   }
   throw internal_error("cuda: unexpected element width");
 }
@@ -81,7 +101,8 @@ __global__ void gather_chars_kernel(dcol src, const int64_t* idx, int64_t n, con
     if (j < 0) continue;
     dstring s = src.str(j);
     char* d = out + offsets[i];
-    for (int64_t b = lane; b < s.n; b += 32) d[b] = s.p[b];
+    for (int64_t b = lane; b < s.n; b += 32)
+      d[b] = s.p[b];
   }
 }
 
@@ -113,8 +134,10 @@ __device__ inline int find_part(const part_desc* parts, int nparts, int64_t row)
   int lo = 0, hi = nparts - 1;
   while (lo < hi) {
     int mid = (lo + hi + 1) / 2;
-    if (parts[mid].first <= row) lo = mid;
-    else hi = mid - 1;
+    if (parts[mid].first <= row)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return lo;
 }
@@ -149,7 +172,8 @@ __global__ void concat_chars_kernel(const part_desc* parts, int nparts, int64_t 
   for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < n; i += warps) {
     const part_desc& p = parts[find_part(parts, nparts, i)];
     dstring s = p.col.str(i - p.first);
-    for (int64_t b = lane; b < s.n; b += 32) out[offsets[i] + b] = s.p[b];
+    for (int64_t b = lane; b < s.n; b += 32)
+      out[offsets[i] + b] = s.p[b];
   }
 }
 
@@ -165,7 +189,8 @@ __global__ void repeat_string_kernel(dcol src, int64_t row, int64_t n, int64_t* 
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= n; i += int64_t(gridDim.x) * blockDim.x) {
     offsets[i] = i * s.n;
     if (i < n)
-      for (int64_t b = 0; b < s.n; ++b) out[i * s.n + b] = s.p[b];
+      for (int64_t b = 0; b < s.n; ++b)
+        out[i * s.n + b] = s.p[b];
   }
 }
 
@@ -200,7 +225,8 @@ table gather(const table& t, const int64_t* indices, int64_t n, memory_resource*
   nvtx_range r{"gather"};
   std::vector<column> cols;
   cols.reserve(t.num_columns());
-  for (auto& c : t.columns()) cols.push_back(cuda::gather(c, indices, n, mr));
+  for (auto& c : t.columns())
+    cols.push_back(cuda::gather(c, indices, n, mr));
   if (cols.empty()) return table::empty_with_rows(n);
   return table(std::move(cols));
 }
@@ -277,13 +303,15 @@ column concatenate(const std::vector<column>& parts, memory_resource* mr) {
 table concatenate(const std::vector<table>& parts, memory_resource* mr) {
   nvtx_range r{"concatenate"};
   int64_t rows = 0;
-  for (auto& p : parts) rows += p.num_rows();
+  for (auto& p : parts)
+    rows += p.num_rows();
   if (parts.empty() || parts[0].num_columns() == 0) return table::empty_with_rows(rows);
   if (parts.size() == 1) return parts[0];
   std::vector<column> cols;
   for (size_t c = 0; c < parts[0].num_columns(); ++c) {
     std::vector<column> pieces;
-    for (auto& p : parts) pieces.push_back(p[c]);
+    for (auto& p : parts)
+      pieces.push_back(p[c]);
     cols.push_back(cuda::concatenate(pieces, mr));
   }
   return table(std::move(cols));
@@ -296,11 +324,14 @@ column repeat_row(const column& c, int64_t row, int64_t n, memory_resource* mr) 
       if (c.type().id == type_id::string) {
         dbuf<int64_t> offsets(n + 1, mr);
         TUG_CUDA_TRY(cudaMemsetAsync(offsets.p, 0, sizeof(int64_t) * static_cast<size_t>(n + 1), stream()));
-        return column(c.type(), n, dbuf<char>(0, mr).buf, [&] {
-          auto v = make_bitmap(n, mr);
-          TUG_CUDA_TRY(cudaMemsetAsync(v.p, 0, sizeof(uint32_t) * static_cast<size_t>((n + 31) / 32), stream()));
-          return v.buf;
-        }(), n, offsets.buf);
+        return column(
+            c.type(), n, dbuf<char>(0, mr).buf,
+            [&] {
+              auto v = make_bitmap(n, mr);
+              TUG_CUDA_TRY(cudaMemsetAsync(v.p, 0, sizeof(uint32_t) * static_cast<size_t>((n + 31) / 32), stream()));
+              return v.buf;
+            }(),
+            n, offsets.buf);
       }
       size_t bytes = static_cast<size_t>(size_of(c.type().id)) * static_cast<size_t>(n);
       dbuf<uint8_t> data(static_cast<int64_t>(bytes), mr);

@@ -1,14 +1,13 @@
 #include "tug/plan/lower.hpp"
 
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 
 #include "tug/expr/resolve.hpp"
 
 namespace tug {
-
 
 namespace {
 
@@ -133,7 +132,9 @@ struct lowerer {
       resolved.push_back(resolve(e, in));
       fields.push_back({output_name(e), resolved.back()->dtype});
     }
-    return exec::make_project(choose({"project", &in, resolved}), std::move(child), std::move(resolved), schema(std::move(fields)));
+    // decide the backend before the arguments below are moved from
+    backend b_project = choose({"project", &in, resolved});
+    return exec::make_project(b_project, std::move(child), std::move(resolved), schema(std::move(fields)));
   }
 
   // Projection of all input columns plus `extra` (named by their aliases).
@@ -223,7 +224,11 @@ struct lowerer {
         return std::nullopt;
       }));
     }
-    if (!specs.empty()) child = exec::make_window(choose(window_request(child->output_schema, specs)), std::move(child), std::move(specs), std::move(out));
+    if (!specs.empty()) {
+      // decide the backend before the arguments below are moved from
+      backend b_window = choose(window_request(child->output_schema, specs));
+      child = exec::make_window(b_window, std::move(child), std::move(specs), std::move(out));
+    }
     std::vector<expr> result;
     for (auto& e : exprs) {
       result.push_back(rewrite(e, [&](const expr& x) -> std::optional<expr> {
@@ -287,8 +292,10 @@ struct lowerer {
       agg_names.push_back(temp("a"));
       out.push_back({agg_names.back(), specs.back().output_type});
     }
-    child = exec::make_aggregate(choose({"aggregate", &child->output_schema, {}, specs, key_idx}), std::move(child), std::move(key_idx), std::move(specs),
-                                 maintain_order, std::move(out));
+    // decide the backend before the arguments below are moved from
+    backend b_aggregate = choose({"aggregate", &child->output_schema, {}, specs, key_idx});
+    child = exec::make_aggregate(b_aggregate, std::move(child), std::move(key_idx), std::move(specs), maintain_order,
+                                 std::move(out));
     std::vector<expr> post;
     for (auto& k : key_names)
       post.push_back(col(k));
@@ -361,7 +368,9 @@ struct lowerer {
       build_names.push_back(temp("b"));
       out.push_back({build_names.back(), build_s[j].type});
     }
-    physical_ptr j = exec::make_join(choose({"join", &left->output_schema, {}, {}, spec.left_keys}), std::move(left), std::move(right), spec, std::move(out));
+    // decide the backend before the arguments below are moved from
+    backend b_join = choose({"join", &left->output_schema, {}, {}, spec.left_keys});
+    physical_ptr j = exec::make_join(b_join, std::move(left), std::move(right), spec, std::move(out));
     // post-projection to the logical layout
     std::vector<expr> post;
     const schema& probe_orig = swap ? rs : ls;
@@ -400,7 +409,8 @@ struct lowerer {
         const schema& src = n.source->schema();
         std::vector<std::string> cols = n.projection.empty() ? src.names() : n.projection;
         schema out;
-        for (auto& c : cols) out.push_back(src[src.index_of(c)]);
+        for (auto& c : cols)
+          out.push_back(src[src.index_of(c)]);
         physical_ptr scan = exec::make_scan(backend::cpu, n.source, std::move(cols), n.predicates, std::move(out));
         if (!n.predicates.empty()) {
           // one filter for the whole conjunction: each filter copies the surviving rows
@@ -408,7 +418,9 @@ struct lowerer {
           for (size_t i = 1; i < n.predicates.size(); ++i)
             all = all & n.predicates[i];
           expr pred = resolve(all, scan->output_schema);
-          scan = exec::make_filter(choose({"filter", &scan->output_schema, {pred}}), std::move(scan), std::move(pred));
+          // decide the backend before the arguments below are moved from
+          backend b_filter = choose({"filter", &scan->output_schema, {pred}});
+          scan = exec::make_filter(b_filter, std::move(scan), std::move(pred));
         }
         // pushed-down predicates may use columns the projection then drops
         return keep_columns(std::move(scan), n.schema.names());
@@ -418,7 +430,9 @@ struct lowerer {
         std::vector<std::string> names = c->output_schema.names();
         auto rewritten = lower_windows(c, {n.exprs[0]});
         expr pred = resolve(rewritten[0], c->output_schema);
-        c = exec::make_filter(choose({"filter", &c->output_schema, {pred}}), std::move(c), std::move(pred));
+        // decide the backend before the arguments below are moved from
+        backend b_filter = choose({"filter", &c->output_schema, {pred}});
+        c = exec::make_filter(b_filter, std::move(c), std::move(pred));
         return keep_columns(std::move(c), names);
       }
       case plan_kind::select: {
@@ -467,32 +481,39 @@ struct lowerer {
         std::vector<size_t> keys;
         for (auto& k : key_names)
           keys.push_back(c->output_schema.index_of(k));
-        c = exec::make_sort(choose({"sort", &c->output_schema, {}, {}, keys}), std::move(c), std::move(keys), n.descending, n.nulls_last, n.stable,
-                            n.length);
+        // decide the backend before the arguments below are moved from
+        backend b_sort = choose({"sort", &c->output_schema, {}, {}, keys});
+        c = exec::make_sort(b_sort, std::move(c), std::move(keys), n.descending, n.nulls_last, n.stable, n.length);
         return keep_columns(std::move(c), names);
       }
-      case plan_kind::slice:
-        {
+      case plan_kind::slice: {
         physical_ptr c = go(n.inputs[0]);
-        return exec::make_slice(choose({"slice", &c->output_schema}), std::move(c), n.offset, n.length);
+        // decide the backend before the arguments below are moved from
+        backend b_slice = choose({"slice", &c->output_schema});
+        return exec::make_slice(b_slice, std::move(c), n.offset, n.length);
       }
       case plan_kind::unique: {
         physical_ptr c = go(n.inputs[0]);
         std::vector<size_t> subset;
         for (auto& s : n.names)
           subset.push_back(c->output_schema.index_of(s));
-        return exec::make_unique(choose({"unique", &c->output_schema, {}, {}, subset}), std::move(c), std::move(subset), n.keep, n.stable);
+        // decide the backend before the arguments below are moved from
+        backend b_unique = choose({"unique", &c->output_schema, {}, {}, subset});
+        return exec::make_unique(b_unique, std::move(c), std::move(subset), n.keep, n.stable);
       }
       case plan_kind::concat: {
         std::vector<physical_ptr> kids;
         for (auto& i : n.inputs)
           kids.push_back(go(i));
-        return exec::make_concat(choose({"concat", &n.schema}), std::move(kids), n.schema);
+        // decide the backend before the arguments below are moved from
+        backend b_concat = choose({"concat", &n.schema});
+        return exec::make_concat(b_concat, std::move(kids), n.schema);
       }
-      case plan_kind::with_row_index:
-        {
+      case plan_kind::with_row_index: {
         physical_ptr c = go(n.inputs[0]);
-        return exec::make_row_index(choose({"row_index", &c->output_schema}), std::move(c), n.offset, n.schema);
+        // decide the backend before the arguments below are moved from
+        backend b_row_index = choose({"row_index", &c->output_schema});
+        return exec::make_row_index(b_row_index, std::move(c), n.offset, n.schema);
       }
     }
     throw internal_error(std::string("lowering: unhandled plan node ") + to_string(n.kind));
