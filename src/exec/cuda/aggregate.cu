@@ -23,22 +23,34 @@ enum class vkind : uint8_t { i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, str
 
 vkind kind_of(const data_type& t) {
   switch (t.id) {
-    case type_id::int8: return vkind::i8;
-    case type_id::int16: return vkind::i16;
+    case type_id::int8:
+      return vkind::i8;
+    case type_id::int16:
+      return vkind::i16;
     case type_id::int32:
-    case type_id::date32: return vkind::i32;
+    case type_id::date32:
+      return vkind::i32;
     case type_id::int64:
     case type_id::timestamp:
-    case type_id::duration: return vkind::i64;
+    case type_id::duration:
+      return vkind::i64;
     case type_id::boolean:
-    case type_id::uint8: return vkind::u8;
-    case type_id::uint16: return vkind::u16;
-    case type_id::uint32: return vkind::u32;
-    case type_id::uint64: return vkind::u64;
-    case type_id::float32: return vkind::f32;
-    case type_id::float64: return vkind::f64;
-    case type_id::string: return vkind::str;
-    default: break;
+    case type_id::uint8:
+      return vkind::u8;
+    case type_id::uint16:
+      return vkind::u16;
+    case type_id::uint32:
+      return vkind::u32;
+    case type_id::uint64:
+      return vkind::u64;
+    case type_id::float32:
+      return vkind::f32;
+    case type_id::float64:
+      return vkind::f64;
+    case type_id::string:
+      return vkind::str;
+    default:
+      break;
   }
   throw not_implemented_error("CUDA aggregation does not handle columns of type " + to_string(t));
 }
@@ -72,17 +84,28 @@ __device__ int cmp_str(dstring a, dstring b) {
 // Three-way comparison of valid rows i and j of one column.
 __device__ int cmp_values(const dcol& c, vkind k, int64_t i, int64_t j, bool nan_high) {
   switch (k) {
-    case vkind::i8: return cmp3(c.value<int8_t>(i), c.value<int8_t>(j));
-    case vkind::i16: return cmp3(c.value<int16_t>(i), c.value<int16_t>(j));
-    case vkind::i32: return cmp3(c.value<int32_t>(i), c.value<int32_t>(j));
-    case vkind::i64: return cmp3(c.value<int64_t>(i), c.value<int64_t>(j));
-    case vkind::u8: return cmp3(c.value<uint8_t>(i), c.value<uint8_t>(j));
-    case vkind::u16: return cmp3(c.value<uint16_t>(i), c.value<uint16_t>(j));
-    case vkind::u32: return cmp3(c.value<uint32_t>(i), c.value<uint32_t>(j));
-    case vkind::u64: return cmp3(c.value<uint64_t>(i), c.value<uint64_t>(j));
-    case vkind::f32: return cmp_float(c.value<float>(i), c.value<float>(j), nan_high);
-    case vkind::f64: return cmp_float(c.value<double>(i), c.value<double>(j), nan_high);
-    case vkind::str: return cmp_str(c.str(i), c.str(j));
+    case vkind::i8:
+      return cmp3(c.value<int8_t>(i), c.value<int8_t>(j));
+    case vkind::i16:
+      return cmp3(c.value<int16_t>(i), c.value<int16_t>(j));
+    case vkind::i32:
+      return cmp3(c.value<int32_t>(i), c.value<int32_t>(j));
+    case vkind::i64:
+      return cmp3(c.value<int64_t>(i), c.value<int64_t>(j));
+    case vkind::u8:
+      return cmp3(c.value<uint8_t>(i), c.value<uint8_t>(j));
+    case vkind::u16:
+      return cmp3(c.value<uint16_t>(i), c.value<uint16_t>(j));
+    case vkind::u32:
+      return cmp3(c.value<uint32_t>(i), c.value<uint32_t>(j));
+    case vkind::u64:
+      return cmp3(c.value<uint64_t>(i), c.value<uint64_t>(j));
+    case vkind::f32:
+      return cmp_float(c.value<float>(i), c.value<float>(j), nan_high);
+    case vkind::f64:
+      return cmp_float(c.value<double>(i), c.value<double>(j), nan_high);
+    case vkind::str:
+      return cmp_str(c.str(i), c.str(j));
   }
   return 0;
 }
@@ -108,45 +131,60 @@ struct row_less {
 // The value of row i widened to 64 bits (integers wrap as in the CPU sums; booleans are 0/1).
 __device__ uint64_t as_u64(const dcol& c, vkind k, int64_t i) {
   switch (k) {
-    case vkind::i8: return static_cast<uint64_t>(static_cast<int64_t>(c.value<int8_t>(i)));
-    case vkind::i16: return static_cast<uint64_t>(static_cast<int64_t>(c.value<int16_t>(i)));
-    case vkind::i32: return static_cast<uint64_t>(static_cast<int64_t>(c.value<int32_t>(i)));
-    case vkind::i64: return static_cast<uint64_t>(c.value<int64_t>(i));
-    case vkind::u8: return c.value<uint8_t>(i);
-    case vkind::u16: return c.value<uint16_t>(i);
-    case vkind::u32: return c.value<uint32_t>(i);
-    case vkind::u64: return c.value<uint64_t>(i);
-    default: return 0;
+    case vkind::i8:
+      return static_cast<uint64_t>(static_cast<int64_t>(c.value<int8_t>(i)));
+    case vkind::i16:
+      return static_cast<uint64_t>(static_cast<int64_t>(c.value<int16_t>(i)));
+    case vkind::i32:
+      return static_cast<uint64_t>(static_cast<int64_t>(c.value<int32_t>(i)));
+    case vkind::i64:
+      return static_cast<uint64_t>(c.value<int64_t>(i));
+    case vkind::u8:
+      return c.value<uint8_t>(i);
+    case vkind::u16:
+      return c.value<uint16_t>(i);
+    case vkind::u32:
+      return c.value<uint32_t>(i);
+    case vkind::u64:
+      return c.value<uint64_t>(i);
+    default:
+      return 0;
   }
 }
 
 __device__ double as_f64(const dcol& c, vkind k, int64_t i) {
   switch (k) {
-    case vkind::i8: return c.value<int8_t>(i);
-    case vkind::i16: return c.value<int16_t>(i);
-    case vkind::i32: return c.value<int32_t>(i);
-    case vkind::i64: return static_cast<double>(c.value<int64_t>(i));
-    case vkind::u8: return c.value<uint8_t>(i);
-    case vkind::u16: return c.value<uint16_t>(i);
-    case vkind::u32: return c.value<uint32_t>(i);
-    case vkind::u64: return static_cast<double>(c.value<uint64_t>(i));
-    case vkind::f32: return c.value<float>(i);
-    case vkind::f64: return c.value<double>(i);
-    default: return 0;
+    case vkind::i8:
+      return c.value<int8_t>(i);
+    case vkind::i16:
+      return c.value<int16_t>(i);
+    case vkind::i32:
+      return c.value<int32_t>(i);
+    case vkind::i64:
+      return static_cast<double>(c.value<int64_t>(i));
+    case vkind::u8:
+      return c.value<uint8_t>(i);
+    case vkind::u16:
+      return c.value<uint16_t>(i);
+    case vkind::u32:
+      return c.value<uint32_t>(i);
+    case vkind::u64:
+      return static_cast<double>(c.value<uint64_t>(i));
+    case vkind::f32:
+      return c.value<float>(i);
+    case vkind::f64:
+      return c.value<double>(i);
+    default:
+      return 0;
   }
 }
 
-#define TUG_GRID_LOOP(i, n)                                                      \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, tug_stride_ = \
-           int64_t(gridDim.x) * blockDim.x;                                      \
+#define TUG_GRID_LOOP(i, n)                                                                                       \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, tug_stride_ = int64_t(gridDim.x) * blockDim.x; \
        i < (n); i += tug_stride_)
 
-__global__ void iota_kernel(int64_t* out, int64_t n) {
-  TUG_GRID_LOOP(i, n) out[i] = i;
-}
-__global__ void fill_kernel(int64_t* out, int64_t n, int64_t v) {
-  TUG_GRID_LOOP(i, n) out[i] = v;
-}
+__global__ void iota_kernel(int64_t* out, int64_t n) { TUG_GRID_LOOP(i, n) out[i] = i; }
+__global__ void fill_kernel(int64_t* out, int64_t n, int64_t v) { TUG_GRID_LOOP(i, n) out[i] = v; }
 
 // flag[p] = 1 where sorted position p starts a new group (p > 0).
 __global__ void boundary_kernel(const dkey* keys, int nk, const int64_t* order, int64_t n, int64_t* flag) {
@@ -186,10 +224,18 @@ __global__ void load_u64_kernel(dcol c, vkind k, const int64_t* order, int64_t n
     bool v = c.valid(r);
     uint64_t x = v && m != load_mode::valid ? as_u64(c, k, r) : 0;
     switch (m) {
-      case load_mode::value: out[p] = x; break;
-      case load_mode::valid: out[p] = v; break;
-      case load_mode::is_true: out[p] = v && x != 0; break;
-      default: out[p] = v && x == 0; break;
+      case load_mode::value:
+        out[p] = x;
+        break;
+      case load_mode::valid:
+        out[p] = v;
+        break;
+      case load_mode::is_true:
+        out[p] = v && x != 0;
+        break;
+      default:
+        out[p] = v && x == 0;
+        break;
     }
   }
 }
@@ -253,13 +299,19 @@ __global__ void finish_kernel(finish_op op, const double* a, const uint64_t* u, 
     if (s < g) {
       auto cnt = static_cast<int64_t>(n ? n[s] : 0);
       switch (op) {
-        case finish_op::any: static_cast<bool*>(out)[s] = u[s] != 0; break;
-        case finish_op::all: static_cast<bool*>(out)[s] = u[s] == 0; break;
+        case finish_op::any:
+          static_cast<bool*>(out)[s] = u[s] != 0;
+          break;
+        case finish_op::all:
+          static_cast<bool*>(out)[s] = u[s] == 0;
+          break;
         case finish_op::mean:
           valid = cnt > 0;
           static_cast<double*>(out)[s] = valid ? a[s] / static_cast<double>(cnt) : 0.0;
           break;
-        case finish_op::mean_state: static_cast<double*>(out)[s] = cnt > 0 ? a[s] / static_cast<double>(cnt) : 0.0; break;
+        case finish_op::mean_state:
+          static_cast<double*>(out)[s] = cnt > 0 ? a[s] / static_cast<double>(cnt) : 0.0;
+          break;
         default: {
           valid = cnt > ddof;
           double var = valid ? fmax(0.0, m2[s]) / static_cast<double>(cnt - ddof) : 0.0;
@@ -311,7 +363,8 @@ dgroups group(const std::vector<column>& keys, int64_t n, memory_resource* mr) {
     return d;
   }
   std::vector<dkey> hk;
-  for (auto& k : keys) hk.push_back({view_of(k), kind_of(k.type())});
+  for (auto& k : keys)
+    hk.push_back({view_of(k), kind_of(k.type())});
   dbuf<dkey> dk(static_cast<int64_t>(hk.size()), mr);
   TUG_CUDA_TRY(cudaMemcpyAsync(dk.p, hk.data(), hk.size() * sizeof(dkey), cudaMemcpyHostToDevice, stream()));
   int nk = static_cast<int>(hk.size());
@@ -373,9 +426,7 @@ dbuf<double> f64_sums(const dgroups& d, const column& in, const double* mean, me
   dbuf<double> vals(d.n, mr), out(d.g, mr);
   dcol c = view_of(in);
   vkind k = kind_of(in.type());
-  launch(d.n, [&](int b) {
-    load_f64_kernel<<<b, 256, 0, stream()>>>(c, k, d.order.p, d.n, d.seg.p, mean, vals.p);
-  });
+  launch(d.n, [&](int b) { load_f64_kernel<<<b, 256, 0, stream()>>>(c, k, d.order.p, d.n, d.seg.p, mean, vals.p); });
   reduce_segments<double>(d, vals.p, out.p, plus_op{}, 0.0, mr);
   return out;
 }
@@ -385,9 +436,8 @@ column finish_column(finish_op op, const data_type& t, const dgroups& d, const d
   buffer_ptr data = make_buffer(static_cast<size_t>(d.g) * static_cast<size_t>(size_of(t.id)), mr);
   dbuf<uint32_t> valid;
   if (nullable) valid = make_bitmap(d.g, mr);
-  launch(d.g, [&](int b) {
-    finish_kernel<<<b, 256, 0, stream()>>>(op, a, u, n, m2, ddof, d.g, data->data(), valid.p);
-  });
+  launch(d.g,
+         [&](int b) { finish_kernel<<<b, 256, 0, stream()>>>(op, a, u, n, m2, ddof, d.g, data->data(), valid.p); });
   return make_device_column(t, d.g, std::move(data), valid.buf);
 }
 
@@ -444,7 +494,8 @@ column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory
       reduce_segments<int64_t>(d, cand.p, rows.p, best_row{c, kind_of(t), s.op == agg_op::max}, int64_t{-1}, mr);
       return cuda::gather(*in, rows.p, d.g, mr);
     }
-    default: break;
+    default:
+      break;
   }
   throw not_implemented_error(std::string("CUDA aggregation ") + to_string(s.op) + " is not implemented");
 }
@@ -453,7 +504,8 @@ column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory
 table concat_all(const std::vector<table>& parts, const schema& in, exec_context& ctx) {
   if (parts.empty()) {
     std::vector<column> cols;
-    for (auto& f : in) cols.push_back(make_empty_column(f.type));
+    for (auto& f : in)
+      cols.push_back(make_empty_column(f.type));
     return to_device(cols.empty() ? table::empty_with_rows(0) : table(std::move(cols)), ctx.device_mr);
   }
   if (parts.size() == 1) return parts[0];
@@ -466,7 +518,8 @@ std::string describe(const agg_spec& s) {
 
 std::string describe_columns(const std::vector<size_t>& cols) {
   std::string s = "[";
-  for (size_t i = 0; i < cols.size(); ++i) s += (i ? ", #" : "#") + std::to_string(cols[i]);
+  for (size_t i = 0; i < cols.size(); ++i)
+    s += (i ? ", #" : "#") + std::to_string(cols[i]);
   return s + "]";
 }
 
@@ -477,7 +530,8 @@ class aggregate_op final : public physical_node {
   std::string name() const override { return "sort_aggregate"; }
   std::string detail() const override {
     std::string s = "keys " + describe_columns(_keys) + " aggs [";
-    for (size_t i = 0; i < _aggs.size(); ++i) s += (i ? ", " : "") + describe(_aggs[i]);
+    for (size_t i = 0; i < _aggs.size(); ++i)
+      s += (i ? ", " : "") + describe(_aggs[i]);
     return s + "]" + (_maintain_order ? " maintain_order" : "");
   }
   bool sync_point() const override { return true; }
@@ -490,7 +544,8 @@ class aggregate_op final : public physical_node {
     table all = concat_all(parts, children[0]->output_schema, ctx);
     int64_t n = total_rows(parts);
     std::vector<column> keys;
-    for (size_t k : _keys) keys.push_back(all[k]);
+    for (size_t k : _keys)
+      keys.push_back(all[k]);
     dgroups d = group(keys, n, mr);
     // groups in order of first appearance: segments sorted by their first (smallest) row
     dbuf<int64_t> first(d.g, mr), seg_ids(d.g, mr), first_sorted(d.g, mr), perm(d.g, mr);
@@ -508,7 +563,8 @@ class aggregate_op final : public physical_node {
       perm = seg_ids;
     }
     std::vector<column> cols;
-    for (auto& k : keys) cols.push_back(cuda::gather(k, first_sorted.p, d.g, mr));
+    for (auto& k : keys)
+      cols.push_back(cuda::gather(k, first_sorted.p, d.g, mr));
     for (auto& s : _aggs) {
       const column* in = s.input < 0 ? nullptr : &all[static_cast<size_t>(s.input)];
       cols.push_back(cuda::gather(segment_agg(s, in, d, mr), perm.p, d.g, mr));
@@ -535,7 +591,8 @@ class window_op final : public physical_node {
   std::string name() const override { return "window"; }
   std::string detail() const override {
     std::string s;
-    for (auto& w : _specs) s += (s.empty() ? "" : ", ") + describe(w.agg) + " over " + describe_columns(w.keys);
+    for (auto& w : _specs)
+      s += (s.empty() ? "" : ", ") + describe(w.agg) + " over " + describe_columns(w.keys);
     return s;
   }
   bool sync_point() const override { return true; }
@@ -551,7 +608,8 @@ class window_op final : public physical_node {
     std::vector<column> results;
     for (auto& w : _specs) {
       std::vector<column> keys;
-      for (size_t k : w.keys) keys.push_back(all[k]);
+      for (size_t k : w.keys)
+        keys.push_back(all[k]);
       dgroups d = group(keys, n, mr);
       dbuf<int64_t> seg_of_row(n, mr);
       launch(n, [&](int b) { scatter_kernel<<<b, 256, 0, stream()>>>(d.order.p, d.seg.p, n, seg_of_row.p); });
@@ -563,7 +621,8 @@ class window_op final : public physical_node {
     int64_t off = 0;
     for (auto& p : parts) {
       std::vector<column> cols = p.columns();
-      for (auto& c : results) cols.push_back(c.slice(off, p.num_rows()));
+      for (auto& c : results)
+        cols.push_back(c.slice(off, p.num_rows()));
       off += p.num_rows();
       out.push_back(table(std::move(cols)));
     }

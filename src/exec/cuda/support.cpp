@@ -12,7 +12,8 @@ namespace {
 std::string type_unsupported(const schema& s, const std::vector<size_t>& cols, const char* what) {
   for (size_t c : cols)
     if (s[c].type.id == type_id::decimal128)
-      return std::string(what) + " column " + s[c].name + " has type decimal128, which the CUDA backend does not handle";
+      return std::string(what) + " column " + s[c].name +
+             " has type decimal128, which the CUDA backend does not handle";
   return {};
 }
 
