@@ -28,11 +28,18 @@ std::string unsupported(const exec::op_request& r) {
     }
   if (op == "filter" || op == "project") return {};
   if (op == "aggregate" || op == "window") {
+    // aggregate.cu: sort-based grouping over any key type but decimal128; segmented reductions
     if (r.input) {
       std::string why = type_unsupported(*r.input, r.keys, "key");
       if (!why.empty()) return why;
     }
-    return "no CUDA implementation yet";
+    for (auto& a : r.aggs) {
+      if (a.op == agg_op::n_unique || a.op == agg_op::median || a.op == agg_op::quantile)
+        return std::string("aggregation ") + to_string(a.op) + " has no CUDA implementation";
+      if (a.input >= 0 && a.input_type.id == type_id::decimal128)
+        return std::string("aggregation ") + to_string(a.op) + " of a decimal128 column has no CUDA implementation";
+    }
+    return {};
   }
   if (op == "join" || op == "sort" || op == "unique") return "no CUDA implementation yet";
   if (op == "slice" || op == "concat" || op == "row_index") return "no CUDA implementation yet";
