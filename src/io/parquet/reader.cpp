@@ -296,6 +296,21 @@ column materialize(const chunk_values<P>& cv, const leaf_info& leaf, memory_reso
   });
 }
 
+/// Most PLAIN values of physical type `pt` that `bytes` bytes can hold (booleans are bits; values of
+/// zero-length FIXED_LEN_BYTE_ARRAY are counted as bits too, to keep the bound finite).
+int64_t max_plain_values(physical_type pt, int32_t type_length, size_t bytes) {
+  size_t w = 0;
+  switch (pt) {
+    case physical_type::boolean: return static_cast<int64_t>(std::min<size_t>(bytes, size_t{1} << 59) * 8);
+    case physical_type::int32: case physical_type::float_: case physical_type::byte_array: w = 4; break;
+    case physical_type::int64: case physical_type::double_: w = 8; break;
+    case physical_type::int96: w = 12; break;
+    case physical_type::fixed_len_byte_array: w = type_length > 0 ? static_cast<size_t>(type_length) : 0; break;
+  }
+  if (w == 0) return static_cast<int64_t>(std::min<size_t>(bytes, size_t{1} << 59) * 8);
+  return static_cast<int64_t>(bytes / w);
+}
+
 /// Decodes `n` PLAIN values from [p, end) into `out`; returns the end of the consumed bytes.
 template <typename P>
 const uint8_t* decode_plain(const uint8_t* p, const uint8_t* end, int64_t n, P* out, physical_type pt,
@@ -344,7 +359,10 @@ class chunk_decoder {
   chunk_decoder(const column_metadata& m, const leaf_info& leaf) : _m(m), _leaf(leaf) {}
 
   void decode(const uint8_t* data, size_t size, int64_t num_rows, chunk_values<P>& cv) {
-    if (_leaf.optional) cv.valid.reserve(static_cast<size_t>(num_rows));  // num_rows was checked against the chunk
+    // Declared counts are only trusted once bytes that hold them are seen: the reservation is bounded
+    // by the chunk's size (the vectors grow past it as pages prove more rows).
+    const int64_t guess = std::min<int64_t>(num_rows, static_cast<int64_t>(std::min<size_t>(size, size_t{1} << 40)) * 8);
+    if (_leaf.optional) cv.valid.reserve(static_cast<size_t>(guess));
     size_t pos = 0;
     while (cv.rows < num_rows) {
       if (pos >= size)
@@ -392,8 +410,9 @@ class chunk_decoder {
       unsupported_encoding(h.dict->enc, _m.type);
     const size_t usize = static_cast<size_t>(h.uncompressed_page_size);
     const uint8_t* q = inflate(page, static_cast<size_t>(h.compressed_page_size), usize, cv);
-    if (h.dict->num_values < 0 || static_cast<uint64_t>(h.dict->num_values) > usize * uint64_t{8})
-      corrupt("dictionary size does not fit its page");
+    if (h.dict->num_values < 0 || h.dict->num_values > max_plain_values(_m.type, _leaf.elem->type_length, usize))
+      corrupt("dictionary of " + std::to_string(h.dict->num_values) + " values does not fit its " +
+              std::to_string(usize) + "-byte page");
     _dict.resize(static_cast<size_t>(h.dict->num_values));
     decode_plain<P>(q, q + usize, h.dict->num_values, _dict.data(), _m.type, _leaf.elem->type_length);
     _has_dict = true;
@@ -401,6 +420,8 @@ class chunk_decoder {
 
   /// Appends `n` rows' validity from definition levels; returns the number of non-null values.
   int64_t levels(const uint8_t* p, const uint8_t* end, int64_t n, chunk_values<P>& cv) {
+    if (rle_count(p, end, 1, n) < n)
+      corrupt("page declares " + std::to_string(n) + " values, its definition levels hold fewer");
     _levels.resize(static_cast<size_t>(n));
     rle_decode(p, end, 1, _levels.data(), n);
     // Width 1: every level is 0 (null) or 1 (valid).
@@ -470,7 +491,44 @@ class chunk_decoder {
     cv.rows += n;
   }
 
+  /// Most values (up to `nn`) that the encoded value bytes [p, end) can hold, from their headers and
+  /// sizes, so that nothing is allocated for values a page only declares. Unsupported encodings give
+  /// `nn` (they raise not_implemented_error when decoded).
+  int64_t value_bound(encoding enc, const uint8_t* p, const uint8_t* end, int64_t nn) const {
+    const physical_type pt = _m.type;
+    const size_t bytes = static_cast<size_t>(end - p);
+    switch (enc) {
+      case encoding::plain:
+        return max_plain_values(pt, _leaf.elem->type_length, bytes);
+      case encoding::plain_dictionary:
+      case encoding::rle_dictionary:
+        return nn == 0 || p >= end ? 0 : rle_count(p + 1, end, *p, nn);
+      case encoding::rle: {
+        if (pt != physical_type::boolean) return nn;
+        uint32_t len = 0;
+        if (bytes < 4) return 0;
+        std::memcpy(&len, p, 4);
+        return len > bytes - 4 ? 0 : rle_count(p + 4, p + 4 + len, 1, nn);
+      }
+      case encoding::delta_binary_packed:
+        if constexpr (std::is_same_v<P, int32_t> || std::is_same_v<P, int64_t>)
+          return nn == 0 || pt == physical_type::int96 ? nn : delta_count(p, end);
+        return nn;
+      case encoding::delta_length_byte_array:
+      case encoding::delta_byte_array:
+        if constexpr (std::is_same_v<P, std::string_view>) return nn == 0 ? nn : delta_count(p, end);
+        return nn;
+      case encoding::byte_stream_split:
+        if (pt == physical_type::boolean || pt == physical_type::byte_array) return nn;
+        return max_plain_values(pt, _leaf.elem->type_length, bytes);
+      default:
+        return nn;
+    }
+  }
+
   void values(encoding enc, const uint8_t* p, const uint8_t* end, int64_t nn, chunk_values<P>& cv) {
+    if (value_bound(enc, p, end, nn) < nn)
+      corrupt("page declares " + std::to_string(nn) + " " + encoding_name(enc) + " values, its bytes hold fewer");
     const size_t old = cv.dense.size();
     cv.dense.resize(old + static_cast<size_t>(nn));
     P* out = cv.dense.data() + old;
@@ -725,10 +783,17 @@ file_reader file_reader::open(const std::string& path) {
     for (const auto& cc : rg.columns)
       if (!cc.meta)
         throw not_implemented_error(path + ": Parquet column chunks without inline metadata are not supported");
-    for (size_t c = 0; c < r._leaf.size(); ++c)
-      if (rg.columns[r._leaf[c]].meta->type != *sch[r._element[c]].type)
-        fail("column chunk of '" + r._schema[c].name + "' in row group " + std::to_string(g) +
-             " has another physical type than the schema");
+    for (size_t c = 0; c < r._leaf.size(); ++c) {
+      const column_metadata& m = *rg.columns[r._leaf[c]].meta;
+      const std::string where = "column chunk of '" + r._schema[c].name + "' in row group " + std::to_string(g);
+      if (m.type != *sch[r._element[c]].type) fail(where + " has another physical type than the schema");
+      auto bad = [&](const std::string& why) { throw io_error(path + ": corrupt Parquet footer: " + where + why); };
+      // A flat column holds one value (or null) per row: the row group's row count must agree.
+      if (m.num_values != rg.num_rows)
+        bad(" holds " + std::to_string(m.num_values) + " values for " + std::to_string(rg.num_rows) + " rows");
+      if (rg.num_rows > 0 && m.total_compressed_size <= 0)
+        bad(" has " + std::to_string(rg.num_rows) + " rows in " + std::to_string(m.total_compressed_size) + " bytes");
+    }
   }
   if (total_rows != meta->num_rows)
     fail("row groups hold " + std::to_string(total_rows) + " rows, the file says " + std::to_string(meta->num_rows));
@@ -836,9 +901,6 @@ table file_reader::read_row_group(int rg, const std::vector<size_t>& columns, me
         throw io_error("corrupt metadata: column chunk outside the file");
       leaf_info leaf{&element(c), _schema[c].type, _optional[c]};
       if (m.type != *leaf.elem->type) throw io_error("corrupt metadata: column chunk type differs from the schema");
-      if (m.num_values != g.num_rows)
-        throw io_error("corrupt metadata: column chunk holds " + std::to_string(m.num_values) + " values for " +
-                       std::to_string(g.num_rows) + " rows");
       const size_t chunk_size = static_cast<size_t>(m.total_compressed_size);
       auto chunk = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(chunk_size, 1));
       read_at(fd.fd, chunk.get(), chunk_size, start, _path);
