@@ -112,6 +112,40 @@ bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
   }
 }
 
+std::vector<partition_plan> plan_partitions(const std::vector<int64_t>& measure, int64_t target) {
+  target = std::max<int64_t>(target, 1);
+  std::vector<partition_plan> out;
+  int64_t current = 0;
+  for (size_t k = 0; k < measure.size(); ++k) {
+    const int64_t m = std::max<int64_t>(measure[k], 0);
+    if (m >= target) {  // alone, cut into pieces of about `target`
+      const auto pieces = std::max<int64_t>(1, std::llround(static_cast<double>(m) / static_cast<double>(target)));
+      out.push_back({k, 1, pieces});
+      current = 0;
+      continue;
+    }
+    if (!out.empty() && current > 0 && current + m <= target) {
+      out.back().count++;
+      current += m;
+    } else {
+      out.push_back({k, 1, 1});
+      current = m;
+    }
+  }
+  return out;
+}
+
+int64_t parquet_source::partition_target(const std::vector<size_t>& file_cols, const engine_options& o) {
+  return o.target_partition_size > 0 && !file_cols.empty() ? o.target_partition_size : o.target_partition_rows;
+}
+
+int64_t parquet_source::rg_measure(size_t file, int rg, const std::vector<size_t>& file_cols,
+                                   const engine_options& o) const {
+  const auto& r = *_readers[file];
+  return o.target_partition_size > 0 && !file_cols.empty() ? r.row_group_uncompressed_bytes(rg, file_cols)
+                                                           : r.row_group_num_rows(rg);
+}
+
 parquet_source::parquet_source(const std::string& path) : _path(path), _files(expand_paths(path, ".parquet")) {
   for (auto& f : _files) _readers.push_back(std::make_shared<parquet::file_reader>(parquet::file_reader::open(f.path)));
   const tug::schema& first = _readers[0]->schema();
@@ -151,7 +185,7 @@ std::string parquet_source::describe() const {
 }
 
 std::vector<table> parquet_source::read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
-                                        const engine_options&, thread_pool& pool, memory_resource* mr) const {
+                                        const engine_options& options, thread_pool& pool, memory_resource* mr) const {
   std::vector<size_t> file_cols, hive_cols;
   std::vector<int> from_hive;  // per requested column: -1 file column, else hive index
   for (auto& c : columns) {
@@ -190,7 +224,7 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
       else _counters->row_groups_skipped++;
     }
   }
-  std::vector<table> out(tasks.size());
+  std::vector<table> decoded(tasks.size());
   pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t k) {
     const task& t = tasks[static_cast<size_t>(k)];
     const auto& r = *_readers[t.file];
@@ -208,8 +242,39 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
         cols.push_back(scalar(type_id::string, v).to_column(part.num_rows(), mr));
       }
     }
-    out[static_cast<size_t>(k)] = cols.empty() ? part : table(std::move(cols));
+    decoded[static_cast<size_t>(k)] = cols.empty() ? part : table(std::move(cols));
   });
+  // Row groups become partitions near the target size: consecutive small ones are coalesced, a large
+  // one is cut into row ranges (slices of the row group decoded once).
+  std::vector<int64_t> measure(tasks.size());
+  for (size_t k = 0; k < tasks.size(); ++k) measure[k] = rg_measure(tasks[k].file, tasks[k].rg, file_cols, options);
+  const auto plan = plan_partitions(measure, partition_target(file_cols, options));
+  std::vector<size_t> first_out(plan.size() + 1, 0);
+  for (size_t i = 0; i < plan.size(); ++i) first_out[i + 1] = first_out[i] + static_cast<size_t>(plan[i].pieces);
+  std::vector<table> out(first_out.back());
+  pool.parallel_for(static_cast<int64_t>(plan.size()), [&](int64_t i) {
+    const partition_plan& p = plan[static_cast<size_t>(i)];
+    const size_t o = first_out[static_cast<size_t>(i)];
+    if (p.count == 1) {
+      const table& t = decoded[p.first];
+      const int64_t n = t.num_rows();
+      for (int64_t j = 0; j < p.pieces; ++j) {
+        const int64_t lo = n * j / p.pieces, hi = n * (j + 1) / p.pieces;
+        out[o + static_cast<size_t>(j)] = p.pieces == 1 ? t : t.slice(lo, hi - lo);
+      }
+      return;
+    }
+    std::vector<table> parts(decoded.begin() + static_cast<std::ptrdiff_t>(p.first),
+                             decoded.begin() + static_cast<std::ptrdiff_t>(p.first + p.count));
+    if (columns.empty()) {
+      int64_t rows = 0;
+      for (auto& t : parts) rows += t.num_rows();
+      out[o] = table::empty_with_rows(rows);
+    } else {
+      out[o] = concatenate(parts, mr);
+    }
+  });
+  _counters->partitions += static_cast<int64_t>(out.size());
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include "test_util.hpp"
 #include "tug/api/io.hpp"
 #include "tug/io/parquet_source.hpp"
+#include "tug/runtime/thread_pool.hpp"
 
 using namespace tug;
 namespace fs = std::filesystem;
@@ -144,4 +145,77 @@ TEST(ScanCsv, RoundTripThroughSinkAndScan) {
   data_frame want = df.lazy().filter(col("g") == 2).collect();
   expect_frames_equal(back, want);
   EXPECT_THROW(scan_csv(d / "nope.csv"), io_error);
+}
+
+namespace {
+/// Partitions of a parquet_source read of `columns` under `o`, checked to hold `want`'s rows in order.
+std::vector<table> read_partitions(const io::parquet_source& src, const std::vector<std::string>& columns,
+                                   const engine_options& o, const data_frame& want) {
+  thread_pool pool(2);
+  auto parts = src.read(columns, {}, o, pool, default_host_resource());
+  int64_t rows = 0;
+  for (auto& p : parts) rows += p.num_rows();
+  EXPECT_EQ(rows, want.num_rows());
+  expect_frames_equal(data_frame(want.schema(), parts), want);
+  return parts;
+}
+}  // namespace
+
+TEST(ScanParquet, SmallRowGroupsAreCoalescedIntoPartitionsNearTheTarget) {
+  temp_dir d;
+  data_frame df = sample();
+  io::parquet::write_parquet(d / "a.parquet", df.schema(), df.partitions(), small_groups());  // 10 row groups
+  io::parquet_source src(d / "a.parquet");
+  data_frame k = df.lazy().select({col("k")}).collect();
+  engine_options o;
+  o.target_partition_rows = 2500;  // two row groups of 1000 rows per partition
+  EXPECT_EQ(read_partitions(src, {"k"}, o, k).size(), 5u);
+  // by bytes: three row groups' worth of column k per partition
+  auto reader = io::parquet::file_reader::open(d / "a.parquet");
+  int64_t rg_bytes = reader.row_group_uncompressed_bytes(0, {0});
+  for (int rg = 1; rg < reader.num_row_groups(); ++rg) ASSERT_EQ(reader.row_group_uncompressed_bytes(rg, {0}), rg_bytes);
+  o.target_partition_size = 3 * rg_bytes;
+  auto parts = read_partitions(src, {"k"}, o, k);
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts[0].num_rows(), 3000);
+  EXPECT_EQ(parts[3].num_rows(), 1000);
+  // the lazy query sees the same partitions
+  auto lazy_src = std::make_shared<io::parquet_source>(d / "a.parquet");
+  data_frame sum = lazy_frame(plan::scan(lazy_src)).select({col("k").sum()}).collect(o);
+  EXPECT_EQ(sum["k"].value<int64_t>(0), 9999 * 10000 / 2);
+  EXPECT_EQ(lazy_src->counters().partitions.load(), 4);
+  EXPECT_EQ(lazy_src->counters().row_groups_read.load(), 10);
+}
+
+TEST(ScanParquet, LargeRowGroupIsSplitIntoRowRanges) {
+  temp_dir d;
+  data_frame df = sample();
+  io::parquet::write_parquet(d / "a.parquet", df.schema(), df.partitions());  // one row group
+  io::parquet_source src(d / "a.parquet");
+  ASSERT_EQ(io::parquet::file_reader::open(d / "a.parquet").num_row_groups(), 1);
+  engine_options o;
+  o.target_partition_rows = 2500;
+  auto parts = read_partitions(src, {"k", "s", "v"}, o, df.lazy().select({col("k"), col("s"), col("v")}).collect());
+  ASSERT_EQ(parts.size(), 4u);
+  for (auto& p : parts) EXPECT_EQ(p.num_rows(), 2500);
+  // by bytes: a quarter of the row group's uncompressed bytes of k and v
+  int64_t bytes = io::parquet::file_reader::open(d / "a.parquet").row_group_uncompressed_bytes(0, {0, 3});
+  o.target_partition_size = bytes / 4;
+  EXPECT_EQ(read_partitions(src, {"k", "v"}, o, df.lazy().select({col("k"), col("v")}).collect()).size(), 4u);
+  o.target_partition_size = bytes * 10;
+  EXPECT_EQ(read_partitions(src, {"k", "v"}, o, df.lazy().select({col("k"), col("v")}).collect()).size(), 1u);
+  EXPECT_EQ(src.counters().row_groups_read.load(), 3);  // each read decodes the row group once
+}
+
+TEST(ScanParquet, PlanPartitions) {
+  using io::plan_partitions;
+  auto shape = [](const std::vector<io::partition_plan>& p) {
+    std::string s;
+    for (auto& x : p) s += std::to_string(x.first) + "+" + std::to_string(x.count) + "/" + std::to_string(x.pieces) + " ";
+    return s;
+  };
+  EXPECT_EQ(shape(plan_partitions({10, 10, 10, 35, 10, 16, 10}, 20)), "0+2/1 2+1/1 3+1/2 4+1/1 5+1/1 6+1/1 ");
+  EXPECT_EQ(shape(plan_partitions({5, 5, 5, 5, 5}, 20)), "0+4/1 4+1/1 ");
+  EXPECT_EQ(shape(plan_partitions({100}, 20)), "0+1/5 ");
+  EXPECT_EQ(shape(plan_partitions({}, 20)), "");
 }

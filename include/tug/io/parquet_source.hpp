@@ -20,8 +20,23 @@ struct scan_counters {
   std::atomic<int64_t> row_groups_read{0};
   std::atomic<int64_t> row_groups_skipped{0};
   std::atomic<int64_t> bytes_read{0};  ///< uncompressed bytes of the column chunks read
+  std::atomic<int64_t> partitions{0};  ///< partitions handed to the engine
 };
 
+/// Partition `first .. first+count-1` of the row groups read (coalesced when count > 1), or one row
+/// group cut into `pieces` row ranges.
+struct partition_plan {
+  size_t first = 0, count = 1;
+  int64_t pieces = 1;
+};
+
+/// Groups row groups of the given sizes (bytes or rows) into partitions near `target`: a row group of
+/// at least `target` is cut into round(size / target) pieces; consecutive smaller ones are coalesced
+/// while their sum stays within `target`. Exposed for tests.
+std::vector<partition_plan> plan_partitions(const std::vector<int64_t>& measure, int64_t target);
+
+/// Row groups become partitions of about `engine_options::target_partition_size` bytes of the columns
+/// read (uncompressed, from the footer), or `target_partition_rows` rows when that is 0.
 class parquet_source final : public table_source {
  public:
   /// Opens every file's footer. @throws io_error naming a file that cannot be read or whose schema
@@ -34,6 +49,8 @@ class parquet_source final : public table_source {
   const scan_counters& counters() const { return *_counters; }
 
  private:
+  static int64_t partition_target(const std::vector<size_t>& file_cols, const engine_options& o);
+  int64_t rg_measure(size_t file, int rg, const std::vector<size_t>& file_cols, const engine_options& o) const;
   std::string _path;
   std::vector<file_entry> _files;
   std::vector<std::shared_ptr<parquet::file_reader>> _readers;
