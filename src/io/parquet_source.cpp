@@ -39,7 +39,55 @@ std::optional<scalar> literal_value(const expr& e, const data_type& type) {
   }
 }
 
+/// Rows in both sorted, disjoint range lists.
+std::vector<parquet::row_range> intersect(const std::vector<parquet::row_range>& a,
+                                          const std::vector<parquet::row_range>& b) {
+  std::vector<parquet::row_range> out;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const int64_t lo = std::max(a[i].begin, b[j].begin), hi = std::min(a[i].end, b[j].end);
+    if (lo < hi) out.push_back({lo, hi});
+    (a[i].end < b[j].end) ? ++i : ++j;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<parquet::row_range> page_ranges(const parquet::file_reader& r, int rg, const std::vector<expr>& preds,
+                                            const tug::schema& s) {
+  std::vector<parquet::row_range> keep{{0, r.row_group_num_rows(rg)}};
+  std::vector<expr> conjuncts;
+  auto split = [&](auto&& self, const expr& e) -> void {
+    if (e->kind == expr_kind::function && e->func == fn::and_) {
+      self(self, e->args[0]);
+      self(self, e->args[1]);
+    } else {
+      conjuncts.push_back(e);
+    }
+  };
+  for (const expr& p : preds) split(split, p);
+  for (const expr& p : conjuncts) {
+    auto cols = referenced_columns(p);
+    if (cols.size() != 1) continue;
+    const size_t c = s.index_of(*cols.begin());
+    auto pages = r.page_index(rg, c);
+    if (pages.empty()) continue;
+    std::vector<parquet::row_range> ok;
+    for (const auto& pg : pages) {
+      const bool may = may_match(p, s, pg.rows.end - pg.rows.begin, [&](size_t cc) {
+        return cc == c ? pg.stats : parquet::column_statistics{};
+      });
+      if (!may) continue;
+      if (!ok.empty() && ok.back().end == pg.rows.begin)
+        ok.back().end = pg.rows.end;
+      else
+        ok.push_back(pg.rows);
+    }
+    keep = intersect(keep, ok);
+  }
+  return keep;
+}
 
 bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
                const std::function<parquet::column_statistics(size_t)>& stats) {
@@ -209,6 +257,8 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
   struct task {
     size_t file;
     int rg;
+    std::vector<parquet::row_range> ranges;  ///< rows the page index cannot rule out; empty = all
+    int64_t rows = 0;                        ///< rows to read
   };
   std::vector<task> tasks;
   for (size_t f = 0; f < _readers.size(); ++f) {
@@ -220,16 +270,29 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
         if (!keep) break;
         keep = may_match(p, file_schema, rows, [&](size_t c) { return r.statistics(rg, c); });
       }
-      if (keep) tasks.push_back({f, rg});
-      else _counters->row_groups_skipped++;
+      std::vector<parquet::row_range> ranges;
+      if (keep && !preds.empty()) {
+        ranges = page_ranges(r, rg, preds, file_schema);
+        keep = !ranges.empty();
+        if (ranges.size() == 1 && ranges[0].begin == 0 && ranges[0].end == rows) ranges.clear();
+      }
+      if (keep) {
+        int64_t wanted = 0;
+        for (auto& x : ranges) wanted += x.end - x.begin;
+        tasks.push_back({f, rg, ranges, ranges.empty() ? rows : wanted});
+      } else {
+        _counters->row_groups_skipped++;
+      }
     }
   }
   std::vector<table> decoded(tasks.size());
   pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t k) {
     const task& t = tasks[static_cast<size_t>(k)];
     const auto& r = *_readers[t.file];
-    table part = file_cols.empty() ? table::empty_with_rows(r.row_group_num_rows(t.rg))
-                                   : r.read_row_group(t.rg, file_cols, mr);
+    int64_t pages_skipped = 0;
+    table part = file_cols.empty() ? table::empty_with_rows(t.rows)
+                                   : r.read_row_group_ranges(t.rg, file_cols, t.ranges, mr, &pages_skipped);
+    _counters->pages_skipped += pages_skipped;
     _counters->row_groups_read++;
     _counters->bytes_read += r.row_group_uncompressed_bytes(t.rg, file_cols);
     std::vector<column> cols;
@@ -247,7 +310,12 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
   // Row groups become partitions near the target size: consecutive small ones are coalesced, a large
   // one is cut into row ranges (slices of the row group decoded once).
   std::vector<int64_t> measure(tasks.size());
-  for (size_t k = 0; k < tasks.size(); ++k) measure[k] = rg_measure(tasks[k].file, tasks[k].rg, file_cols, options);
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    const task& t = tasks[k];
+    const int64_t rows = _readers[t.file]->row_group_num_rows(t.rg);
+    const int64_t m = rg_measure(t.file, t.rg, file_cols, options);  // of the whole row group
+    measure[k] = t.rows == rows ? m : static_cast<int64_t>(static_cast<double>(m) * static_cast<double>(t.rows) / static_cast<double>(rows));
+  }
   const auto plan = plan_partitions(measure, partition_target(file_cols, options));
   std::vector<size_t> first_out(plan.size() + 1, 0);
   for (size_t i = 0; i < plan.size(); ++i) first_out[i + 1] = first_out[i] + static_cast<size_t>(plan[i].pieces);

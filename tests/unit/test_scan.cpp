@@ -219,3 +219,70 @@ TEST(ScanParquet, PlanPartitions) {
   EXPECT_EQ(shape(plan_partitions({100}, 20)), "0+1/5 ");
   EXPECT_EQ(shape(plan_partitions({}, 20)), "");
 }
+
+namespace {
+/// Writes with pyarrow a 100 000-row file of one row group, `k` sorted, with small pages and a page index.
+std::string pyarrow_page_index_file(const temp_dir& d) {
+  const char* py = std::getenv("TUG_PYTHON");
+  const std::string path = d / "pi.parquet";
+  const std::string cmd = std::string(py ? py : "python3") +
+                          " -c \"import sys, pyarrow as pa, pyarrow.parquet as pq; n = 100000; "
+                          "t = pa.table({'k': pa.array(range(n), pa.int64()), 's': [f's{i % 97}' for i in range(n)], "
+                          "'v': [None if i % 11 == 0 else i / 4 for i in range(n)]}); "
+                          "pq.write_table(t, sys.argv[1], row_group_size=n, data_page_size=4096, "
+                          "write_page_index=True)\" " + path;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return path;
+}
+}  // namespace
+
+TEST(ScanParquet, PageIndexSkipsPagesOfSortedColumn) {
+  temp_dir d;
+  const std::string path = pyarrow_page_index_file(d);
+  auto reader = io::parquet::file_reader::open(path);
+  ASSERT_EQ(reader.num_row_groups(), 1);
+  size_t total_pages = 0;
+  for (size_t c = 0; c < 3; ++c) {
+    auto pages = reader.page_index(0, c);
+    EXPECT_GT(pages.size(), 10u) << c;
+    total_pages += pages.size();
+  }
+  auto k_pages = reader.page_index(0, 0);
+  EXPECT_EQ(k_pages.front().stats.min->as_int64(), 0);
+  EXPECT_EQ(k_pages.back().stats.max->as_int64(), 99999);
+
+  auto src = std::make_shared<io::parquet_source>(path);
+  auto filter = col("k") >= 50000 & col("k") < 50500;
+  data_frame got = lazy_frame(plan::scan(src)).filter(filter).collect();
+  data_frame want = scan_parquet(path).collect().lazy().filter(filter).collect();
+  EXPECT_EQ(got.num_rows(), 500);
+  expect_frames_equal(got, want);
+  EXPECT_EQ(src->counters().row_groups_read.load(), 1);
+  // k's pages around rows 50000..50499 and the pages of s and v overlapping them are decoded, no others
+  const int64_t skipped = src->counters().pages_skipped.load();
+  EXPECT_GT(skipped, 0);
+  EXPECT_GE(skipped, static_cast<int64_t>(total_pages) - 9);
+  // a filter no page matches skips the row group; one every page may match skips nothing
+  auto none = std::make_shared<io::parquet_source>(path);
+  EXPECT_EQ(lazy_frame(plan::scan(none)).filter(col("k") == 123456).collect().num_rows(), 0);
+  auto all = std::make_shared<io::parquet_source>(path);
+  EXPECT_EQ(lazy_frame(plan::scan(all)).filter(col("k") >= 0).collect().num_rows(), 100000);
+  EXPECT_EQ(all->counters().pages_skipped.load(), 0);
+}
+
+TEST(ScanParquet, RowRangesReadConsistentlyAcrossPageBoundaries) {
+  temp_dir d;
+  const std::string path = pyarrow_page_index_file(d);
+  auto reader = io::parquet::file_reader::open(path);
+  table full = reader.read_row_group(0, {0, 1, 2});
+  // ranges that start and end inside pages of different columns
+  std::vector<io::parquet::row_range> ranges{{10, 3000}, {40000, 40001}, {77777, 100000}};
+  int64_t skipped = 0;
+  table part = reader.read_row_group_ranges(0, {0, 1, 2}, ranges, default_host_resource(), &skipped);
+  std::vector<table> want;
+  for (auto& r : ranges) want.push_back(full.slice(r.begin, r.end - r.begin));
+  tug::schema s = reader.schema();
+  expect_frames_equal(data_frame(s, {part}), data_frame(s, {concatenate(want)}));
+  EXPECT_GT(skipped, 0);
+  EXPECT_THROW(reader.read_row_group_ranges(0, {0}, {{5, 3}}), invalid_argument_error);
+}

@@ -21,6 +21,7 @@ struct scan_counters {
   std::atomic<int64_t> row_groups_skipped{0};
   std::atomic<int64_t> bytes_read{0};  ///< uncompressed bytes of the column chunks read
   std::atomic<int64_t> partitions{0};  ///< partitions handed to the engine
+  std::atomic<int64_t> pages_skipped{0};  ///< data pages of read row groups not decoded (page index)
 };
 
 /// Partition `first .. first+count-1` of the row groups read (coalesced when count > 1), or one row
@@ -58,6 +59,12 @@ class parquet_source final : public table_source {
   size_t _file_columns = 0;
   std::shared_ptr<scan_counters> _counters = std::make_shared<scan_counters>();
 };
+
+/// Rows of row group `rg` that the page index (per-page statistics) cannot rule out for the conjuncts
+/// `preds` (each over one column; others are ignored), as sorted disjoint ranges; all rows when there
+/// is no page index. Exposed for tests.
+std::vector<parquet::row_range> page_ranges(const parquet::file_reader& r, int rg, const std::vector<expr>& preds,
+                                            const tug::schema& s);
 
 /// True unless the statistics prove that no row of a row group satisfies `pred` (resolved against
 /// the file schema). Exposed for tests.

@@ -367,29 +367,54 @@ class chunk_decoder {
     while (cv.rows < num_rows) {
       if (pos >= size)
         corrupt("column chunk ends after " + std::to_string(cv.rows) + " of " + std::to_string(num_rows) + " rows");
-      size_t used = 0;
-      page_header h = decode_page_header(data + pos, size - pos, used);
-      pos += used;
-      if (static_cast<size_t>(h.compressed_page_size) > size - pos) corrupt("page past the end of the column chunk");
-      const uint8_t* page = data + pos;
-      pos += static_cast<size_t>(h.compressed_page_size);
-      switch (h.type) {
-        case page_type::dictionary_page:
-          read_dictionary(h, page, cv);
-          break;
-        case page_type::data_page:
-          read_v1(h, page, num_rows, cv);
-          break;
-        case page_type::data_page_v2:
-          read_v2(h, page, num_rows, cv);
-          break;
-        default:
-          break;  // index pages carry nothing we need
-      }
+      pos = page(data, size, pos, num_rows, cv);
+    }
+  }
+
+  /// Decodes only the data pages at the given chunk positions, each holding the given rows (from the
+  /// offset index), after the dictionary page if the chunk has one before `first_data`.
+  void decode_pages(const uint8_t* data, size_t size, size_t first_data,
+                    const std::vector<std::pair<size_t, int64_t>>& pages, chunk_values<P>& cv) {
+    size_t pos = 0;
+    while (pos < first_data)
+      pos = page(data, size, pos, 0, cv);  // a data page here holds rows the offset index does not list
+    int64_t total = 0;
+    for (auto& [at, rows] : pages)
+      total += rows;
+    for (auto& [at, rows] : pages) {
+      const int64_t before = cv.rows;
+      if (at >= size) corrupt("offset index points past the column chunk");
+      page(data, size, at, total, cv);
+      if (cv.rows - before != rows) corrupt("page holds other rows than its offset index says");
     }
   }
 
  private:
+  /// Decodes the page at `pos` (a data page adds rows, up to `num_rows` in all); returns the position
+  /// after it.
+  size_t page(const uint8_t* data, size_t size, size_t pos, int64_t num_rows, chunk_values<P>& cv) {
+    size_t used = 0;
+    page_header h = decode_page_header(data + pos, size - pos, used);
+    pos += used;
+    if (static_cast<size_t>(h.compressed_page_size) > size - pos) corrupt("page past the end of the column chunk");
+    const uint8_t* p = data + pos;
+    pos += static_cast<size_t>(h.compressed_page_size);
+    switch (h.type) {
+      case page_type::dictionary_page:
+        read_dictionary(h, p, cv);
+        break;
+      case page_type::data_page:
+        read_v1(h, p, num_rows, cv);
+        break;
+      case page_type::data_page_v2:
+        read_v2(h, p, num_rows, cv);
+        break;
+      default:
+        break;  // index pages carry nothing we need
+    }
+    return pos;
+  }
+
   const uint8_t* inflate(const uint8_t* in, size_t size, size_t out_size, chunk_values<P>& cv) {
     if (_m.compression == codec::uncompressed) {
       if (size != out_size) corrupt("uncompressed page sizes differ");
@@ -832,6 +857,33 @@ int64_t file_reader::row_group_uncompressed_bytes(int rg, const std::vector<size
   return total;
 }
 
+std::optional<scalar> file_reader::stat_value(size_t c, const std::string* bytes) const {
+  if (!bytes) return std::nullopt;
+  const schema_element& e = element(c);
+  const leaf_info leaf{&e, _schema[c].type, false};
+  return physical_dispatch(*e.type, [&]<typename P>() -> std::optional<scalar> {
+    chunk_values<P> cv;
+    cv.rows = 1;
+    cv.dense.resize(1);
+    auto p = reinterpret_cast<const uint8_t*>(bytes->data());
+    try {
+      if constexpr (std::is_same_v<P, std::string_view>) {
+        if (*e.type == physical_type::fixed_len_byte_array && bytes->size() != static_cast<size_t>(e.type_length))
+          return std::nullopt;
+        cv.dense[0] = *bytes;
+      } else if constexpr (std::is_same_v<P, uint8_t>) {
+        if (bytes->empty()) return std::nullopt;
+        cv.dense[0] = p[0] & 1;
+      } else {
+        decode_plain<P>(p, p + bytes->size(), 1, cv.dense.data(), *e.type, e.type_length);
+      }
+      return get_scalar(materialize(cv, leaf, default_host_resource()), 0);
+    } catch (const io_error&) {
+      return std::nullopt;  // malformed statistics are ignored, as if absent
+    }
+  });
+}
+
 column_statistics file_reader::statistics(int rg, size_t c) const {
   check_rg(rg);
   check_column(c);
@@ -840,48 +892,114 @@ column_statistics file_reader::statistics(int rg, size_t c) const {
   if (!m.stats) return out;
   const auto& s = *m.stats;
   out.null_count = s.null_count;
-  leaf_info leaf{&element(c), _schema[c].type, false};
   const data_type& t = _schema[c].type;
   bool signed_order = m.type != physical_type::byte_array && m.type != physical_type::fixed_len_byte_array &&
                       m.type != physical_type::int96 && !is_unsigned_integer(t.id);
-  auto convert = [&](const std::optional<std::string>& v,
-                     const std::optional<std::string>& legacy) -> std::optional<scalar> {
-    const std::string* bytes = v ? &*v : (legacy && signed_order ? &*legacy : nullptr);
-    if (!bytes) return std::nullopt;
-    return physical_dispatch(m.type, [&]<typename P>() -> std::optional<scalar> {
-      chunk_values<P> cv;
-      cv.rows = 1;
-      cv.dense.resize(1);
-      auto p = reinterpret_cast<const uint8_t*>(bytes->data());
-      try {
-        if constexpr (std::is_same_v<P, std::string_view>) {
-          if (m.type == physical_type::fixed_len_byte_array &&
-              bytes->size() != static_cast<size_t>(leaf.elem->type_length))
-            return std::nullopt;
-          cv.dense[0] = *bytes;
-        } else if constexpr (std::is_same_v<P, uint8_t>) {
-          if (bytes->empty()) return std::nullopt;
-          cv.dense[0] = p[0] & 1;
-        } else {
-          decode_plain<P>(p, p + bytes->size(), 1, cv.dense.data(), m.type, leaf.elem->type_length);
-        }
-        return get_scalar(materialize(cv, leaf, default_host_resource()), 0);
-      } catch (const io_error&) {
-        return std::nullopt;  // malformed statistics are ignored, as if absent
-      }
-    });
+  auto pick = [&](const std::optional<std::string>& v, const std::optional<std::string>& legacy) {
+    return v ? &*v : (legacy && signed_order ? &*legacy : nullptr);
   };
-  out.min = convert(s.min_value, s.min);
-  out.max = convert(s.max_value, s.max);
+  out.min = stat_value(c, pick(s.min_value, s.min));
+  out.max = stat_value(c, pick(s.max_value, s.max));
   return out;
 }
 
+namespace {
+/// Reads `length` bytes at `offset` of an index structure, or nothing when they lie outside the file.
+std::optional<std::vector<uint8_t>> read_index_bytes(const std::string& path, int64_t file_size,
+                                                     std::optional<int64_t> offset, std::optional<int32_t> length) {
+  if (!offset || !length || *offset < 4 || *length <= 0 || *offset > file_size - 8 - *length) return std::nullopt;
+  int64_t size = 0;
+  fd_guard fd{open_file(path, size)};
+  std::vector<uint8_t> buf(static_cast<size_t>(*length));
+  read_at(fd.fd, buf.data(), buf.size(), *offset, path);
+  return buf;
+}
+}  // namespace
+
+std::vector<page_location> file_reader::offset_index(int rg, size_t c) const {
+  const row_group& g = _meta->row_groups[static_cast<size_t>(rg)];
+  const column_chunk& cc = g.columns[_leaf[c]];
+  const column_metadata& m = *cc.meta;
+  auto bytes = read_index_bytes(_path, _file_size, cc.offset_index_offset, cc.offset_index_length);
+  if (!bytes) return {};
+  std::vector<page_location> pages;
+  try {
+    pages = decode_offset_index(bytes->data(), bytes->size());
+  } catch (const io_error&) {
+    return {};  // a malformed page index is ignored, as if absent
+  }
+  // Usable only when the pages tile the row group's rows and lie inside the column chunk, in order.
+  const int64_t start = chunk_start(m), end = start + m.total_compressed_size;
+  int64_t last_offset = start - 1;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    const auto& p = pages[i];
+    const bool rows_ok = i == 0 ? p.first_row_index == 0 : p.first_row_index > pages[i - 1].first_row_index;
+    if (!rows_ok || p.first_row_index >= g.num_rows || p.offset <= last_offset || p.offset >= end) return {};
+    last_offset = p.offset;
+  }
+  return pages;
+}
+
+std::vector<page_stats> file_reader::page_index(int rg, size_t c) const {
+  check_rg(rg);
+  check_column(c);
+  const row_group& g = _meta->row_groups[static_cast<size_t>(rg)];
+  const column_chunk& cc = g.columns[_leaf[c]];
+  auto pages = offset_index(rg, c);
+  auto bytes = read_index_bytes(_path, _file_size, cc.column_index_offset, cc.column_index_length);
+  if (pages.empty() || !bytes) return {};
+  column_index ci;
+  try {
+    ci = decode_column_index(bytes->data(), bytes->size());
+  } catch (const io_error&) {
+    return {};
+  }
+  const size_t n = pages.size();
+  if (ci.null_pages.size() != n || ci.min_values.size() != n || ci.max_values.size() != n ||
+      (!ci.null_counts.empty() && ci.null_counts.size() != n))
+    return {};
+  std::vector<page_stats> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto& o = out[i];
+    o.rows = {pages[i].first_row_index, i + 1 < n ? pages[i + 1].first_row_index : g.num_rows};
+    if (!ci.null_counts.empty()) o.stats.null_count = ci.null_counts[i];
+    if (ci.null_pages[i]) {
+      o.stats.null_count = o.rows.end - o.rows.begin;
+      continue;
+    }
+    o.stats.min = stat_value(c, &ci.min_values[i]);
+    o.stats.max = stat_value(c, &ci.max_values[i]);
+  }
+  return out;
+}
+
+int64_t file_reader::chunk_start(const column_metadata& m) {
+  int64_t start = m.data_page_offset;
+  if (m.dictionary_page_offset && *m.dictionary_page_offset > 0 && *m.dictionary_page_offset < start)
+    start = *m.dictionary_page_offset;
+  return start;
+}
+
 table file_reader::read_row_group(int rg, const std::vector<size_t>& columns, memory_resource* mr) const {
+  return read_row_group_ranges(rg, columns, {}, mr, nullptr);
+}
+
+table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& columns,
+                                         const std::vector<row_range>& ranges, memory_resource* mr,
+                                         int64_t* pages_skipped) const {
   check_rg(rg);
   for (size_t c : columns)
     check_column(c);
   const row_group& g = _meta->row_groups[static_cast<size_t>(rg)];
-  if (columns.empty()) return table::empty_with_rows(g.num_rows);
+  int64_t wanted_rows = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const row_range& r = ranges[i];
+    if (r.begin < (i ? ranges[i - 1].end : 0) || r.end <= r.begin || r.end > g.num_rows)
+      throw invalid_argument_error(_path + ": row ranges of row group " + std::to_string(rg) +
+                                   " must be sorted, disjoint, non-empty and within its rows");
+    wanted_rows += r.end - r.begin;
+  }
+  if (columns.empty()) return table::empty_with_rows(ranges.empty() ? g.num_rows : wanted_rows);
   int64_t size = 0;
   fd_guard fd{open_file(_path, size)};
   std::vector<column> out;
@@ -894,9 +1012,7 @@ table file_reader::read_row_group(int rg, const std::vector<size_t>& columns, me
         out.push_back(make_empty_column(_schema[c].type));
         continue;
       }
-      int64_t start = m.data_page_offset;
-      if (m.dictionary_page_offset && *m.dictionary_page_offset > 0 && *m.dictionary_page_offset < start)
-        start = *m.dictionary_page_offset;
+      const int64_t start = chunk_start(m);
       if (start < 4 || m.total_compressed_size < 0 || m.total_compressed_size > size - 8 - start)
         throw io_error("corrupt metadata: column chunk outside the file");
       leaf_info leaf{&element(c), _schema[c].type, _optional[c]};
@@ -904,11 +1020,49 @@ table file_reader::read_row_group(int rg, const std::vector<size_t>& columns, me
       const size_t chunk_size = static_cast<size_t>(m.total_compressed_size);
       auto chunk = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(chunk_size, 1));
       read_at(fd.fd, chunk.get(), chunk_size, start, _path);
-      out.push_back(physical_dispatch(m.type, [&]<typename P>() {
+      if (ranges.empty()) {
+        out.push_back(physical_dispatch(m.type, [&]<typename P>() {
+          chunk_values<P> cv;
+          chunk_decoder<P>(m, leaf).decode(chunk.get(), chunk_size, g.num_rows, cv);
+          return materialize(cv, leaf, mr);
+        }));
+        continue;
+      }
+      // Only the rows in `ranges`: the data pages that overlap them (by the offset index; all pages
+      // when there is none), then the ranges sliced out of the decoded rows.
+      auto index = offset_index(rg, c);
+      std::vector<row_range> spans;  // rows of the decoded pages, in order
+      std::vector<std::pair<size_t, int64_t>> pages;
+      for (size_t i = 0; i < index.size(); ++i) {
+        const row_range span{index[i].first_row_index, i + 1 < index.size() ? index[i + 1].first_row_index : g.num_rows};
+        const bool wanted = std::any_of(ranges.begin(), ranges.end(),
+                                        [&](const row_range& r) { return r.begin < span.end && span.begin < r.end; });
+        if (!wanted) continue;
+        spans.push_back(span);
+        pages.emplace_back(static_cast<size_t>(index[i].offset - start), span.end - span.begin);
+      }
+      if (pages_skipped) *pages_skipped += static_cast<int64_t>(index.size() - spans.size());
+      column decoded = physical_dispatch(m.type, [&]<typename P>() {
         chunk_values<P> cv;
-        chunk_decoder<P>(m, leaf).decode(chunk.get(), chunk_size, g.num_rows, cv);
+        chunk_decoder<P> dec(m, leaf);
+        if (index.empty())
+          dec.decode(chunk.get(), chunk_size, g.num_rows, cv);
+        else
+          dec.decode_pages(chunk.get(), chunk_size, static_cast<size_t>(index[0].offset - start), pages, cv);
         return materialize(cv, leaf, mr);
-      }));
+      });
+      if (index.empty()) spans = {{0, g.num_rows}};
+      std::vector<column> pieces;
+      for (const row_range& r : ranges) {
+        // the decoded position of row r.begin: rows of earlier decoded spans, then its offset in its span
+        int64_t at = 0;
+        size_t i = 0;
+        for (; i < spans.size() && spans[i].end <= r.begin; ++i)
+          at += spans[i].end - spans[i].begin;
+        if (i == spans.size() || spans[i].begin > r.begin) throw internal_error("parquet: row range not decoded");
+        pieces.push_back(decoded.slice(at + r.begin - spans[i].begin, r.end - r.begin));
+      }
+      out.push_back(pieces.size() == 1 ? pieces[0] : concatenate(pieces, mr));
     } catch (const io_error& e) {
       throw io_error(where + e.what());
     } catch (const not_implemented_error& e) {
