@@ -66,7 +66,8 @@ std::vector<parquet::row_range> page_ranges(const parquet::file_reader& r, int r
       conjuncts.push_back(e);
     }
   };
-  for (const expr& p : preds) split(split, p);
+  for (const expr& p : preds)
+    split(split, p);
   for (const expr& p : conjuncts) {
     auto cols = referenced_columns(p);
     if (cols.size() != 1) continue;
@@ -75,9 +76,8 @@ std::vector<parquet::row_range> page_ranges(const parquet::file_reader& r, int r
     if (pages.empty()) continue;
     std::vector<parquet::row_range> ok;
     for (const auto& pg : pages) {
-      const bool may = may_match(p, s, pg.rows.end - pg.rows.begin, [&](size_t cc) {
-        return cc == c ? pg.stats : parquet::column_statistics{};
-      });
+      const bool may = may_match(p, s, pg.rows.end - pg.rows.begin,
+                                 [&](size_t cc) { return cc == c ? pg.stats : parquet::column_statistics{}; });
       if (!may) continue;
       if (!ok.empty() && ok.back().end == pg.rows.begin)
         ok.back().end = pg.rows.end;
@@ -94,12 +94,12 @@ bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
   const auto& n = pred.node();
   if (n.kind == expr_kind::alias) return may_match(n.args[0], s, rows, stats);
   if (n.kind != expr_kind::function) return true;
-  auto column_of = [&](const expr& e) -> int64_t {
-    return e->kind == expr_kind::column ? s.find(e->name) : -1;
-  };
+  auto column_of = [&](const expr& e) -> int64_t { return e->kind == expr_kind::column ? s.find(e->name) : -1; };
   switch (n.func) {
-    case fn::and_: return may_match(n.args[0], s, rows, stats) && may_match(n.args[1], s, rows, stats);
-    case fn::or_: return may_match(n.args[0], s, rows, stats) || may_match(n.args[1], s, rows, stats);
+    case fn::and_:
+      return may_match(n.args[0], s, rows, stats) && may_match(n.args[1], s, rows, stats);
+    case fn::or_:
+      return may_match(n.args[0], s, rows, stats) || may_match(n.args[1], s, rows, stats);
     case fn::is_null: {
       int64_t c = column_of(n.args[0]);
       if (c < 0) return true;
@@ -112,8 +112,15 @@ bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
       auto st = stats(static_cast<size_t>(c));
       return !(st.null_count && *st.null_count >= rows);
     }
-    case fn::eq: case fn::lt: case fn::le: case fn::gt: case fn::ge: case fn::is_between: break;
-    default: return true;
+    case fn::eq:
+    case fn::lt:
+    case fn::le:
+    case fn::gt:
+    case fn::ge:
+    case fn::is_between:
+      break;
+    default:
+      return true;
   }
   // column op literal (either side), column between literals
   fn f = n.func;
@@ -123,11 +130,20 @@ bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
     c = column_of(n.args[1]);
     lit_arg = 0;
     switch (f) {  // v op x  ->  x op' v
-      case fn::lt: f = fn::gt; break;
-      case fn::le: f = fn::ge; break;
-      case fn::gt: f = fn::lt; break;
-      case fn::ge: f = fn::le; break;
-      default: break;
+      case fn::lt:
+        f = fn::gt;
+        break;
+      case fn::le:
+        f = fn::ge;
+        break;
+      case fn::gt:
+        f = fn::lt;
+        break;
+      case fn::ge:
+        f = fn::le;
+        break;
+      default:
+        break;
     }
   }
   if (c < 0) return true;
@@ -141,7 +157,8 @@ bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
   if (f == fn::is_between) {
     auto a = literal_value(n.args[1], t), b = literal_value(n.args[2], t);
     if (!a || !b || floating) return true;
-    bool left = n.s0.empty() || n.s0 == "both" || n.s0 == "left", right = n.s0.empty() || n.s0 == "both" || n.s0 == "right";
+    bool left = n.s0.empty() || n.s0 == "both" || n.s0 == "left",
+         right = n.s0.empty() || n.s0 == "both" || n.s0 == "right";
     if (right ? compare(lo, *b) > 0 : compare(lo, *b) >= 0) return false;
     if (left ? compare(hi, *a) < 0 : compare(hi, *a) <= 0) return false;
     return true;
@@ -150,13 +167,19 @@ bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
   if (!v) return true;
   if (floating && std::isnan(v->as_double())) return true;
   switch (f) {
-    case fn::eq: return compare(*v, lo) >= 0 && compare(*v, hi) <= 0;
-    case fn::lt: return compare(lo, *v) < 0;
-    case fn::le: return compare(lo, *v) <= 0;
+    case fn::eq:
+      return compare(*v, lo) >= 0 && compare(*v, hi) <= 0;
+    case fn::lt:
+      return compare(lo, *v) < 0;
+    case fn::le:
+      return compare(lo, *v) <= 0;
     // NaN is greater than every number (Polars order) and Parquet statistics leave NaN out
-    case fn::gt: return floating || compare(hi, *v) > 0;
-    case fn::ge: return floating || compare(hi, *v) >= 0;
-    default: return true;
+    case fn::gt:
+      return floating || compare(hi, *v) > 0;
+    case fn::ge:
+      return floating || compare(hi, *v) >= 0;
+    default:
+      return true;
   }
 }
 
@@ -195,15 +218,18 @@ int64_t parquet_source::rg_measure(size_t file, int rg, const std::vector<size_t
 }
 
 parquet_source::parquet_source(const std::string& path) : _path(path), _files(expand_paths(path, ".parquet")) {
-  for (auto& f : _files) _readers.push_back(std::make_shared<parquet::file_reader>(parquet::file_reader::open(f.path)));
+  for (auto& f : _files)
+    _readers.push_back(std::make_shared<parquet::file_reader>(parquet::file_reader::open(f.path)));
   const tug::schema& first = _readers[0]->schema();
   for (size_t i = 1; i < _readers.size(); ++i) {
     const tug::schema& s = _readers[i]->schema();
     if (s == first) continue;
     std::string why;
     for (size_t c = 0; c < std::max(s.size(), first.size()) && why.empty(); ++c) {
-      if (c >= s.size()) why = "column \"" + first[c].name + "\" is missing";
-      else if (c >= first.size()) why = "extra column \"" + s[c].name + "\"";
+      if (c >= s.size())
+        why = "column \"" + first[c].name + "\" is missing";
+      else if (c >= first.size())
+        why = "extra column \"" + s[c].name + "\"";
       else if (!(s[c] == first[c]))
         why = "column " + std::to_string(c) + " is \"" + s[c].name + "\": " + to_string(s[c].type) + " but \"" +
               first[c].name + "\": " + to_string(first[c].type) + " in " + _files[0].path;
@@ -212,14 +238,16 @@ parquet_source::parquet_source(const std::string& path) : _path(path), _files(ex
   }
   for (auto& f : _files) {
     bool same = f.hive.size() == _files[0].hive.size();
-    for (size_t i = 0; same && i < f.hive.size(); ++i) same = f.hive[i].first == _files[0].hive[i].first;
+    for (size_t i = 0; same && i < f.hive.size(); ++i)
+      same = f.hive[i].first == _files[0].hive[i].first;
     if (!same)
       throw io_error("hive partition directories differ: " + f.path + " does not have the key=value directories of " +
                      _files[0].path);
   }
   _schema = first;
   _file_columns = first.size();
-  for (auto& [k, v] : _files[0].hive) _schema.push_back({k, type_id::string});
+  for (auto& [k, v] : _files[0].hive)
+    _schema.push_back({k, type_id::string});
 }
 
 std::string parquet_source::describe() const {
@@ -247,11 +275,13 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
   }
   // predicates over file columns only, resolved once
   tug::schema file_schema;
-  for (size_t i = 0; i < _file_columns; ++i) file_schema.push_back(_schema[i]);
+  for (size_t i = 0; i < _file_columns; ++i)
+    file_schema.push_back(_schema[i]);
   std::vector<expr> preds;
   for (auto& p : predicates) {
     bool file_only = true;
-    for (auto& c : referenced_columns(p)) file_only &= file_schema.contains(c);
+    for (auto& c : referenced_columns(p))
+      file_only &= file_schema.contains(c);
     if (file_only) preds.push_back(resolve(p, file_schema));
   }
   struct task {
@@ -278,7 +308,8 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
       }
       if (keep) {
         int64_t wanted = 0;
-        for (auto& x : ranges) wanted += x.end - x.begin;
+        for (auto& x : ranges)
+          wanted += x.end - x.begin;
         tasks.push_back({f, rg, ranges, ranges.empty() ? rows : wanted});
       } else {
         _counters->row_groups_skipped++;
@@ -314,11 +345,15 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
     const task& t = tasks[k];
     const int64_t rows = _readers[t.file]->row_group_num_rows(t.rg);
     const int64_t m = rg_measure(t.file, t.rg, file_cols, options);  // of the whole row group
-    measure[k] = t.rows == rows ? m : static_cast<int64_t>(static_cast<double>(m) * static_cast<double>(t.rows) / static_cast<double>(rows));
+    measure[k] =
+        t.rows == rows
+            ? m
+            : static_cast<int64_t>(static_cast<double>(m) * static_cast<double>(t.rows) / static_cast<double>(rows));
   }
   const auto plan = plan_partitions(measure, partition_target(file_cols, options));
   std::vector<size_t> first_out(plan.size() + 1, 0);
-  for (size_t i = 0; i < plan.size(); ++i) first_out[i + 1] = first_out[i] + static_cast<size_t>(plan[i].pieces);
+  for (size_t i = 0; i < plan.size(); ++i)
+    first_out[i + 1] = first_out[i] + static_cast<size_t>(plan[i].pieces);
   std::vector<table> out(first_out.back());
   pool.parallel_for(static_cast<int64_t>(plan.size()), [&](int64_t i) {
     const partition_plan& p = plan[static_cast<size_t>(i)];
@@ -336,7 +371,8 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
                              decoded.begin() + static_cast<std::ptrdiff_t>(p.first + p.count));
     if (columns.empty()) {
       int64_t rows = 0;
-      for (auto& t : parts) rows += t.num_rows();
+      for (auto& t : parts)
+        rows += t.num_rows();
       out[o] = table::empty_with_rows(rows);
     } else {
       out[o] = concatenate(parts, mr);

@@ -191,14 +191,17 @@ std::string levels_run(uint8_t n) { return std::string{2, 0, 0, 0, static_cast<c
 
 TEST(ParquetBounds, RowGroupDeclaringMoreRowsThanItsPagesHold) {
   const int64_t rows = int64_t{1} << 40;
-  auto path = crafted_file("bounds-rows.parquet", true, rows, data_page(2, pq::encoding::plain, levels_run(2) + two_int64s));
-  expect_error_within_memory_at<io_error>(path, "bounds-rows.parquet: column 'c' row group 0: corrupt page: column "
-                                                "chunk ends after 2 of 1099511627776 rows");
+  auto path =
+      crafted_file("bounds-rows.parquet", true, rows, data_page(2, pq::encoding::plain, levels_run(2) + two_int64s));
+  expect_error_within_memory_at<io_error>(path,
+                                          "bounds-rows.parquet: column 'c' row group 0: corrupt page: column "
+                                          "chunk ends after 2 of 1099511627776 rows");
 }
 
 TEST(ParquetBounds, PageDeclaringMoreValuesThanItsLevelsHold) {
   const int32_t n = INT32_MAX;
-  auto path = crafted_file("bounds-levels.parquet", true, n, data_page(n, pq::encoding::plain, levels_run(2) + two_int64s));
+  auto path =
+      crafted_file("bounds-levels.parquet", true, n, data_page(n, pq::encoding::plain, levels_run(2) + two_int64s));
   expect_error_within_memory_at<io_error>(
       path, "column 'c' row group 0: corrupt page: page declares 2147483647 values, its definition levels hold fewer");
 }
@@ -223,7 +226,8 @@ TEST(ParquetBounds, DictionaryPageDeclaringMoreIndicesThanItsBytesHold) {
   chunk += data_page(n, pq::encoding::rle_dictionary, std::string{1, 3, 0});
   auto path = crafted_file("bounds-dict.parquet", false, n, chunk);
   expect_error_within_memory_at<io_error>(
-      path, "column 'c' row group 0: corrupt page: page declares 2147483647 RLE_DICTIONARY values, its bytes hold fewer");
+      path,
+      "column 'c' row group 0: corrupt page: page declares 2147483647 RLE_DICTIONARY values, its bytes hold fewer");
 }
 
 TEST(ParquetBounds, DictionaryPageDeclaringMoreEntriesThanItsBytesHold) {

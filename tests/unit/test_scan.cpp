@@ -109,10 +109,10 @@ TEST(ScanParquet, SinkDirectoryWritesOneFilePerPartition) {
   o.target_partition_rows = 3000;
   sink_parquet(sample().lazy().filter(col("g") != 3), d / "out/", {}, o);
   int files = 0;
-  for (auto& e : fs::directory_iterator(d.path / "out")) files += e.path().extension() == ".parquet";
+  for (auto& e : fs::directory_iterator(d.path / "out"))
+    files += e.path().extension() == ".parquet";
   EXPECT_GT(files, 1);
-  expect_frames_equal(scan_parquet(d / "out").sort("k").collect(),
-                      sample().lazy().filter(col("g") != 3).collect());
+  expect_frames_equal(scan_parquet(d / "out").sort("k").collect(), sample().lazy().filter(col("g") != 3).collect());
 }
 
 TEST(ScanParquet, ErrorsNameTheFile) {
@@ -154,7 +154,8 @@ std::vector<table> read_partitions(const io::parquet_source& src, const std::vec
   thread_pool pool(2);
   auto parts = src.read(columns, {}, o, pool, default_host_resource());
   int64_t rows = 0;
-  for (auto& p : parts) rows += p.num_rows();
+  for (auto& p : parts)
+    rows += p.num_rows();
   EXPECT_EQ(rows, want.num_rows());
   expect_frames_equal(data_frame(want.schema(), parts), want);
   return parts;
@@ -173,7 +174,8 @@ TEST(ScanParquet, SmallRowGroupsAreCoalescedIntoPartitionsNearTheTarget) {
   // by bytes: three row groups' worth of column k per partition
   auto reader = io::parquet::file_reader::open(d / "a.parquet");
   int64_t rg_bytes = reader.row_group_uncompressed_bytes(0, {0});
-  for (int rg = 1; rg < reader.num_row_groups(); ++rg) ASSERT_EQ(reader.row_group_uncompressed_bytes(rg, {0}), rg_bytes);
+  for (int rg = 1; rg < reader.num_row_groups(); ++rg)
+    ASSERT_EQ(reader.row_group_uncompressed_bytes(rg, {0}), rg_bytes);
   o.target_partition_size = 3 * rg_bytes;
   auto parts = read_partitions(src, {"k"}, o, k);
   ASSERT_EQ(parts.size(), 4u);
@@ -197,7 +199,8 @@ TEST(ScanParquet, LargeRowGroupIsSplitIntoRowRanges) {
   o.target_partition_rows = 2500;
   auto parts = read_partitions(src, {"k", "s", "v"}, o, df.lazy().select({col("k"), col("s"), col("v")}).collect());
   ASSERT_EQ(parts.size(), 4u);
-  for (auto& p : parts) EXPECT_EQ(p.num_rows(), 2500);
+  for (auto& p : parts)
+    EXPECT_EQ(p.num_rows(), 2500);
   // by bytes: a quarter of the row group's uncompressed bytes of k and v
   int64_t bytes = io::parquet::file_reader::open(d / "a.parquet").row_group_uncompressed_bytes(0, {0, 3});
   o.target_partition_size = bytes / 4;
@@ -211,7 +214,8 @@ TEST(ScanParquet, PlanPartitions) {
   using io::plan_partitions;
   auto shape = [](const std::vector<io::partition_plan>& p) {
     std::string s;
-    for (auto& x : p) s += std::to_string(x.first) + "+" + std::to_string(x.count) + "/" + std::to_string(x.pieces) + " ";
+    for (auto& x : p)
+      s += std::to_string(x.first) + "+" + std::to_string(x.count) + "/" + std::to_string(x.pieces) + " ";
     return s;
   };
   EXPECT_EQ(shape(plan_partitions({10, 10, 10, 35, 10, 16, 10}, 20)), "0+2/1 2+1/1 3+1/2 4+1/1 5+1/1 6+1/1 ");
@@ -230,7 +234,8 @@ std::string pyarrow_page_index_file(const temp_dir& d) {
                           "t = pa.table({'k': pa.array(range(n), pa.int64()), 's': [f's{i % 97}' for i in range(n)], "
                           "'v': [None if i % 11 == 0 else i / 4 for i in range(n)]}); "
                           "pq.write_table(t, sys.argv[1], row_group_size=n, data_page_size=4096, "
-                          "write_page_index=True)\" " + path;
+                          "write_page_index=True)\" " +
+                          path;
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   return path;
 }
@@ -280,7 +285,8 @@ TEST(ScanParquet, RowRangesReadConsistentlyAcrossPageBoundaries) {
   int64_t skipped = 0;
   table part = reader.read_row_group_ranges(0, {0, 1, 2}, ranges, default_host_resource(), &skipped);
   std::vector<table> want;
-  for (auto& r : ranges) want.push_back(full.slice(r.begin, r.end - r.begin));
+  for (auto& r : ranges)
+    want.push_back(full.slice(r.begin, r.end - r.begin));
   tug::schema s = reader.schema();
   expect_frames_equal(data_frame(s, {part}), data_frame(s, {concatenate(want)}));
   EXPECT_GT(skipped, 0);

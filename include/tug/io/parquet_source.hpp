@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <functional>
 #include "tug/io/files.hpp"
 #include "tug/io/parquet/reader.hpp"
-#include <functional>
 
 #include "tug/io/source.hpp"
 
@@ -19,8 +19,8 @@ namespace tug::io {
 struct scan_counters {
   std::atomic<int64_t> row_groups_read{0};
   std::atomic<int64_t> row_groups_skipped{0};
-  std::atomic<int64_t> bytes_read{0};  ///< uncompressed bytes of the column chunks read
-  std::atomic<int64_t> partitions{0};  ///< partitions handed to the engine
+  std::atomic<int64_t> bytes_read{0};     ///< uncompressed bytes of the column chunks read
+  std::atomic<int64_t> partitions{0};     ///< partitions handed to the engine
   std::atomic<int64_t> pages_skipped{0};  ///< data pages of read row groups not decoded (page index)
 };
 
@@ -55,7 +55,7 @@ class parquet_source final : public table_source {
   std::string _path;
   std::vector<file_entry> _files;
   std::vector<std::shared_ptr<parquet::file_reader>> _readers;
-  tug::schema _schema;            ///< file columns, then hive partition columns (strings)
+  tug::schema _schema;  ///< file columns, then hive partition columns (strings)
   size_t _file_columns = 0;
   std::shared_ptr<scan_counters> _counters = std::make_shared<scan_counters>();
 };

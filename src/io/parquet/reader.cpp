@@ -301,11 +301,23 @@ column materialize(const chunk_values<P>& cv, const leaf_info& leaf, memory_reso
 int64_t max_plain_values(physical_type pt, int32_t type_length, size_t bytes) {
   size_t w = 0;
   switch (pt) {
-    case physical_type::boolean: return static_cast<int64_t>(std::min<size_t>(bytes, size_t{1} << 59) * 8);
-    case physical_type::int32: case physical_type::float_: case physical_type::byte_array: w = 4; break;
-    case physical_type::int64: case physical_type::double_: w = 8; break;
-    case physical_type::int96: w = 12; break;
-    case physical_type::fixed_len_byte_array: w = type_length > 0 ? static_cast<size_t>(type_length) : 0; break;
+    case physical_type::boolean:
+      return static_cast<int64_t>(std::min<size_t>(bytes, size_t{1} << 59) * 8);
+    case physical_type::int32:
+    case physical_type::float_:
+    case physical_type::byte_array:
+      w = 4;
+      break;
+    case physical_type::int64:
+    case physical_type::double_:
+      w = 8;
+      break;
+    case physical_type::int96:
+      w = 12;
+      break;
+    case physical_type::fixed_len_byte_array:
+      w = type_length > 0 ? static_cast<size_t>(type_length) : 0;
+      break;
   }
   if (w == 0) return static_cast<int64_t>(std::min<size_t>(bytes, size_t{1} << 59) * 8);
   return static_cast<int64_t>(bytes / w);
@@ -361,7 +373,8 @@ class chunk_decoder {
   void decode(const uint8_t* data, size_t size, int64_t num_rows, chunk_values<P>& cv) {
     // Declared counts are only trusted once bytes that hold them are seen: the reservation is bounded
     // by the chunk's size (the vectors grow past it as pages prove more rows).
-    const int64_t guess = std::min<int64_t>(num_rows, static_cast<int64_t>(std::min<size_t>(size, size_t{1} << 40)) * 8);
+    const int64_t guess =
+        std::min<int64_t>(num_rows, static_cast<int64_t>(std::min<size_t>(size, size_t{1} << 40)) * 8);
     if (_leaf.optional) cv.valid.reserve(static_cast<size_t>(guess));
     size_t pos = 0;
     while (cv.rows < num_rows) {
@@ -1034,7 +1047,8 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
       std::vector<row_range> spans;  // rows of the decoded pages, in order
       std::vector<std::pair<size_t, int64_t>> pages;
       for (size_t i = 0; i < index.size(); ++i) {
-        const row_range span{index[i].first_row_index, i + 1 < index.size() ? index[i + 1].first_row_index : g.num_rows};
+        const row_range span{index[i].first_row_index,
+                             i + 1 < index.size() ? index[i + 1].first_row_index : g.num_rows};
         const bool wanted = std::any_of(ranges.begin(), ranges.end(),
                                         [&](const row_range& r) { return r.begin < span.end && span.begin < r.end; });
         if (!wanted) continue;
