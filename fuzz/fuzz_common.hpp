@@ -52,8 +52,10 @@ inline void read_whole_file(const uint8_t* data, size_t size) {
     std::iota(cols.begin(), cols.end(), size_t{0});
     for (int rg = 0; rg < r.num_row_groups(); ++rg) {
       (void)r.row_group_uncompressed_bytes(rg, cols);
-      for (size_t c : cols)
+      for (size_t c : cols) {
         (void)r.statistics(rg, c);
+        (void)r.page_index(rg, c);
+      }
       // Parquet lets a few bytes stand for millions of rows (an RLE run of nulls or of one dictionary
       // index), and the reader allocates for the rows a row group declares, as any reader must: larger
       // row groups are not read, so that the fuzzer's malloc limit flags only sizes taken from the
@@ -61,6 +63,9 @@ inline void read_whole_file(const uint8_t* data, size_t size) {
       if (r.row_group_num_rows(rg) > max_rows) continue;
       table t = r.read_row_group(rg, cols);
       if (t.num_rows() != r.row_group_num_rows(rg)) std::abort();  // a read that succeeds has every row
+      // the rows of the second half only, through the offset index where there is one
+      const int64_t n = r.row_group_num_rows(rg);
+      if (n > 1 && r.read_row_group_ranges(rg, cols, {{n / 2, n}}).num_rows() != n - n / 2) std::abort();
     }
   } catch (const tug::error&) {
     // malformed input rejected with a typed error: expected

@@ -39,19 +39,67 @@ std::optional<scalar> literal_value(const expr& e, const data_type& type) {
   }
 }
 
+/// Rows in both sorted, disjoint range lists.
+std::vector<parquet::row_range> intersect(const std::vector<parquet::row_range>& a,
+                                          const std::vector<parquet::row_range>& b) {
+  std::vector<parquet::row_range> out;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const int64_t lo = std::max(a[i].begin, b[j].begin), hi = std::min(a[i].end, b[j].end);
+    if (lo < hi) out.push_back({lo, hi});
+    (a[i].end < b[j].end) ? ++i : ++j;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<parquet::row_range> page_ranges(const parquet::file_reader& r, int rg, const std::vector<expr>& preds,
+                                            const tug::schema& s) {
+  std::vector<parquet::row_range> keep{{0, r.row_group_num_rows(rg)}};
+  std::vector<expr> conjuncts;
+  auto split = [&](auto&& self, const expr& e) -> void {
+    if (e->kind == expr_kind::function && e->func == fn::and_) {
+      self(self, e->args[0]);
+      self(self, e->args[1]);
+    } else {
+      conjuncts.push_back(e);
+    }
+  };
+  for (const expr& p : preds)
+    split(split, p);
+  for (const expr& p : conjuncts) {
+    auto cols = referenced_columns(p);
+    if (cols.size() != 1) continue;
+    const size_t c = s.index_of(*cols.begin());
+    auto pages = r.page_index(rg, c);
+    if (pages.empty()) continue;
+    std::vector<parquet::row_range> ok;
+    for (const auto& pg : pages) {
+      const bool may = may_match(p, s, pg.rows.end - pg.rows.begin,
+                                 [&](size_t cc) { return cc == c ? pg.stats : parquet::column_statistics{}; });
+      if (!may) continue;
+      if (!ok.empty() && ok.back().end == pg.rows.begin)
+        ok.back().end = pg.rows.end;
+      else
+        ok.push_back(pg.rows);
+    }
+    keep = intersect(keep, ok);
+  }
+  return keep;
+}
 
 bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
                const std::function<parquet::column_statistics(size_t)>& stats) {
   const auto& n = pred.node();
   if (n.kind == expr_kind::alias) return may_match(n.args[0], s, rows, stats);
   if (n.kind != expr_kind::function) return true;
-  auto column_of = [&](const expr& e) -> int64_t {
-    return e->kind == expr_kind::column ? s.find(e->name) : -1;
-  };
+  auto column_of = [&](const expr& e) -> int64_t { return e->kind == expr_kind::column ? s.find(e->name) : -1; };
   switch (n.func) {
-    case fn::and_: return may_match(n.args[0], s, rows, stats) && may_match(n.args[1], s, rows, stats);
-    case fn::or_: return may_match(n.args[0], s, rows, stats) || may_match(n.args[1], s, rows, stats);
+    case fn::and_:
+      return may_match(n.args[0], s, rows, stats) && may_match(n.args[1], s, rows, stats);
+    case fn::or_:
+      return may_match(n.args[0], s, rows, stats) || may_match(n.args[1], s, rows, stats);
     case fn::is_null: {
       int64_t c = column_of(n.args[0]);
       if (c < 0) return true;
@@ -64,8 +112,15 @@ bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
       auto st = stats(static_cast<size_t>(c));
       return !(st.null_count && *st.null_count >= rows);
     }
-    case fn::eq: case fn::lt: case fn::le: case fn::gt: case fn::ge: case fn::is_between: break;
-    default: return true;
+    case fn::eq:
+    case fn::lt:
+    case fn::le:
+    case fn::gt:
+    case fn::ge:
+    case fn::is_between:
+      break;
+    default:
+      return true;
   }
   // column op literal (either side), column between literals
   fn f = n.func;
@@ -75,11 +130,20 @@ bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
     c = column_of(n.args[1]);
     lit_arg = 0;
     switch (f) {  // v op x  ->  x op' v
-      case fn::lt: f = fn::gt; break;
-      case fn::le: f = fn::ge; break;
-      case fn::gt: f = fn::lt; break;
-      case fn::ge: f = fn::le; break;
-      default: break;
+      case fn::lt:
+        f = fn::gt;
+        break;
+      case fn::le:
+        f = fn::ge;
+        break;
+      case fn::gt:
+        f = fn::lt;
+        break;
+      case fn::ge:
+        f = fn::le;
+        break;
+      default:
+        break;
     }
   }
   if (c < 0) return true;
@@ -93,7 +157,8 @@ bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
   if (f == fn::is_between) {
     auto a = literal_value(n.args[1], t), b = literal_value(n.args[2], t);
     if (!a || !b || floating) return true;
-    bool left = n.s0.empty() || n.s0 == "both" || n.s0 == "left", right = n.s0.empty() || n.s0 == "both" || n.s0 == "right";
+    bool left = n.s0.empty() || n.s0 == "both" || n.s0 == "left",
+         right = n.s0.empty() || n.s0 == "both" || n.s0 == "right";
     if (right ? compare(lo, *b) > 0 : compare(lo, *b) >= 0) return false;
     if (left ? compare(hi, *a) < 0 : compare(hi, *a) <= 0) return false;
     return true;
@@ -102,26 +167,69 @@ bool may_match(const expr& pred, const tug::schema& s, int64_t rows,
   if (!v) return true;
   if (floating && std::isnan(v->as_double())) return true;
   switch (f) {
-    case fn::eq: return compare(*v, lo) >= 0 && compare(*v, hi) <= 0;
-    case fn::lt: return compare(lo, *v) < 0;
-    case fn::le: return compare(lo, *v) <= 0;
+    case fn::eq:
+      return compare(*v, lo) >= 0 && compare(*v, hi) <= 0;
+    case fn::lt:
+      return compare(lo, *v) < 0;
+    case fn::le:
+      return compare(lo, *v) <= 0;
     // NaN is greater than every number (Polars order) and Parquet statistics leave NaN out
-    case fn::gt: return floating || compare(hi, *v) > 0;
-    case fn::ge: return floating || compare(hi, *v) >= 0;
-    default: return true;
+    case fn::gt:
+      return floating || compare(hi, *v) > 0;
+    case fn::ge:
+      return floating || compare(hi, *v) >= 0;
+    default:
+      return true;
   }
 }
 
+std::vector<partition_plan> plan_partitions(const std::vector<int64_t>& measure, int64_t target) {
+  target = std::max<int64_t>(target, 1);
+  std::vector<partition_plan> out;
+  int64_t current = 0;
+  for (size_t k = 0; k < measure.size(); ++k) {
+    const int64_t m = std::max<int64_t>(measure[k], 0);
+    if (m >= target) {  // alone, cut into pieces of about `target`
+      const auto pieces = std::max<int64_t>(1, std::llround(static_cast<double>(m) / static_cast<double>(target)));
+      out.push_back({k, 1, pieces});
+      current = 0;
+      continue;
+    }
+    if (!out.empty() && current > 0 && current + m <= target) {
+      out.back().count++;
+      current += m;
+    } else {
+      out.push_back({k, 1, 1});
+      current = m;
+    }
+  }
+  return out;
+}
+
+int64_t parquet_source::partition_target(const std::vector<size_t>& file_cols, const engine_options& o) {
+  return o.target_partition_size > 0 && !file_cols.empty() ? o.target_partition_size : o.target_partition_rows;
+}
+
+int64_t parquet_source::rg_measure(size_t file, int rg, const std::vector<size_t>& file_cols,
+                                   const engine_options& o) const {
+  const auto& r = *_readers[file];
+  return o.target_partition_size > 0 && !file_cols.empty() ? r.row_group_uncompressed_bytes(rg, file_cols)
+                                                           : r.row_group_num_rows(rg);
+}
+
 parquet_source::parquet_source(const std::string& path) : _path(path), _files(expand_paths(path, ".parquet")) {
-  for (auto& f : _files) _readers.push_back(std::make_shared<parquet::file_reader>(parquet::file_reader::open(f.path)));
+  for (auto& f : _files)
+    _readers.push_back(std::make_shared<parquet::file_reader>(parquet::file_reader::open(f.path)));
   const tug::schema& first = _readers[0]->schema();
   for (size_t i = 1; i < _readers.size(); ++i) {
     const tug::schema& s = _readers[i]->schema();
     if (s == first) continue;
     std::string why;
     for (size_t c = 0; c < std::max(s.size(), first.size()) && why.empty(); ++c) {
-      if (c >= s.size()) why = "column \"" + first[c].name + "\" is missing";
-      else if (c >= first.size()) why = "extra column \"" + s[c].name + "\"";
+      if (c >= s.size())
+        why = "column \"" + first[c].name + "\" is missing";
+      else if (c >= first.size())
+        why = "extra column \"" + s[c].name + "\"";
       else if (!(s[c] == first[c]))
         why = "column " + std::to_string(c) + " is \"" + s[c].name + "\": " + to_string(s[c].type) + " but \"" +
               first[c].name + "\": " + to_string(first[c].type) + " in " + _files[0].path;
@@ -130,14 +238,16 @@ parquet_source::parquet_source(const std::string& path) : _path(path), _files(ex
   }
   for (auto& f : _files) {
     bool same = f.hive.size() == _files[0].hive.size();
-    for (size_t i = 0; same && i < f.hive.size(); ++i) same = f.hive[i].first == _files[0].hive[i].first;
+    for (size_t i = 0; same && i < f.hive.size(); ++i)
+      same = f.hive[i].first == _files[0].hive[i].first;
     if (!same)
       throw io_error("hive partition directories differ: " + f.path + " does not have the key=value directories of " +
                      _files[0].path);
   }
   _schema = first;
   _file_columns = first.size();
-  for (auto& [k, v] : _files[0].hive) _schema.push_back({k, type_id::string});
+  for (auto& [k, v] : _files[0].hive)
+    _schema.push_back({k, type_id::string});
 }
 
 std::string parquet_source::describe() const {
@@ -151,7 +261,7 @@ std::string parquet_source::describe() const {
 }
 
 std::vector<table> parquet_source::read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
-                                        const engine_options&, thread_pool& pool, memory_resource* mr) const {
+                                        const engine_options& options, thread_pool& pool, memory_resource* mr) const {
   std::vector<size_t> file_cols, hive_cols;
   std::vector<int> from_hive;  // per requested column: -1 file column, else hive index
   for (auto& c : columns) {
@@ -165,16 +275,20 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
   }
   // predicates over file columns only, resolved once
   tug::schema file_schema;
-  for (size_t i = 0; i < _file_columns; ++i) file_schema.push_back(_schema[i]);
+  for (size_t i = 0; i < _file_columns; ++i)
+    file_schema.push_back(_schema[i]);
   std::vector<expr> preds;
   for (auto& p : predicates) {
     bool file_only = true;
-    for (auto& c : referenced_columns(p)) file_only &= file_schema.contains(c);
+    for (auto& c : referenced_columns(p))
+      file_only &= file_schema.contains(c);
     if (file_only) preds.push_back(resolve(p, file_schema));
   }
   struct task {
     size_t file;
     int rg;
+    std::vector<parquet::row_range> ranges;  ///< rows the page index cannot rule out; empty = all
+    int64_t rows = 0;                        ///< rows to read
   };
   std::vector<task> tasks;
   for (size_t f = 0; f < _readers.size(); ++f) {
@@ -186,16 +300,30 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
         if (!keep) break;
         keep = may_match(p, file_schema, rows, [&](size_t c) { return r.statistics(rg, c); });
       }
-      if (keep) tasks.push_back({f, rg});
-      else _counters->row_groups_skipped++;
+      std::vector<parquet::row_range> ranges;
+      if (keep && !preds.empty()) {
+        ranges = page_ranges(r, rg, preds, file_schema);
+        keep = !ranges.empty();
+        if (ranges.size() == 1 && ranges[0].begin == 0 && ranges[0].end == rows) ranges.clear();
+      }
+      if (keep) {
+        int64_t wanted = 0;
+        for (auto& x : ranges)
+          wanted += x.end - x.begin;
+        tasks.push_back({f, rg, ranges, ranges.empty() ? rows : wanted});
+      } else {
+        _counters->row_groups_skipped++;
+      }
     }
   }
-  std::vector<table> out(tasks.size());
+  std::vector<table> decoded(tasks.size());
   pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t k) {
     const task& t = tasks[static_cast<size_t>(k)];
     const auto& r = *_readers[t.file];
-    table part = file_cols.empty() ? table::empty_with_rows(r.row_group_num_rows(t.rg))
-                                   : r.read_row_group(t.rg, file_cols, mr);
+    int64_t pages_skipped = 0;
+    table part = file_cols.empty() ? table::empty_with_rows(t.rows)
+                                   : r.read_row_group_ranges(t.rg, file_cols, t.ranges, mr, &pages_skipped);
+    _counters->pages_skipped += pages_skipped;
     _counters->row_groups_read++;
     _counters->bytes_read += r.row_group_uncompressed_bytes(t.rg, file_cols);
     std::vector<column> cols;
@@ -208,8 +336,49 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
         cols.push_back(scalar(type_id::string, v).to_column(part.num_rows(), mr));
       }
     }
-    out[static_cast<size_t>(k)] = cols.empty() ? part : table(std::move(cols));
+    decoded[static_cast<size_t>(k)] = cols.empty() ? part : table(std::move(cols));
   });
+  // Row groups become partitions near the target size: consecutive small ones are coalesced, a large
+  // one is cut into row ranges (slices of the row group decoded once).
+  std::vector<int64_t> measure(tasks.size());
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    const task& t = tasks[k];
+    const int64_t rows = _readers[t.file]->row_group_num_rows(t.rg);
+    const int64_t m = rg_measure(t.file, t.rg, file_cols, options);  // of the whole row group
+    measure[k] =
+        t.rows == rows
+            ? m
+            : static_cast<int64_t>(static_cast<double>(m) * static_cast<double>(t.rows) / static_cast<double>(rows));
+  }
+  const auto plan = plan_partitions(measure, partition_target(file_cols, options));
+  std::vector<size_t> first_out(plan.size() + 1, 0);
+  for (size_t i = 0; i < plan.size(); ++i)
+    first_out[i + 1] = first_out[i] + static_cast<size_t>(plan[i].pieces);
+  std::vector<table> out(first_out.back());
+  pool.parallel_for(static_cast<int64_t>(plan.size()), [&](int64_t i) {
+    const partition_plan& p = plan[static_cast<size_t>(i)];
+    const size_t o = first_out[static_cast<size_t>(i)];
+    if (p.count == 1) {
+      const table& t = decoded[p.first];
+      const int64_t n = t.num_rows();
+      for (int64_t j = 0; j < p.pieces; ++j) {
+        const int64_t lo = n * j / p.pieces, hi = n * (j + 1) / p.pieces;
+        out[o + static_cast<size_t>(j)] = p.pieces == 1 ? t : t.slice(lo, hi - lo);
+      }
+      return;
+    }
+    std::vector<table> parts(decoded.begin() + static_cast<std::ptrdiff_t>(p.first),
+                             decoded.begin() + static_cast<std::ptrdiff_t>(p.first + p.count));
+    if (columns.empty()) {
+      int64_t rows = 0;
+      for (auto& t : parts)
+        rows += t.num_rows();
+      out[o] = table::empty_with_rows(rows);
+    } else {
+      out[o] = concatenate(parts, mr);
+    }
+  });
+  _counters->partitions += static_cast<int64_t>(out.size());
   return out;
 }
 

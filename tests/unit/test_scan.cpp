@@ -7,6 +7,7 @@
 #include "test_util.hpp"
 #include "tug/api/io.hpp"
 #include "tug/io/parquet_source.hpp"
+#include "tug/runtime/thread_pool.hpp"
 
 using namespace tug;
 namespace fs = std::filesystem;
@@ -108,10 +109,10 @@ TEST(ScanParquet, SinkDirectoryWritesOneFilePerPartition) {
   o.target_partition_rows = 3000;
   sink_parquet(sample().lazy().filter(col("g") != 3), d / "out/", {}, o);
   int files = 0;
-  for (auto& e : fs::directory_iterator(d.path / "out")) files += e.path().extension() == ".parquet";
+  for (auto& e : fs::directory_iterator(d.path / "out"))
+    files += e.path().extension() == ".parquet";
   EXPECT_GT(files, 1);
-  expect_frames_equal(scan_parquet(d / "out").sort("k").collect(),
-                      sample().lazy().filter(col("g") != 3).collect());
+  expect_frames_equal(scan_parquet(d / "out").sort("k").collect(), sample().lazy().filter(col("g") != 3).collect());
 }
 
 TEST(ScanParquet, ErrorsNameTheFile) {
@@ -144,4 +145,150 @@ TEST(ScanCsv, RoundTripThroughSinkAndScan) {
   data_frame want = df.lazy().filter(col("g") == 2).collect();
   expect_frames_equal(back, want);
   EXPECT_THROW(scan_csv(d / "nope.csv"), io_error);
+}
+
+namespace {
+/// Partitions of a parquet_source read of `columns` under `o`, checked to hold `want`'s rows in order.
+std::vector<table> read_partitions(const io::parquet_source& src, const std::vector<std::string>& columns,
+                                   const engine_options& o, const data_frame& want) {
+  thread_pool pool(2);
+  auto parts = src.read(columns, {}, o, pool, default_host_resource());
+  int64_t rows = 0;
+  for (auto& p : parts)
+    rows += p.num_rows();
+  EXPECT_EQ(rows, want.num_rows());
+  expect_frames_equal(data_frame(want.schema(), parts), want);
+  return parts;
+}
+}  // namespace
+
+TEST(ScanParquet, SmallRowGroupsAreCoalescedIntoPartitionsNearTheTarget) {
+  temp_dir d;
+  data_frame df = sample();
+  io::parquet::write_parquet(d / "a.parquet", df.schema(), df.partitions(), small_groups());  // 10 row groups
+  io::parquet_source src(d / "a.parquet");
+  data_frame k = df.lazy().select({col("k")}).collect();
+  engine_options o;
+  o.target_partition_rows = 2500;  // two row groups of 1000 rows per partition
+  EXPECT_EQ(read_partitions(src, {"k"}, o, k).size(), 5u);
+  // by bytes: three row groups' worth of column k per partition
+  auto reader = io::parquet::file_reader::open(d / "a.parquet");
+  int64_t rg_bytes = reader.row_group_uncompressed_bytes(0, {0});
+  for (int rg = 1; rg < reader.num_row_groups(); ++rg)
+    ASSERT_EQ(reader.row_group_uncompressed_bytes(rg, {0}), rg_bytes);
+  o.target_partition_size = 3 * rg_bytes;
+  auto parts = read_partitions(src, {"k"}, o, k);
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts[0].num_rows(), 3000);
+  EXPECT_EQ(parts[3].num_rows(), 1000);
+  // the lazy query sees the same partitions
+  auto lazy_src = std::make_shared<io::parquet_source>(d / "a.parquet");
+  data_frame sum = lazy_frame(plan::scan(lazy_src)).select({col("k").sum()}).collect(o);
+  EXPECT_EQ(sum["k"].value<int64_t>(0), 9999 * 10000 / 2);
+  EXPECT_EQ(lazy_src->counters().partitions.load(), 4);
+  EXPECT_EQ(lazy_src->counters().row_groups_read.load(), 10);
+}
+
+TEST(ScanParquet, LargeRowGroupIsSplitIntoRowRanges) {
+  temp_dir d;
+  data_frame df = sample();
+  io::parquet::write_parquet(d / "a.parquet", df.schema(), df.partitions());  // one row group
+  io::parquet_source src(d / "a.parquet");
+  ASSERT_EQ(io::parquet::file_reader::open(d / "a.parquet").num_row_groups(), 1);
+  engine_options o;
+  o.target_partition_rows = 2500;
+  auto parts = read_partitions(src, {"k", "s", "v"}, o, df.lazy().select({col("k"), col("s"), col("v")}).collect());
+  ASSERT_EQ(parts.size(), 4u);
+  for (auto& p : parts)
+    EXPECT_EQ(p.num_rows(), 2500);
+  // by bytes: a quarter of the row group's uncompressed bytes of k and v
+  int64_t bytes = io::parquet::file_reader::open(d / "a.parquet").row_group_uncompressed_bytes(0, {0, 3});
+  o.target_partition_size = bytes / 4;
+  EXPECT_EQ(read_partitions(src, {"k", "v"}, o, df.lazy().select({col("k"), col("v")}).collect()).size(), 4u);
+  o.target_partition_size = bytes * 10;
+  EXPECT_EQ(read_partitions(src, {"k", "v"}, o, df.lazy().select({col("k"), col("v")}).collect()).size(), 1u);
+  EXPECT_EQ(src.counters().row_groups_read.load(), 3);  // each read decodes the row group once
+}
+
+TEST(ScanParquet, PlanPartitions) {
+  using io::plan_partitions;
+  auto shape = [](const std::vector<io::partition_plan>& p) {
+    std::string s;
+    for (auto& x : p)
+      s += std::to_string(x.first) + "+" + std::to_string(x.count) + "/" + std::to_string(x.pieces) + " ";
+    return s;
+  };
+  EXPECT_EQ(shape(plan_partitions({10, 10, 10, 35, 10, 16, 10}, 20)), "0+2/1 2+1/1 3+1/2 4+1/1 5+1/1 6+1/1 ");
+  EXPECT_EQ(shape(plan_partitions({5, 5, 5, 5, 5}, 20)), "0+4/1 4+1/1 ");
+  EXPECT_EQ(shape(plan_partitions({100}, 20)), "0+1/5 ");
+  EXPECT_EQ(shape(plan_partitions({}, 20)), "");
+}
+
+namespace {
+/// Writes with pyarrow a 100 000-row file of one row group, `k` sorted, with small pages and a page index.
+std::string pyarrow_page_index_file(const temp_dir& d) {
+  const char* py = std::getenv("TUG_PYTHON");
+  const std::string path = d / "pi.parquet";
+  const std::string cmd = std::string(py ? py : "python3") +
+                          " -c \"import sys, pyarrow as pa, pyarrow.parquet as pq; n = 100000; "
+                          "t = pa.table({'k': pa.array(range(n), pa.int64()), 's': [f's{i % 97}' for i in range(n)], "
+                          "'v': [None if i % 11 == 0 else i / 4 for i in range(n)]}); "
+                          "pq.write_table(t, sys.argv[1], row_group_size=n, data_page_size=4096, "
+                          "write_page_index=True)\" " +
+                          path;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return path;
+}
+}  // namespace
+
+TEST(ScanParquet, PageIndexSkipsPagesOfSortedColumn) {
+  temp_dir d;
+  const std::string path = pyarrow_page_index_file(d);
+  auto reader = io::parquet::file_reader::open(path);
+  ASSERT_EQ(reader.num_row_groups(), 1);
+  size_t total_pages = 0;
+  for (size_t c = 0; c < 3; ++c) {
+    auto pages = reader.page_index(0, c);
+    EXPECT_GT(pages.size(), 10u) << c;
+    total_pages += pages.size();
+  }
+  auto k_pages = reader.page_index(0, 0);
+  EXPECT_EQ(k_pages.front().stats.min->as_int64(), 0);
+  EXPECT_EQ(k_pages.back().stats.max->as_int64(), 99999);
+
+  auto src = std::make_shared<io::parquet_source>(path);
+  auto filter = col("k") >= 50000 & col("k") < 50500;
+  data_frame got = lazy_frame(plan::scan(src)).filter(filter).collect();
+  data_frame want = scan_parquet(path).collect().lazy().filter(filter).collect();
+  EXPECT_EQ(got.num_rows(), 500);
+  expect_frames_equal(got, want);
+  EXPECT_EQ(src->counters().row_groups_read.load(), 1);
+  // k's pages around rows 50000..50499 and the pages of s and v overlapping them are decoded, no others
+  const int64_t skipped = src->counters().pages_skipped.load();
+  EXPECT_GT(skipped, 0);
+  EXPECT_GE(skipped, static_cast<int64_t>(total_pages) - 9);
+  // a filter no page matches skips the row group; one every page may match skips nothing
+  auto none = std::make_shared<io::parquet_source>(path);
+  EXPECT_EQ(lazy_frame(plan::scan(none)).filter(col("k") == 123456).collect().num_rows(), 0);
+  auto all = std::make_shared<io::parquet_source>(path);
+  EXPECT_EQ(lazy_frame(plan::scan(all)).filter(col("k") >= 0).collect().num_rows(), 100000);
+  EXPECT_EQ(all->counters().pages_skipped.load(), 0);
+}
+
+TEST(ScanParquet, RowRangesReadConsistentlyAcrossPageBoundaries) {
+  temp_dir d;
+  const std::string path = pyarrow_page_index_file(d);
+  auto reader = io::parquet::file_reader::open(path);
+  table full = reader.read_row_group(0, {0, 1, 2});
+  // ranges that start and end inside pages of different columns
+  std::vector<io::parquet::row_range> ranges{{10, 3000}, {40000, 40001}, {77777, 100000}};
+  int64_t skipped = 0;
+  table part = reader.read_row_group_ranges(0, {0, 1, 2}, ranges, default_host_resource(), &skipped);
+  std::vector<table> want;
+  for (auto& r : ranges)
+    want.push_back(full.slice(r.begin, r.end - r.begin));
+  tug::schema s = reader.schema();
+  expect_frames_equal(data_frame(s, {part}), data_frame(s, {concatenate(want)}));
+  EXPECT_GT(skipped, 0);
+  EXPECT_THROW(reader.read_row_group_ranges(0, {0}, {{5, 3}}), invalid_argument_error);
 }

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <functional>
 #include "tug/io/files.hpp"
 #include "tug/io/parquet/reader.hpp"
-#include <functional>
 
 #include "tug/io/source.hpp"
 
@@ -19,9 +19,25 @@ namespace tug::io {
 struct scan_counters {
   std::atomic<int64_t> row_groups_read{0};
   std::atomic<int64_t> row_groups_skipped{0};
-  std::atomic<int64_t> bytes_read{0};  ///< uncompressed bytes of the column chunks read
+  std::atomic<int64_t> bytes_read{0};     ///< uncompressed bytes of the column chunks read
+  std::atomic<int64_t> partitions{0};     ///< partitions handed to the engine
+  std::atomic<int64_t> pages_skipped{0};  ///< data pages of read row groups not decoded (page index)
 };
 
+/// Partition `first .. first+count-1` of the row groups read (coalesced when count > 1), or one row
+/// group cut into `pieces` row ranges.
+struct partition_plan {
+  size_t first = 0, count = 1;
+  int64_t pieces = 1;
+};
+
+/// Groups row groups of the given sizes (bytes or rows) into partitions near `target`: a row group of
+/// at least `target` is cut into round(size / target) pieces; consecutive smaller ones are coalesced
+/// while their sum stays within `target`. Exposed for tests.
+std::vector<partition_plan> plan_partitions(const std::vector<int64_t>& measure, int64_t target);
+
+/// Row groups become partitions of about `engine_options::target_partition_size` bytes of the columns
+/// read (uncompressed, from the footer), or `target_partition_rows` rows when that is 0.
 class parquet_source final : public table_source {
  public:
   /// Opens every file's footer. @throws io_error naming a file that cannot be read or whose schema
@@ -34,13 +50,21 @@ class parquet_source final : public table_source {
   const scan_counters& counters() const { return *_counters; }
 
  private:
+  static int64_t partition_target(const std::vector<size_t>& file_cols, const engine_options& o);
+  int64_t rg_measure(size_t file, int rg, const std::vector<size_t>& file_cols, const engine_options& o) const;
   std::string _path;
   std::vector<file_entry> _files;
   std::vector<std::shared_ptr<parquet::file_reader>> _readers;
-  tug::schema _schema;            ///< file columns, then hive partition columns (strings)
+  tug::schema _schema;  ///< file columns, then hive partition columns (strings)
   size_t _file_columns = 0;
   std::shared_ptr<scan_counters> _counters = std::make_shared<scan_counters>();
 };
+
+/// Rows of row group `rg` that the page index (per-page statistics) cannot rule out for the conjuncts
+/// `preds` (each over one column; others are ignored), as sorted disjoint ranges; all rows when there
+/// is no page index. Exposed for tests.
+std::vector<parquet::row_range> page_ranges(const parquet::file_reader& r, int rg, const std::vector<expr>& preds,
+                                            const tug::schema& s);
 
 /// True unless the statistics prove that no row of a row group satisfies `pred` (resolved against
 /// the file schema). Exposed for tests.

@@ -80,6 +80,50 @@ void rle_decode(const uint8_t* p, const uint8_t* end, int bw, uint32_t* out, int
   }
 }
 
+int64_t rle_count(const uint8_t* p, const uint8_t* end, int bw, int64_t limit) {
+  if (bw < 0 || bw > 32) corrupt("RLE bit width above 32");
+  const size_t vb = static_cast<size_t>((bw + 7) / 8);
+  int64_t i = 0;
+  while (i < limit && p < end) {
+    uint64_t header = read_uleb(p, end);
+    size_t avail = static_cast<size_t>(end - p);
+    uint64_t count;
+    if (header & 1) {
+      const uint64_t groups = std::min<uint64_t>(header >> 1, uint64_t{1} << 60);
+      const size_t w = static_cast<size_t>(bw);
+      if (w == 0) {
+        count = groups * 8;
+      } else if (groups <= avail / w) {
+        count = groups * 8;
+        p += groups * w;
+      } else {  // the last bit-packed run may end early: it holds what its bytes hold
+        count = avail * 8 / w;
+        p = end;
+      }
+    } else {
+      if (vb > avail) break;
+      count = header >> 1;
+      p += vb;
+    }
+    i += static_cast<int64_t>(std::min<uint64_t>(count, static_cast<uint64_t>(limit - i)));
+  }
+  return i;
+}
+
+int64_t delta_count(const uint8_t* p, const uint8_t* end) {
+  uint64_t block = read_uleb(p, end);
+  uint64_t mini = read_uleb(p, end);
+  uint64_t total = read_uleb(p, end);
+  (void)read_uleb(p, end);  // first value
+  if (block == 0 || mini == 0 || block % mini != 0 || (block / mini) % 8 != 0 || block > (1u << 20))
+    corrupt("bad DELTA_BINARY_PACKED block header");
+  if (total > INT64_MAX / 2) corrupt("DELTA_BINARY_PACKED value count out of range");
+  const uint64_t blocks = total <= 1 ? 0 : (total - 2) / block + 1;
+  if (blocks > static_cast<uint64_t>(end - p) / (1 + mini))
+    corrupt("DELTA_BINARY_PACKED declares more values than its bytes hold");
+  return static_cast<int64_t>(total);
+}
+
 template <typename I>
 const uint8_t* delta_decode(const uint8_t* p, const uint8_t* end, int64_t n, I* out) {
   uint64_t block = read_uleb(p, end);

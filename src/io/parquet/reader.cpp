@@ -296,6 +296,33 @@ column materialize(const chunk_values<P>& cv, const leaf_info& leaf, memory_reso
   });
 }
 
+/// Most PLAIN values of physical type `pt` that `bytes` bytes can hold (booleans are bits; values of
+/// zero-length FIXED_LEN_BYTE_ARRAY are counted as bits too, to keep the bound finite).
+int64_t max_plain_values(physical_type pt, int32_t type_length, size_t bytes) {
+  size_t w = 0;
+  switch (pt) {
+    case physical_type::boolean:
+      return static_cast<int64_t>(std::min<size_t>(bytes, size_t{1} << 59) * 8);
+    case physical_type::int32:
+    case physical_type::float_:
+    case physical_type::byte_array:
+      w = 4;
+      break;
+    case physical_type::int64:
+    case physical_type::double_:
+      w = 8;
+      break;
+    case physical_type::int96:
+      w = 12;
+      break;
+    case physical_type::fixed_len_byte_array:
+      w = type_length > 0 ? static_cast<size_t>(type_length) : 0;
+      break;
+  }
+  if (w == 0) return static_cast<int64_t>(std::min<size_t>(bytes, size_t{1} << 59) * 8);
+  return static_cast<int64_t>(bytes / w);
+}
+
 /// Decodes `n` PLAIN values from [p, end) into `out`; returns the end of the consumed bytes.
 template <typename P>
 const uint8_t* decode_plain(const uint8_t* p, const uint8_t* end, int64_t n, P* out, physical_type pt,
@@ -344,34 +371,63 @@ class chunk_decoder {
   chunk_decoder(const column_metadata& m, const leaf_info& leaf) : _m(m), _leaf(leaf) {}
 
   void decode(const uint8_t* data, size_t size, int64_t num_rows, chunk_values<P>& cv) {
-    if (_leaf.optional) cv.valid.reserve(static_cast<size_t>(num_rows));  // num_rows was checked against the chunk
+    // Declared counts are only trusted once bytes that hold them are seen: the reservation is bounded
+    // by the chunk's size (the vectors grow past it as pages prove more rows).
+    const int64_t guess =
+        std::min<int64_t>(num_rows, static_cast<int64_t>(std::min<size_t>(size, size_t{1} << 40)) * 8);
+    if (_leaf.optional) cv.valid.reserve(static_cast<size_t>(guess));
     size_t pos = 0;
     while (cv.rows < num_rows) {
       if (pos >= size)
         corrupt("column chunk ends after " + std::to_string(cv.rows) + " of " + std::to_string(num_rows) + " rows");
-      size_t used = 0;
-      page_header h = decode_page_header(data + pos, size - pos, used);
-      pos += used;
-      if (static_cast<size_t>(h.compressed_page_size) > size - pos) corrupt("page past the end of the column chunk");
-      const uint8_t* page = data + pos;
-      pos += static_cast<size_t>(h.compressed_page_size);
-      switch (h.type) {
-        case page_type::dictionary_page:
-          read_dictionary(h, page, cv);
-          break;
-        case page_type::data_page:
-          read_v1(h, page, num_rows, cv);
-          break;
-        case page_type::data_page_v2:
-          read_v2(h, page, num_rows, cv);
-          break;
-        default:
-          break;  // index pages carry nothing we need
-      }
+      pos = page(data, size, pos, num_rows, cv);
+    }
+  }
+
+  /// Decodes only the data pages at the given chunk positions, each holding the given rows (from the
+  /// offset index), after the dictionary page if the chunk has one before `first_data`.
+  void decode_pages(const uint8_t* data, size_t size, size_t first_data,
+                    const std::vector<std::pair<size_t, int64_t>>& pages, chunk_values<P>& cv) {
+    size_t pos = 0;
+    while (pos < first_data)
+      pos = page(data, size, pos, 0, cv);  // a data page here holds rows the offset index does not list
+    int64_t total = 0;
+    for (auto& [at, rows] : pages)
+      total += rows;
+    for (auto& [at, rows] : pages) {
+      const int64_t before = cv.rows;
+      if (at >= size) corrupt("offset index points past the column chunk");
+      page(data, size, at, total, cv);
+      if (cv.rows - before != rows) corrupt("page holds other rows than its offset index says");
     }
   }
 
  private:
+  /// Decodes the page at `pos` (a data page adds rows, up to `num_rows` in all); returns the position
+  /// after it.
+  size_t page(const uint8_t* data, size_t size, size_t pos, int64_t num_rows, chunk_values<P>& cv) {
+    size_t used = 0;
+    page_header h = decode_page_header(data + pos, size - pos, used);
+    pos += used;
+    if (static_cast<size_t>(h.compressed_page_size) > size - pos) corrupt("page past the end of the column chunk");
+    const uint8_t* p = data + pos;
+    pos += static_cast<size_t>(h.compressed_page_size);
+    switch (h.type) {
+      case page_type::dictionary_page:
+        read_dictionary(h, p, cv);
+        break;
+      case page_type::data_page:
+        read_v1(h, p, num_rows, cv);
+        break;
+      case page_type::data_page_v2:
+        read_v2(h, p, num_rows, cv);
+        break;
+      default:
+        break;  // index pages carry nothing we need
+    }
+    return pos;
+  }
+
   const uint8_t* inflate(const uint8_t* in, size_t size, size_t out_size, chunk_values<P>& cv) {
     if (_m.compression == codec::uncompressed) {
       if (size != out_size) corrupt("uncompressed page sizes differ");
@@ -392,8 +448,9 @@ class chunk_decoder {
       unsupported_encoding(h.dict->enc, _m.type);
     const size_t usize = static_cast<size_t>(h.uncompressed_page_size);
     const uint8_t* q = inflate(page, static_cast<size_t>(h.compressed_page_size), usize, cv);
-    if (h.dict->num_values < 0 || static_cast<uint64_t>(h.dict->num_values) > usize * uint64_t{8})
-      corrupt("dictionary size does not fit its page");
+    if (h.dict->num_values < 0 || h.dict->num_values > max_plain_values(_m.type, _leaf.elem->type_length, usize))
+      corrupt("dictionary of " + std::to_string(h.dict->num_values) + " values does not fit its " +
+              std::to_string(usize) + "-byte page");
     _dict.resize(static_cast<size_t>(h.dict->num_values));
     decode_plain<P>(q, q + usize, h.dict->num_values, _dict.data(), _m.type, _leaf.elem->type_length);
     _has_dict = true;
@@ -401,6 +458,8 @@ class chunk_decoder {
 
   /// Appends `n` rows' validity from definition levels; returns the number of non-null values.
   int64_t levels(const uint8_t* p, const uint8_t* end, int64_t n, chunk_values<P>& cv) {
+    if (rle_count(p, end, 1, n) < n)
+      corrupt("page declares " + std::to_string(n) + " values, its definition levels hold fewer");
     _levels.resize(static_cast<size_t>(n));
     rle_decode(p, end, 1, _levels.data(), n);
     // Width 1: every level is 0 (null) or 1 (valid).
@@ -470,7 +529,44 @@ class chunk_decoder {
     cv.rows += n;
   }
 
+  /// Most values (up to `nn`) that the encoded value bytes [p, end) can hold, from their headers and
+  /// sizes, so that nothing is allocated for values a page only declares. Unsupported encodings give
+  /// `nn` (they raise not_implemented_error when decoded).
+  int64_t value_bound(encoding enc, const uint8_t* p, const uint8_t* end, int64_t nn) const {
+    const physical_type pt = _m.type;
+    const size_t bytes = static_cast<size_t>(end - p);
+    switch (enc) {
+      case encoding::plain:
+        return max_plain_values(pt, _leaf.elem->type_length, bytes);
+      case encoding::plain_dictionary:
+      case encoding::rle_dictionary:
+        return nn == 0 || p >= end ? 0 : rle_count(p + 1, end, *p, nn);
+      case encoding::rle: {
+        if (pt != physical_type::boolean) return nn;
+        uint32_t len = 0;
+        if (bytes < 4) return 0;
+        std::memcpy(&len, p, 4);
+        return len > bytes - 4 ? 0 : rle_count(p + 4, p + 4 + len, 1, nn);
+      }
+      case encoding::delta_binary_packed:
+        if constexpr (std::is_same_v<P, int32_t> || std::is_same_v<P, int64_t>)
+          return nn == 0 || pt == physical_type::int96 ? nn : delta_count(p, end);
+        return nn;
+      case encoding::delta_length_byte_array:
+      case encoding::delta_byte_array:
+        if constexpr (std::is_same_v<P, std::string_view>) return nn == 0 ? nn : delta_count(p, end);
+        return nn;
+      case encoding::byte_stream_split:
+        if (pt == physical_type::boolean || pt == physical_type::byte_array) return nn;
+        return max_plain_values(pt, _leaf.elem->type_length, bytes);
+      default:
+        return nn;
+    }
+  }
+
   void values(encoding enc, const uint8_t* p, const uint8_t* end, int64_t nn, chunk_values<P>& cv) {
+    if (value_bound(enc, p, end, nn) < nn)
+      corrupt("page declares " + std::to_string(nn) + " " + encoding_name(enc) + " values, its bytes hold fewer");
     const size_t old = cv.dense.size();
     cv.dense.resize(old + static_cast<size_t>(nn));
     P* out = cv.dense.data() + old;
@@ -725,10 +821,17 @@ file_reader file_reader::open(const std::string& path) {
     for (const auto& cc : rg.columns)
       if (!cc.meta)
         throw not_implemented_error(path + ": Parquet column chunks without inline metadata are not supported");
-    for (size_t c = 0; c < r._leaf.size(); ++c)
-      if (rg.columns[r._leaf[c]].meta->type != *sch[r._element[c]].type)
-        fail("column chunk of '" + r._schema[c].name + "' in row group " + std::to_string(g) +
-             " has another physical type than the schema");
+    for (size_t c = 0; c < r._leaf.size(); ++c) {
+      const column_metadata& m = *rg.columns[r._leaf[c]].meta;
+      const std::string where = "column chunk of '" + r._schema[c].name + "' in row group " + std::to_string(g);
+      if (m.type != *sch[r._element[c]].type) fail(where + " has another physical type than the schema");
+      auto bad = [&](const std::string& why) { throw io_error(path + ": corrupt Parquet footer: " + where + why); };
+      // A flat column holds one value (or null) per row: the row group's row count must agree.
+      if (m.num_values != rg.num_rows)
+        bad(" holds " + std::to_string(m.num_values) + " values for " + std::to_string(rg.num_rows) + " rows");
+      if (rg.num_rows > 0 && m.total_compressed_size <= 0)
+        bad(" has " + std::to_string(rg.num_rows) + " rows in " + std::to_string(m.total_compressed_size) + " bytes");
+    }
   }
   if (total_rows != meta->num_rows)
     fail("row groups hold " + std::to_string(total_rows) + " rows, the file says " + std::to_string(meta->num_rows));
@@ -767,6 +870,33 @@ int64_t file_reader::row_group_uncompressed_bytes(int rg, const std::vector<size
   return total;
 }
 
+std::optional<scalar> file_reader::stat_value(size_t c, const std::string* bytes) const {
+  if (!bytes) return std::nullopt;
+  const schema_element& e = element(c);
+  const leaf_info leaf{&e, _schema[c].type, false};
+  return physical_dispatch(*e.type, [&]<typename P>() -> std::optional<scalar> {
+    chunk_values<P> cv;
+    cv.rows = 1;
+    cv.dense.resize(1);
+    auto p = reinterpret_cast<const uint8_t*>(bytes->data());
+    try {
+      if constexpr (std::is_same_v<P, std::string_view>) {
+        if (*e.type == physical_type::fixed_len_byte_array && bytes->size() != static_cast<size_t>(e.type_length))
+          return std::nullopt;
+        cv.dense[0] = *bytes;
+      } else if constexpr (std::is_same_v<P, uint8_t>) {
+        if (bytes->empty()) return std::nullopt;
+        cv.dense[0] = p[0] & 1;
+      } else {
+        decode_plain<P>(p, p + bytes->size(), 1, cv.dense.data(), *e.type, e.type_length);
+      }
+      return get_scalar(materialize(cv, leaf, default_host_resource()), 0);
+    } catch (const io_error&) {
+      return std::nullopt;  // malformed statistics are ignored, as if absent
+    }
+  });
+}
+
 column_statistics file_reader::statistics(int rg, size_t c) const {
   check_rg(rg);
   check_column(c);
@@ -775,48 +905,114 @@ column_statistics file_reader::statistics(int rg, size_t c) const {
   if (!m.stats) return out;
   const auto& s = *m.stats;
   out.null_count = s.null_count;
-  leaf_info leaf{&element(c), _schema[c].type, false};
   const data_type& t = _schema[c].type;
   bool signed_order = m.type != physical_type::byte_array && m.type != physical_type::fixed_len_byte_array &&
                       m.type != physical_type::int96 && !is_unsigned_integer(t.id);
-  auto convert = [&](const std::optional<std::string>& v,
-                     const std::optional<std::string>& legacy) -> std::optional<scalar> {
-    const std::string* bytes = v ? &*v : (legacy && signed_order ? &*legacy : nullptr);
-    if (!bytes) return std::nullopt;
-    return physical_dispatch(m.type, [&]<typename P>() -> std::optional<scalar> {
-      chunk_values<P> cv;
-      cv.rows = 1;
-      cv.dense.resize(1);
-      auto p = reinterpret_cast<const uint8_t*>(bytes->data());
-      try {
-        if constexpr (std::is_same_v<P, std::string_view>) {
-          if (m.type == physical_type::fixed_len_byte_array &&
-              bytes->size() != static_cast<size_t>(leaf.elem->type_length))
-            return std::nullopt;
-          cv.dense[0] = *bytes;
-        } else if constexpr (std::is_same_v<P, uint8_t>) {
-          if (bytes->empty()) return std::nullopt;
-          cv.dense[0] = p[0] & 1;
-        } else {
-          decode_plain<P>(p, p + bytes->size(), 1, cv.dense.data(), m.type, leaf.elem->type_length);
-        }
-        return get_scalar(materialize(cv, leaf, default_host_resource()), 0);
-      } catch (const io_error&) {
-        return std::nullopt;  // malformed statistics are ignored, as if absent
-      }
-    });
+  auto pick = [&](const std::optional<std::string>& v, const std::optional<std::string>& legacy) {
+    return v ? &*v : (legacy && signed_order ? &*legacy : nullptr);
   };
-  out.min = convert(s.min_value, s.min);
-  out.max = convert(s.max_value, s.max);
+  out.min = stat_value(c, pick(s.min_value, s.min));
+  out.max = stat_value(c, pick(s.max_value, s.max));
   return out;
 }
 
+namespace {
+/// Reads `length` bytes at `offset` of an index structure, or nothing when they lie outside the file.
+std::optional<std::vector<uint8_t>> read_index_bytes(const std::string& path, int64_t file_size,
+                                                     std::optional<int64_t> offset, std::optional<int32_t> length) {
+  if (!offset || !length || *offset < 4 || *length <= 0 || *offset > file_size - 8 - *length) return std::nullopt;
+  int64_t size = 0;
+  fd_guard fd{open_file(path, size)};
+  std::vector<uint8_t> buf(static_cast<size_t>(*length));
+  read_at(fd.fd, buf.data(), buf.size(), *offset, path);
+  return buf;
+}
+}  // namespace
+
+std::vector<page_location> file_reader::offset_index(int rg, size_t c) const {
+  const row_group& g = _meta->row_groups[static_cast<size_t>(rg)];
+  const column_chunk& cc = g.columns[_leaf[c]];
+  const column_metadata& m = *cc.meta;
+  auto bytes = read_index_bytes(_path, _file_size, cc.offset_index_offset, cc.offset_index_length);
+  if (!bytes) return {};
+  std::vector<page_location> pages;
+  try {
+    pages = decode_offset_index(bytes->data(), bytes->size());
+  } catch (const io_error&) {
+    return {};  // a malformed page index is ignored, as if absent
+  }
+  // Usable only when the pages tile the row group's rows and lie inside the column chunk, in order.
+  const int64_t start = chunk_start(m), end = start + m.total_compressed_size;
+  int64_t last_offset = start - 1;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    const auto& p = pages[i];
+    const bool rows_ok = i == 0 ? p.first_row_index == 0 : p.first_row_index > pages[i - 1].first_row_index;
+    if (!rows_ok || p.first_row_index >= g.num_rows || p.offset <= last_offset || p.offset >= end) return {};
+    last_offset = p.offset;
+  }
+  return pages;
+}
+
+std::vector<page_stats> file_reader::page_index(int rg, size_t c) const {
+  check_rg(rg);
+  check_column(c);
+  const row_group& g = _meta->row_groups[static_cast<size_t>(rg)];
+  const column_chunk& cc = g.columns[_leaf[c]];
+  auto pages = offset_index(rg, c);
+  auto bytes = read_index_bytes(_path, _file_size, cc.column_index_offset, cc.column_index_length);
+  if (pages.empty() || !bytes) return {};
+  column_index ci;
+  try {
+    ci = decode_column_index(bytes->data(), bytes->size());
+  } catch (const io_error&) {
+    return {};
+  }
+  const size_t n = pages.size();
+  if (ci.null_pages.size() != n || ci.min_values.size() != n || ci.max_values.size() != n ||
+      (!ci.null_counts.empty() && ci.null_counts.size() != n))
+    return {};
+  std::vector<page_stats> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto& o = out[i];
+    o.rows = {pages[i].first_row_index, i + 1 < n ? pages[i + 1].first_row_index : g.num_rows};
+    if (!ci.null_counts.empty()) o.stats.null_count = ci.null_counts[i];
+    if (ci.null_pages[i]) {
+      o.stats.null_count = o.rows.end - o.rows.begin;
+      continue;
+    }
+    o.stats.min = stat_value(c, &ci.min_values[i]);
+    o.stats.max = stat_value(c, &ci.max_values[i]);
+  }
+  return out;
+}
+
+int64_t file_reader::chunk_start(const column_metadata& m) {
+  int64_t start = m.data_page_offset;
+  if (m.dictionary_page_offset && *m.dictionary_page_offset > 0 && *m.dictionary_page_offset < start)
+    start = *m.dictionary_page_offset;
+  return start;
+}
+
 table file_reader::read_row_group(int rg, const std::vector<size_t>& columns, memory_resource* mr) const {
+  return read_row_group_ranges(rg, columns, {}, mr, nullptr);
+}
+
+table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& columns,
+                                         const std::vector<row_range>& ranges, memory_resource* mr,
+                                         int64_t* pages_skipped) const {
   check_rg(rg);
   for (size_t c : columns)
     check_column(c);
   const row_group& g = _meta->row_groups[static_cast<size_t>(rg)];
-  if (columns.empty()) return table::empty_with_rows(g.num_rows);
+  int64_t wanted_rows = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const row_range& r = ranges[i];
+    if (r.begin < (i ? ranges[i - 1].end : 0) || r.end <= r.begin || r.end > g.num_rows)
+      throw invalid_argument_error(_path + ": row ranges of row group " + std::to_string(rg) +
+                                   " must be sorted, disjoint, non-empty and within its rows");
+    wanted_rows += r.end - r.begin;
+  }
+  if (columns.empty()) return table::empty_with_rows(ranges.empty() ? g.num_rows : wanted_rows);
   int64_t size = 0;
   fd_guard fd{open_file(_path, size)};
   std::vector<column> out;
@@ -829,24 +1025,58 @@ table file_reader::read_row_group(int rg, const std::vector<size_t>& columns, me
         out.push_back(make_empty_column(_schema[c].type));
         continue;
       }
-      int64_t start = m.data_page_offset;
-      if (m.dictionary_page_offset && *m.dictionary_page_offset > 0 && *m.dictionary_page_offset < start)
-        start = *m.dictionary_page_offset;
+      const int64_t start = chunk_start(m);
       if (start < 4 || m.total_compressed_size < 0 || m.total_compressed_size > size - 8 - start)
         throw io_error("corrupt metadata: column chunk outside the file");
       leaf_info leaf{&element(c), _schema[c].type, _optional[c]};
       if (m.type != *leaf.elem->type) throw io_error("corrupt metadata: column chunk type differs from the schema");
-      if (m.num_values != g.num_rows)
-        throw io_error("corrupt metadata: column chunk holds " + std::to_string(m.num_values) + " values for " +
-                       std::to_string(g.num_rows) + " rows");
       const size_t chunk_size = static_cast<size_t>(m.total_compressed_size);
       auto chunk = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(chunk_size, 1));
       read_at(fd.fd, chunk.get(), chunk_size, start, _path);
-      out.push_back(physical_dispatch(m.type, [&]<typename P>() {
+      if (ranges.empty()) {
+        out.push_back(physical_dispatch(m.type, [&]<typename P>() {
+          chunk_values<P> cv;
+          chunk_decoder<P>(m, leaf).decode(chunk.get(), chunk_size, g.num_rows, cv);
+          return materialize(cv, leaf, mr);
+        }));
+        continue;
+      }
+      // Only the rows in `ranges`: the data pages that overlap them (by the offset index; all pages
+      // when there is none), then the ranges sliced out of the decoded rows.
+      auto index = offset_index(rg, c);
+      std::vector<row_range> spans;  // rows of the decoded pages, in order
+      std::vector<std::pair<size_t, int64_t>> pages;
+      for (size_t i = 0; i < index.size(); ++i) {
+        const row_range span{index[i].first_row_index,
+                             i + 1 < index.size() ? index[i + 1].first_row_index : g.num_rows};
+        const bool wanted = std::any_of(ranges.begin(), ranges.end(),
+                                        [&](const row_range& r) { return r.begin < span.end && span.begin < r.end; });
+        if (!wanted) continue;
+        spans.push_back(span);
+        pages.emplace_back(static_cast<size_t>(index[i].offset - start), span.end - span.begin);
+      }
+      if (pages_skipped) *pages_skipped += static_cast<int64_t>(index.size() - spans.size());
+      column decoded = physical_dispatch(m.type, [&]<typename P>() {
         chunk_values<P> cv;
-        chunk_decoder<P>(m, leaf).decode(chunk.get(), chunk_size, g.num_rows, cv);
+        chunk_decoder<P> dec(m, leaf);
+        if (index.empty())
+          dec.decode(chunk.get(), chunk_size, g.num_rows, cv);
+        else
+          dec.decode_pages(chunk.get(), chunk_size, static_cast<size_t>(index[0].offset - start), pages, cv);
         return materialize(cv, leaf, mr);
-      }));
+      });
+      if (index.empty()) spans = {{0, g.num_rows}};
+      std::vector<column> pieces;
+      for (const row_range& r : ranges) {
+        // the decoded position of row r.begin: rows of earlier decoded spans, then its offset in its span
+        int64_t at = 0;
+        size_t i = 0;
+        for (; i < spans.size() && spans[i].end <= r.begin; ++i)
+          at += spans[i].end - spans[i].begin;
+        if (i == spans.size() || spans[i].begin > r.begin) throw internal_error("parquet: row range not decoded");
+        pieces.push_back(decoded.slice(at + r.begin - spans[i].begin, r.end - r.begin));
+      }
+      out.push_back(pieces.size() == 1 ? pieces[0] : concatenate(pieces, mr));
     } catch (const io_error& e) {
       throw io_error(where + e.what());
     } catch (const not_implemented_error& e) {

@@ -327,7 +327,9 @@ row_group read_row_group(decoder& d) {
             c.meta = read_column_metadata(d, ft);
             return true;
           }
-          return assign(d, fid, ft, slot{1, &c.file_path}, slot{2, &c.file_offset});
+          return assign(d, fid, ft, slot{1, &c.file_path}, slot{2, &c.file_offset}, slot{4, &c.offset_index_offset},
+                        slot{5, &c.offset_index_length}, slot{6, &c.column_index_offset},
+                        slot{7, &c.column_index_length});
         });
         rg.columns.push_back(std::move(c));
       });
@@ -370,6 +372,53 @@ file_metadata decode_file_metadata(const uint8_t* data, size_t size) {
   if (!has_schema || m.schema.empty() || !rows) d.fail("FileMetaData lacks its schema or row count");
   m.num_rows = *rows;
   return m;
+}
+
+std::vector<page_location> decode_offset_index(const uint8_t* data, size_t size) {
+  decoder d(data, size);
+  std::vector<page_location> out;
+  d.read_struct([&](int16_t id, uint8_t t) {
+    if (id != 1) return false;
+    d.read_list(t, t_struct, [&] {
+      page_location l;
+      d.read_struct([&](int16_t fid, uint8_t ft) {
+        return assign(d, fid, ft, slot{1, &l.offset}, slot{2, &l.compressed_page_size}, slot{3, &l.first_row_index});
+      });
+      out.push_back(l);
+    });
+    return true;
+  });
+  return out;
+}
+
+column_index decode_column_index(const uint8_t* data, size_t size) {
+  decoder d(data, size);
+  column_index ci;
+  d.read_struct([&](int16_t id, uint8_t t) {
+    switch (id) {
+      case 1: {  // list<bool>: one byte per element, 1 = true
+        if (t != t_list) d.fail("expected a list");
+        uint8_t elem;
+        size_t n = d.list_header(elem);
+        if (elem != t_true && elem != t_false) d.fail("unexpected list element type");
+        for (size_t i = 0; i < n; ++i)
+          ci.null_pages.push_back(d.byte() == 1);
+        return true;
+      }
+      case 2:
+        d.read_list(t, t_binary, [&] { ci.min_values.push_back(d.binary()); });
+        return true;
+      case 3:
+        d.read_list(t, t_binary, [&] { ci.max_values.push_back(d.binary()); });
+        return true;
+      case 5:
+        d.read_list(t, t_i64, [&] { ci.null_counts.push_back(d.zigzag()); });
+        return true;
+      default:
+        return false;
+    }
+  });
+  return ci;
 }
 
 page_header decode_page_header(const uint8_t* data, size_t size, size_t& consumed) {

@@ -133,6 +133,23 @@ struct column_chunk {
   std::string file_path;
   int64_t file_offset = 0;
   std::optional<column_metadata> meta;
+  /// Where the page index of this chunk is (pyarrow `write_page_index=True`, DuckDB, Spark).
+  std::optional<int64_t> offset_index_offset, column_index_offset;
+  std::optional<int32_t> offset_index_length, column_index_length;
+};
+
+/// PageLocation of an OffsetIndex: where a data page starts and the first row it holds.
+struct page_location {
+  int64_t offset = 0;
+  int32_t compressed_page_size = 0;  ///< including the page header
+  int64_t first_row_index = 0;
+};
+
+/// ColumnIndex: per data page min/max (PLAIN-encoded, like chunk statistics) and null information.
+struct column_index {
+  std::vector<bool> null_pages;
+  std::vector<std::string> min_values, max_values;
+  std::vector<int64_t> null_counts;  ///< empty when absent
 };
 
 struct row_group {
@@ -184,6 +201,11 @@ file_metadata decode_file_metadata(const uint8_t* data, size_t size);
 /// Decodes a PageHeader from the front of [data, data+size); `consumed` receives its length.
 /// @throws io_error (without the file name) on malformed input.
 page_header decode_page_header(const uint8_t* data, size_t size, size_t& consumed);
+
+/// Decodes an OffsetIndex (its page locations). @throws io_error on malformed input.
+std::vector<page_location> decode_offset_index(const uint8_t* data, size_t size);
+/// Decodes a ColumnIndex. @throws io_error on malformed input.
+column_index decode_column_index(const uint8_t* data, size_t size);
 
 /// Encodes a FileMetaData (compact protocol), appending to `out`.
 void encode_file_metadata(const file_metadata& m, std::string& out);

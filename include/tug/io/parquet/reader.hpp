@@ -17,11 +17,24 @@ namespace tug::io::parquet {
 
 struct file_metadata;  // parsed footer (tug/io/parquet/metadata.hpp)
 struct schema_element;
+struct column_metadata;
+struct page_location;
 
 /// Statistics of one column chunk, typed as the column; absent when the file has none.
 struct column_statistics {
   std::optional<scalar> min, max;
   std::optional<int64_t> null_count;
+};
+
+/// Rows [begin, end) of a row group.
+struct row_range {
+  int64_t begin = 0, end = 0;
+};
+
+/// One data page of a column chunk from the page index: the rows it holds and its statistics.
+struct page_stats {
+  row_range rows;
+  column_statistics stats;
 };
 
 /// Reads a Parquet file: the footer on `open`, then row groups column by column. The const methods
@@ -48,6 +61,14 @@ class file_reader {
   /// @throws io_error naming file, column and row group on a page that does not decompress or
   /// decodes past its end; not_implemented_error naming an unsupported encoding or codec.
   table read_row_group(int rg, const std::vector<size_t>& columns, memory_resource* mr = default_host_resource()) const;
+  /// The page index (ColumnIndex + OffsetIndex) of a column chunk: per data page its rows and statistics.
+  /// Empty when the file has none for it or it is malformed (a bad page index is ignored, as if absent).
+  std::vector<page_stats> page_index(int rg, size_t column) const;
+  /// Reads only the rows in `ranges` (sorted, disjoint, within the row group; empty = all rows), decoding
+  /// only the data pages that overlap them where the column chunk has an offset index (else all its
+  /// pages), and adds the number of data pages not decompressed or decoded to `*pages_skipped`.
+  table read_row_group_ranges(int rg, const std::vector<size_t>& columns, const std::vector<row_range>& ranges,
+                              memory_resource* mr = default_host_resource(), int64_t* pages_skipped = nullptr) const;
   const std::string& path() const { return _path; }
 
  private:
@@ -55,6 +76,9 @@ class file_reader {
   void check_rg(int rg) const;
   void check_column(size_t c) const;
   const schema_element& element(size_t c) const;
+  std::optional<scalar> stat_value(size_t c, const std::string* plain_bytes) const;
+  std::vector<page_location> offset_index(int rg, size_t c) const;
+  static int64_t chunk_start(const column_metadata& m);
 
   std::string _path;
   std::shared_ptr<const file_metadata> _meta;
