@@ -15,7 +15,6 @@ physical_ptr make_aggregate(physical_ptr, std::vector<size_t>, std::vector<agg_s
   pending("aggregate");
 }
 physical_ptr make_window(physical_ptr, std::vector<window_spec>, schema) { pending("window"); }
-physical_ptr make_join(physical_ptr, physical_ptr, join_spec, schema) { pending("join"); }
 physical_ptr make_sort(physical_ptr, std::vector<size_t>, std::vector<bool>, std::vector<bool>, bool, int64_t) {
   pending("sort");
 }
