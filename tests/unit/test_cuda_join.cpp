@@ -18,13 +18,15 @@ constexpr auto nul = std::nullopt;
 
 enum class key_kind { i64, i32, u8, f64, f32, str, dec, date, ts, boolean };
 
-const std::vector<key_kind> all_kinds = {key_kind::i64, key_kind::i32, key_kind::u8,  key_kind::f64,  key_kind::f32,
-                                         key_kind::str, key_kind::dec, key_kind::date, key_kind::ts, key_kind::boolean};
+const std::vector<key_kind> all_kinds = {key_kind::i64, key_kind::i32,    key_kind::u8,  key_kind::f64,
+                                         key_kind::f32, key_kind::str,    key_kind::dec, key_kind::date,
+                                         key_kind::ts,  key_kind::boolean};
 
 template <typename T>
 std::vector<std::optional<T>> mapped(const std::vector<std::optional<int64_t>>& codes, T (*f)(int64_t)) {
   std::vector<std::optional<T>> v;
-  for (auto& c : codes) v.push_back(c ? std::optional<T>(f(*c)) : std::nullopt);
+  for (auto& c : codes)
+    v.push_back(c ? std::optional<T>(f(*c)) : std::nullopt);
   return v;
 }
 
@@ -39,23 +41,32 @@ T float_of(int64_t c) {
 
 column key_column(key_kind kind, const std::vector<std::optional<int64_t>>& codes) {
   switch (kind) {
-    case key_kind::i64: return i64(codes);
-    case key_kind::i32: return i32(mapped<int32_t>(codes, [](int64_t c) { return static_cast<int32_t>(c * 7 - 50); }));
+    case key_kind::i64:
+      return i64(codes);
+    case key_kind::i32:
+      return i32(mapped<int32_t>(codes, [](int64_t c) { return static_cast<int32_t>(c * 7 - 50); }));
     case key_kind::u8:
-      return make_column<uint8_t>(type_id::uint8, mapped<uint8_t>(codes, [](int64_t c) { return static_cast<uint8_t>(c); }));
-    case key_kind::f64: return f64(mapped<double>(codes, float_of<double>));
-    case key_kind::f32: return make_column<float>(type_id::float32, mapped<float>(codes, float_of<float>));
+      return make_column<uint8_t>(type_id::uint8,
+                                  mapped<uint8_t>(codes, [](int64_t c) { return static_cast<uint8_t>(c); }));
+    case key_kind::f64:
+      return f64(mapped<double>(codes, float_of<double>));
+    case key_kind::f32:
+      return make_column<float>(type_id::float32, mapped<float>(codes, float_of<float>));
     case key_kind::str:
-      return str(mapped<std::string>(codes, [](int64_t c) { return c % 4 == 0 ? std::string() : "key" + std::to_string(c); }));
+      return str(
+          mapped<std::string>(codes, [](int64_t c) { return c % 4 == 0 ? std::string() : "key" + std::to_string(c); }));
     case key_kind::dec:
       return make_column<__int128>(decimal(30, 3), mapped<__int128>(codes, [](int64_t c) {
                                      return (static_cast<__int128>(c) << 70) + c * 1000000007 - 5;
                                    }));
     case key_kind::date:
-      return make_column<int32_t>(type_id::date32, mapped<int32_t>(codes, [](int64_t c) { return static_cast<int32_t>(c * 37 - 1000); }));
+      return make_column<int32_t>(
+          type_id::date32, mapped<int32_t>(codes, [](int64_t c) { return static_cast<int32_t>(c * 37 - 1000); }));
     case key_kind::ts:
-      return make_column<int64_t>(timestamp(time_unit::ms), mapped<int64_t>(codes, [](int64_t c) { return c * 86400123 - 7; }));
-    case key_kind::boolean: return boolean(mapped<bool>(codes, [](int64_t c) { return c % 2 == 0; }));
+      return make_column<int64_t>(timestamp(time_unit::ms),
+                                  mapped<int64_t>(codes, [](int64_t c) { return c * 86400123 - 7; }));
+    case key_kind::boolean:
+      return boolean(mapped<bool>(codes, [](int64_t c) { return c % 2 == 0; }));
   }
   return {};
 }
@@ -71,8 +82,10 @@ struct lcg {
 std::vector<std::optional<int64_t>> codes(lcg& r, int64_t n, int64_t domain, bool nulls) {
   std::vector<std::optional<int64_t>> v;
   for (int64_t i = 0; i < n; ++i) {
-    if (nulls && r.next(8) == 0) v.push_back(nul);
-    else v.push_back(r.next(domain));
+    if (nulls && r.next(8) == 0)
+      v.push_back(nul);
+    else
+      v.push_back(r.next(domain));
   }
   return v;
 }
@@ -118,7 +131,8 @@ void expect_gpu_matches_cpu(const lazy_frame& lf, int64_t partition_rows, const 
   engine_options cpu = gpu;
   cpu.engine = engine_kind::cpu;
   query_result got = lf.profile(gpu);
-  for (auto& f : got.fallbacks) EXPECT_EQ(f.find("operator join"), std::string::npos) << what << ": " << f;
+  for (auto& f : got.fallbacks)
+    EXPECT_EQ(f.find("operator join"), std::string::npos) << what << ": " << f;
   bool on_gpu = false;
   std::istringstream plan(got.physical_plan);
   for (std::string line; std::getline(plan, line);)
@@ -138,8 +152,8 @@ void check_all_types(const data_frame& l, const data_frame& r, const std::vector
   }
 }
 
-#define REQUIRE_GPU()                                        \
-  do {                                                       \
+#define REQUIRE_GPU()                                       \
+  do {                                                      \
     if (!gpu_available()) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
@@ -215,9 +229,11 @@ TEST(CudaJoin, HeavyDuplicates) {
     lk.push_back(i % 3);
     v.push_back(i);
   }
-  for (int64_t i = 0; i < 200; ++i) rk.push_back(i % 2 == 0 ? std::optional<int64_t>(1) : std::optional<int64_t>(i % 5));
+  for (int64_t i = 0; i < 200; ++i)
+    rk.push_back(i % 2 == 0 ? std::optional<int64_t>(1) : std::optional<int64_t>(i % 5));
   auto l = data_frame::from_columns({{"k", i64(lk)}, {"v", i64(v)}});
-  auto r = data_frame::from_columns({{"k", i64(rk)}, {"w", i64(std::vector<std::optional<int64_t>>(v.begin(), v.begin() + 200))}});
+  auto r = data_frame::from_columns(
+      {{"k", i64(rk)}, {"w", i64(std::vector<std::optional<int64_t>>(v.begin(), v.begin() + 200))}});
   check_all_types(l, r, {"k"}, 1 << 20, "heavy duplicates");
   check_all_types(l, r, {"k"}, 7, "heavy duplicates, partitions of 7");
 }

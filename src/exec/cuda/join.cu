@@ -3,10 +3,10 @@
 // (probe) partition counts its matches per row, scans the counts and fills (left row, right row) pairs,
 // which gather the output. Pairs come out left-major with the right rows of a key in right order, and
 // a full join's unmatched right rows follow in right order, as on the CPU. Null keys never match.
+#include <thrust/iterator/counting_iterator.h>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
 
@@ -32,22 +32,30 @@ struct dkey {
 /// The key kind of `t`; -1 for types the CUDA join does not handle.
 int kind_of(const data_type& t) {
   switch (t.id) {
-    case type_id::float32: return k_f32;
-    case type_id::float64: return k_f64;
-    case type_id::string: return k_str;
+    case type_id::float32:
+      return k_f32;
+    case type_id::float64:
+      return k_f64;
+    case type_id::string:
+      return k_str;
     case type_id::boolean:
     case type_id::int8:
-    case type_id::uint8: return k_w1;
+    case type_id::uint8:
+      return k_w1;
     case type_id::int16:
-    case type_id::uint16: return k_w2;
+    case type_id::uint16:
+      return k_w2;
     case type_id::int32:
     case type_id::uint32:
-    case type_id::date32: return k_w4;
+    case type_id::date32:
+      return k_w4;
     case type_id::int64:
     case type_id::uint64:
     case type_id::timestamp:
-    case type_id::duration: return k_w8;
-    case type_id::decimal128: return k_w16;
+    case type_id::duration:
+      return k_w8;
+    case type_id::decimal128:
+      return k_w16;
   }
   return -1;
 }
@@ -61,7 +69,9 @@ __device__ inline uint64_t fmix64(uint64_t k) {
   return k;
 }
 
-__device__ inline uint64_t combine(uint64_t h, uint64_t v) { return (h ^ fmix64(v)) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL; }
+__device__ inline uint64_t combine(uint64_t h, uint64_t v) {
+  return (h ^ fmix64(v)) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
+}
 
 /// Bits of a float key that are equal exactly when the keys are (-0.0 == 0.0, all NaNs equal), as
 /// the CPU key index compares them (through double).
@@ -74,13 +84,20 @@ __device__ inline uint64_t float_bits(double d) {
 /// One 64-bit word of a fixed-width key (the low word for 16-byte keys).
 __device__ inline uint64_t key_word(const dkey& k, int64_t i) {
   switch (k.kind) {
-    case k_w1: return k.col.value<uint8_t>(i);
-    case k_w2: return k.col.value<uint16_t>(i);
-    case k_w4: return k.col.value<uint32_t>(i);
-    case k_w8: return k.col.value<uint64_t>(i);
-    case k_w16: return static_cast<const uint64_t*>(k.col.data)[2 * (k.col.offset + i)];
-    case k_f32: return float_bits(static_cast<double>(k.col.value<float>(i)));
-    case k_f64: return float_bits(k.col.value<double>(i));
+    case k_w1:
+      return k.col.value<uint8_t>(i);
+    case k_w2:
+      return k.col.value<uint16_t>(i);
+    case k_w4:
+      return k.col.value<uint32_t>(i);
+    case k_w8:
+      return k.col.value<uint64_t>(i);
+    case k_w16:
+      return static_cast<const uint64_t*>(k.col.data)[2 * (k.col.offset + i)];
+    case k_f32:
+      return float_bits(static_cast<double>(k.col.value<float>(i)));
+    case k_f64:
+      return float_bits(k.col.value<double>(i));
   }
   return 0;
 }
@@ -96,7 +113,8 @@ __device__ uint64_t hash_row(const dkey* keys, int nk, int64_t i) {
     if (k.kind == k_str) {
       dstring s = k.col.str(i);
       uint64_t f = 0xcbf29ce484222325ULL;
-      for (int64_t b = 0; b < s.n; ++b) f = (f ^ static_cast<uint8_t>(s.p[b])) * 0x100000001b3ULL;
+      for (int64_t b = 0; b < s.n; ++b)
+        f = (f ^ static_cast<uint8_t>(s.p[b])) * 0x100000001b3ULL;
       h = combine(h, f ^ static_cast<uint64_t>(s.n));
     } else {
       h = combine(h, key_word(k, i));
@@ -128,7 +146,8 @@ __global__ void hash_kernel(const dkey* keys, int nk, int64_t n, uint64_t* hash,
   int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     bool null = false;
-    for (int c = 0; c < nk; ++c) null = null || !keys[c].col.valid(i);
+    for (int c = 0; c < nk; ++c)
+      null = null || !keys[c].col.valid(i);
     has_null[i] = null;
     hash[i] = null ? 0 : hash_row(keys, nk, i);
   }
@@ -137,8 +156,7 @@ __global__ void hash_kernel(const dkey* keys, int nk, int64_t n, uint64_t* hash,
 /// Inserts every build row with non-null keys: the first row of a key claims a slot; `slot_of[r]` is
 /// the slot of row r's key (`cap` for null keys) and `counts[s]` the number of rows with the key of s.
 __global__ void insert_kernel(const dkey* keys, int nk, int64_t n, const uint64_t* hash, const uint8_t* has_null,
-                              unsigned long long* slots, uint64_t mask, uint64_t* slot_of,
-                              unsigned long long* counts) {
+                              unsigned long long* slots, uint64_t mask, uint64_t* slot_of, unsigned long long* counts) {
   int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < n; r += stride) {
     if (has_null[r]) {
@@ -149,8 +167,7 @@ __global__ void insert_kernel(const dkey* keys, int nk, int64_t n, const uint64_
     uint64_t s = h & mask;
     while (true) {
       unsigned long long prev = atomicCAS(slots + s, empty_slot, static_cast<unsigned long long>(r));
-      if (prev == empty_slot ||
-          (hash[prev] == h && rows_equal(keys, static_cast<int64_t>(prev), keys, r, nk))) {
+      if (prev == empty_slot || (hash[prev] == h && rows_equal(keys, static_cast<int64_t>(prev), keys, r, nk))) {
         slot_of[r] = s;
         atomicAdd(counts + s, 1ULL);
         break;
@@ -162,7 +179,8 @@ __global__ void insert_kernel(const dkey* keys, int nk, int64_t n, const uint64_
 
 __global__ void iota_kernel(int64_t n, int64_t* out) {
   int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = i;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = i;
 }
 
 /// What a probe keeps of each left row.
@@ -278,14 +296,16 @@ dbuf<dkey> key_views(const table& t, const std::vector<size_t>& idx, memory_reso
 /// Empty host table with the column types of `s` (device views of empty columns need no device memory).
 table empty_table(const schema& s) {
   std::vector<column> cols;
-  for (auto& f : s) cols.push_back(make_empty_column(f.type));
+  for (auto& f : s)
+    cols.push_back(make_empty_column(f.type));
   return cols.empty() ? table::empty_with_rows(0) : table(std::move(cols));
 }
 
 /// Left columns then right columns of one output table.
 table join_columns(const table& l, const table& r) {
   std::vector<column> cols = l.columns();
-  for (auto& c : r.columns()) cols.push_back(c);
+  for (auto& c : r.columns())
+    cols.push_back(c);
   if (cols.empty()) return table::empty_with_rows(l.num_rows());
   return table(std::move(cols));
 }
@@ -339,7 +359,8 @@ class join_op final : public physical_node {
       nvtx_range r{"join probe"};
       const table& l = left[static_cast<size_t>(p)];
       if (l.num_rows() > 0)
-        outs[static_cast<size_t>(p)] = _spec.how == join_type::cross ? cross(l, b, target, mr) : probe(l, b, target, mr);
+        outs[static_cast<size_t>(p)] =
+            _spec.how == join_type::cross ? cross(l, b, target, mr) : probe(l, b, target, mr);
       sync();
     });
     std::vector<table> result;
@@ -359,7 +380,8 @@ class join_op final : public physical_node {
     int64_t n = b.n;
     auto nk = static_cast<int>(_spec.right_keys.size());
     uint64_t cap = 2;
-    while (cap < 2 * static_cast<uint64_t>(n)) cap <<= 1;
+    while (cap < 2 * static_cast<uint64_t>(n))
+      cap <<= 1;
     b.mask = cap - 1;
     b.keys = key_views(b.right, _spec.right_keys, mr);
     b.hash = dbuf<uint64_t>(n, mr);
@@ -384,13 +406,14 @@ class join_op final : public physical_node {
       iota_kernel<<<grid_for(n), 256, 0, stream()>>>(n, iota.p);
       TUG_CUDA_CHECK_LAUNCH();
       int end_bit = 1;
-      while ((uint64_t{1} << end_bit) <= cap) ++end_bit;
+      while ((uint64_t{1} << end_bit) <= cap)
+        ++end_bit;
       size_t temp_bytes = 0;
       TUG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, b.slot_of.p, sorted_slots.p, iota.p, b.rows.p,
                                                    n, 0, end_bit, stream()));
       dbuf<uint8_t> temp(static_cast<int64_t>(temp_bytes), mr);
-      TUG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.p, temp_bytes, b.slot_of.p, sorted_slots.p, iota.p, b.rows.p,
-                                                   n, 0, end_bit, stream()));
+      TUG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.p, temp_bytes, b.slot_of.p, sorted_slots.p, iota.p, b.rows.p, n,
+                                                   0, end_bit, stream()));
     }
     // counts[cap] is 0, so the scan's last entry is the number of rows with non-null keys
     int64_t total = 0;
@@ -403,11 +426,12 @@ class join_op final : public physical_node {
   }
 
   /// Output tables of the pairs (left_idx[i], right_idx[i]), at most `target` rows each; -1 = nulls.
-  static void emit(const table& left, const int64_t* left_idx, const table& right, const int64_t* right_idx,
-                   int64_t n, int64_t target, memory_resource* mr, std::vector<table>& out) {
+  static void emit(const table& left, const int64_t* left_idx, const table& right, const int64_t* right_idx, int64_t n,
+                   int64_t target, memory_resource* mr, std::vector<table>& out) {
     for (int64_t a = 0; a < n; a += target) {
       int64_t len = std::min(target, n - a);
-      out.push_back(join_columns(cuda::gather(left, left_idx + a, len, mr), cuda::gather(right, right_idx + a, len, mr)));
+      out.push_back(
+          join_columns(cuda::gather(left, left_idx + a, len, mr), cuda::gather(right, right_idx + a, len, mr)));
     }
   }
 
@@ -484,7 +508,8 @@ class join_op final : public physical_node {
 std::string join_key_unsupported(const schema& s, const std::vector<size_t>& keys) {
   for (size_t k : keys)
     if (kind_of(s[k].type) < 0)
-      return "join key column " + s[k].name + " has type " + to_string(s[k].type) + ", which the CUDA join does not handle";
+      return "join key column " + s[k].name + " has type " + to_string(s[k].type) +
+             ", which the CUDA join does not handle";
   return {};
 }
 
