@@ -26,6 +26,9 @@ physical_ptr make_row_index(physical_ptr child, int64_t offset, schema out);
 /// Empty when the CUDA backend can run `r`, else why not (support.cpp; one section per operator).
 std::string unsupported(const exec::op_request& r);
 
+/// Why the CUDA join cannot use `keys` of `input` as join keys ("" when it can; join.cu).
+std::string join_key_unsupported(const schema& input, const std::vector<size_t>& keys);
+
 /// Why the CUDA expression evaluator cannot evaluate `e` over `input` ("" when it can).
 std::string expr_unsupported(const expr& e, const schema& input);
 
