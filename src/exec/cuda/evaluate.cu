@@ -38,14 +38,22 @@ __device__ inline bool is_float_kind(nk t) { return t == nk::f32 || t == nk::f64
 /// `x` wrapped to the width of integer kind `t` (sign- or zero-extended).
 __device__ inline int64_t wrap(uint64_t x, nk t) {
   switch (t) {
-    case nk::b: return x != 0;
-    case nk::i8: return static_cast<int8_t>(x);
-    case nk::i16: return static_cast<int16_t>(x);
-    case nk::i32: return static_cast<int32_t>(x);
-    case nk::u8: return static_cast<uint8_t>(x);
-    case nk::u16: return static_cast<uint16_t>(x);
-    case nk::u32: return static_cast<uint32_t>(x);
-    default: return static_cast<int64_t>(x);
+    case nk::b:
+      return x != 0;
+    case nk::i8:
+      return static_cast<int8_t>(x);
+    case nk::i16:
+      return static_cast<int16_t>(x);
+    case nk::i32:
+      return static_cast<int32_t>(x);
+    case nk::u8:
+      return static_cast<uint8_t>(x);
+    case nk::u16:
+      return static_cast<uint16_t>(x);
+    case nk::u32:
+      return static_cast<uint32_t>(x);
+    default:
+      return static_cast<int64_t>(x);
   }
 }
 /// A double rounded to float32 when `t` is f32.
@@ -53,8 +61,12 @@ __device__ inline double rf(double x, nk t) { return t == nk::f32 ? static_cast<
 
 __device__ inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 __device__ inline int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
-__device__ inline int64_t wmul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
-__device__ inline int64_t wadd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+__device__ inline int64_t wmul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+__device__ inline int64_t wadd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
 
 // Polars' total order on floats: NaN equals NaN and is above every number.
 __device__ inline bool total_eq(double x, double y) { return (x == y) | ((x != x) & (y != y)); }
@@ -90,14 +102,30 @@ __device__ inline bool reg_lt(const rv& x, const rv& y, nk t) {
 /// Range of an integer kind (as signed / unsigned 64-bit bounds).
 __device__ inline void int_bounds(nk t, int64_t& lo, uint64_t& hi) {
   switch (t) {
-    case nk::i8: lo = -128, hi = 127; return;
-    case nk::i16: lo = -32768, hi = 32767; return;
-    case nk::i32: lo = INT32_MIN, hi = INT32_MAX; return;
-    case nk::i64: lo = INT64_MIN, hi = INT64_MAX; return;
-    case nk::u8: lo = 0, hi = 255; return;
-    case nk::u16: lo = 0, hi = 65535; return;
-    case nk::u32: lo = 0, hi = UINT32_MAX; return;
-    default: lo = 0, hi = UINT64_MAX; return;
+    case nk::i8:
+      lo = -128, hi = 127;
+      return;
+    case nk::i16:
+      lo = -32768, hi = 32767;
+      return;
+    case nk::i32:
+      lo = INT32_MIN, hi = INT32_MAX;
+      return;
+    case nk::i64:
+      lo = INT64_MIN, hi = INT64_MAX;
+      return;
+    case nk::u8:
+      lo = 0, hi = 255;
+      return;
+    case nk::u16:
+      lo = 0, hi = 65535;
+      return;
+    case nk::u32:
+      lo = 0, hi = UINT32_MAX;
+      return;
+    default:
+      lo = 0, hi = UINT64_MAX;
+      return;
   }
 }
 
@@ -147,17 +175,39 @@ struct env {
 __device__ inline void load(rv& r, const dcol& c, int64_t i, nk t) {
   r.v = c.valid(i);
   switch (t) {
-    case nk::b: r.i = c.value<uint8_t>(i) != 0; break;
-    case nk::i8: r.i = c.value<int8_t>(i); break;
-    case nk::i16: r.i = c.value<int16_t>(i); break;
-    case nk::i32: r.i = c.value<int32_t>(i); break;
-    case nk::i64: r.i = c.value<int64_t>(i); break;
-    case nk::u8: r.u = c.value<uint8_t>(i); break;
-    case nk::u16: r.u = c.value<uint16_t>(i); break;
-    case nk::u32: r.u = c.value<uint32_t>(i); break;
-    case nk::u64: r.u = c.value<uint64_t>(i); break;
-    case nk::f32: r.f = c.value<float>(i); break;
-    case nk::f64: r.f = c.value<double>(i); break;
+    case nk::b:
+      r.i = c.value<uint8_t>(i) != 0;
+      break;
+    case nk::i8:
+      r.i = c.value<int8_t>(i);
+      break;
+    case nk::i16:
+      r.i = c.value<int16_t>(i);
+      break;
+    case nk::i32:
+      r.i = c.value<int32_t>(i);
+      break;
+    case nk::i64:
+      r.i = c.value<int64_t>(i);
+      break;
+    case nk::u8:
+      r.u = c.value<uint8_t>(i);
+      break;
+    case nk::u16:
+      r.u = c.value<uint16_t>(i);
+      break;
+    case nk::u32:
+      r.u = c.value<uint32_t>(i);
+      break;
+    case nk::u64:
+      r.u = c.value<uint64_t>(i);
+      break;
+    case nk::f32:
+      r.f = c.value<float>(i);
+      break;
+    case nk::f64:
+      r.f = c.value<double>(i);
+      break;
     case nk::str: {
       dstring s = c.str(i);
       r.p = s.p;
@@ -169,16 +219,30 @@ __device__ inline void load(rv& r, const dcol& c, int64_t i, nk t) {
 
 __device__ inline void store(void* data, int64_t i, const rv& r, nk t) {
   switch (t) {
-    case nk::b: static_cast<uint8_t*>(data)[i] = r.i != 0; break;
+    case nk::b:
+      static_cast<uint8_t*>(data)[i] = r.i != 0;
+      break;
     case nk::i8:
-    case nk::u8: static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(r.u); break;
+    case nk::u8:
+      static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(r.u);
+      break;
     case nk::i16:
-    case nk::u16: static_cast<uint16_t*>(data)[i] = static_cast<uint16_t>(r.u); break;
+    case nk::u16:
+      static_cast<uint16_t*>(data)[i] = static_cast<uint16_t>(r.u);
+      break;
     case nk::i32:
-    case nk::u32: static_cast<uint32_t*>(data)[i] = static_cast<uint32_t>(r.u); break;
-    case nk::f32: static_cast<float*>(data)[i] = __double2float_rn(r.f); break;
-    case nk::f64: static_cast<double*>(data)[i] = r.f; break;
-    default: static_cast<uint64_t*>(data)[i] = r.u; break;
+    case nk::u32:
+      static_cast<uint32_t*>(data)[i] = static_cast<uint32_t>(r.u);
+      break;
+    case nk::f32:
+      static_cast<float*>(data)[i] = __double2float_rn(r.f);
+      break;
+    case nk::f64:
+      static_cast<double*>(data)[i] = r.f;
+      break;
+    default:
+      static_cast<uint64_t*>(data)[i] = r.u;
+      break;
   }
 }
 
@@ -187,26 +251,44 @@ __device__ inline void arith(op code, nk t, const rv& x, const rv& y, rv& d, boo
   if (is_float_kind(t)) {
     double a = x.f, b = y.f;
     switch (code) {
-      case op::add: d.f = rf(__dadd_rn(a, b), t); break;
-      case op::sub: d.f = rf(__dsub_rn(a, b), t); break;
-      case op::mul: d.f = rf(__dmul_rn(a, b), t); break;
-      case op::div: d.f = rf(__ddiv_rn(a, b), t); break;
-      case op::floor_div: d.f = floor(rf(__ddiv_rn(a, b), t)); break;
+      case op::add:
+        d.f = rf(__dadd_rn(a, b), t);
+        break;
+      case op::sub:
+        d.f = rf(__dsub_rn(a, b), t);
+        break;
+      case op::mul:
+        d.f = rf(__dmul_rn(a, b), t);
+        break;
+      case op::div:
+        d.f = rf(__ddiv_rn(a, b), t);
+        break;
+      case op::floor_div:
+        d.f = floor(rf(__ddiv_rn(a, b), t));
+        break;
       case op::mod: {
         double q = floor(rf(__ddiv_rn(a, b), t));
         d.f = rf(__dsub_rn(a, rf(__dmul_rn(b, q), t)), t);
         break;
       }
-      default: d.f = rf(pow(a, b), t); break;  // pow
+      default:
+        d.f = rf(pow(a, b), t);
+        break;  // pow
     }
     return;
   }
   const uint64_t a = x.u, b = y.u;
   const bool s = is_signed_kind(t);
   switch (code) {
-    case op::add: d.i = wrap(a + b, t); return;
-    case op::sub: d.i = wrap(a - b, t); return;
-    case op::mul: d.i = wrap(a * b, t); return;
+    case op::add:
+      d.i = wrap(a + b, t);
+      return;
+    case op::sub:
+      d.i = wrap(a - b, t);
+      return;
+    case op::mul:
+      d.i = wrap(a * b, t);
+      return;
     case op::floor_div:
     case op::mod: {
       if (b == 0) {
@@ -256,7 +338,9 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
   const rv x = R[in.a];
   const rv y = R[in.b];
   switch (in.code) {
-    case op::load_col: load(d, E.cols[in.i0], row, in.t); return;
+    case op::load_col:
+      load(d, E.cols[in.i0], row, in.t);
+      return;
     case op::load_lit:
       d.v = in.flag;
       if (in.t == nk::str) {
@@ -266,18 +350,36 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
         d.i = in.i0;
       }
       return;
-    case op::add: case op::sub: case op::mul: case op::div: case op::floor_div: case op::mod: case op::pow: {
+    case op::add:
+    case op::sub:
+    case op::mul:
+    case op::div:
+    case op::floor_div:
+    case op::mod:
+    case op::pow: {
       bool ok = true;
       arith(in.code, in.t, x, y, d, ok);
       d.v = x.v && y.v && ok;
       return;
     }
-    case op::eq: d.i = reg_eq(x, y, in.t); break;
-    case op::ne: d.i = !reg_eq(x, y, in.t); break;
-    case op::lt: d.i = reg_lt(x, y, in.t); break;
-    case op::le: d.i = !reg_lt(y, x, in.t); break;
-    case op::gt: d.i = reg_lt(y, x, in.t); break;
-    case op::ge: d.i = !reg_lt(x, y, in.t); break;
+    case op::eq:
+      d.i = reg_eq(x, y, in.t);
+      break;
+    case op::ne:
+      d.i = !reg_eq(x, y, in.t);
+      break;
+    case op::lt:
+      d.i = reg_lt(x, y, in.t);
+      break;
+    case op::le:
+      d.i = !reg_lt(y, x, in.t);
+      break;
+    case op::gt:
+      d.i = reg_lt(y, x, in.t);
+      break;
+    case op::ge:
+      d.i = !reg_lt(x, y, in.t);
+      break;
     case op::and_:
     case op::or_: {
       // Kleene: a valid operand that decides the result on its own (false for and, true for or)
@@ -292,13 +394,31 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
       }
       return;
     }
-    case op::xor_: d.i = (x.i != 0) != (y.i != 0); break;
-    case op::not_: d.i = x.i == 0; d.v = x.v; return;
-    case op::is_null: d.i = !x.v; d.v = true; return;
-    case op::is_not_null: d.i = x.v; d.v = true; return;
-    case op::is_nan: d.i = isnan(x.f); d.v = x.v; return;
-    case op::coalesce: d = x.v ? x : y; return;
-    case op::select: d = (x.v && x.i != 0) ? y : R[in.c]; return;
+    case op::xor_:
+      d.i = (x.i != 0) != (y.i != 0);
+      break;
+    case op::not_:
+      d.i = x.i == 0;
+      d.v = x.v;
+      return;
+    case op::is_null:
+      d.i = !x.v;
+      d.v = true;
+      return;
+    case op::is_not_null:
+      d.i = x.v;
+      d.v = true;
+      return;
+    case op::is_nan:
+      d.i = isnan(x.f);
+      d.v = x.v;
+      return;
+    case op::coalesce:
+      d = x.v ? x : y;
+      return;
+    case op::select:
+      d = (x.v && x.i != 0) ? y : R[in.c];
+      return;
     case op::is_in: {
       bool hit = false;
       if (in.t == nk::str) {
@@ -320,23 +440,39 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
       return;
     }
     case op::neg:
-      if (is_float_kind(in.t)) d.f = -x.f;
-      else d.i = wrap(0 - x.u, in.t);
+      if (is_float_kind(in.t))
+        d.f = -x.f;
+      else
+        d.i = wrap(0 - x.u, in.t);
       d.v = x.v;
       return;
     case op::abs:
-      if (is_float_kind(in.t)) d.f = fabs(x.f);
-      else d.i = is_signed_kind(in.t) && x.i < 0 ? wrap(0 - x.u, in.t) : x.i;
+      if (is_float_kind(in.t))
+        d.f = fabs(x.f);
+      else
+        d.i = is_signed_kind(in.t) && x.i < 0 ? wrap(0 - x.u, in.t) : x.i;
       d.v = x.v;
       return;
     case op::round:
       d.f = in.i0 == 0 ? round(x.f) : rf(__ddiv_rn(round(__dmul_rn(x.f, in.d0)), in.d0), in.t);
       d.v = x.v;
       return;
-    case op::floor: d.f = floor(x.f); d.v = x.v; return;
-    case op::ceil: d.f = ceil(x.f); d.v = x.v; return;
-    case op::sqrt: d.f = rf(sqrt(x.f), in.t); d.v = x.v; return;
-    case op::exp: d.f = rf(exp(x.f), in.t); d.v = x.v; return;
+    case op::floor:
+      d.f = floor(x.f);
+      d.v = x.v;
+      return;
+    case op::ceil:
+      d.f = ceil(x.f);
+      d.v = x.v;
+      return;
+    case op::sqrt:
+      d.f = rf(sqrt(x.f), in.t);
+      d.v = x.v;
+      return;
+    case op::exp:
+      d.f = rf(exp(x.f), in.t);
+      d.v = x.v;
+      return;
     case op::log: {
       double l = rf(log(x.f), in.t);
       d.f = in.d0 == 0 ? l : rf(__ddiv_rn(l, in.d0), in.t);
@@ -389,25 +525,49 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
       d.v = x.v;
       return;
     }
-    case op::time_of_day: d.i = static_cast<int32_t>(floor_mod(x.i, in.i0) / in.i1 % in.i2); d.v = x.v; return;
-    case op::div_trunc: d.i = x.i / in.i0; d.v = x.v; return;
-    case op::mul_wrap: d.i = wmul(x.i, in.i0); d.v = x.v; return;
-    case op::date_diff: d.i = (x.i - y.i) * (86400 * 1000); break;
-    case op::date_add_dur: d.i = static_cast<int32_t>(x.i + floor_div(wmul(y.i, in.i1), in.i0)); break;
-    case op::ts_add_dur: d.i = wadd(x.i, wmul(in.i2 ? y.i / in.i2 : y.i, in.i1)); break;
-    case op::str_len_bytes: d.i = x.n; d.v = x.v; return;
+    case op::time_of_day:
+      d.i = static_cast<int32_t>(floor_mod(x.i, in.i0) / in.i1 % in.i2);
+      d.v = x.v;
+      return;
+    case op::div_trunc:
+      d.i = x.i / in.i0;
+      d.v = x.v;
+      return;
+    case op::mul_wrap:
+      d.i = wmul(x.i, in.i0);
+      d.v = x.v;
+      return;
+    case op::date_diff:
+      d.i = (x.i - y.i) * (86400 * 1000);
+      break;
+    case op::date_add_dur:
+      d.i = static_cast<int32_t>(x.i + floor_div(wmul(y.i, in.i1), in.i0));
+      break;
+    case op::ts_add_dur:
+      d.i = wadd(x.i, wmul(in.i2 ? y.i / in.i2 : y.i, in.i1));
+      break;
+    case op::str_len_bytes:
+      d.i = x.n;
+      d.v = x.v;
+      return;
     case op::str_len_chars: {
       int64_t c = 0;
-      for (int64_t k = 0; k < x.n; ++k) c += (static_cast<unsigned char>(x.p[k]) & 0xC0) != 0x80;
+      for (int64_t k = 0; k < x.n; ++k)
+        c += (static_cast<unsigned char>(x.p[k]) & 0xC0) != 0x80;
       d.i = c;
       d.v = x.v;
       return;
     }
-    case op::str_starts_with: d.i = y.n <= x.n && bytes_eq(x.p, y.p, y.n); break;
-    case op::str_ends_with: d.i = y.n <= x.n && bytes_eq(x.p + (x.n - y.n), y.p, y.n); break;
+    case op::str_starts_with:
+      d.i = y.n <= x.n && bytes_eq(x.p, y.p, y.n);
+      break;
+    case op::str_ends_with:
+      d.i = y.n <= x.n && bytes_eq(x.p + (x.n - y.n), y.p, y.n);
+      break;
     case op::str_contains: {
       bool hit = y.n == 0;
-      for (int64_t k = 0; !hit && k + y.n <= x.n; ++k) hit = bytes_eq(x.p + k, y.p, y.n);
+      for (int64_t k = 0; !hit && k + y.n <= x.n; ++k)
+        hit = bytes_eq(x.p + k, y.p, y.n);
       d.i = hit;
       break;
     }
@@ -420,16 +580,18 @@ __global__ void interpret_kernel(const instr* code, int ncode, env E, int64_t n,
   // the program is read by every row: stage it in shared memory
   const int words = ncode * static_cast<int>(sizeof(instr) / sizeof(int64_t));
   const int64_t* src = reinterpret_cast<const int64_t*>(code);
-  for (int k = threadIdx.x; k < words; k += blockDim.x) smem[k] = src[k];
+  for (int k = threadIdx.x; k < words; k += blockDim.x)
+    smem[k] = src[k];
   __syncthreads();
-  const instr* prog = reinterpret_cast<const instr*>(smem);
+  const instr* staged = reinterpret_cast<const instr*>(smem);
   rv R[prog::max_regs] = {};
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x; base < n; base += stride) {
     const int64_t i = base + threadIdx.x;
     bool valid = false;
     if (i < n) {
-      for (int k = 0; k < ncode; ++k) step(prog[k], R, i, E);
+      for (int k = 0; k < ncode; ++k)
+        step(staged[k], R, i, E);
       valid = R[0].v;
       store(data, i, R[0], out);
     }
@@ -440,10 +602,19 @@ static_assert(sizeof(instr) % sizeof(int64_t) == 0, "instr is copied as 64-bit w
 
 int width_of(nk k) {
   switch (k) {
-    case nk::b: case nk::i8: case nk::u8: return 1;
-    case nk::i16: case nk::u16: return 2;
-    case nk::i32: case nk::u32: case nk::f32: return 4;
-    default: return 8;
+    case nk::b:
+    case nk::i8:
+    case nk::u8:
+      return 1;
+    case nk::i16:
+    case nk::u16:
+      return 2;
+    case nk::i32:
+    case nk::u32:
+    case nk::f32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
@@ -453,7 +624,8 @@ column run_program(const prog::program& p, const expr& e, const table& t, const 
   const int64_t n = t.num_rows();
   // one upload: program, column views, pool, literal bytes
   std::vector<dcol> views;
-  for (size_t c : p.columns) views.push_back(view_of(t[c]));
+  for (size_t c : p.columns)
+    views.push_back(view_of(t[c]));
   const size_t code_bytes = p.code.size() * sizeof(instr), view_bytes = views.size() * sizeof(dcol),
                pool_bytes = p.pool.size() * sizeof(int64_t);
   const size_t o_views = align8(code_bytes), o_pool = align8(o_views + view_bytes), o_chars = o_pool + pool_bytes;
@@ -471,9 +643,8 @@ column run_program(const prog::program& p, const expr& e, const table& t, const 
         reinterpret_cast<const char*>(dev.p + o_chars), err.p};
   dbuf<unsigned char> data(n * width_of(p.out), mr);
   dbuf<uint32_t> bitmap = make_bitmap(n, mr);
-  interpret_kernel<<<grid_for(n), 256, code_bytes, stream()>>>(reinterpret_cast<const instr*>(dev.p),
-                                                                static_cast<int>(p.code.size()), E, n, p.out,
-                                                                data.p, bitmap.p);
+  interpret_kernel<<<grid_for(n), 256, code_bytes, stream()>>>(
+      reinterpret_cast<const instr*>(dev.p), static_cast<int>(p.code.size()), E, n, p.out, data.p, bitmap.p);
   TUG_CUDA_CHECK_LAUNCH();
   if (p.can_fail) {
     unsigned long long row = 0;
@@ -492,13 +663,13 @@ column run_program(const prog::program& p, const expr& e, const table& t, const 
 
 }  // namespace
 
-std::vector<column> evaluate(const std::vector<expr>& exprs, const table& t, const schema& input,
-                             memory_resource* mr) {
+std::vector<column> evaluate(const std::vector<expr>& exprs, const table& t, const schema& input, memory_resource* mr) {
   std::vector<column> out;
   out.reserve(exprs.size());
   for (const expr& e : exprs) {
     const expr* x = &e;
-    while ((*x)->kind == expr_kind::alias) x = &(*x)->args[0];
+    while ((*x)->kind == expr_kind::alias)
+      x = &(*x)->args[0];
     if ((*x)->kind == expr_kind::column) {  // a bare reference: the input column, unchanged
       out.push_back(t[input.index_of((*x)->name)]);
       continue;

@@ -18,22 +18,47 @@ namespace prog {
 
 bool kind_of(const data_type& t, nk& out) {
   switch (t.id) {
-    case type_id::boolean: out = nk::b; return true;
-    case type_id::int8: out = nk::i8; return true;
-    case type_id::int16: out = nk::i16; return true;
+    case type_id::boolean:
+      out = nk::b;
+      return true;
+    case type_id::int8:
+      out = nk::i8;
+      return true;
+    case type_id::int16:
+      out = nk::i16;
+      return true;
     case type_id::int32:
-    case type_id::date32: out = nk::i32; return true;
+    case type_id::date32:
+      out = nk::i32;
+      return true;
     case type_id::int64:
     case type_id::timestamp:
-    case type_id::duration: out = nk::i64; return true;
-    case type_id::uint8: out = nk::u8; return true;
-    case type_id::uint16: out = nk::u16; return true;
-    case type_id::uint32: out = nk::u32; return true;
-    case type_id::uint64: out = nk::u64; return true;
-    case type_id::float32: out = nk::f32; return true;
-    case type_id::float64: out = nk::f64; return true;
-    case type_id::string: out = nk::str; return true;
-    case type_id::decimal128: return false;
+    case type_id::duration:
+      out = nk::i64;
+      return true;
+    case type_id::uint8:
+      out = nk::u8;
+      return true;
+    case type_id::uint16:
+      out = nk::u16;
+      return true;
+    case type_id::uint32:
+      out = nk::u32;
+      return true;
+    case type_id::uint64:
+      out = nk::u64;
+      return true;
+    case type_id::float32:
+      out = nk::f32;
+      return true;
+    case type_id::float64:
+      out = nk::f64;
+      return true;
+    case type_id::string:
+      out = nk::str;
+      return true;
+    case type_id::decimal128:
+      return false;
   }
   return false;
 }
@@ -55,15 +80,24 @@ struct unsupported_error {
 /// The 64-bit pattern of row `i` of a host column of kind `k` (fixed width).
 int64_t bits_of(const column& c, int64_t i, nk k) {
   switch (k) {
-    case nk::b: return c.value<bool>(i) ? 1 : 0;
-    case nk::i8: return c.value<int8_t>(i);
-    case nk::i16: return c.value<int16_t>(i);
-    case nk::i32: return c.value<int32_t>(i);
-    case nk::i64: return c.value<int64_t>(i);
-    case nk::u8: return c.value<uint8_t>(i);
-    case nk::u16: return c.value<uint16_t>(i);
-    case nk::u32: return c.value<uint32_t>(i);
-    case nk::u64: return static_cast<int64_t>(c.value<uint64_t>(i));
+    case nk::b:
+      return c.value<bool>(i) ? 1 : 0;
+    case nk::i8:
+      return c.value<int8_t>(i);
+    case nk::i16:
+      return c.value<int16_t>(i);
+    case nk::i32:
+      return c.value<int32_t>(i);
+    case nk::i64:
+      return c.value<int64_t>(i);
+    case nk::u8:
+      return c.value<uint8_t>(i);
+    case nk::u16:
+      return c.value<uint16_t>(i);
+    case nk::u32:
+      return c.value<uint32_t>(i);
+    case nk::u64:
+      return static_cast<int64_t>(c.value<uint64_t>(i));
     case nk::f32: {
       double d = c.value<float>(i);
       int64_t r;
@@ -76,7 +110,8 @@ int64_t bits_of(const column& c, int64_t i, nk k) {
       std::memcpy(&r, &d, sizeof r);
       return r;
     }
-    case nk::str: break;
+    case nk::str:
+      break;
   }
   throw internal_error("bits_of: a string value");
 }
@@ -114,8 +149,9 @@ class compiler {
   nk fixed_kind(const expr& e) {
     nk k = kind(e);
     if (k == nk::str)
-      refuse("the CUDA expression evaluator does not produce strings (" + std::string(e->kind == expr_kind::function ? to_string(e->func) : "when/cast") +
-             " in " + to_string(e) + ")");
+      refuse("the CUDA expression evaluator does not produce strings (" +
+             std::string(e->kind == expr_kind::function ? to_string(e->func) : "when/cast") + " in " + to_string(e) +
+             ")");
     return k;
   }
 
@@ -163,7 +199,8 @@ class compiler {
     size_t idx = _input.index_of(e->name);
     nk k = kind(e);
     size_t slot = 0;
-    while (slot < _p.columns.size() && _p.columns[slot] != idx) ++slot;
+    while (slot < _p.columns.size() && _p.columns[slot] != idx)
+      ++slot;
     if (slot == _p.columns.size()) _p.columns.push_back(idx);
     emit(op::load_col, k, r).i0 = static_cast<int64_t>(slot);
   }
@@ -177,10 +214,14 @@ class compiler {
     if (n.kind != expr_kind::alias && referenced_columns(e).empty() && !contains_agg(e) && !contains_window(e))
       return literal(e, r);
     switch (n.kind) {
-      case expr_kind::column: return column_ref(e, r);
-      case expr_kind::literal: return literal(e, r);
-      case expr_kind::alias: return go(n.args[0], r);
-      case expr_kind::cast: return cast(e, r);
+      case expr_kind::column:
+        return column_ref(e, r);
+      case expr_kind::literal:
+        return literal(e, r);
+      case expr_kind::alias:
+        return go(n.args[0], r);
+      case expr_kind::cast:
+        return cast(e, r);
       case expr_kind::when: {
         nk k = fixed_kind(e);
         go(n.args[0], r);
@@ -189,8 +230,10 @@ class compiler {
         emit(op::select, k, r, r, r + 1, r + 2);
         return;
       }
-      case expr_kind::function: return function(e, r);
-      default: break;
+      case expr_kind::function:
+        return function(e, r);
+      default:
+        break;
     }
     refuse("unexpected expression " + to_string(e));
   }
@@ -329,26 +372,48 @@ class compiler {
         if (is_time_like(n.args[0]->dtype.id) || is_time_like(n.args[1]->dtype.id)) return temporal_arith(e, r);
         need(is_int_kind(k) || is_float_kind(k));
         return binary(e, r, n.func == fn::add ? op::add : op::sub, k);
-      case fn::mul: need(is_int_kind(k) || is_float_kind(k)); return binary(e, r, op::mul, k);
-      case fn::div: need(is_float_kind(k)); return binary(e, r, op::div, k);
+      case fn::mul:
+        need(is_int_kind(k) || is_float_kind(k));
+        return binary(e, r, op::mul, k);
+      case fn::div:
+        need(is_float_kind(k));
+        return binary(e, r, op::div, k);
       case fn::floor_div:
       case fn::mod:
         need(is_int_kind(k) || is_float_kind(k));
         return binary(e, r, n.func == fn::mod ? op::mod : op::floor_div, k);
-      case fn::pow: need(k == nk::i64 || is_float_kind(k)); return binary(e, r, op::pow, k);
-      case fn::eq: return binary(e, r, op::eq, arg_kind(0));
-      case fn::ne: return binary(e, r, op::ne, arg_kind(0));
-      case fn::lt: return binary(e, r, op::lt, arg_kind(0));
-      case fn::le: return binary(e, r, op::le, arg_kind(0));
-      case fn::gt: return binary(e, r, op::gt, arg_kind(0));
-      case fn::ge: return binary(e, r, op::ge, arg_kind(0));
-      case fn::and_: return binary(e, r, op::and_, nk::b);
-      case fn::or_: return binary(e, r, op::or_, nk::b);
-      case fn::xor_: return binary(e, r, op::xor_, nk::b);
-      case fn::not_: return unary(e, r, op::not_, nk::b);
-      case fn::is_null: kind(n.args[0]); return unary(e, r, op::is_null, nk::b);
-      case fn::is_not_null: kind(n.args[0]); return unary(e, r, op::is_not_null, nk::b);
-      case fn::is_nan: need(is_float_kind(arg_kind(0))); return unary(e, r, op::is_nan, arg_kind(0));
+      case fn::pow:
+        need(k == nk::i64 || is_float_kind(k));
+        return binary(e, r, op::pow, k);
+      case fn::eq:
+        return binary(e, r, op::eq, arg_kind(0));
+      case fn::ne:
+        return binary(e, r, op::ne, arg_kind(0));
+      case fn::lt:
+        return binary(e, r, op::lt, arg_kind(0));
+      case fn::le:
+        return binary(e, r, op::le, arg_kind(0));
+      case fn::gt:
+        return binary(e, r, op::gt, arg_kind(0));
+      case fn::ge:
+        return binary(e, r, op::ge, arg_kind(0));
+      case fn::and_:
+        return binary(e, r, op::and_, nk::b);
+      case fn::or_:
+        return binary(e, r, op::or_, nk::b);
+      case fn::xor_:
+        return binary(e, r, op::xor_, nk::b);
+      case fn::not_:
+        return unary(e, r, op::not_, nk::b);
+      case fn::is_null:
+        kind(n.args[0]);
+        return unary(e, r, op::is_null, nk::b);
+      case fn::is_not_null:
+        kind(n.args[0]);
+        return unary(e, r, op::is_not_null, nk::b);
+      case fn::is_nan:
+        need(is_float_kind(arg_kind(0)));
+        return unary(e, r, op::is_nan, arg_kind(0));
       case fn::fill_null:
       case fn::coalesce:
         go(n.args[0], r);
@@ -357,8 +422,10 @@ class compiler {
           emit(op::coalesce, k, r, r, r + 1);
         }
         return;
-      case fn::is_in: return is_in(e, r);
-      case fn::is_between: return is_between(e, r);
+      case fn::is_in:
+        return is_in(e, r);
+      case fn::is_between:
+        return is_between(e, r);
       case fn::neg:
       case fn::abs:
         need(is_int_kind(k) || is_float_kind(k));
@@ -373,8 +440,12 @@ class compiler {
         _p.code.back().d0 = std::pow(10.0, static_cast<double>(n.i0));
         return;
       }
-      case fn::sqrt: need(is_float_kind(k)); return unary(e, r, op::sqrt, k);
-      case fn::exp: need(is_float_kind(k)); return unary(e, r, op::exp, k);
+      case fn::sqrt:
+        need(is_float_kind(k));
+        return unary(e, r, op::sqrt, k);
+      case fn::exp:
+        need(is_float_kind(k));
+        return unary(e, r, op::exp, k);
       case fn::log:
         need(is_float_kind(k));
         unary(e, r, op::log, k);
@@ -393,7 +464,9 @@ class compiler {
         if (!n.flag) {
           const expr& p = n.args[1];
           bool plain = p->kind == expr_kind::literal && (p->value.is_null() || !has_regex_meta(p->value.as_string()));
-          if (!plain) refuse("the CUDA expression evaluator does not run regular expressions (str_contains with a regex pattern)");
+          if (!plain)
+            refuse(
+                "the CUDA expression evaluator does not run regular expressions (str_contains with a regex pattern)");
         }
         return binary(e, r, op::str_contains, nk::b);
       }
@@ -407,8 +480,11 @@ class compiler {
         if (n.func == fn::dt_date && t.id == type_id::date32) return go(n.args[0], r);
         unary(e, r, op::civil, nk::i32);
         _p.code.back().i0 = t.id == type_id::date32 ? 0 : ticks_per_day(t);
-        _p.code.back().i1 = n.func == fn::dt_year ? 0 : n.func == fn::dt_month ? 1 : n.func == fn::dt_day ? 2
-                            : n.func == fn::dt_weekday ? 3 : 4;
+        _p.code.back().i1 = n.func == fn::dt_year      ? 0
+                            : n.func == fn::dt_month   ? 1
+                            : n.func == fn::dt_day     ? 2
+                            : n.func == fn::dt_weekday ? 3
+                                                       : 4;
         return;
       }
       case fn::dt_hour:
@@ -436,10 +512,13 @@ class compiler {
           return;
         }
         unary(e, r, op::div_trunc, nk::i64);
-        _p.code.back().i0 = n.func == fn::dt_total_days ? 86400 * tps : n.func == fn::dt_total_seconds ? tps : tps / 1000;
+        _p.code.back().i0 = n.func == fn::dt_total_days      ? 86400 * tps
+                            : n.func == fn::dt_total_seconds ? tps
+                                                             : tps / 1000;
         return;
       }
-      default: break;
+      default:
+        break;
     }
     refuse(std::string("the CUDA expression evaluator does not implement ") + name);
   }
@@ -468,7 +547,8 @@ program compile(const expr& e, const schema& input) {
 
 std::string expr_unsupported(const expr& e, const schema& input) {
   const expr* x = &e;
-  while ((*x)->kind == expr_kind::alias) x = &(*x)->args[0];
+  while ((*x)->kind == expr_kind::alias)
+    x = &(*x)->args[0];
   if ((*x)->kind == expr_kind::column) {  // passed through unchanged
     return {};
   }

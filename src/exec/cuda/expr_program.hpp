@@ -16,28 +16,55 @@ namespace tug::cuda::prog {
 enum class nk : uint8_t { b, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, str };
 
 enum class op : uint8_t {
-  load_col,   ///< dst = column slot i0
-  load_lit,   ///< dst = literal: bits i0 (strings: chars offset i0, length i1), valid = flag
-  add, sub, mul, div, floor_div, mod, pow,  ///< dst = a op b, of kind t
-  eq, ne, lt, le, gt, ge,                    ///< dst = a op b (a, b of kind t)
-  and_, or_, xor_, not_,
-  is_null, is_not_null, is_nan,
-  coalesce,   ///< dst = a valid ? a : b
-  select,     ///< dst = (a valid && a) ? b : c
-  is_in,      ///< dst = a in pool[i0, i0 + i1) (strings: pairs of chars offset, length)
-  neg, abs, round, floor, ceil, sqrt, log, exp,  ///< round: d0 = 10^i0; log: d0 = log(base) or 0
-  cast,       ///< dst = a of kind t2 converted to kind t; flag = strict
-  date_to_ts,  ///< dst = a (days) * i0 (ticks per day), checked; flag = strict
-  ts_to_date,  ///< dst = floor(a / i0), checked to int32; flag = strict
-  change_unit, ///< dst = a * (i1 / i0) checked when i1 >= i0, else a / (i0 / i1) (floor when flag2)
-  civil,       ///< day number = a (i0 == 0) or floor(a / i0); i1: 0 year, 1 month, 2 day, 3 weekday, 4 day number
-  time_of_day, ///< floor_mod(a, i0) / i1 % i2
-  div_trunc,   ///< a / i0 (toward zero)
-  mul_wrap,    ///< a * i0 (wrapping)
-  date_diff,   ///< (a - b) * 86400000
+  load_col,  ///< dst = column slot i0
+  load_lit,  ///< dst = literal: bits i0 (strings: chars offset i0, length i1), valid = flag
+  add,
+  sub,
+  mul,
+  div,
+  floor_div,
+  mod,
+  pow,  ///< dst = a op b, of kind t
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge,  ///< dst = a op b (a, b of kind t)
+  and_,
+  or_,
+  xor_,
+  not_,
+  is_null,
+  is_not_null,
+  is_nan,
+  coalesce,  ///< dst = a valid ? a : b
+  select,    ///< dst = (a valid && a) ? b : c
+  is_in,     ///< dst = a in pool[i0, i0 + i1) (strings: pairs of chars offset, length)
+  neg,
+  abs,
+  round,
+  floor,
+  ceil,
+  sqrt,
+  log,
+  exp,           ///< round: d0 = 10^i0; log: d0 = log(base) or 0
+  cast,          ///< dst = a of kind t2 converted to kind t; flag = strict
+  date_to_ts,    ///< dst = a (days) * i0 (ticks per day), checked; flag = strict
+  ts_to_date,    ///< dst = floor(a / i0), checked to int32; flag = strict
+  change_unit,   ///< dst = a * (i1 / i0) checked when i1 >= i0, else a / (i0 / i1) (floor when flag2)
+  civil,         ///< day number = a (i0 == 0) or floor(a / i0); i1: 0 year, 1 month, 2 day, 3 weekday, 4 day number
+  time_of_day,   ///< floor_mod(a, i0) / i1 % i2
+  div_trunc,     ///< a / i0 (toward zero)
+  mul_wrap,      ///< a * i0 (wrapping)
+  date_diff,     ///< (a - b) * 86400000
   date_add_dur,  ///< a + floor(wrap(b * i1) / i0)
   ts_add_dur,    ///< i2 != 0: a + wrap((b / i2) * i1); else a + wrap(b * i1)
-  str_len_bytes, str_len_chars, str_starts_with, str_ends_with, str_contains,
+  str_len_bytes,
+  str_len_chars,
+  str_starts_with,
+  str_ends_with,
+  str_contains,
 };
 
 struct instr {
@@ -63,7 +90,7 @@ struct program {
   std::vector<size_t> columns;  ///< input column of each load_col slot
   nk out = nk::i64;
   data_type out_type;
-  bool can_fail = false;        ///< has a strict cast
+  bool can_fail = false;  ///< has a strict cast
 };
 
 /// The register kind of `t`, or false when the evaluator does not handle the type.
