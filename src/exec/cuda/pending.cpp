@@ -21,14 +21,3 @@ physical_ptr make_row_index(physical_ptr, int64_t, schema) { pending("row_index"
 
 }  // namespace tug::cuda
 #endif
-
-// The expression evaluator (expr/ files) replaces these.
-#ifdef TUG_WITH_CUDA
-#include "exec/cuda/evaluate.hpp"
-namespace tug::cuda {
-std::string expr_unsupported(const expr&, const schema&) { return "the CUDA expression evaluator is not built yet"; }
-std::vector<column> evaluate(const std::vector<expr>&, const table&, const schema&, memory_resource*) {
-  throw not_implemented_error("the CUDA expression evaluator is not built yet");
-}
-}  // namespace tug::cuda
-#endif

@@ -1,0 +1,683 @@
+// The CUDA expression evaluator: each expression is compiled on the host into a register program
+// (expr_compile.cpp) and run by one interpreter kernel, one thread per row. Semantics mirror the CPU
+// evaluator (src/exec/cpu/expr); a strict cast that fails is re-run on the CPU for its exact error.
+#include <cstring>
+#include <limits>
+
+#include "exec/cuda/common.cuh"
+#include "exec/cuda/evaluate.hpp"
+#include "exec/cuda/expr_program.hpp"
+#include "tug/core/temporal.hpp"
+#include "tug/exec/cpu/evaluate.hpp"
+#include "tug/memory/device.hpp"
+
+namespace tug::cuda {
+
+namespace {
+
+using prog::instr;
+using prog::nk;
+using prog::op;
+
+/// One register: a 64-bit value (or a string's bytes) and a valid flag.
+struct rv {
+  union {
+    int64_t i;
+    uint64_t u;
+    double f;
+    const char* p;
+  };
+  int64_t n;  ///< string length
+  bool v;
+};
+
+__device__ inline bool is_signed_kind(nk t) { return t >= nk::i8 && t <= nk::i64; }
+__device__ inline bool is_unsigned_kind(nk t) { return t >= nk::u8 && t <= nk::u64; }
+__device__ inline bool is_float_kind(nk t) { return t == nk::f32 || t == nk::f64; }
+
+/// `x` wrapped to the width of integer kind `t` (sign- or zero-extended).
+__device__ inline int64_t wrap(uint64_t x, nk t) {
+  switch (t) {
+    case nk::b:
+      return x != 0;
+    case nk::i8:
+      return static_cast<int8_t>(x);
+    case nk::i16:
+      return static_cast<int16_t>(x);
+    case nk::i32:
+      return static_cast<int32_t>(x);
+    case nk::u8:
+      return static_cast<uint8_t>(x);
+    case nk::u16:
+      return static_cast<uint16_t>(x);
+    case nk::u32:
+      return static_cast<uint32_t>(x);
+    default:
+      return static_cast<int64_t>(x);
+  }
+}
+/// A double rounded to float32 when `t` is f32.
+__device__ inline double rf(double x, nk t) { return t == nk::f32 ? static_cast<double>(__double2float_rn(x)) : x; }
+
+__device__ inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+__device__ inline int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+__device__ inline int64_t wmul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+__device__ inline int64_t wadd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
+// Polars' total order on floats: NaN equals NaN and is above every number.
+__device__ inline bool total_eq(double x, double y) { return (x == y) | ((x != x) & (y != y)); }
+__device__ inline bool total_lt(double x, double y) { return (x < y) | ((x == x) & (y != y)); }
+
+__device__ inline int str_cmp(const rv& x, const rv& y) {
+  int64_t m = x.n < y.n ? x.n : y.n;
+  for (int64_t k = 0; k < m; ++k) {
+    unsigned char a = x.p[k], b = y.p[k];
+    if (a != b) return a < b ? -1 : 1;
+  }
+  return x.n < y.n ? -1 : x.n > y.n ? 1 : 0;
+}
+__device__ inline bool bytes_eq(const char* a, const char* b, int64_t n) {
+  for (int64_t k = 0; k < n; ++k)
+    if (a[k] != b[k]) return false;
+  return true;
+}
+
+/// x == y and x < y for registers of kind t.
+__device__ inline bool reg_eq(const rv& x, const rv& y, nk t) {
+  if (is_float_kind(t)) return total_eq(x.f, y.f);
+  if (t == nk::str) return x.n == y.n && bytes_eq(x.p, y.p, x.n);
+  return x.i == y.i;
+}
+__device__ inline bool reg_lt(const rv& x, const rv& y, nk t) {
+  if (is_float_kind(t)) return total_lt(x.f, y.f);
+  if (t == nk::str) return str_cmp(x, y) < 0;
+  if (is_unsigned_kind(t)) return x.u < y.u;
+  return x.i < y.i;
+}
+
+/// Range of an integer kind (as signed / unsigned 64-bit bounds).
+__device__ inline void int_bounds(nk t, int64_t& lo, uint64_t& hi) {
+  switch (t) {
+    case nk::i8:
+      lo = -128, hi = 127;
+      return;
+    case nk::i16:
+      lo = -32768, hi = 32767;
+      return;
+    case nk::i32:
+      lo = INT32_MIN, hi = INT32_MAX;
+      return;
+    case nk::i64:
+      lo = INT64_MIN, hi = INT64_MAX;
+      return;
+    case nk::u8:
+      lo = 0, hi = 255;
+      return;
+    case nk::u16:
+      lo = 0, hi = 65535;
+      return;
+    case nk::u32:
+      lo = 0, hi = UINT32_MAX;
+      return;
+    default:
+      lo = 0, hi = UINT64_MAX;
+      return;
+  }
+}
+
+/// Numeric cast of `x` (kind `from`) to kind `to`, as cpu::cast; false when the value does not fit.
+__device__ inline bool convert(const rv& x, nk from, nk to, rv& out) {
+  const bool f_float = is_float_kind(from), f_unsigned = is_unsigned_kind(from);
+  if (to == nk::b) {
+    out.i = f_float ? x.f != 0 : x.i != 0;
+    return true;
+  }
+  if (to == nk::f32) {
+    out.f = f_float ? __double2float_rn(x.f) : f_unsigned ? __ull2float_rn(x.u) : __ll2float_rn(x.i);
+    return true;
+  }
+  if (to == nk::f64) {
+    out.f = f_float ? x.f : f_unsigned ? __ull2double_rn(x.u) : __ll2double_rn(x.i);
+    return true;
+  }
+  int64_t lo;
+  uint64_t hi;
+  int_bounds(to, lo, hi);
+  const bool t_signed = is_signed_kind(to);
+  if (f_float) {
+    double t = trunc(x.f);
+    double dlo = static_cast<double>(lo);
+    double dhi = t_signed ? -dlo : 2.0 * (static_cast<double>(hi / 2) + 1);
+    if (!(t >= dlo && t < dhi)) return false;
+    out.i = t_signed ? static_cast<int64_t>(t) : static_cast<int64_t>(static_cast<uint64_t>(t));
+    return true;
+  }
+  if (f_unsigned) {
+    if (x.u > hi) return false;
+  } else {
+    if (x.i < lo || (x.i >= 0 && static_cast<uint64_t>(x.i) > hi)) return false;
+  }
+  out.i = x.i;
+  return true;
+}
+
+struct env {
+  const dcol* cols;
+  const int64_t* pool;
+  const char* chars;
+  unsigned long long* err;
+};
+
+__device__ inline void load(rv& r, const dcol& c, int64_t i, nk t) {
+  r.v = c.valid(i);
+  switch (t) {
+    case nk::b:
+      r.i = c.value<uint8_t>(i) != 0;
+      break;
+    case nk::i8:
+      r.i = c.value<int8_t>(i);
+      break;
+    case nk::i16:
+      r.i = c.value<int16_t>(i);
+      break;
+    case nk::i32:
+      r.i = c.value<int32_t>(i);
+      break;
+    case nk::i64:
+      r.i = c.value<int64_t>(i);
+      break;
+    case nk::u8:
+      r.u = c.value<uint8_t>(i);
+      break;
+    case nk::u16:
+      r.u = c.value<uint16_t>(i);
+      break;
+    case nk::u32:
+      r.u = c.value<uint32_t>(i);
+      break;
+    case nk::u64:
+      r.u = c.value<uint64_t>(i);
+      break;
+    case nk::f32:
+      r.f = c.value<float>(i);
+      break;
+    case nk::f64:
+      r.f = c.value<double>(i);
+      break;
+    case nk::str: {
+      dstring s = c.str(i);
+      r.p = s.p;
+      r.n = s.n;
+      break;
+    }
+  }
+}
+
+__device__ inline void store(void* data, int64_t i, const rv& r, nk t) {
+  switch (t) {
+    case nk::b:
+      static_cast<uint8_t*>(data)[i] = r.i != 0;
+      break;
+    case nk::i8:
+    case nk::u8:
+      static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(r.u);
+      break;
+    case nk::i16:
+    case nk::u16:
+      static_cast<uint16_t*>(data)[i] = static_cast<uint16_t>(r.u);
+      break;
+    case nk::i32:
+    case nk::u32:
+      static_cast<uint32_t*>(data)[i] = static_cast<uint32_t>(r.u);
+      break;
+    case nk::f32:
+      static_cast<float*>(data)[i] = __double2float_rn(r.f);
+      break;
+    case nk::f64:
+      static_cast<double*>(data)[i] = r.f;
+      break;
+    default:
+      static_cast<uint64_t*>(data)[i] = r.u;
+      break;
+  }
+}
+
+/// Integer and float arithmetic of kind t; clears `ok` for a row the CPU nulls.
+__device__ inline void arith(op code, nk t, const rv& x, const rv& y, rv& d, bool& ok) {
+  if (is_float_kind(t)) {
+    double a = x.f, b = y.f;
+    switch (code) {
+      case op::add:
+        d.f = rf(__dadd_rn(a, b), t);
+        break;
+      case op::sub:
+        d.f = rf(__dsub_rn(a, b), t);
+        break;
+      case op::mul:
+        d.f = rf(__dmul_rn(a, b), t);
+        break;
+      case op::div:
+        d.f = rf(__ddiv_rn(a, b), t);
+        break;
+      case op::floor_div:
+        d.f = floor(rf(__ddiv_rn(a, b), t));
+        break;
+      case op::mod: {
+        double q = floor(rf(__ddiv_rn(a, b), t));
+        d.f = rf(__dsub_rn(a, rf(__dmul_rn(b, q), t)), t);
+        break;
+      }
+      default:
+        d.f = rf(pow(a, b), t);
+        break;  // pow
+    }
+    return;
+  }
+  const uint64_t a = x.u, b = y.u;
+  const bool s = is_signed_kind(t);
+  switch (code) {
+    case op::add:
+      d.i = wrap(a + b, t);
+      return;
+    case op::sub:
+      d.i = wrap(a - b, t);
+      return;
+    case op::mul:
+      d.i = wrap(a * b, t);
+      return;
+    case op::floor_div:
+    case op::mod: {
+      if (b == 0) {
+        d.i = 0;
+        ok = false;
+        return;
+      }
+      if (!s) {
+        d.i = wrap(code == op::mod ? a % b : a / b, t);
+        return;
+      }
+      const int64_t p = x.i, q = y.i;
+      if (q == -1) {
+        d.i = code == op::mod ? 0 : wrap(0 - a, t);
+        return;
+      }
+      if (code == op::floor_div) {
+        d.i = wrap(static_cast<uint64_t>(floor_div(p, q)), t);
+      } else {
+        int64_t r = p % q;
+        if (r != 0 && ((r < 0) != (q < 0))) r += q;
+        d.i = wrap(static_cast<uint64_t>(r), t);
+      }
+      return;
+    }
+    default: {  // pow (int64)
+      if (y.i < 0) {
+        d.i = 0;
+        ok = false;
+        return;
+      }
+      uint64_t result = 1, base = a, e = b;
+      while (e) {
+        if (e & 1) result *= base;
+        base *= base;
+        e >>= 1;
+      }
+      d.i = static_cast<int64_t>(result);
+      return;
+    }
+  }
+}
+
+/// Runs one instruction for row `row`.
+__device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
+  rv& d = R[in.dst];
+  const rv x = R[in.a];
+  const rv y = R[in.b];
+  switch (in.code) {
+    case op::load_col:
+      load(d, E.cols[in.i0], row, in.t);
+      return;
+    case op::load_lit:
+      d.v = in.flag;
+      if (in.t == nk::str) {
+        d.p = E.chars + in.i0;
+        d.n = in.i1;
+      } else {
+        d.i = in.i0;
+      }
+      return;
+    case op::add:
+    case op::sub:
+    case op::mul:
+    case op::div:
+    case op::floor_div:
+    case op::mod:
+    case op::pow: {
+      bool ok = true;
+      arith(in.code, in.t, x, y, d, ok);
+      d.v = x.v && y.v && ok;
+      return;
+    }
+    case op::eq:
+      d.i = reg_eq(x, y, in.t);
+      break;
+    case op::ne:
+      d.i = !reg_eq(x, y, in.t);
+      break;
+    case op::lt:
+      d.i = reg_lt(x, y, in.t);
+      break;
+    case op::le:
+      d.i = !reg_lt(y, x, in.t);
+      break;
+    case op::gt:
+      d.i = reg_lt(y, x, in.t);
+      break;
+    case op::ge:
+      d.i = !reg_lt(x, y, in.t);
+      break;
+    case op::and_:
+    case op::or_: {
+      // Kleene: a valid operand that decides the result on its own (false for and, true for or)
+      const bool is_and = in.code == op::and_;
+      bool da = x.v && ((x.i != 0) != is_and), db = y.v && ((y.i != 0) != is_and);
+      if (da || db) {
+        d.i = !is_and;
+        d.v = true;
+      } else {
+        d.i = x.v && y.v ? is_and : false;
+        d.v = x.v && y.v;
+      }
+      return;
+    }
+    case op::xor_:
+      d.i = (x.i != 0) != (y.i != 0);
+      break;
+    case op::not_:
+      d.i = x.i == 0;
+      d.v = x.v;
+      return;
+    case op::is_null:
+      d.i = !x.v;
+      d.v = true;
+      return;
+    case op::is_not_null:
+      d.i = x.v;
+      d.v = true;
+      return;
+    case op::is_nan:
+      d.i = isnan(x.f);
+      d.v = x.v;
+      return;
+    case op::coalesce:
+      d = x.v ? x : y;
+      return;
+    case op::select:
+      d = (x.v && x.i != 0) ? y : R[in.c];
+      return;
+    case op::is_in: {
+      bool hit = false;
+      if (in.t == nk::str) {
+        for (int64_t k = 0; k < in.i1 && !hit; ++k) {
+          rv s;
+          s.p = E.chars + E.pool[in.i0 + 2 * k];
+          s.n = E.pool[in.i0 + 2 * k + 1];
+          hit = reg_eq(x, s, nk::str);
+        }
+      } else {
+        for (int64_t k = 0; k < in.i1 && !hit; ++k) {
+          rv s;
+          s.i = E.pool[in.i0 + k];
+          hit = reg_eq(x, s, in.t);
+        }
+      }
+      d.i = hit;
+      d.v = x.v;
+      return;
+    }
+    case op::neg:
+      if (is_float_kind(in.t))
+        d.f = -x.f;
+      else
+        d.i = wrap(0 - x.u, in.t);
+      d.v = x.v;
+      return;
+    case op::abs:
+      if (is_float_kind(in.t))
+        d.f = fabs(x.f);
+      else
+        d.i = is_signed_kind(in.t) && x.i < 0 ? wrap(0 - x.u, in.t) : x.i;
+      d.v = x.v;
+      return;
+    case op::round:
+      d.f = in.i0 == 0 ? round(x.f) : rf(__ddiv_rn(round(__dmul_rn(x.f, in.d0)), in.d0), in.t);
+      d.v = x.v;
+      return;
+    case op::floor:
+      d.f = floor(x.f);
+      d.v = x.v;
+      return;
+    case op::ceil:
+      d.f = ceil(x.f);
+      d.v = x.v;
+      return;
+    case op::sqrt:
+      d.f = rf(sqrt(x.f), in.t);
+      d.v = x.v;
+      return;
+    case op::exp:
+      d.f = rf(exp(x.f), in.t);
+      d.v = x.v;
+      return;
+    case op::log: {
+      double l = rf(log(x.f), in.t);
+      d.f = in.d0 == 0 ? l : rf(__ddiv_rn(l, in.d0), in.t);
+      d.v = x.v;
+      return;
+    }
+    case op::cast:
+    case op::date_to_ts:
+    case op::ts_to_date:
+    case op::change_unit: {
+      bool ok = true;
+      if (in.code == op::cast) {
+        ok = convert(x, in.t2, in.t, d);
+      } else if (in.code == op::date_to_ts) {
+        __int128 p = static_cast<__int128>(x.i) * in.i0;
+        ok = p >= INT64_MIN && p <= INT64_MAX;
+        d.i = static_cast<int64_t>(p);
+      } else if (in.code == op::ts_to_date) {
+        int64_t v = floor_div(x.i, in.i0);
+        ok = v >= INT32_MIN && v <= INT32_MAX;
+        d.i = static_cast<int32_t>(v);
+      } else if (in.i1 >= in.i0) {
+        __int128 p = static_cast<__int128>(x.i) * (in.i1 / in.i0);
+        ok = p >= INT64_MIN && p <= INT64_MAX;
+        d.i = static_cast<int64_t>(p);
+      } else {
+        int64_t f = in.i0 / in.i1;
+        d.i = in.flag2 ? floor_div(x.i, f) : x.i / f;
+      }
+      d.v = x.v;
+      if (!ok) {
+        d.i = 0;
+        if (x.v) {
+          if (in.flag) atomicMin(E.err, static_cast<unsigned long long>(row));
+          d.v = false;
+        }
+      }
+      return;
+    }
+    case op::civil: {
+      int64_t days = in.i0 == 0 ? x.i : floor_div(x.i, in.i0);
+      int64_t v = days;
+      if (in.i1 <= 2) {
+        temporal::civil_date c = temporal::civil_from_days(days);
+        v = in.i1 == 0 ? c.year : in.i1 == 1 ? int64_t{c.month} : int64_t{c.day};
+      } else if (in.i1 == 3) {
+        v = floor_mod(days + 3, 7) + 1;
+      }
+      d.i = static_cast<int32_t>(v);
+      d.v = x.v;
+      return;
+    }
+    case op::time_of_day:
+      d.i = static_cast<int32_t>(floor_mod(x.i, in.i0) / in.i1 % in.i2);
+      d.v = x.v;
+      return;
+    case op::div_trunc:
+      d.i = x.i / in.i0;
+      d.v = x.v;
+      return;
+    case op::mul_wrap:
+      d.i = wmul(x.i, in.i0);
+      d.v = x.v;
+      return;
+    case op::date_diff:
+      d.i = (x.i - y.i) * (86400 * 1000);
+      break;
+    case op::date_add_dur:
+      d.i = static_cast<int32_t>(x.i + floor_div(wmul(y.i, in.i1), in.i0));
+      break;
+    case op::ts_add_dur:
+      d.i = wadd(x.i, wmul(in.i2 ? y.i / in.i2 : y.i, in.i1));
+      break;
+    case op::str_len_bytes:
+      d.i = x.n;
+      d.v = x.v;
+      return;
+    case op::str_len_chars: {
+      int64_t c = 0;
+      for (int64_t k = 0; k < x.n; ++k)
+        c += (static_cast<unsigned char>(x.p[k]) & 0xC0) != 0x80;
+      d.i = c;
+      d.v = x.v;
+      return;
+    }
+    case op::str_starts_with:
+      d.i = y.n <= x.n && bytes_eq(x.p, y.p, y.n);
+      break;
+    case op::str_ends_with:
+      d.i = y.n <= x.n && bytes_eq(x.p + (x.n - y.n), y.p, y.n);
+      break;
+    case op::str_contains: {
+      bool hit = y.n == 0;
+      for (int64_t k = 0; !hit && k + y.n <= x.n; ++k)
+        hit = bytes_eq(x.p + k, y.p, y.n);
+      d.i = hit;
+      break;
+    }
+  }
+  d.v = x.v && y.v;  // binary operations that fall through: null when either operand is
+}
+
+__global__ void interpret_kernel(const instr* code, int ncode, env E, int64_t n, nk out, void* data, uint32_t* bitmap) {
+  extern __shared__ int64_t smem[];
+  // the program is read by every row: stage it in shared memory
+  const int words = ncode * static_cast<int>(sizeof(instr) / sizeof(int64_t));
+  const int64_t* src = reinterpret_cast<const int64_t*>(code);
+  for (int k = threadIdx.x; k < words; k += blockDim.x)
+    smem[k] = src[k];
+  __syncthreads();
+  const instr* staged = reinterpret_cast<const instr*>(smem);
+  rv R[prog::max_regs] = {};
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x; base < n; base += stride) {
+    const int64_t i = base + threadIdx.x;
+    bool valid = false;
+    if (i < n) {
+      for (int k = 0; k < ncode; ++k)
+        step(staged[k], R, i, E);
+      valid = R[0].v;
+      store(data, i, R[0], out);
+    }
+    if (base + (threadIdx.x & ~31u) < n) store_valid_bit(bitmap, i, valid);
+  }
+}
+static_assert(sizeof(instr) % sizeof(int64_t) == 0, "instr is copied as 64-bit words");
+
+int width_of(nk k) {
+  switch (k) {
+    case nk::b:
+    case nk::i8:
+    case nk::u8:
+      return 1;
+    case nk::i16:
+    case nk::u16:
+      return 2;
+    case nk::i32:
+    case nk::u32:
+    case nk::f32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+size_t align8(size_t x) { return (x + 7) & ~size_t{7}; }
+
+column run_program(const prog::program& p, const expr& e, const table& t, const schema& input, memory_resource* mr) {
+  const int64_t n = t.num_rows();
+  // one upload: program, column views, pool, literal bytes
+  std::vector<dcol> views;
+  for (size_t c : p.columns)
+    views.push_back(view_of(t[c]));
+  const size_t code_bytes = p.code.size() * sizeof(instr), view_bytes = views.size() * sizeof(dcol),
+               pool_bytes = p.pool.size() * sizeof(int64_t);
+  const size_t o_views = align8(code_bytes), o_pool = align8(o_views + view_bytes), o_chars = o_pool + pool_bytes;
+  std::vector<unsigned char> blob(o_chars + p.chars.size());
+  if (code_bytes) std::memcpy(blob.data(), p.code.data(), code_bytes);
+  if (view_bytes) std::memcpy(blob.data() + o_views, views.data(), view_bytes);
+  if (pool_bytes) std::memcpy(blob.data() + o_pool, p.pool.data(), pool_bytes);
+  if (!p.chars.empty()) std::memcpy(blob.data() + o_chars, p.chars.data(), p.chars.size());
+  dbuf<unsigned char> dev(static_cast<int64_t>(blob.size()), mr);
+  TUG_CUDA_TRY(cudaMemcpyAsync(dev.p, blob.data(), blob.size(), cudaMemcpyHostToDevice, stream()));
+  dbuf<unsigned long long> err(1, mr);
+  TUG_CUDA_TRY(cudaMemsetAsync(err.p, 0xff, sizeof(unsigned long long), stream()));
+
+  env E{reinterpret_cast<const dcol*>(dev.p + o_views), reinterpret_cast<const int64_t*>(dev.p + o_pool),
+        reinterpret_cast<const char*>(dev.p + o_chars), err.p};
+  dbuf<unsigned char> data(n * width_of(p.out), mr);
+  dbuf<uint32_t> bitmap = make_bitmap(n, mr);
+  interpret_kernel<<<grid_for(n), 256, code_bytes, stream()>>>(
+      reinterpret_cast<const instr*>(dev.p), static_cast<int>(p.code.size()), E, n, p.out, data.p, bitmap.p);
+  TUG_CUDA_CHECK_LAUNCH();
+  if (p.can_fail) {
+    unsigned long long row = 0;
+    TUG_CUDA_TRY(cudaMemcpyAsync(&row, err.p, sizeof row, cudaMemcpyDeviceToHost, stream()));
+    sync();
+    if (row != std::numeric_limits<unsigned long long>::max()) {
+      // the CPU evaluator raises the same error, with the same value, as it would have
+      table host = to_host(t, default_host_resource());
+      cpu::evaluate(e, host, input);
+      throw internal_error("a strict cast failed on the GPU at row " + std::to_string(row) +
+                           " but not on the CPU: " + to_string(e));
+    }
+  }
+  return make_device_column(p.out_type, n, data.buf, bitmap.buf);
+}
+
+}  // namespace
+
+std::vector<column> evaluate(const std::vector<expr>& exprs, const table& t, const schema& input, memory_resource* mr) {
+  std::vector<column> out;
+  out.reserve(exprs.size());
+  for (const expr& e : exprs) {
+    const expr* x = &e;
+    while ((*x)->kind == expr_kind::alias)
+      x = &(*x)->args[0];
+    if ((*x)->kind == expr_kind::column) {  // a bare reference: the input column, unchanged
+      out.push_back(t[input.index_of((*x)->name)]);
+      continue;
+    }
+    prog::program p = prog::compile(e, input);
+    out.push_back(run_program(p, e, t, input, mr));
+  }
+  return out;
+}
+
+}  // namespace tug::cuda

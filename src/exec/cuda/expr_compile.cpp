@@ -1,0 +1,559 @@
+// Host side of the CUDA expression evaluator: checks what it can run (expr_unsupported) and compiles
+// a resolved expression tree into a register program (expr_program.hpp). The semantics mirror the CPU
+// evaluator (src/exec/cpu/expr); constant subtrees are folded with the CPU evaluator itself.
+#ifdef TUG_WITH_CUDA
+#include <cmath>
+#include <cstring>
+#include <string_view>
+
+#include "exec/cuda/expr_program.hpp"
+#include "exec/cuda/ops.hpp"
+#include "tug/core/scalar.hpp"
+#include "tug/core/table.hpp"
+#include "tug/exec/cpu/evaluate.hpp"
+
+namespace tug::cuda {
+
+namespace prog {
+
+bool kind_of(const data_type& t, nk& out) {
+  switch (t.id) {
+    case type_id::boolean:
+      out = nk::b;
+      return true;
+    case type_id::int8:
+      out = nk::i8;
+      return true;
+    case type_id::int16:
+      out = nk::i16;
+      return true;
+    case type_id::int32:
+    case type_id::date32:
+      out = nk::i32;
+      return true;
+    case type_id::int64:
+    case type_id::timestamp:
+    case type_id::duration:
+      out = nk::i64;
+      return true;
+    case type_id::uint8:
+      out = nk::u8;
+      return true;
+    case type_id::uint16:
+      out = nk::u16;
+      return true;
+    case type_id::uint32:
+      out = nk::u32;
+      return true;
+    case type_id::uint64:
+      out = nk::u64;
+      return true;
+    case type_id::float32:
+      out = nk::f32;
+      return true;
+    case type_id::float64:
+      out = nk::f64;
+      return true;
+    case type_id::string:
+      out = nk::str;
+      return true;
+    case type_id::decimal128:
+      return false;
+  }
+  return false;
+}
+
+namespace {
+
+bool is_float_kind(nk k) { return k == nk::f32 || k == nk::f64; }
+bool is_int_kind(nk k) { return k != nk::b && k != nk::str && !is_float_kind(k); }
+bool is_time_like(type_id id) { return is_temporal(id) || id == type_id::duration; }
+int64_t ticks_per_day(const data_type& t) { return 86400 * ticks_per_second(t.unit); }
+
+/// Why a node cannot run on the GPU; caught by check().
+struct unsupported_error {
+  std::string why;
+};
+
+[[noreturn]] void refuse(std::string why) { throw unsupported_error{std::move(why)}; }
+
+/// The 64-bit pattern of row `i` of a host column of kind `k` (fixed width).
+int64_t bits_of(const column& c, int64_t i, nk k) {
+  switch (k) {
+    case nk::b:
+      return c.value<bool>(i) ? 1 : 0;
+    case nk::i8:
+      return c.value<int8_t>(i);
+    case nk::i16:
+      return c.value<int16_t>(i);
+    case nk::i32:
+      return c.value<int32_t>(i);
+    case nk::i64:
+      return c.value<int64_t>(i);
+    case nk::u8:
+      return c.value<uint8_t>(i);
+    case nk::u16:
+      return c.value<uint16_t>(i);
+    case nk::u32:
+      return c.value<uint32_t>(i);
+    case nk::u64:
+      return static_cast<int64_t>(c.value<uint64_t>(i));
+    case nk::f32: {
+      double d = c.value<float>(i);
+      int64_t r;
+      std::memcpy(&r, &d, sizeof r);
+      return r;
+    }
+    case nk::f64: {
+      double d = c.value<double>(i);
+      int64_t r;
+      std::memcpy(&r, &d, sizeof r);
+      return r;
+    }
+    case nk::str:
+      break;
+  }
+  throw internal_error("bits_of: a string value");
+}
+
+class compiler {
+ public:
+  compiler(const schema& input, bool dry) : _input(input), _dry(dry) {}
+
+  program run(const expr& e) {
+    nk out;
+    if (!kind_of(e->dtype, out)) refuse(type_reason(e, e->dtype));
+    if (out == nk::str) refuse("the CUDA expression evaluator does not produce string columns: " + to_string(e));
+    go(e, 0);
+    if (_p.code.size() > max_code) refuse("expression too long for the CUDA expression evaluator");
+    _p.out = out;
+    _p.out_type = e->dtype;
+    return std::move(_p);
+  }
+
+ private:
+  const schema& _input;
+  bool _dry;
+  program _p;
+
+  static std::string type_reason(const expr& e, const data_type& t) {
+    return "the CUDA expression evaluator does not handle type " + to_string(t) + " (in " + to_string(e) + ")";
+  }
+
+  nk kind(const expr& e) {
+    nk k;
+    if (!kind_of(e->dtype, k)) refuse(type_reason(e, e->dtype));
+    return k;
+  }
+  /// The kind of a function's result: fixed width.
+  nk fixed_kind(const expr& e) {
+    nk k = kind(e);
+    if (k == nk::str)
+      refuse("the CUDA expression evaluator does not produce strings (" +
+             std::string(e->kind == expr_kind::function ? to_string(e->func) : "when/cast") + " in " + to_string(e) +
+             ")");
+    return k;
+  }
+
+  uint8_t reg(int r) {
+    if (r >= max_regs) refuse("expression too deep for the CUDA expression evaluator");
+    return static_cast<uint8_t>(r);
+  }
+
+  instr& emit(op code, nk t, int dst, int a = 0, int b = 0, int c = 0) {
+    instr in;
+    in.code = code;
+    in.t = t;
+    in.dst = reg(dst);
+    in.a = reg(a);
+    in.b = reg(b);
+    in.c = reg(c);
+    _p.code.push_back(in);
+    return _p.code.back();
+  }
+
+  // ---- leaves -------------------------------------------------------------------------------------
+
+  void literal(const expr& e, int r) {
+    nk k = kind(e);
+    if (_dry) {
+      reg(r);
+      return;
+    }
+    column c = cpu::evaluate(e, table::empty_with_rows(1), _input);
+    if (!kind_of(c.type(), k)) refuse(type_reason(e, c.type()));
+    instr& in = emit(op::load_lit, k, r);
+    in.flag = c.is_valid(0);
+    if (!in.flag) return;
+    if (k == nk::str) {
+      std::string_view s = c.view().string(0);
+      in.i0 = static_cast<int64_t>(_p.chars.size());
+      in.i1 = static_cast<int64_t>(s.size());
+      _p.chars.append(s);
+    } else {
+      in.i0 = bits_of(c, 0, k);
+    }
+  }
+
+  void column_ref(const expr& e, int r) {
+    size_t idx = _input.index_of(e->name);
+    nk k = kind(e);
+    size_t slot = 0;
+    while (slot < _p.columns.size() && _p.columns[slot] != idx)
+      ++slot;
+    if (slot == _p.columns.size()) _p.columns.push_back(idx);
+    emit(op::load_col, k, r).i0 = static_cast<int64_t>(slot);
+  }
+
+  // ---- tree walk ----------------------------------------------------------------------------------
+
+  void go(const expr& e, int r) {
+    const expr_node& n = e.node();
+    if (n.kind == expr_kind::agg || n.kind == expr_kind::window)
+      refuse("the CUDA expression evaluator does not run aggregations or windows: " + to_string(e));
+    if (n.kind != expr_kind::alias && referenced_columns(e).empty() && !contains_agg(e) && !contains_window(e))
+      return literal(e, r);
+    switch (n.kind) {
+      case expr_kind::column:
+        return column_ref(e, r);
+      case expr_kind::literal:
+        return literal(e, r);
+      case expr_kind::alias:
+        return go(n.args[0], r);
+      case expr_kind::cast:
+        return cast(e, r);
+      case expr_kind::when: {
+        nk k = fixed_kind(e);
+        go(n.args[0], r);
+        go(n.args[1], r + 1);
+        go(n.args[2], r + 2);
+        emit(op::select, k, r, r, r + 1, r + 2);
+        return;
+      }
+      case expr_kind::function:
+        return function(e, r);
+      default:
+        break;
+    }
+    refuse("unexpected expression " + to_string(e));
+  }
+
+  void cast(const expr& e, int r) {
+    const data_type& from = e->args[0]->dtype;
+    const data_type& to = e->dtype;
+    if (from.id == type_id::string || to.id == type_id::string)
+      refuse("the CUDA expression evaluator does not cast from or to strings: " + to_string(e));
+    nk kt = fixed_kind(e), kf = kind(e->args[0]);
+    go(e->args[0], r);
+    if (from == to) return;
+    const bool strict = e->flag;
+    auto checked = [&](op code) -> instr& {
+      instr& in = emit(code, kt, r, r);
+      in.flag = strict;
+      in.t2 = kf;
+      _p.can_fail = _p.can_fail || strict;
+      return in;
+    };
+    if (is_time_like(from.id) && is_time_like(to.id)) {
+      if (from.id == type_id::date32 && to.id == type_id::timestamp) {
+        checked(op::date_to_ts).i0 = ticks_per_day(to);
+      } else if (from.id == type_id::timestamp && to.id == type_id::date32) {
+        checked(op::ts_to_date).i0 = ticks_per_day(from);
+      } else if (from.id == to.id && from.unit != to.unit) {
+        instr& in = checked(op::change_unit);
+        in.i0 = ticks_per_second(from.unit);
+        in.i1 = ticks_per_second(to.unit);
+        in.flag2 = from.id == type_id::timestamp;
+      } else if (from.id != to.id) {
+        refuse("the CUDA expression evaluator does not cast " + to_string(from) + " to " + to_string(to));
+      }
+      return;  // same unit: only the time zone label changes
+    }
+    checked(op::cast);
+  }
+
+  void binary(const expr& e, int r, op code, nk t) {
+    go(e->args[0], r);
+    go(e->args[1], r + 1);
+    emit(code, t, r, r, r + 1);
+  }
+
+  void temporal_arith(const expr& e, int r) {
+    const data_type &a = e->args[0]->dtype, &b = e->args[1]->dtype;
+    const bool sub = e->func == fn::sub;
+    const int64_t sign = sub ? -1 : 1;
+    if (sub && a.id == type_id::date32 && b.id == type_id::date32) return binary(e, r, op::date_diff, nk::i64);
+    if (sub && a.id == type_id::timestamp && b.id == type_id::timestamp) return binary(e, r, op::sub, nk::i64);
+    if (a.id == type_id::date32 && b.id == type_id::duration) {
+      binary(e, r, op::date_add_dur, nk::i32);
+      _p.code.back().i0 = ticks_per_day(b);
+      _p.code.back().i1 = sign;
+      return;
+    }
+    if (a.id == type_id::timestamp && b.id == type_id::duration) {
+      const int64_t ta = ticks_per_second(a.unit), tb = ticks_per_second(b.unit);
+      binary(e, r, op::ts_add_dur, nk::i64);
+      instr& in = _p.code.back();
+      if (tb > ta) {
+        in.i2 = tb / ta;
+        in.i1 = sign;
+      } else {
+        in.i1 = sign * (ta / tb);
+      }
+      return;
+    }
+    if (a.id == type_id::duration && b.id == type_id::duration && a.unit == b.unit)
+      return binary(e, r, sub ? op::sub : op::add, nk::i64);
+    refuse(std::string("the CUDA expression evaluator does not apply ") + to_string(e->func) + " to " + to_string(a) +
+           " and " + to_string(b));
+  }
+
+  void is_in(const expr& e, int r) {
+    const data_type& type = e->args[0]->dtype;
+    nk k = kind(e->args[0]);
+    go(e->args[0], r);
+    instr& in = emit(op::is_in, k, r, r);
+    in.i0 = static_cast<int64_t>(_p.pool.size());
+    if (_dry) return;
+    // as the CPU: the list as values of x's type; values that do not convert exactly cannot match
+    int64_t count = 0;
+    for (const scalar& v : e->list) {
+      if (v.is_null()) continue;
+      column c = cpu::cast(v.to_column(1), type, false);
+      if (c.is_null(0)) continue;
+      bool both_float = is_floating(type.id) && is_floating(v.type().id);
+      if (!both_float && get_scalar(cpu::cast(c, v.type(), false), 0) != v) continue;
+      if (k == nk::str) {
+        std::string_view s = c.view().string(0);
+        _p.pool.push_back(static_cast<int64_t>(_p.chars.size()));
+        _p.pool.push_back(static_cast<int64_t>(s.size()));
+        _p.chars.append(s);
+      } else {
+        _p.pool.push_back(bits_of(c, 0, k));
+      }
+      ++count;
+    }
+    _p.code.back().i1 = count;
+  }
+
+  void is_between(const expr& e, int r) {
+    const std::string closed = e->s0.empty() ? std::string("both") : e->s0;
+    bool left = closed == "both" || closed == "left", right = closed == "both" || closed == "right";
+    if (!left && !right && closed != "none") refuse("is_between with closed=\"" + closed + "\"");
+    nk k = kind(e->args[0]);
+    go(e->args[0], r);
+    go(e->args[1], r + 1);
+    go(e->args[2], r + 2);
+    emit(left ? op::ge : op::gt, k, r + 1, r, r + 1);
+    emit(right ? op::le : op::lt, k, r + 2, r, r + 2);
+    emit(op::and_, nk::b, r, r + 1, r + 2);
+  }
+
+  void unary(const expr& e, int r, op code, nk t) {
+    go(e->args[0], r);
+    emit(code, t, r, r);
+  }
+
+  static bool has_regex_meta(std::string_view s) {
+    return s.find_first_of("\\^$.|?*+()[]{}") != std::string_view::npos;
+  }
+
+  void function(const expr& e, int r) {
+    const expr_node& n = e.node();
+    const char* name = to_string(n.func);
+    nk k = fixed_kind(e);
+    auto arg_kind = [&](size_t i) { return kind(n.args[i]); };
+    auto need = [&](bool ok) {
+      if (!ok) refuse(std::string("the CUDA expression evaluator does not run ") + name + " here: " + to_string(e));
+    };
+    switch (n.func) {
+      case fn::add:
+      case fn::sub:
+        if (is_time_like(n.args[0]->dtype.id) || is_time_like(n.args[1]->dtype.id)) return temporal_arith(e, r);
+        need(is_int_kind(k) || is_float_kind(k));
+        return binary(e, r, n.func == fn::add ? op::add : op::sub, k);
+      case fn::mul:
+        need(is_int_kind(k) || is_float_kind(k));
+        return binary(e, r, op::mul, k);
+      case fn::div:
+        need(is_float_kind(k));
+        return binary(e, r, op::div, k);
+      case fn::floor_div:
+      case fn::mod:
+        need(is_int_kind(k) || is_float_kind(k));
+        return binary(e, r, n.func == fn::mod ? op::mod : op::floor_div, k);
+      case fn::pow:
+        need(k == nk::i64 || is_float_kind(k));
+        return binary(e, r, op::pow, k);
+      case fn::eq:
+        return binary(e, r, op::eq, arg_kind(0));
+      case fn::ne:
+        return binary(e, r, op::ne, arg_kind(0));
+      case fn::lt:
+        return binary(e, r, op::lt, arg_kind(0));
+      case fn::le:
+        return binary(e, r, op::le, arg_kind(0));
+      case fn::gt:
+        return binary(e, r, op::gt, arg_kind(0));
+      case fn::ge:
+        return binary(e, r, op::ge, arg_kind(0));
+      case fn::and_:
+        return binary(e, r, op::and_, nk::b);
+      case fn::or_:
+        return binary(e, r, op::or_, nk::b);
+      case fn::xor_:
+        return binary(e, r, op::xor_, nk::b);
+      case fn::not_:
+        return unary(e, r, op::not_, nk::b);
+      case fn::is_null:
+        kind(n.args[0]);
+        return unary(e, r, op::is_null, nk::b);
+      case fn::is_not_null:
+        kind(n.args[0]);
+        return unary(e, r, op::is_not_null, nk::b);
+      case fn::is_nan:
+        need(is_float_kind(arg_kind(0)));
+        return unary(e, r, op::is_nan, arg_kind(0));
+      case fn::fill_null:
+      case fn::coalesce:
+        go(n.args[0], r);
+        for (size_t i = 1; i < n.args.size(); ++i) {
+          go(n.args[i], r + 1);
+          emit(op::coalesce, k, r, r, r + 1);
+        }
+        return;
+      case fn::is_in:
+        return is_in(e, r);
+      case fn::is_between:
+        return is_between(e, r);
+      case fn::neg:
+      case fn::abs:
+        need(is_int_kind(k) || is_float_kind(k));
+        return unary(e, r, n.func == fn::neg ? op::neg : op::abs, k);
+      case fn::round:
+      case fn::floor:
+      case fn::ceil: {
+        need(is_int_kind(k) || is_float_kind(k));
+        if (is_int_kind(k)) return go(n.args[0], r);  // integers are unchanged
+        unary(e, r, n.func == fn::round ? op::round : n.func == fn::floor ? op::floor : op::ceil, k);
+        _p.code.back().i0 = n.i0;
+        _p.code.back().d0 = std::pow(10.0, static_cast<double>(n.i0));
+        return;
+      }
+      case fn::sqrt:
+        need(is_float_kind(k));
+        return unary(e, r, op::sqrt, k);
+      case fn::exp:
+        need(is_float_kind(k));
+        return unary(e, r, op::exp, k);
+      case fn::log:
+        need(is_float_kind(k));
+        unary(e, r, op::log, k);
+        _p.code.back().d0 = n.d0 == 0 ? 0.0 : std::log(n.d0);
+        return;
+      case fn::str_len_bytes:
+      case fn::str_len_chars:
+        need(arg_kind(0) == nk::str);
+        return unary(e, r, n.func == fn::str_len_bytes ? op::str_len_bytes : op::str_len_chars, nk::i64);
+      case fn::str_starts_with:
+      case fn::str_ends_with:
+        need(arg_kind(0) == nk::str && arg_kind(1) == nk::str);
+        return binary(e, r, n.func == fn::str_starts_with ? op::str_starts_with : op::str_ends_with, nk::b);
+      case fn::str_contains: {
+        need(arg_kind(0) == nk::str && arg_kind(1) == nk::str);
+        if (!n.flag) {
+          const expr& p = n.args[1];
+          bool plain = p->kind == expr_kind::literal && (p->value.is_null() || !has_regex_meta(p->value.as_string()));
+          if (!plain)
+            refuse(
+                "the CUDA expression evaluator does not run regular expressions (str_contains with a regex pattern)");
+        }
+        return binary(e, r, op::str_contains, nk::b);
+      }
+      case fn::dt_year:
+      case fn::dt_month:
+      case fn::dt_day:
+      case fn::dt_weekday:
+      case fn::dt_date: {
+        const data_type& t = n.args[0]->dtype;
+        need(t.id == type_id::date32 || t.id == type_id::timestamp);
+        if (n.func == fn::dt_date && t.id == type_id::date32) return go(n.args[0], r);
+        unary(e, r, op::civil, nk::i32);
+        _p.code.back().i0 = t.id == type_id::date32 ? 0 : ticks_per_day(t);
+        _p.code.back().i1 = n.func == fn::dt_year      ? 0
+                            : n.func == fn::dt_month   ? 1
+                            : n.func == fn::dt_day     ? 2
+                            : n.func == fn::dt_weekday ? 3
+                                                       : 4;
+        return;
+      }
+      case fn::dt_hour:
+      case fn::dt_minute:
+      case fn::dt_second: {
+        const data_type& t = n.args[0]->dtype;
+        need(t.id == type_id::timestamp);
+        const int64_t tps = ticks_per_second(t.unit);
+        unary(e, r, op::time_of_day, nk::i32);
+        instr& in = _p.code.back();
+        in.i0 = ticks_per_day(t);
+        in.i1 = tps * (n.func == fn::dt_hour ? 3600 : n.func == fn::dt_minute ? 60 : 1);
+        in.i2 = n.func == fn::dt_hour ? 24 : 60;
+        return;
+      }
+      case fn::dt_total_days:
+      case fn::dt_total_seconds:
+      case fn::dt_total_milliseconds: {
+        const data_type& t = n.args[0]->dtype;
+        need(t.id == type_id::duration);
+        const int64_t tps = ticks_per_second(t.unit);
+        if (n.func == fn::dt_total_milliseconds && tps < 1000) {
+          unary(e, r, op::mul_wrap, nk::i64);
+          _p.code.back().i0 = 1000 / tps;
+          return;
+        }
+        unary(e, r, op::div_trunc, nk::i64);
+        _p.code.back().i0 = n.func == fn::dt_total_days      ? 86400 * tps
+                            : n.func == fn::dt_total_seconds ? tps
+                                                             : tps / 1000;
+        return;
+      }
+      default:
+        break;
+    }
+    refuse(std::string("the CUDA expression evaluator does not implement ") + name);
+  }
+};
+
+}  // namespace
+
+std::string check(const expr& e, const schema& input) {
+  try {
+    compiler(input, true).run(e);
+  } catch (const unsupported_error& u) {
+    return u.why;
+  }
+  return {};
+}
+
+program compile(const expr& e, const schema& input) {
+  try {
+    return compiler(input, false).run(e);
+  } catch (const unsupported_error& u) {
+    throw internal_error("cuda::evaluate reached an expression it cannot run: " + u.why);
+  }
+}
+
+}  // namespace prog
+
+std::string expr_unsupported(const expr& e, const schema& input) {
+  const expr* x = &e;
+  while ((*x)->kind == expr_kind::alias)
+    x = &(*x)->args[0];
+  if ((*x)->kind == expr_kind::column) {  // passed through unchanged
+    return {};
+  }
+  return prog::check(e, input);
+}
+
+}  // namespace tug::cuda
+#endif

@@ -1,0 +1,106 @@
+#pragma once
+// The register program of the CUDA expression evaluator: expr_compile.cpp translates one resolved
+// expression tree into it on the host, evaluate.cu interprets it with one thread per row. Plain data,
+// shared by host and device code.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tug/core/types.hpp"
+#include "tug/expr/expr.hpp"
+
+namespace tug::cuda::prog {
+
+/// Value class of a register: integers are held sign- or zero-extended in 64 bits and wrapped to
+/// their width after every operation; float32 is held as a double rounded to float after every op.
+enum class nk : uint8_t { b, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, str };
+
+enum class op : uint8_t {
+  load_col,  ///< dst = column slot i0
+  load_lit,  ///< dst = literal: bits i0 (strings: chars offset i0, length i1), valid = flag
+  add,
+  sub,
+  mul,
+  div,
+  floor_div,
+  mod,
+  pow,  ///< dst = a op b, of kind t
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge,  ///< dst = a op b (a, b of kind t)
+  and_,
+  or_,
+  xor_,
+  not_,
+  is_null,
+  is_not_null,
+  is_nan,
+  coalesce,  ///< dst = a valid ? a : b
+  select,    ///< dst = (a valid && a) ? b : c
+  is_in,     ///< dst = a in pool[i0, i0 + i1) (strings: pairs of chars offset, length)
+  neg,
+  abs,
+  round,
+  floor,
+  ceil,
+  sqrt,
+  log,
+  exp,           ///< round: d0 = 10^i0; log: d0 = log(base) or 0
+  cast,          ///< dst = a of kind t2 converted to kind t; flag = strict
+  date_to_ts,    ///< dst = a (days) * i0 (ticks per day), checked; flag = strict
+  ts_to_date,    ///< dst = floor(a / i0), checked to int32; flag = strict
+  change_unit,   ///< dst = a * (i1 / i0) checked when i1 >= i0, else a / (i0 / i1) (floor when flag2)
+  civil,         ///< day number = a (i0 == 0) or floor(a / i0); i1: 0 year, 1 month, 2 day, 3 weekday, 4 day number
+  time_of_day,   ///< floor_mod(a, i0) / i1 % i2
+  div_trunc,     ///< a / i0 (toward zero)
+  mul_wrap,      ///< a * i0 (wrapping)
+  date_diff,     ///< (a - b) * 86400000
+  date_add_dur,  ///< a + floor(wrap(b * i1) / i0)
+  ts_add_dur,    ///< i2 != 0: a + wrap((b / i2) * i1); else a + wrap(b * i1)
+  str_len_bytes,
+  str_len_chars,
+  str_starts_with,
+  str_ends_with,
+  str_contains,
+};
+
+struct instr {
+  op code = op::load_lit;
+  nk t = nk::i64;   ///< kind of the result (of the operands for comparisons)
+  nk t2 = nk::i64;  ///< source kind of a cast
+  uint8_t dst = 0, a = 0, b = 0, c = 0;
+  bool flag = false, flag2 = false;
+  int64_t i0 = 0, i1 = 0, i2 = 0;
+  double d0 = 0;
+};
+
+/// Registers per thread; deeper expressions fall back to the CPU.
+constexpr int max_regs = 24;
+/// Instructions per program (staged in shared memory); longer expressions fall back to the CPU.
+constexpr size_t max_code = 256;
+
+/// A compiled expression: `code` leaves the result in register 0, of kind `out` and type `out_type`.
+struct program {
+  std::vector<instr> code;
+  std::vector<int64_t> pool;    ///< is_in values (64-bit patterns) or string (offset, length) pairs
+  std::string chars;            ///< bytes of string literals
+  std::vector<size_t> columns;  ///< input column of each load_col slot
+  nk out = nk::i64;
+  data_type out_type;
+  bool can_fail = false;  ///< has a strict cast
+};
+
+/// The register kind of `t`, or false when the evaluator does not handle the type.
+bool kind_of(const data_type& t, nk& out);
+
+/// Why `e` cannot be compiled ("" when it can): compile() succeeds exactly when this is empty.
+std::string check(const expr& e, const schema& input);
+
+/// Compiles `e` (check(e, input) empty, and not a bare column reference). Constant subtrees are
+/// folded on the host with the CPU evaluator. @throws what the CPU evaluator throws for them.
+program compile(const expr& e, const schema& input);
+
+}  // namespace tug::cuda::prog
