@@ -16,13 +16,6 @@ physical_ptr make_aggregate(physical_ptr, std::vector<size_t>, std::vector<agg_s
 }
 physical_ptr make_window(physical_ptr, std::vector<window_spec>, schema) { pending("window"); }
 physical_ptr make_join(physical_ptr, physical_ptr, join_spec, schema) { pending("join"); }
-physical_ptr make_sort(physical_ptr, std::vector<size_t>, std::vector<bool>, std::vector<bool>, bool, int64_t) {
-  pending("sort");
-}
-physical_ptr make_slice(physical_ptr, int64_t, int64_t) { pending("slice"); }
-physical_ptr make_unique(physical_ptr, std::vector<size_t>, unique_keep, bool) { pending("unique"); }
-physical_ptr make_concat(std::vector<physical_ptr>, schema) { pending("concat"); }
-physical_ptr make_row_index(physical_ptr, int64_t, schema) { pending("row_index"); }
 
 }  // namespace tug::cuda
 #endif
