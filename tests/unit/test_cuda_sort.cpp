@@ -24,10 +24,20 @@ data_frame sample(int64_t n) {
   std::vector<std::optional<bool>> b;
   std::vector<std::optional<std::string>> s;
   std::vector<std::optional<__int128>> dec;
-  const double specials[] = {std::nan(""), -0.0, 0.0, std::numeric_limits<double>::infinity(),
-                             -std::numeric_limits<double>::infinity(), 1.5, -2.25};
-  const char* words[] = {"", "a", "ab", "abcdefg", "abcdefgh", "abcdefghijklmn", "abcdefghijklmno",
-                         "abcdefghijklmnopqrstuvwxyz0123", "abcdefghijklmnopqrstuvwxyz0124", "\xc3\xa9t\xc3\xa9", "zz"};
+  const double specials[] = {
+      std::nan(""), -0.0, 0.0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+      1.5,          -2.25};
+  const char* words[] = {"",
+                         "a",
+                         "ab",
+                         "abcdefg",
+                         "abcdefgh",
+                         "abcdefghijklmn",
+                         "abcdefghijklmno",
+                         "abcdefghijklmnopqrstuvwxyz0123",
+                         "abcdefghijklmnopqrstuvwxyz0124",
+                         "\xc3\xa9t\xc3\xa9",
+                         "zz"};
   uint64_t x = 12345;
   for (int64_t i = 0; i < n; ++i) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -99,7 +109,7 @@ TEST_F(CudaSort, SingleKeyEveryTypeAndDirection) {
           for (bool stable : {false, true}) {
             sort_options o{{desc}, {last}, stable};
             expect_gpu_matches_cpu(lf.sort({col(k)}, o), std::string(k) + " n=" + std::to_string(n) +
-                                                            (desc ? " desc" : "") + (last ? " nulls_last" : ""));
+                                                             (desc ? " desc" : "") + (last ? " nulls_last" : ""));
           }
   }
 }
@@ -118,7 +128,8 @@ TEST_F(CudaSort, MultiKey) {
           o.descending.push_back(((mask + static_cast<int>(i)) & 1) != 0);
           o.nulls_last.push_back(((mask >> 1) + static_cast<int>(i)) % 3 == 0);
         }
-        expect_gpu_matches_cpu(lf.sort(by, o), keys[0] + "... mask " + std::to_string(mask) + " n=" + std::to_string(n));
+        expect_gpu_matches_cpu(lf.sort(by, o),
+                               keys[0] + "... mask " + std::to_string(mask) + " n=" + std::to_string(n));
       }
   }
 }
@@ -156,8 +167,8 @@ TEST_F(CudaSort, ConcatAndRowIndex) {
 }
 
 TEST_F(CudaSort, Unique) {
-  const std::vector<std::vector<std::string>> subsets = {{}, {"b"}, {"s"}, {"f64"}, {"f32", "b"}, {"dec"},
-                                                         {"i8", "u8"}, {"s", "b", "date"}};
+  const std::vector<std::vector<std::string>> subsets = {{},           {"b"},   {"s"},        {"f64"},
+                                                         {"f32", "b"}, {"dec"}, {"i8", "u8"}, {"s", "b", "date"}};
   for (int64_t n : sizes) {
     auto lf = sample(n).lazy();
     for (auto& subset : subsets)

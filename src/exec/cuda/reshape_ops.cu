@@ -53,14 +53,16 @@ class concat_op final : public physical_node {
   std::vector<table> run(exec_context& ctx) override {
     std::vector<table> out;
     for (size_t i = 0; i < children.size(); ++i)
-      for (auto& p : input(i, ctx)) out.push_back(std::move(p));
+      for (auto& p : input(i, ctx))
+        out.push_back(std::move(p));
     return out;
   }
 };
 
 __global__ void sequence_kernel(int64_t start, int64_t n, int64_t* out) {
   int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = start + i;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = start + i;
 }
 
 class row_index_op final : public physical_node {
@@ -87,7 +89,8 @@ class row_index_op final : public physical_node {
       if (n > 0) sequence_kernel<<<grid_for(n), 256, 0, stream()>>>(starts[i], n, index.p);
       TUG_CUDA_CHECK_LAUNCH();
       std::vector<column> cols{make_device_column(type_id::int64, n, index.buf)};
-      for (auto& c : t.columns()) cols.push_back(c);
+      for (auto& c : t.columns())
+        cols.push_back(c);
       out[i] = table(std::move(cols));
       sync();
     });
@@ -111,8 +114,7 @@ physical_ptr make_concat(std::vector<physical_ptr> children, schema out) {
 }
 
 physical_ptr make_row_index(physical_ptr child, int64_t offset, schema out) {
-  return cpu::finish(std::make_unique<row_index_op>(offset), backend::cuda, cpu::one(std::move(child)),
-                     std::move(out));
+  return cpu::finish(std::make_unique<row_index_op>(offset), backend::cuda, cpu::one(std::move(child)), std::move(out));
 }
 
 }  // namespace tug::cuda

@@ -20,12 +20,22 @@ constexpr uint64_t sign_bit = 1ULL << 63;
 
 /// What one radix pass sorts by (one kernel serves every type: the kind is a runtime value).
 enum class word_kind : int {
-  u8, u16, u32, u64,  ///< unsigned and boolean
-  s8, s16, s32, s64,  ///< signed, date and time types
-  f32, f64,
-  dec_lo, dec_hi,  ///< decimal128 low and high 64 bits
-  str_chunk,       ///< 7 bytes of a string at 7 * chunk, then min(bytes left, 8)
-  null_flag,       ///< 0 before 1: nulls first or last
+  // unsigned integers and booleans, by width
+  u8,
+  u16,
+  u32,
+  u64,
+  // signed integers, date and time types, by width
+  s8,
+  s16,
+  s32,
+  s64,
+  f32,
+  f64,
+  dec_lo,     ///< decimal128: low 64 bits
+  dec_hi,     ///< decimal128: high 64 bits
+  str_chunk,  ///< 7 bytes of a string at 7 * chunk, then min(bytes left, 8)
+  null_flag,  ///< 0 before 1: nulls first or last
 };
 
 /// Bytes of a string chunk (the low byte of its word holds the remaining length).
@@ -48,18 +58,30 @@ __device__ inline uint32_t float_word(float f) {
 /// Order-preserving word of valid row `r` of `c`.
 __device__ uint64_t word_of(const dcol& c, word_kind kind, int chunk, int64_t r) {
   switch (kind) {
-    case word_kind::u8: return c.value<uint8_t>(r);
-    case word_kind::u16: return c.value<uint16_t>(r);
-    case word_kind::u32: return c.value<uint32_t>(r);
-    case word_kind::u64: return c.value<uint64_t>(r);
-    case word_kind::s8: return uint8_t(c.value<uint8_t>(r) ^ 0x80u);
-    case word_kind::s16: return uint16_t(c.value<uint16_t>(r) ^ 0x8000u);
-    case word_kind::s32: return c.value<uint32_t>(r) ^ 0x80000000u;
-    case word_kind::s64: return c.value<uint64_t>(r) ^ sign_bit;
-    case word_kind::f32: return float_word(c.value<float>(r));
-    case word_kind::f64: return float_word(c.value<double>(r));
-    case word_kind::dec_lo: return static_cast<const uint64_t*>(c.data)[2 * (c.offset + r)];
-    case word_kind::dec_hi: return static_cast<const uint64_t*>(c.data)[2 * (c.offset + r) + 1] ^ sign_bit;
+    case word_kind::u8:
+      return c.value<uint8_t>(r);
+    case word_kind::u16:
+      return c.value<uint16_t>(r);
+    case word_kind::u32:
+      return c.value<uint32_t>(r);
+    case word_kind::u64:
+      return c.value<uint64_t>(r);
+    case word_kind::s8:
+      return uint8_t(c.value<uint8_t>(r) ^ 0x80u);
+    case word_kind::s16:
+      return uint16_t(c.value<uint16_t>(r) ^ 0x8000u);
+    case word_kind::s32:
+      return c.value<uint32_t>(r) ^ 0x80000000u;
+    case word_kind::s64:
+      return c.value<uint64_t>(r) ^ sign_bit;
+    case word_kind::f32:
+      return float_word(c.value<float>(r));
+    case word_kind::f64:
+      return float_word(c.value<double>(r));
+    case word_kind::dec_lo:
+      return static_cast<const uint64_t*>(c.data)[2 * (c.offset + r)];
+    case word_kind::dec_hi:
+      return static_cast<const uint64_t*>(c.data)[2 * (c.offset + r) + 1] ^ sign_bit;
     case word_kind::str_chunk: {
       dstring s = c.str(r);
       int64_t start = int64_t(chunk) * chunk_bytes;
@@ -69,7 +91,8 @@ __device__ uint64_t word_of(const dcol& c, word_kind kind, int chunk, int64_t r)
         w |= uint64_t(static_cast<unsigned char>(s.p[start + b])) << (56 - 8 * b);
       return w | uint64_t(left < 8 ? left : 8);
     }
-    case word_kind::null_flag: return 0;
+    case word_kind::null_flag:
+      return 0;
   }
   return 0;
 }
@@ -81,14 +104,17 @@ __global__ void words_kernel(dcol c, word_kind kind, int chunk, uint64_t flip, b
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     int64_t r = perm[i];
     bool valid = c.valid(r);
-    if (kind == word_kind::null_flag) out[i] = valid == nulls_last ? 0 : 1;
-    else out[i] = valid ? word_of(c, kind, chunk, r) ^ flip : 0;
+    if (kind == word_kind::null_flag)
+      out[i] = valid == nulls_last ? 0 : 1;
+    else
+      out[i] = valid ? word_of(c, kind, chunk, r) ^ flip : 0;
   }
 }
 
 __global__ void iota_kernel(int64_t* out, int64_t n) {
   int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = i;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = i;
 }
 
 __global__ void string_lengths_kernel(dcol c, int64_t n, int64_t* out) {
@@ -127,7 +153,8 @@ std::vector<pass> value_passes(const column& c, memory_resource* mr) {
   if (id == type_id::string) {
     std::vector<pass> p;
     int64_t chunks = (max_length(c, mr) + chunk_bytes - 1) / chunk_bytes;
-    for (int64_t k = chunks - 1; k >= 0; --k) p.push_back({word_kind::str_chunk, static_cast<int>(k), 64});
+    for (int64_t k = chunks - 1; k >= 0; --k)
+      p.push_back({word_kind::str_chunk, static_cast<int>(k), 64});
     return p;
   }
   if (id == type_id::decimal128) return {{word_kind::dec_lo, 0, 64}, {word_kind::dec_hi, 0, 64}};
@@ -163,7 +190,8 @@ dbuf<int64_t> sort_permutation(const std::vector<column>& keys, const std::vecto
   };
   for (size_t k = keys.size(); k-- > 0;) {
     dcol c = view_of(keys[k]);
-    for (const pass& p : value_passes(keys[k], mr)) run_pass(c, p, descending[k], nulls_last[k]);
+    for (const pass& p : value_passes(keys[k], mr))
+      run_pass(c, p, descending[k], nulls_last[k]);
     if (keys[k].has_nulls()) run_pass(c, pass{word_kind::null_flag, 0, 1}, false, nulls_last[k]);
   }
   sync();
@@ -174,7 +202,8 @@ dbuf<int64_t> sort_permutation(const std::vector<column>& keys, const std::vecto
 std::vector<table> split_rows(const table& t, int64_t target) {
   target = std::max<int64_t>(1, target);
   std::vector<table> out;
-  for (int64_t b = 0; b < t.num_rows(); b += target) out.push_back(t.slice(b, std::min(target, t.num_rows() - b)));
+  for (int64_t b = 0; b < t.num_rows(); b += target)
+    out.push_back(t.slice(b, std::min(target, t.num_rows() - b)));
   if (out.empty()) out.push_back(t.slice(0, 0));
   return out;
 }
@@ -251,7 +280,8 @@ __global__ void differs_kernel(dcol c, word_kind kind, bool strings, const int64
     } else if (strings) {
       dstring x = c.str(a), y = c.str(b);
       d = x.n != y.n;
-      for (int64_t k = 0; !d && k < x.n; ++k) d = x.p[k] != y.p[k];
+      for (int64_t k = 0; !d && k < x.n; ++k)
+        d = x.p[k] != y.p[k];
     } else {
       d = word_of(c, kind, 0, a) != word_of(c, kind, 0, b);
     }
@@ -276,7 +306,8 @@ class unique_op final : public physical_node {
   std::string name() const override { return "unique"; }
   std::string detail() const override {
     std::string s;
-    for (size_t i : _subset) s += (s.empty() ? "" : ", ") + output_schema[i].name;
+    for (size_t i : _subset)
+      s += (s.empty() ? "" : ", ") + output_schema[i].name;
     s = "subset [" + (_subset.empty() ? std::string("all") : s) + "] keep " + to_string(_keep);
     if (_maintain_order) s += " maintain_order";
     return s;
@@ -306,9 +337,11 @@ class unique_op final : public physical_node {
     };
     if (keys.empty()) TUG_CUDA_TRY(cudaMemsetAsync(diff.p, 1, 1, stream()));  // no key columns: one group
     for (auto& c : keys) {
-      if (c.type().id == type_id::string) mark(c, word_kind::str_chunk);
+      if (c.type().id == type_id::string)
+        mark(c, word_kind::str_chunk);
       else
-        for (const pass& p : value_passes(c, mr)) mark(c, p.kind);
+        for (const pass& p : value_passes(c, mr))
+          mark(c, p.kind);
     }
     dbuf<bool> kept(n, mr);
     TUG_CUDA_TRY(cudaMemsetAsync(kept.p, 0, static_cast<size_t>(n), stream()));
