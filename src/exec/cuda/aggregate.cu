@@ -271,8 +271,10 @@ struct best_row {
   vkind k;
   bool max;
   __device__ int64_t operator()(int64_t a, int64_t b) const {
-    if (a < 0) return b;
-    if (b < 0) return a;
+    // CUB's reduce-by-key may combine a tile's uninitialized prefix: anything outside [0, rows) is
+    // "no candidate", like -1
+    if (a < 0 || a >= c.size) return b;
+    if (b < 0 || b >= c.size) return a;
     int r = cmp_values(c, k, a, b, !max);
     if (r == 0) return a < b ? a : b;
     return (max ? r > 0 : r < 0) ? a : b;
