@@ -5,11 +5,20 @@
 #include <string>
 
 #include "tug/api/data_frame.hpp"
+#include "tug/api/lazy_frame.hpp"
 #include "tug/core/scalar.hpp"
 
 namespace tug {
 
 /// Asserts equal type, length and values (nulls equal nulls), naming the first differing row.
+/// Options that pin the CPU engine: for tests that check CPU operator names in explain() output, which
+/// differ on the GPU engine (the automatic engine picks the GPU when one is visible).
+inline engine_options cpu_engine() {
+  engine_options o;
+  o.engine = engine_kind::cpu;
+  return o;
+}
+
 inline void expect_columns_equal(const column& a, const column& b, const std::string& what = "column") {
   ASSERT_EQ(to_string(a.type()), to_string(b.type())) << what << ": types differ";
   ASSERT_EQ(a.size(), b.size()) << what << ": lengths differ";

@@ -94,10 +94,10 @@ TEST(Aggregate, GlobalMatchesReference) {
 
 TEST(Aggregate, PlanPhases) {
   auto lf = agg_data(10, 3, 1).frame().lazy();
-  std::string two = lf.group_by(std::vector<std::string>{"k1"}).agg({col("x").sum(), col("x").std().alias("s")}).explain();
+  std::string two = lf.group_by(std::vector<std::string>{"k1"}).agg({col("x").sum(), col("x").std().alias("s")}).explain(cpu_engine());
   EXPECT_NE(two.find("hash_aggregate[partial]"), std::string::npos) << two;
   EXPECT_NE(two.find("[sync] hash_aggregate[final]"), std::string::npos) << two;
-  std::string one = lf.group_by(std::vector<std::string>{"k1"}).agg({col("x").sum(), col("x").median().alias("m")}).explain();
+  std::string one = lf.group_by(std::vector<std::string>{"k1"}).agg({col("x").sum(), col("x").median().alias("m")}).explain(cpu_engine());
   EXPECT_EQ(one.find("[partial]"), std::string::npos) << one;
   EXPECT_NE(one.find("[sync] hash_aggregate"), std::string::npos) << one;
 }

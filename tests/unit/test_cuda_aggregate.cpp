@@ -113,7 +113,7 @@ std::vector<expr> all_aggs() {
 }
 
 void check_group_by(const std::vector<std::string>& keys, int64_t n, int card, int64_t target) {
-  SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target) + " keys=" + keys[0]);
+  SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target) + " keys=" + (keys.empty() ? std::string("(none)") : keys[0]));
   data_frame df = sample(n, card);
   for (bool maintain : {false, true}) {
     auto q = keys.empty() ? df.lazy().select(all_aggs()) : df.lazy().group_by(keys, maintain).agg(all_aggs());

@@ -256,7 +256,7 @@ TEST(Join, SmallExactOutputs) {
 
 TEST(Join, ExplainShowsSyncPoint) {
   auto l = data_frame::from_columns({{"k", i64({1})}}).lazy();
-  std::string e = l.join(l, {"k"}, join_type::left).explain();
+  std::string e = l.join(l, {"k"}, join_type::left).explain(cpu_engine());
   EXPECT_NE(e.find("[sync] hash_join[left]"), std::string::npos) << e;
 }
 

@@ -62,7 +62,7 @@ TEST(LazyBasic, GpuRequestWithoutGpuFallsBackOrRaises) {
 TEST(LazyBasic, ExplainShowsBackendAndSchemaKnownUpfront) {
   auto lf = sample().lazy().with_row_index("i").select({col("i"), col("s")});
   EXPECT_EQ(lf.schema().to_string(), "i: i64, s: str");
-  std::string e = lf.explain();
+  std::string e = lf.explain(cpu_engine());
   EXPECT_NE(e.find("optimized logical plan"), std::string::npos);
   EXPECT_NE(e.find("row_index"), std::string::npos);
   EXPECT_NE(e.find("@cpu"), std::string::npos);
