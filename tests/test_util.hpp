@@ -36,7 +36,8 @@ inline void expect_frames_equal(const data_frame& a, const data_frame& b) {
   ASSERT_EQ(a.schema().to_string(), b.schema().to_string());
   table x = a.to_table(), y = b.to_table();
   ASSERT_EQ(x.num_rows(), y.num_rows());
-  for (size_t c = 0; c < x.num_columns(); ++c) expect_columns_equal(x[c], y[c], a.schema()[c].name);
+  for (size_t c = 0; c < x.num_columns(); ++c)
+    expect_columns_equal(x[c], y[c], a.schema()[c].name);
 }
 
 /// Rows of a frame as strings "v1|v2|...", for order-insensitive comparison after sorting.
@@ -45,7 +46,8 @@ inline std::vector<std::string> rows_of(const data_frame& f) {
   std::vector<std::string> rows;
   for (int64_t r = 0; r < t.num_rows(); ++r) {
     std::string s;
-    for (size_t c = 0; c < t.num_columns(); ++c) s += (c ? "|" : "") + format_value(t[c], r);
+    for (size_t c = 0; c < t.num_columns(); ++c)
+      s += (c ? "|" : "") + format_value(t[c], r);
     rows.push_back(s);
   }
   return rows;

@@ -14,7 +14,9 @@ lazy_frame group_by_builder::agg(std::vector<expr> aggs) const {
 }
 
 lazy_frame lazy_frame::filter(const expr& predicate) const { return lazy_frame(plan::filter(_plan, predicate)); }
-lazy_frame lazy_frame::select(std::vector<expr> exprs) const { return lazy_frame(plan::select(_plan, std::move(exprs))); }
+lazy_frame lazy_frame::select(std::vector<expr> exprs) const {
+  return lazy_frame(plan::select(_plan, std::move(exprs)));
+}
 lazy_frame lazy_frame::with_columns(std::vector<expr> exprs) const {
   return lazy_frame(plan::with_columns(_plan, std::move(exprs)));
 }
@@ -23,7 +25,8 @@ group_by_builder lazy_frame::group_by(std::vector<expr> keys, bool maintain_orde
 }
 group_by_builder lazy_frame::group_by(const std::vector<std::string>& keys, bool maintain_order) const {
   std::vector<expr> k;
-  for (auto& s : keys) k.push_back(col(s));
+  for (auto& s : keys)
+    k.push_back(col(s));
   return group_by(std::move(k), maintain_order);
 }
 lazy_frame lazy_frame::join(const lazy_frame& other, std::vector<expr> left_on, std::vector<expr> right_on,
@@ -33,7 +36,8 @@ lazy_frame lazy_frame::join(const lazy_frame& other, std::vector<expr> left_on, 
 lazy_frame lazy_frame::join(const lazy_frame& other, const std::vector<std::string>& on, join_type how,
                             std::string suffix) const {
   std::vector<expr> k;
-  for (auto& s : on) k.push_back(col(s));
+  for (auto& s : on)
+    k.push_back(col(s));
   return join(other, k, k, how, std::move(suffix));
 }
 lazy_frame lazy_frame::cross_join(const lazy_frame& other, std::string suffix) const {
@@ -52,7 +56,8 @@ lazy_frame lazy_frame::unique(std::vector<std::string> subset, unique_keep keep,
   return lazy_frame(plan::unique(_plan, std::move(subset), keep, maintain_order));
 }
 lazy_frame lazy_frame::rename(const std::map<std::string, std::string>& mapping) const {
-  for (auto& [from, to] : mapping) _plan->schema.index_of(from);
+  for (auto& [from, to] : mapping)
+    _plan->schema.index_of(from);
   std::vector<expr> exprs;
   for (auto& f : _plan->schema) {
     auto it = mapping.find(f.name);
@@ -61,7 +66,8 @@ lazy_frame lazy_frame::rename(const std::map<std::string, std::string>& mapping)
   return select(std::move(exprs));
 }
 lazy_frame lazy_frame::drop(const std::vector<std::string>& columns) const {
-  for (auto& c : columns) _plan->schema.index_of(c);
+  for (auto& c : columns)
+    _plan->schema.index_of(c);
   std::vector<expr> exprs;
   for (auto& f : _plan->schema)
     if (std::find(columns.begin(), columns.end(), f.name) == columns.end()) exprs.push_back(col(f.name));
@@ -77,17 +83,17 @@ std::string lazy_frame::explain(const engine_options& opts) const {
   engine_options quiet = opts;
   if (quiet.fallback == fallback_mode::warn) quiet.fallback = fallback_mode::silent;
   physical_ptr phys = lower(opt, quiet, &fallbacks);
-  std::string out = "optimized logical plan:\n" + to_string(opt) + "\nphysical plan ([sync] = partitions meet; @ = backend):\n" +
-                    to_string(*phys);
-  for (auto& f : fallbacks) out += "fallback: " + f + "\n";
+  std::string out = "optimized logical plan:\n" + to_string(opt) +
+                    "\nphysical plan ([sync] = partitions meet; @ = backend):\n" + to_string(*phys);
+  for (auto& f : fallbacks)
+    out += "fallback: " + f + "\n";
   return out;
 }
 
-query_result lazy_frame::profile(const engine_options& opts) const {
+query_result run_plan(const plan_ptr& p, const engine_options& opts) {
   auto t0 = std::chrono::steady_clock::now();
   query_result r;
-  plan_ptr opt = optimize(_plan, {}, opts.check_optimizer_schema);
-  physical_ptr phys = lower(opt, opts, &r.fallbacks);
+  physical_ptr phys = lower(p, opts, &r.fallbacks);
   r.physical_plan = to_string(*phys);
   auto budget = std::make_shared<memory_budget>(opts.memory_limit, "host");
   auto mr = std::make_shared<host_memory_resource>(budget);
@@ -102,22 +108,30 @@ query_result lazy_frame::profile(const engine_options& opts) const {
     ctx.device_mr = device_mr.get();
   }
   std::vector<table> parts = phys->execute(ctx);
-  if (device_mr)
-    parts = [&] {
+  if (device_mr) {
+    try {
       std::vector<table> host(parts.size());
-      ctx.pool.parallel_for(static_cast<int64_t>(parts.size()),
-                            [&](int64_t i) { host[static_cast<size_t>(i)] = to_host(parts[static_cast<size_t>(i)], mr.get()); });
-      return host;
-    }();
+      ctx.pool.parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t i) {
+        host[static_cast<size_t>(i)] = to_host(parts[static_cast<size_t>(i)], mr.get());
+      });
+      parts = std::move(host);
+    } catch (const memory_error& e) {
+      throw memory_error(std::string("copying the result from the device to host memory: ") + e.what());
+    }
+  }
   // result buffers keep their resource (and budget) alive; drop empty partitions
   std::vector<table> keep;
-  for (auto& p : parts)
-    if (p.num_rows() > 0) keep.push_back(std::move(p));
-  r.frame = data_frame(_plan->schema, std::move(keep));
+  for (auto& t : parts)
+    if (t.num_rows() > 0) keep.push_back(std::move(t));
+  r.frame = data_frame(p->schema, std::move(keep));
   stats.peak_memory = budget->peak();
   stats.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.statistics = stats.to_string();
   return r;
+}
+
+query_result lazy_frame::profile(const engine_options& opts) const {
+  return run_plan(optimize(_plan, {}, opts.check_optimizer_schema), opts);
 }
 
 data_frame lazy_frame::collect(const engine_options& opts) const {
@@ -128,7 +142,8 @@ data_frame lazy_frame::collect(const engine_options& opts) const {
 
 lazy_frame concat(const std::vector<lazy_frame>& frames) {
   std::vector<plan_ptr> inputs;
-  for (auto& f : frames) inputs.push_back(f.plan());
+  for (auto& f : frames)
+    inputs.push_back(f.plan());
   return lazy_frame(plan::concat(std::move(inputs)));
 }
 

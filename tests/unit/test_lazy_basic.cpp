@@ -2,6 +2,7 @@
 
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
+#include "tug/memory/device.hpp"
 #include "tug/plan/lower.hpp"
 
 using namespace tug;
@@ -33,7 +34,8 @@ TEST(LazyBasic, SelectRenameDropSliceRowIndex) {
 
 TEST(LazyBasic, PartitionsKeepOrder) {
   std::vector<std::optional<int64_t>> v;
-  for (int64_t i = 0; i < 1000; ++i) v.push_back(i);
+  for (int64_t i = 0; i < 1000; ++i)
+    v.push_back(i);
   auto df = data_frame::from_columns({{"a", i64(v)}});
   engine_options o;
   o.target_partition_rows = 33;
@@ -41,7 +43,8 @@ TEST(LazyBasic, PartitionsKeepOrder) {
   EXPECT_GT(out.partitions().size(), 1u);
   auto t = out.to_table();
   ASSERT_EQ(t.num_rows(), 35);
-  for (int64_t i = 0; i < 35; ++i) EXPECT_EQ(t[0].value<int64_t>(i), 960 + i);
+  for (int64_t i = 0; i < 35; ++i)
+    EXPECT_EQ(t[0].value<int64_t>(i), 960 + i);
 }
 
 TEST(LazyBasic, GpuRequestWithoutGpuFallsBackOrRaises) {
@@ -71,14 +74,40 @@ TEST(LazyBasic, ExplainShowsBackendAndSchemaKnownUpfront) {
 TEST(LazyBasic, MemoryLimitRaisesNamedError) {
   std::vector<std::optional<int64_t>> v(100000, 1);
   auto df = data_frame::from_columns({{"a", i64(v)}});
-  engine_options o;
-  o.memory_limit = 1024;  // far too small for the row index column
+  engine_options o = cpu_engine();  // memory_limit budgets host memory, where the CPU engine runs
+  o.memory_limit = 1024;            // far too small for the row index column
   try {
     df.lazy().with_row_index().collect(o);
     FAIL() << "expected memory_error";
   } catch (const memory_error& e) {
     EXPECT_NE(std::string(e.what()).find("memory_limit"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("operator row_index"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LazyBasic, DeviceLimitRaisesNamedError) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  std::vector<std::optional<int64_t>> v(100000, 1);
+  auto df = data_frame::from_columns({{"a", i64(v)}});
+  engine_options o;
+  o.engine = engine_kind::gpu;
+  o.spill_device_limit = "1024";  // bytes: far too small for the copy of column a
+  try {
+    df.lazy().with_row_index().collect(o);
+    FAIL() << "expected memory_error";
+  } catch (const memory_error& e) {
+    EXPECT_NE(std::string(e.what()).find("spill_device_limit"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("operator row_index"), std::string::npos) << e.what();
+  }
+  // a host limit too small for the result names the copy back to the host
+  engine_options h;
+  h.engine = engine_kind::gpu;
+  h.memory_limit = 1024;
+  try {
+    df.lazy().with_row_index().collect(h);
+    FAIL() << "expected memory_error";
+  } catch (const memory_error& e) {
+    EXPECT_NE(std::string(e.what()).find("copying the result"), std::string::npos) << e.what();
   }
 }
 
@@ -107,12 +136,14 @@ TEST(LazyBasic, ToStringAlignsMultibyteText) {
     size_t end = s.find('\n', start);
     std::string line = s.substr(start, end - start);
     size_t w = 0;
-    for (unsigned char c : line) w += (c & 0xC0) != 0x80;
+    for (unsigned char c : line)
+      w += (c & 0xC0) != 0x80;
     widths.push_back(w);
     start = end + 1;
   }
   ASSERT_GT(widths.size(), 5u);
-  for (size_t w : widths) EXPECT_EQ(w, widths[0]) << s;
+  for (size_t w : widths)
+    EXPECT_EQ(w, widths[0]) << s;
   EXPECT_NE(s.find("280.0"), std::string::npos);
 }
 

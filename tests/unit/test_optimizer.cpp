@@ -35,7 +35,8 @@ plan_ptr scan(int64_t n = 12) { return abcd(n).lazy().plan(); }
 // Node kinds in pre-order.
 void kinds_of(const plan_ptr& p, std::vector<plan_kind>& out) {
   out.push_back(p->kind);
-  for (auto& i : p->inputs) kinds_of(i, out);
+  for (auto& i : p->inputs)
+    kinds_of(i, out);
 }
 std::vector<plan_kind> kinds(const plan_ptr& p) {
   std::vector<plan_kind> out;
@@ -53,21 +54,13 @@ const plan_node* find(const plan_ptr& p, plan_kind kind) {
 
 std::vector<std::string> predicate_text(const plan_node* scan_node) {
   std::vector<std::string> out;
-  for (auto& e : scan_node->predicates) out.push_back(to_string(e));
+  for (auto& e : scan_node->predicates)
+    out.push_back(to_string(e));
   return out;
 }
 
 // Executes `p` as it is (no optimization).
-data_frame execute(const plan_ptr& p, const engine_options& opts) {
-  physical_ptr phys = lower(p, opts);
-  auto budget = std::make_shared<memory_budget>(opts.memory_limit, "host");
-  auto mr = std::make_shared<host_memory_resource>(budget);
-  exec_context ctx{opts, global_thread_pool(opts.num_threads), mr.get(), nullptr};
-  std::vector<table> parts;
-  for (auto& t : phys->execute(ctx))
-    if (t.num_rows() > 0) parts.push_back(std::move(t));
-  return data_frame(p->schema, std::move(parts));
-}
+data_frame execute(const plan_ptr& p, const engine_options& opts) { return run_plan(p, opts).frame; }
 
 // Runs `p` with and without optimization (many partitions) and expects the same rows (in order
 // unless `any_order`).
@@ -88,7 +81,8 @@ void expect_same_results(const plan_ptr& p, bool any_order = false) {
 
 TEST(Optimizer, PassesInOrder) {
   std::vector<std::string> names;
-  for (auto& p : optimizer_passes()) names.push_back(p.name);
+  for (auto& p : optimizer_passes())
+    names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"constant_folding", "predicate_pushdown", "projection_pushdown",
                                              "slice_pushdown", "common_subplan"}));
 }
@@ -195,7 +189,8 @@ TEST(ConstantFolding, KeepsOutputNames) {
   plan_ptr p = plan::select(scan(), {col("b") & lit(false), lit(true) & col("b").alias("bb")});
   plan_ptr f = passes::constant_folding(p);
   EXPECT_EQ(f->schema, p->schema);
-  EXPECT_EQ(to_string(f), "SELECT [false.alias(\"b\"), col(\"b\").alias(\"bb\")]\n  DF; 4 columns, 12 rows in 1 partitions\n");
+  EXPECT_EQ(to_string(f),
+            "SELECT [false.alias(\"b\"), col(\"b\").alias(\"bb\")]\n  DF; 4 columns, 12 rows in 1 partitions\n");
 }
 
 TEST(PredicatePushdown, ThroughSelectRenameIntoScan) {
@@ -213,8 +208,7 @@ TEST(PredicatePushdown, SplitsConjunctionsAndKeepsComputedColumns) {
   plan_ptr r = passes::predicate_pushdown(p);
   EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::filter, plan_kind::with_columns, plan_kind::scan}));
   EXPECT_EQ(to_string(r->exprs[0]), "col(\"x\")");
-  EXPECT_EQ(predicate_text(find(r, plan_kind::scan)),
-            (std::vector<std::string>{"col(\"b\")", "col(\"c\").is_null()"}));
+  EXPECT_EQ(predicate_text(find(r, plan_kind::scan)), (std::vector<std::string>{"col(\"b\")", "col(\"c\").is_null()"}));
 }
 
 TEST(PredicatePushdown, StacksFiltersAndPassesSortUniqueConcat) {
@@ -222,8 +216,8 @@ TEST(PredicatePushdown, StacksFiltersAndPassesSortUniqueConcat) {
   plan_ptr u = plan::unique(plan::concat({s1, s2}), {"b"}, unique_keep::first, true);
   plan_ptr p = plan::filter(plan::filter(plan::sort(u, {col("a")}, {}, {}, false), col("b")), col("b").not_());
   plan_ptr r = passes::predicate_pushdown(p);
-  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::sort, plan_kind::unique, plan_kind::concat,
-                                              plan_kind::scan, plan_kind::scan}));
+  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::sort, plan_kind::unique, plan_kind::concat, plan_kind::scan,
+                                              plan_kind::scan}));
   for (auto& in : find(r, plan_kind::concat)->inputs)
     EXPECT_EQ(predicate_text(in.get()), (std::vector<std::string>{"col(\"b\")", "col(\"b\").not()"}));
 }
@@ -258,9 +252,10 @@ TEST(PredicatePushdown, StopsAtSliceRowIndexWindowAndTopK) {
 }
 
 TEST(PredicatePushdown, Joins) {
-  auto right = data_frame::from_columns({{"a", i64({1, 2})}, {"e", boolean({true, false})}, {"b", boolean({true, true})}})
-                   .lazy()
-                   .plan();
+  auto right =
+      data_frame::from_columns({{"a", i64({1, 2})}, {"e", boolean({true, false})}, {"b", boolean({true, true})}})
+          .lazy()
+          .plan();
   plan_ptr l = scan();
   for (join_type how : {join_type::inner, join_type::left, join_type::right, join_type::full}) {
     plan_ptr j = plan::join(l, right, {col("a")}, {col("a")}, how);
@@ -329,7 +324,8 @@ TEST(ProjectionPushdown, PushedPredicateColumnsAreReadNotOutput) {
 
 TEST(ProjectionPushdown, PrunesExpressionsAggregationsAndRowIndex) {
   plan_ptr s = scan();
-  plan_ptr wc = plan::with_columns(plan::with_row_index(s, "i", 0), {col("c").alias("c2"), lit(int64_t{1}).alias("one")});
+  plan_ptr wc =
+      plan::with_columns(plan::with_row_index(s, "i", 0), {col("c").alias("c2"), lit(int64_t{1}).alias("one")});
   plan_ptr p = plan::select(wc, {col("one"), col("a")});
   plan_ptr r = passes::projection_pushdown(p);
   EXPECT_EQ(r->schema, p->schema);
@@ -373,11 +369,13 @@ TEST(ProjectionPushdown, JoinsKeepKeysAndSuffixes) {
 
 TEST(ProjectionPushdown, ConcatInputsGetEqualSchemas) {
   plan_ptr a = plan::with_columns(scan(), {col("c").alias("a")});  // a from c: "a" is not read here
-  plan_ptr p = plan::select(plan::concat({a, plan::with_columns(scan(3), {col("c").alias("a")})}), {col("a"), col("d")});
+  plan_ptr p =
+      plan::select(plan::concat({a, plan::with_columns(scan(3), {col("c").alias("a")})}), {col("a"), col("d")});
   plan_ptr r = passes::projection_pushdown(p);
   EXPECT_EQ(r->schema, p->schema);
   const plan_node* c = find(r, plan_kind::concat);
-  for (auto& in : c->inputs) EXPECT_EQ(in->schema.names(), (std::vector<std::string>{"a", "d"}));
+  for (auto& in : c->inputs)
+    EXPECT_EQ(in->schema.names(), (std::vector<std::string>{"a", "d"}));
 }
 
 TEST(ProjectionPushdown, SharedSubplanGetsTheUnionOfNeeds) {
@@ -393,8 +391,7 @@ TEST(SlicePushdown, TopKOnSort) {
   plan_ptr s = plan::sort(scan(), {col("a")}, {true}, {}, false);
   plan_ptr p = plan::slice(plan::select(s, {col("a"), col("c")}), 2, 3);
   plan_ptr r = passes::slice_pushdown(p);
-  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::slice, plan_kind::select, plan_kind::sort,
-                                              plan_kind::scan}));
+  EXPECT_EQ(kinds(r), (std::vector<plan_kind>{plan_kind::slice, plan_kind::select, plan_kind::sort, plan_kind::scan}));
   EXPECT_EQ(find(r, plan_kind::sort)->length, 5);
   EXPECT_EQ(to_string(r),
             "SLICE offset 2 len 3\n"
@@ -469,7 +466,9 @@ TEST(OptimizerEndToEnd, SameResultsWithAndWithoutOptimization) {
   auto lf2 = abcd(33).lazy();
   std::vector<lazy_frame> queries = {
       concat({lf, lf2}).filter(col("b")).select({col("a"), col("c")}).slice(3, 10),
-      lf.with_columns({lit(int64_t{5}).alias("x"), col("a").alias("a2")}).filter(col("b")).select({col("a2"), col("x")}),
+      lf.with_columns({lit(int64_t{5}).alias("x"), col("a").alias("a2")})
+          .filter(col("b"))
+          .select({col("a2"), col("x")}),
       lf.with_row_index("i", 3).filter(col("b")).slice(2, 5),
       lf.select({col("a"), col("b").alias("bb")}).filter(col("bb")).head(4),
       lf.filter(lit(false)).select({col("c")}),

@@ -94,4 +94,9 @@ class lazy_frame {
 /// Vertical concatenation of frames with equal schemas.
 lazy_frame concat(const std::vector<lazy_frame>& frames);
 
+/// Lowers and runs the logical plan `p` as it is (no optimizer passes; lazy_frame::profile runs the
+/// optimized plan through this): chooses backends, creates the device memory resource when a node runs
+/// on the GPU, and returns the result in host memory with statistics and fallbacks.
+query_result run_plan(const plan_ptr& p, const engine_options& opts = {});
+
 }  // namespace tug
