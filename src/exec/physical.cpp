@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "exec/nvtx.hpp"
 #include "tug/memory/device.hpp"
 #ifdef TUG_WITH_CUDA
 #include "exec/cuda/ops.hpp"
@@ -21,6 +22,7 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
   }
   std::vector<table> out;
   try {
+    nvtx_range range{name() + "@" + to_string(where)};
     out = run(ctx);
   } catch (const memory_error& e) {
     std::string m = e.what();
@@ -31,12 +33,14 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::lock_guard<std::mutex> g(ctx.stats->mu);
     double child = 0;
-    for (size_t i = before; i < ctx.stats->operators.size(); ++i) child += ctx.stats->operators[i].seconds;
+    for (size_t i = before; i < ctx.stats->operators.size(); ++i)
+      child += ctx.stats->operators[i].seconds;
     operator_stats s;
     s.name = name();
     s.rows_out = total_rows(out);
     s.partitions_out = static_cast<int64_t>(out.size());
-    for (auto& p : out) s.bytes_out += p.memory_usage();
+    for (auto& p : out)
+      s.bytes_out += p.memory_usage();
     s.seconds = secs - child;
     ctx.stats->operators.push_back(std::move(s));
   }
@@ -50,7 +54,8 @@ std::vector<table> physical_node::input(size_t i, exec_context& ctx) {
     return map_partitions(ctx, parts, [&](const table& t) { return to_device(t, ctx.device_mr); });
   }
   bool any = false;
-  for (auto& t : parts) any = any || on_device(t);
+  for (auto& t : parts)
+    any = any || on_device(t);
   if (!any) return parts;
   return map_partitions(ctx, parts, [&](const table& t) { return to_host(t, ctx.mr); });
 }
@@ -103,7 +108,8 @@ void render(const physical_node& n, int depth, std::string& out) {
   if (!d.empty()) line += " " + d;
   line += "  @" + std::string(to_string(n.where));
   out += line + "\n";
-  for (auto& c : n.children) render(*c, depth + 1, out);
+  for (auto& c : n.children)
+    render(*c, depth + 1, out);
 }
 }  // namespace
 

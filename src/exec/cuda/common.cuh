@@ -4,9 +4,9 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <nvtx3/nvtx3.hpp>
 #include <string>
 
+#include "exec/nvtx.hpp"
 #include "tug/core/column.hpp"
 #include "tug/core/error.hpp"
 #include "tug/core/table.hpp"
@@ -30,11 +30,8 @@ inline cudaStream_t stream() { return cudaStreamPerThread; }
 /// Waits for the calling thread's stream; an operator calls it before handing a table to another thread.
 void sync();
 
-/// NVTX range for an operator: Nsight Systems shows one per operator and partition.
-struct tug_domain {
-  static constexpr char const* name{"tug"};
-};
-using nvtx_range = nvtx3::scoped_range_in<tug_domain>;
+/// NVTX range for an operator's device work (exec/nvtx.hpp).
+using ::tug::nvtx_range;
 
 /// A string value on the device.
 struct dstring {
