@@ -100,12 +100,16 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts) {
   exec_statistics stats;
   exec_context ctx{opts, global_thread_pool(opts.num_threads), mr.get(), opts.statistics ? &stats : nullptr};
   std::shared_ptr<memory_budget> device_budget;
-  std::shared_ptr<memory_resource> device_mr;
+  std::shared_ptr<memory_resource> device_mr, pinned_mr;
   if (uses_backend(*phys, backend::cuda)) {
     device_budget = std::make_shared<memory_budget>(
         parse_device_limit(opts.spill_device_limit, current_device_info().total_memory), "device");
     device_mr = make_device_resource(device_budget);
     ctx.device_mr = device_mr.get();
+    if (opts.pinned_memory) {
+      pinned_mr = make_pinned_resource(budget);  // counted against the host memory_limit
+      ctx.staging_mr = pinned_mr.get();
+    }
   }
   std::vector<table> parts = phys->execute(ctx);
   if (device_mr) {

@@ -48,7 +48,9 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
 }
 
 std::vector<table> physical_node::input(size_t i, exec_context& ctx) {
-  std::vector<table> parts = children.at(i)->execute(ctx);
+  physical_node& child = *children.at(i);
+  if (where == backend::cuda) child.output_to_device = true;
+  std::vector<table> parts = child.execute(ctx);
   if (where == backend::cuda) {
     if (!ctx.device_mr) throw internal_error("a cuda operator ran without a device memory resource");
     return map_partitions(ctx, parts, [&](const table& t) { return to_device(t, ctx.device_mr); });

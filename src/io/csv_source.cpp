@@ -15,12 +15,17 @@ std::string csv_source::describe() const {
 }
 
 std::vector<table> csv_source::read(const std::vector<std::string>& columns, const std::vector<expr>&,
-                                    const engine_options&, thread_pool& pool, memory_resource* mr) const {
+                                    const engine_options&, thread_pool& pool, memory_resource* mr,
+                                    const partition_hook& hook) const {
   std::vector<table> out;
   for (auto& f : _files) {
     csv::read_result r = csv::read_csv(f.path, _options, columns, &pool, mr);
-    for (auto& p : r.partitions) out.push_back(std::move(p));
+    for (auto& p : r.partitions)
+      out.push_back(std::move(p));
   }
+  if (hook)
+    pool.parallel_for(static_cast<int64_t>(out.size()),
+                      [&](int64_t i) { out[static_cast<size_t>(i)] = hook(std::move(out[static_cast<size_t>(i)])); });
   return out;
 }
 

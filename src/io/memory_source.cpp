@@ -10,9 +10,11 @@ std::string memory_source::describe() const {
 }
 
 std::vector<table> memory_source::read(const std::vector<std::string>& columns, const std::vector<expr>&,
-                                       const engine_options& options, thread_pool& pool, memory_resource*) const {
+                                       const engine_options& options, thread_pool& pool, memory_resource*,
+                                       const partition_hook& hook) const {
   std::vector<size_t> cols;
-  for (auto& c : columns) cols.push_back(_schema.index_of(c));
+  for (auto& c : columns)
+    cols.push_back(_schema.index_of(c));
   std::vector<table> out;
   // at most target_partition_rows a partition, and enough partitions to keep every thread busy
   // (but not slivers: at least 16k rows each unless the target itself is smaller)
@@ -26,8 +28,12 @@ std::vector<table> memory_source::read(const std::vector<std::string>& columns, 
       out.push_back(std::move(t));
       continue;
     }
-    for (int64_t off = 0; off < t.num_rows(); off += target) out.push_back(t.slice(off, std::min(target, t.num_rows() - off)));
+    for (int64_t off = 0; off < t.num_rows(); off += target)
+      out.push_back(t.slice(off, std::min(target, t.num_rows() - off)));
   }
+  if (hook)
+    pool.parallel_for(static_cast<int64_t>(out.size()),
+                      [&](int64_t i) { out[static_cast<size_t>(i)] = hook(std::move(out[static_cast<size_t>(i)])); });
   return out;
 }
 

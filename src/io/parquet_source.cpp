@@ -261,7 +261,8 @@ std::string parquet_source::describe() const {
 }
 
 std::vector<table> parquet_source::read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
-                                        const engine_options& options, thread_pool& pool, memory_resource* mr) const {
+                                        const engine_options& options, thread_pool& pool, memory_resource* mr,
+                                        const partition_hook& hook) const {
   std::vector<size_t> file_cols, hive_cols;
   std::vector<int> from_hive;  // per requested column: -1 file column, else hive index
   for (auto& c : columns) {
@@ -316,9 +317,8 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
       }
     }
   }
-  std::vector<table> decoded(tasks.size());
-  pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t k) {
-    const task& t = tasks[static_cast<size_t>(k)];
+  auto decode = [&](size_t k) {
+    const task& t = tasks[k];
     const auto& r = *_readers[t.file];
     int64_t pages_skipped = 0;
     table part = file_cols.empty() ? table::empty_with_rows(t.rows)
@@ -336,10 +336,12 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
         cols.push_back(scalar(type_id::string, v).to_column(part.num_rows(), mr));
       }
     }
-    decoded[static_cast<size_t>(k)] = cols.empty() ? part : table(std::move(cols));
-  });
+    return cols.empty() ? part : table(std::move(cols));
+  };
   // Row groups become partitions near the target size: consecutive small ones are coalesced, a large
-  // one is cut into row ranges (slices of the row group decoded once).
+  // one is cut into row ranges (slices of the row group decoded once). The plan needs only metadata, so
+  // each pool task decodes, assembles and hands over (`hook`) its own partitions: a GPU consumer's
+  // copies overlap the decoding of other partitions.
   std::vector<int64_t> measure(tasks.size());
   for (size_t k = 0; k < tasks.size(); ++k) {
     const task& t = tasks[k];
@@ -355,27 +357,38 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
   for (size_t i = 0; i < plan.size(); ++i)
     first_out[i + 1] = first_out[i] + static_cast<size_t>(plan[i].pieces);
   std::vector<table> out(first_out.back());
+  auto emit = [&](size_t o, table t) { out[o] = hook ? hook(std::move(t)) : std::move(t); };
+  // Coalescing into fewer partitions than threads would serialize decoding: decode the row groups
+  // in parallel first then (no overlap with the hook, but every thread busy).
+  std::vector<table> pre;
+  if (tasks.size() > plan.size() && plan.size() < 2 * static_cast<size_t>(pool.size())) {
+    pre.resize(tasks.size());
+    pool.parallel_for(static_cast<int64_t>(tasks.size()),
+                      [&](int64_t k) { pre[static_cast<size_t>(k)] = decode(static_cast<size_t>(k)); });
+  }
+  auto get = [&](size_t k) { return pre.empty() ? decode(k) : std::move(pre[k]); };
   pool.parallel_for(static_cast<int64_t>(plan.size()), [&](int64_t i) {
     const partition_plan& p = plan[static_cast<size_t>(i)];
     const size_t o = first_out[static_cast<size_t>(i)];
     if (p.count == 1) {
-      const table& t = decoded[p.first];
+      const table t = get(p.first);
       const int64_t n = t.num_rows();
       for (int64_t j = 0; j < p.pieces; ++j) {
         const int64_t lo = n * j / p.pieces, hi = n * (j + 1) / p.pieces;
-        out[o + static_cast<size_t>(j)] = p.pieces == 1 ? t : t.slice(lo, hi - lo);
+        emit(o + static_cast<size_t>(j), p.pieces == 1 ? t : t.slice(lo, hi - lo));
       }
       return;
     }
-    std::vector<table> parts(decoded.begin() + static_cast<std::ptrdiff_t>(p.first),
-                             decoded.begin() + static_cast<std::ptrdiff_t>(p.first + p.count));
+    std::vector<table> parts;
+    for (size_t k = p.first; k < p.first + p.count; ++k)
+      parts.push_back(get(k));
     if (columns.empty()) {
       int64_t rows = 0;
       for (auto& t : parts)
         rows += t.num_rows();
-      out[o] = table::empty_with_rows(rows);
+      emit(o, table::empty_with_rows(rows));
     } else {
-      out[o] = concatenate(parts, mr);
+      emit(o, concatenate(parts, mr));
     }
   });
   _counters->partitions += static_cast<int64_t>(out.size());

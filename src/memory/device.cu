@@ -3,7 +3,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -113,25 +115,64 @@ class device_memory_resource final : public memory_resource {
   cudaMemPool_t _pool{};
 };
 
+// Pinned blocks kept for reuse across queries (cudaMallocHost costs far more than a copy of the
+// same size): power-of-two size classes, at most kMaxCachedPinned bytes idle.
+class pinned_block_cache {
+ public:
+  static constexpr size_t kMaxCachedPinned = size_t(4) << 30;
+  static pinned_block_cache& instance() {
+    static auto* c = new pinned_block_cache();  // never destroyed: blocks may be freed at exit
+    return *c;
+  }
+  static size_t size_class(size_t bytes) { return std::bit_ceil(std::max<size_t>(bytes, 4096)); }
+  void* take(size_t cls) {
+    std::lock_guard<std::mutex> g(_mu);
+    auto it = _free.find(cls);
+    if (it == _free.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    _cached -= cls;
+    return p;
+  }
+  void give(void* p, size_t cls) {
+    {
+      std::lock_guard<std::mutex> g(_mu);
+      if (_cached + cls <= kMaxCachedPinned) {
+        _free[cls].push_back(p);
+        _cached += cls;
+        return;
+      }
+    }
+    cudaFreeHost(p);
+  }
+
+ private:
+  std::mutex _mu;
+  std::map<size_t, std::vector<void*>> _free;
+  size_t _cached = 0;
+};
+
 class pinned_memory_resource final : public memory_resource {
  public:
   explicit pinned_memory_resource(std::shared_ptr<memory_budget> budget) : _budget(std::move(budget)) {}
   void* allocate(size_t bytes) override {
-    size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
-    if (_budget) _budget->reserve(static_cast<int64_t>(rounded), "pinned host allocation");
+    size_t cls = pinned_block_cache::size_class(bytes);
+    if (_budget) _budget->reserve(static_cast<int64_t>(cls), "pinned host allocation");
+    if (void* p = pinned_block_cache::instance().take(cls)) return p;
     void* p = nullptr;
-    cudaError_t e = cudaMallocHost(&p, rounded);
+    cudaError_t e = cudaMallocHost(&p, cls);
     if (e != cudaSuccess) {
       cudaGetLastError();
-      if (_budget) _budget->release(static_cast<int64_t>(rounded));
-      throw memory_error("pinned host allocation of " + std::to_string(rounded) + " bytes failed (" +
-                         cudaGetErrorName(e) + "); lower pinned_initial_pool_size or set pinned_memory=false");
+      if (_budget) _budget->release(static_cast<int64_t>(cls));
+      throw memory_error("pinned host allocation of " + std::to_string(cls) + " bytes failed (" + cudaGetErrorName(e) +
+                         "); set pinned_memory=false");
     }
     return p;
   }
   void deallocate(void* p, size_t bytes) noexcept override {
-    cudaFreeHost(p);
-    if (_budget) _budget->release(static_cast<int64_t>(std::max<size_t>(64, (bytes + 63) / 64 * 64)));
+    size_t cls = pinned_block_cache::size_class(bytes);
+    pinned_block_cache::instance().give(p, cls);
+    if (_budget) _budget->release(static_cast<int64_t>(cls));
   }
   memory_kind kind() const override { return memory_kind::pinned_host; }
   const char* name() const override { return "pinned"; }

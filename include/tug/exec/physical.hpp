@@ -49,6 +49,8 @@ struct exec_context {
   exec_statistics* stats = nullptr;
   /// Device memory for CUDA operators (nullptr when the plan has none).
   memory_resource* device_mr = nullptr;
+  /// Pinned host memory for data on its way to the device (nullptr: pageable `mr` is used).
+  memory_resource* staging_mr = nullptr;
 };
 
 class physical_node;
@@ -71,6 +73,10 @@ class physical_node {
   virtual bool narrow_output(const std::vector<std::string>& names) { return false; }
 
   backend where = backend::cpu;
+  /// Set by a CUDA consumer before it executes this node: its partitions are wanted in device memory.
+  /// A node that completes partitions one by one (a scan) copies each itself as soon as it is ready,
+  /// so the copies overlap producing the others; `input` copies whatever is still on the host.
+  bool output_to_device = false;
   schema output_schema;
   std::vector<physical_ptr> children;
 
@@ -92,11 +98,11 @@ std::string to_string(const physical_node& root);
 /// One simple aggregation over an input column (or over rows, for len).
 struct agg_spec {
   agg_op op = agg_op::sum;
-  int64_t input = -1;     ///< column index in the operator's input; -1 for len
-  data_type input_type;   ///< type of the input column
-  data_type output_type;  ///< result type (agg_result_type)
-  int ddof = 1;           ///< std / var
-  double q = 0.5;         ///< quantile
+  int64_t input = -1;                     ///< column index in the operator's input; -1 for len
+  data_type input_type;                   ///< type of the input column
+  data_type output_type;                  ///< result type (agg_result_type)
+  int ddof = 1;                           ///< std / var
+  double q = 0.5;                         ///< quantile
   std::string interpolation = "nearest";  ///< quantile
 };
 

@@ -16,7 +16,8 @@ class csv_source final : public table_source {
   const tug::schema& schema() const override { return _schema; }
   std::string describe() const override;
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
-                          const engine_options& options, thread_pool& pool, memory_resource* mr) const override;
+                          const engine_options& options, thread_pool& pool, memory_resource* mr,
+                          const partition_hook& hook = {}) const override;
 
  private:
   std::string _path;

@@ -1,6 +1,7 @@
 #pragma once
 /// Table sources: what a scan reads. In-memory partitions, Parquet and CSV files implement the same
 /// interface, so the optimizer pushes projections and predicates into any of them alike.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,10 @@
 
 namespace tug {
 
+/// Applied by a source to each partition as soon as it is complete, on the pool thread that made it
+/// (a GPU consumer copies partitions to the device here, so copies overlap the decoding of others).
+using partition_hook = std::function<table(table)>;
+
 /// A source of partitions with a schema known before any data is read.
 class table_source {
  public:
@@ -22,9 +27,11 @@ class table_source {
   /// Reads the named columns, in that order, as partitions. A source may use `predicates` (boolean
   /// expressions over its columns) to skip data that cannot match, e.g. Parquet row groups by their
   /// statistics; the caller still filters every row, so skipping is an optimization only.
-  /// @throws io_error (files) naming the file and what is wrong.
+  /// Partitions are allocated from `mr`; `hook`, when set, maps every output partition on the thread
+  /// that completed it. @throws io_error (files) naming the file and what is wrong.
   virtual std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
-                                  const engine_options& options, thread_pool& pool, memory_resource* mr) const = 0;
+                                  const engine_options& options, thread_pool& pool, memory_resource* mr,
+                                  const partition_hook& hook = {}) const = 0;
 };
 
 /// Partitions held in memory (what `data_frame::lazy()` scans).
@@ -36,7 +43,8 @@ class memory_source final : public table_source {
   std::string describe() const override;
   /// Slices of at most `target_partition_rows` rows, and enough of them to keep every thread busy.
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
-                          const engine_options& options, thread_pool& pool, memory_resource* mr) const override;
+                          const engine_options& options, thread_pool& pool, memory_resource* mr,
+                          const partition_hook& hook = {}) const override;
   const std::vector<table>& partitions() const { return _partitions; }
 
  private:

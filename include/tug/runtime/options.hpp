@@ -27,9 +27,9 @@ struct engine_options {
   int64_t memory_limit = 0;
   /// Device memory fraction or bytes at which the GPU engine spills ("80%").
   std::string spill_device_limit = "80%";
-  /// Use pinned host memory for device <-> host staging.
+  /// GPU engine: scans decode into pinned host memory (counted against memory_limit, blocks reused
+  /// across queries) so each partition's copy to the device is a direct, asynchronous DMA.
   bool pinned_memory = true;
-  int64_t pinned_initial_pool_size = 0;
   /// Host bytes for spilled buffers before they go to disk (0 = unlimited).
   int64_t host_spill_limit = 0;
   std::string spill_directory = "/tmp";

@@ -6,6 +6,7 @@
 #include "exec/cuda/ops.hpp"
 #endif
 #include "tug/exec/physical.hpp"
+#include "tug/memory/device.hpp"
 
 namespace tug::exec {
 
@@ -26,7 +27,11 @@ class scan_op final : public physical_node {
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
-    return _src->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr);
+    if (!output_to_device || !ctx.device_mr) return _src->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr);
+    // decoded into pinned memory when there is a staging resource, copied as each partition is done
+    memory_resource* host = ctx.staging_mr ? ctx.staging_mr : ctx.mr;
+    return _src->read(_cols, _predicates, ctx.options, ctx.pool, host,
+                      [&](table t) { return to_device(t, ctx.device_mr); });
   }
 
  private:
@@ -77,7 +82,8 @@ class project_op final : public physical_node {
   std::string name() const override { return "project"; }
   std::string detail() const override {
     std::string s;
-    for (auto& e : _exprs) s += (s.empty() ? "" : ", ") + to_string(e);
+    for (auto& e : _exprs)
+      s += (s.empty() ? "" : ", ") + to_string(e);
     return "[" + s + "]";
   }
 
@@ -88,7 +94,8 @@ class project_op final : public physical_node {
     return map_partitions(ctx, parts, [&](const table& t) {
       std::vector<column> cols;
       cols.reserve(_exprs.size());
-      for (auto& e : _exprs) cols.push_back(cpu::evaluate(e, t, in, ctx.mr));
+      for (auto& e : _exprs)
+        cols.push_back(cpu::evaluate(e, t, in, ctx.mr));
       if (cols.empty()) return table::empty_with_rows(t.num_rows());
       return table(std::move(cols));
     });
@@ -139,7 +146,8 @@ class concat_op final : public physical_node {
   std::vector<table> run(exec_context& ctx) override {
     std::vector<table> out;
     for (size_t i = 0; i < children.size(); ++i)
-      for (auto& p : input(i, ctx)) out.push_back(std::move(p));
+      for (auto& p : input(i, ctx))
+        out.push_back(std::move(p));
     return out;
   }
 };
@@ -163,9 +171,11 @@ class row_index_op final : public physical_node {
       auto i = static_cast<size_t>(k);
       const table& t = parts[i];
       fixed_width_builder<int64_t> b(type_id::int64, t.num_rows(), ctx.mr);
-      for (int64_t r = 0; r < t.num_rows(); ++r) b.set(r, starts[i] + r);
+      for (int64_t r = 0; r < t.num_rows(); ++r)
+        b.set(r, starts[i] + r);
       std::vector<column> cols{b.finish()};
-      for (auto& c : t.columns()) cols.push_back(c);
+      for (auto& c : t.columns())
+        cols.push_back(c);
       out[i] = table(std::move(cols));
     });
     return out;
@@ -205,7 +215,6 @@ class cache_op final : public physical_node {
   std::shared_ptr<shared_subplan> _s;
 };
 }  // namespace
-
 
 std::shared_ptr<shared_subplan> make_shared_subplan(physical_ptr child) {
   auto s = std::make_shared<shared_subplan>();
