@@ -173,7 +173,8 @@ double copy_gbs() {
     copy_buffers b(copy_bytes());
     timed_copy(b);
     copy_times().clear();  // the warm-up
-    for (int i = 0; i < 10; ++i) timed_copy(b);
+    for (int i = 0; i < 10; ++i)
+      timed_copy(b);
   }
   return 2.0 * static_cast<double>(copy_bytes()) / median(copy_times()) / 1e9;
 #else
@@ -214,7 +215,8 @@ std::vector<std::pair<int64_t, int64_t>> chunks(int64_t n) {
   int64_t parts = std::max<int64_t>(1, global_thread_pool().size());
   int64_t per = (n + parts - 1) / parts;
   std::vector<std::pair<int64_t, int64_t>> out;
-  for (int64_t lo = 0; lo < n; lo += per) out.emplace_back(lo, std::min(n, lo + per));
+  for (int64_t lo = 0; lo < n; lo += per)
+    out.emplace_back(lo, std::min(n, lo + per));
   return out;
 }
 
@@ -224,7 +226,8 @@ double unit_of(int64_t i, uint64_t salt) { return static_cast<double>(hash_of(i,
 template <typename T, typename F>
 column fixed(type_id t, int64_t lo, int64_t hi, F f) {
   fixed_width_builder<T> b(t, hi - lo);
-  for (int64_t i = lo; i < hi; ++i) b.set(i - lo, f(i));
+  for (int64_t i = lo; i < hi; ++i)
+    b.set(i - lo, f(i));
   return b.finish();
 }
 
@@ -251,12 +254,16 @@ column strings(int64_t lo, int64_t hi) {
 column make_column(const std::string& table, const std::string& name, int64_t n, int64_t lo, int64_t hi) {
   auto groups = static_cast<uint64_t>(std::max<int64_t>(1, n / 10));
   if (table == "fact") {
-    if (name == "k100") return fixed<int64_t>(type_id::int64, lo, hi, [](int64_t i) { return int64_t(hash_of(i, 0) % 100); });
+    if (name == "k100")
+      return fixed<int64_t>(type_id::int64, lo, hi, [](int64_t i) { return int64_t(hash_of(i, 0) % 100); });
     if (name == "kmany")
       return fixed<int64_t>(type_id::int64, lo, hi, [&](int64_t i) { return int64_t(hash_of(i, 1) % groups); });
-    if (name == "k2") return fixed<int64_t>(type_id::int64, lo, hi, [](int64_t i) { return int64_t(hash_of(i, 2) % 16); });
-    if (name == "x") return fixed<int64_t>(type_id::int64, lo, hi, [](int64_t i) { return int64_t(hash_of(i, 3) % 1000); });
-    if (name == "y") return fixed<int64_t>(type_id::int64, lo, hi, [](int64_t i) { return int64_t(hash_of(i, 4) >> 44); });
+    if (name == "k2")
+      return fixed<int64_t>(type_id::int64, lo, hi, [](int64_t i) { return int64_t(hash_of(i, 2) % 16); });
+    if (name == "x")
+      return fixed<int64_t>(type_id::int64, lo, hi, [](int64_t i) { return int64_t(hash_of(i, 3) % 1000); });
+    if (name == "y")
+      return fixed<int64_t>(type_id::int64, lo, hi, [](int64_t i) { return int64_t(hash_of(i, 4) >> 44); });
     if (name == "v") return fixed<double>(type_id::float64, lo, hi, [](int64_t i) { return unit_of(i, 5) * 100; });
     if (name == "r") return fixed<int64_t>(type_id::int64, lo, hi, [](int64_t i) { return int64_t(hash_of(i, 6)); });
   } else if (table == "dim") {
@@ -291,18 +298,21 @@ class column_cache {
   /// Columns `names` of table `tab` with `n` rows, as a frame (generated when not held).
   data_frame frame(const std::string& tab, int64_t n, const std::vector<std::string>& names) {
     std::vector<std::string> keys;
-    for (auto& c : names) keys.push_back(key(tab, c, n));
+    for (auto& c : names)
+      keys.push_back(key(tab, c, n));
     for (size_t i = 0; i < names.size(); ++i)
       if (!_cols.count(keys[i])) _cols[keys[i]] = generate(tab, names[i], n);
     auto parts = chunks(n);
     std::vector<table> tables;
     for (size_t p = 0; p < parts.size(); ++p) {
       std::vector<column> cols;
-      for (auto& k : keys) cols.push_back(_cols[k][p]);
+      for (auto& k : keys)
+        cols.push_back(_cols[k][p]);
       tables.push_back(table(std::move(cols)));
     }
     std::vector<field> fields;
-    for (auto& c : names) fields.push_back({c, type_of(c)});
+    for (auto& c : names)
+      fields.push_back({c, type_of(c)});
     return data_frame(schema(std::move(fields)), std::move(tables));
   }
 
@@ -358,7 +368,8 @@ engine_options gpu_options(int64_t resident_bytes) {
   o.fallback = fallback_mode::silent;
   o.target_partition_rows = int64_t(1) << 26;
   int64_t total = current_device_info().total_memory;
-  o.spill_device_limit = std::to_string(std::max<int64_t>(int64_t(1) << 30, total - resident_bytes - (int64_t(2) << 30)));
+  o.spill_device_limit =
+      std::to_string(std::max<int64_t>(int64_t(1) << 30, total - resident_bytes - (int64_t(2) << 30)));
   return o;
 }
 
@@ -378,12 +389,13 @@ std::string fallbacks_of(const lazy_frame& q, const engine_options& o) {
   return out;
 }
 
-/// Runs `run` once per iteration, timed, and sets the counters: rows, bytes of input, GB/s and, on the
-/// GPU, the fraction of the copy bandwidth. `warm_up`: an untimed run precedes the first repetition.
-void measure(benchmark::State& state, const std::string& name, bool gpu, bool warm_up, int64_t rows, double bytes,
+/// Runs `run` once per iteration, timed, and sets the counters: rows, bytes of input and GB/s. With
+/// `resident` (the input is in device memory) an untimed run precedes the first repetition and the
+/// fraction of the copy bandwidth is a counter too.
+void measure(benchmark::State& state, const std::string& name, bool gpu, bool resident, int64_t rows, double bytes,
              const std::function<void()>& run, const std::string& label) {
   static std::set<std::string> warmed;
-  if (warm_up && warmed.insert(name).second) run();
+  if (resident && warmed.insert(name).second) run();
   double s = 0;
   for (auto _ : state) {
     s = seconds_of(gpu, run);
@@ -392,7 +404,7 @@ void measure(benchmark::State& state, const std::string& name, bool gpu, bool wa
   state.counters["rows"] = static_cast<double>(rows);
   state.counters["bytes"] = bytes;
   state.counters["GB/s"] = bytes / s / 1e9;
-  if (gpu) state.counters["copy_frac"] = bytes / s / 1e9 / copy_gbs();
+  if (resident) state.counters["copy_frac"] = bytes / s / 1e9 / copy_gbs();
   if (!label.empty()) state.SetLabel(label);
 }
 
@@ -421,36 +433,62 @@ struct op_query {
 /// Every query ends in a few rows, so the time is the device's work, not a copy of a large result.
 const std::vector<op_query>& op_queries() {
   static const std::vector<op_query> q = {
-      {"filter_sum_f64", {"x", "v"}, false, false,
+      {"filter_sum_f64",
+       {"x", "v"},
+       false,
+       false,
        [](const inputs& d) { return d.fact.lazy().filter(col("x") < 500).select({col("v").sum()}); }},
-      {"filter_sum_i64", {"x", "y"}, false, false,
+      {"filter_sum_i64",
+       {"x", "y"},
+       false,
+       false,
        [](const inputs& d) { return d.fact.lazy().filter(col("x") < 500).select({col("y").sum()}); }},
-      {"group_by_100_groups", {"k100", "v"}, false, false,
+      {"group_by_100_groups",
+       {"k100", "v"},
+       false,
+       false,
        [](const inputs& d) { return d.fact.lazy().group_by({"k100"}).agg({col("v").sum()}); }},
-      {"over_mean_2_keys", {"k100", "k2", "v"}, false, false,
+      {"over_mean_2_keys",
+       {"k100", "k2", "v"},
+       false,
+       false,
        [](const inputs& d) {
          return d.fact.lazy()
              .with_columns({col("v").mean().over({"k100", "k2"}).alias("m")})
              .filter(col("v") > col("m") * 1.9)
              .select({len().alias("n")});
        }},
-      {"group_by_rows_div_10_groups", {"kmany", "v"}, false, false,
+      {"group_by_rows_div_10_groups",
+       {"kmany", "v"},
+       false,
+       false,
        [](const inputs& d) {
-         return d.fact.lazy().group_by({"kmany"}).agg({col("v").sum()}).select(
-             {col("v").sum().alias("total"), len().alias("groups")});
+         return d.fact.lazy()
+             .group_by({"kmany"})
+             .agg({col("v").sum()})
+             .select({col("v").sum().alias("total"), len().alias("groups")});
        }},
-      {"inner_join_rows_x_rows_div_10", {"kmany", "v"}, true, false,
+      {"inner_join_rows_x_rows_div_10",
+       {"kmany", "v"},
+       true,
+       false,
        [](const inputs& d) {
          return d.fact.lazy()
              .join(d.dim.lazy(), {col("kmany")}, {col("key")})
              .select({(col("v") * col("w")).sum().alias("vw"), len().alias("n")});
        }},
-      {"sort_int64", {"r"}, false, false,
+      {"sort_int64",
+       {"r"},
+       false,
+       false,
        [](const inputs& d) {
          int64_t step = std::max<int64_t>(1, d.fact.num_rows() / 8);
          return d.fact.lazy().sort("r").with_row_index("i").filter(col("i") % step == 0);
        }},
-      {"sort_strings", {}, false, true,
+      {"sort_strings",
+       {},
+       false,
+       true,
        [](const inputs& d) {
          int64_t step = std::max<int64_t>(1, d.text.num_rows() / 8);
          return d.text.lazy().sort("s").with_row_index("i").filter(col("i") % step == 0);
@@ -463,7 +501,8 @@ int64_t input_bytes(const inputs& d) {
   int64_t b = 0;
   for (const data_frame* f : {&d.fact, &d.dim, &d.text})
     for (auto& p : f->partitions())
-      for (auto& c : p.columns()) b += bytes_of(c);
+      for (auto& c : p.columns())
+        b += bytes_of(c);
   return b;
 }
 
@@ -474,7 +513,8 @@ void bm_op(benchmark::State& state, const op_query& q, bool gpu) {
     int64_t n = q.text ? string_rows(gpu) : fact_rows(gpu), nd = std::max<int64_t>(1, n / 10);
     if (gpu) {  // device data of the previous benchmark goes first
       std::vector<std::string> keep;
-      for (auto& name : q.fact) keep.push_back(column_cache::key("fact", name, n));
+      for (auto& name : q.fact)
+        keep.push_back(column_cache::key("fact", name, n));
       if (q.text) keep.push_back(column_cache::key("text", "s", n));
       if (q.dim) keep.insert(keep.end(), {column_cache::key("dim", "key", nd), column_cache::key("dim", "w", nd)});
       c.evict_except(keep);
@@ -489,10 +529,11 @@ void bm_op(benchmark::State& state, const op_query& q, bool gpu) {
     engine_options o = gpu ? gpu_options(c.device_bytes()) : cpu_options();
     std::string label = gpu ? fallbacks_of(lf, o) : std::string();
     if (!gpu && n != (q.text ? string_rows(true) : fact_rows(true)))
-      label = "CPU peer at " + std::to_string(n) + " rows (GPU: " +
-              std::to_string(q.text ? string_rows(true) : fact_rows(true)) + "): compare rows/s";
-    measure(state, q.name + (gpu ? "/gpu" : "/cpu"), gpu, gpu, n, static_cast<double>(input_bytes(d)), [&] { benchmark::DoNotOptimize(lf.collect(o)); },
-            label);
+      label = "CPU peer at " + std::to_string(n) +
+              " rows (GPU: " + std::to_string(q.text ? string_rows(true) : fact_rows(true)) + "): compare rows/s";
+    measure(
+        state, q.name + (gpu ? "/gpu" : "/cpu"), gpu, gpu, n, static_cast<double>(input_bytes(d)),
+        [&] { benchmark::DoNotOptimize(lf.collect(o)); }, label);
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
   }
@@ -543,31 +584,27 @@ const seed_data& seed(const std::string& name) {
   s.frames = gen::generate_dataset(ds);
   for (auto& [t, f] : s.frames)
     for (auto& p : f.partitions())
-      for (auto& c : p.columns()) s.bytes += bytes_of(c);
+      for (auto& c : p.columns())
+        s.bytes += bytes_of(c);
   return sets.emplace(name, std::move(s)).first->second;
 }
 
 struct seed_query {
   std::string name;
-  std::string data;  ///< "ais" or "wholesale"
-  /// The query over the tables (by name); `out` is a directory for sinks (empty: collect).
-  std::function<void(const std::map<std::string, lazy_frame>&, const engine_options&, const std::string& out)> run;
+  std::string data;   ///< "ais" or "wholesale"
+  bool sink = false;  ///< written with sink_parquet (else collected)
+  std::function<lazy_frame(const std::map<std::string, lazy_frame>&)> build;
 };
 
 const std::vector<seed_query>& seed_queries() {
+  using tables = std::map<std::string, lazy_frame>;
   static const std::vector<seed_query> q = {
-      {"seed_anomaly_over", "ais",
-       [](const std::map<std::string, lazy_frame>& t, const engine_options& o, const std::string&) {
-         benchmark::DoNotOptimize(seed::speed_anomaly(t.at("ais")).collect(o));
-       }},
-      {"seed_anomaly_group_by_join", "ais",
-       [](const std::map<std::string, lazy_frame>& t, const engine_options& o, const std::string&) {
-         benchmark::DoNotOptimize(seed::speed_anomaly_join(t.at("ais")).collect(o));
-       }},
-      {"seed_four_way_join_sink", "wholesale",
-       [](const std::map<std::string, lazy_frame>& t, const engine_options& o, const std::string& out) {
-         sink_parquet(seed::four_way_join(t.at("lineitem"), t.at("orders"), t.at("customer"), t.at("supplier")),
-                      out + "/", {}, o);
+      {"seed_anomaly_over", "ais", false, [](const tables& t) { return seed::speed_anomaly(t.at("ais")); }},
+      {"seed_anomaly_group_by_join", "ais", false,
+       [](const tables& t) { return seed::speed_anomaly_join(t.at("ais")); }},
+      {"seed_four_way_join_sink", "wholesale", true,
+       [](const tables& t) {
+         return seed::four_way_join(t.at("lineitem"), t.at("orders"), t.at("customer"), t.at("supplier"));
        }},
   };
   return q;
@@ -579,14 +616,23 @@ void bm_seed(benchmark::State& state, const seed_query& q, bool parquet, bool gp
     if (gpu) cache(true).evict_except({});  // no operator benchmark data stays on the device
     const seed_data& d = seed(q.data);
     std::map<std::string, lazy_frame> tables;
-    for (auto& [name, f] : d.frames) tables.emplace(name, parquet ? scan_parquet(d.dir + "/" + name) : f.lazy());
+    for (auto& [name, f] : d.frames)
+      tables.emplace(name, parquet ? scan_parquet(d.dir + "/" + name) : f.lazy());
+    lazy_frame lf = q.build(tables);
     engine_options o;  // as a user runs it
     o.engine = gpu ? engine_kind::gpu : engine_kind::cpu;
     o.fallback = fallback_mode::silent;
-    std::string out = seed_dir() + "/out-" + q.name;
+    std::string out = seed_dir() + "/out-" + q.name + "/";
     int64_t rows = (q.data == "ais" ? d.frames.at("ais") : d.frames.at("lineitem")).num_rows();
-    measure(state, q.name, gpu, false, rows, static_cast<double>(d.bytes), [&] { q.run(tables, o, out); },
-            parquet ? "from Parquet (scan included)" : "from host memory");
+    measure(
+        state, q.name, gpu, false, rows, static_cast<double>(d.bytes),
+        [&] {
+          if (q.sink)
+            sink_parquet(lf, out, {}, o);
+          else
+            benchmark::DoNotOptimize(lf.collect(o));
+        },
+        gpu ? fallbacks_of(lf, o) : std::string());
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
   }
@@ -605,7 +651,10 @@ int reps(const std::string& name, bool gpu) {
 }
 
 benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int repetitions) {
-  return b->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(repetitions)
+  return b->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(1)
+      ->Repetitions(repetitions)
       ->ReportAggregatesOnly(true);
 }
 
@@ -619,10 +668,11 @@ benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b, int
   for (auto& q : seed_queries())
     for (bool parquet : {true, false})
       for (bool gpu : {true, false})
-        configure(benchmark::RegisterBenchmark(
-                      ("tug_gpu/" + q.name + (parquet ? "_from_parquet" : "_from_memory") + (gpu ? "/gpu" : "/cpu")).c_str(),
-                      [&q, parquet, gpu](benchmark::State& s) { bm_seed(s, q, parquet, gpu); }),
-                  reps(q.name, gpu));
+        configure(
+            benchmark::RegisterBenchmark(
+                ("tug_gpu/" + q.name + (parquet ? "_from_parquet" : "_from_memory") + (gpu ? "/gpu" : "/cpu")).c_str(),
+                [&q, parquet, gpu](benchmark::State& s) { bm_seed(s, q, parquet, gpu); }),
+            reps(q.name, gpu));
   return true;
 }();
 
