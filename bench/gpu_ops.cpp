@@ -21,7 +21,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -389,13 +389,10 @@ std::string fallbacks_of(const lazy_frame& q, const engine_options& o) {
   return out;
 }
 
-/// Runs `run` once per iteration, timed, and sets the counters: rows, bytes of input and GB/s. With
-/// `resident` (the input is in device memory) an untimed run precedes the first repetition and the
-/// fraction of the copy bandwidth is a counter too.
-void measure(benchmark::State& state, const std::string& name, bool gpu, bool resident, int64_t rows, double bytes,
+/// Runs `run` once per iteration, timed, and sets the counters: rows, bytes of input, GB/s and, with
+/// `resident` (the input is in device memory), the fraction of the copy bandwidth.
+void measure(benchmark::State& state, bool gpu, bool resident, int64_t rows, double bytes,
              const std::function<void()>& run, const std::string& label) {
-  static std::set<std::string> warmed;
-  if (resident && warmed.insert(name).second) run();
   double s = 0;
   for (auto _ : state) {
     s = seconds_of(gpu, run);
@@ -418,40 +415,43 @@ bool can_run(benchmark::State& state, bool gpu) {
 // ---------------------------------------------------------------------------------------------
 // Operator queries
 
+/// The tables an operator query reads: the fact table, the fact and dim tables, or the text table.
+enum class source { fact, fact_dim, text };
+
 struct inputs {
   data_frame fact, dim, text;
 };
 
 struct op_query {
   std::string name;
-  std::vector<std::string> fact;  ///< fact columns read
-  bool dim = false;               ///< also the whole dim table
-  bool text = false;              ///< the text table instead of the fact table
+  source src;
+  std::vector<std::string> columns;  ///< of the fact table (the dim and text tables are read whole)
   std::function<lazy_frame(const inputs&)> build;
 };
 
 /// Every query ends in a few rows, so the time is the device's work, not a copy of a large result.
 const std::vector<op_query>& op_queries() {
+  // sorts return the rows at every eighth of the sorted order
+  auto octiles = [](const data_frame& f, const char* key) {
+    int64_t step = std::max<int64_t>(1, f.num_rows() / 8);
+    return f.lazy().sort(key).with_row_index("i").filter(col("i") % step == 0);
+  };
   static const std::vector<op_query> q = {
       {"filter_sum_f64",
+       source::fact,
        {"x", "v"},
-       false,
-       false,
        [](const inputs& d) { return d.fact.lazy().filter(col("x") < 500).select({col("v").sum()}); }},
       {"filter_sum_i64",
+       source::fact,
        {"x", "y"},
-       false,
-       false,
        [](const inputs& d) { return d.fact.lazy().filter(col("x") < 500).select({col("y").sum()}); }},
       {"group_by_100_groups",
+       source::fact,
        {"k100", "v"},
-       false,
-       false,
        [](const inputs& d) { return d.fact.lazy().group_by({"k100"}).agg({col("v").sum()}); }},
       {"over_mean_2_keys",
+       source::fact,
        {"k100", "k2", "v"},
-       false,
-       false,
        [](const inputs& d) {
          return d.fact.lazy()
              .with_columns({col("v").mean().over({"k100", "k2"}).alias("m")})
@@ -459,9 +459,8 @@ const std::vector<op_query>& op_queries() {
              .select({len().alias("n")});
        }},
       {"group_by_rows_div_10_groups",
+       source::fact,
        {"kmany", "v"},
-       false,
-       false,
        [](const inputs& d) {
          return d.fact.lazy()
              .group_by({"kmany"})
@@ -469,30 +468,15 @@ const std::vector<op_query>& op_queries() {
              .select({col("v").sum().alias("total"), len().alias("groups")});
        }},
       {"inner_join_rows_x_rows_div_10",
+       source::fact_dim,
        {"kmany", "v"},
-       true,
-       false,
        [](const inputs& d) {
          return d.fact.lazy()
              .join(d.dim.lazy(), {col("kmany")}, {col("key")})
              .select({(col("v") * col("w")).sum().alias("vw"), len().alias("n")});
        }},
-      {"sort_int64",
-       {"r"},
-       false,
-       false,
-       [](const inputs& d) {
-         int64_t step = std::max<int64_t>(1, d.fact.num_rows() / 8);
-         return d.fact.lazy().sort("r").with_row_index("i").filter(col("i") % step == 0);
-       }},
-      {"sort_strings",
-       {},
-       false,
-       true,
-       [](const inputs& d) {
-         int64_t step = std::max<int64_t>(1, d.text.num_rows() / 8);
-         return d.text.lazy().sort("s").with_row_index("i").filter(col("i") % step == 0);
-       }},
+      {"sort_int64", source::fact, {"r"}, [octiles](const inputs& d) { return octiles(d.fact, "r"); }},
+      {"sort_strings", source::text, {}, [octiles](const inputs& d) { return octiles(d.text, "s"); }},
   };
   return q;
 }
@@ -506,35 +490,75 @@ int64_t input_bytes(const inputs& d) {
   return b;
 }
 
+/// The inputs of `q` with `n` rows (of the fact or text table) from `c`; on the device, data of the
+/// previous benchmark is freed first.
+inputs load(const op_query& q, int64_t n, column_cache& c, bool device) {
+  int64_t nd = std::max<int64_t>(1, n / 10);
+  if (device) {
+    std::vector<std::string> keep;
+    for (auto& name : q.columns)
+      keep.push_back(column_cache::key("fact", name, n));
+    if (q.src == source::text) keep.push_back(column_cache::key("text", "s", n));
+    if (q.src == source::fact_dim)
+      keep.insert(keep.end(), {column_cache::key("dim", "key", nd), column_cache::key("dim", "w", nd)});
+    c.evict_except(keep);
+  }
+  inputs d;
+  if (q.src == source::text)
+    d.text = c.frame("text", n, {"s"});
+  else
+    d.fact = c.frame("fact", n, q.columns);
+  if (q.src == source::fact_dim) d.dim = c.frame("dim", nd, {"key", "w"});
+  return d;
+}
+
+/// Rows of `q`'s main table at full size on the GPU, or for the CPU peer.
+int64_t op_rows(const op_query& q, bool gpu) { return q.src == source::text ? string_rows(gpu) : fact_rows(gpu); }
+
 void bm_op(benchmark::State& state, const op_query& q, bool gpu) {
   if (!can_run(state, gpu)) return;
+  // GPU: the first repetition warms up; a size that runs out of device memory is halved (up to 3
+  // times) and the label says so; an error is remembered, so later repetitions skip at once
+  static std::map<std::string, int> halvings;
+  static std::map<std::string, std::string> warmed, failed;
+  if (gpu && failed.count(q.name)) return state.SkipWithError(failed[q.name].c_str());
   try {
     column_cache& c = cache(gpu);
-    int64_t n = q.text ? string_rows(gpu) : fact_rows(gpu), nd = std::max<int64_t>(1, n / 10);
-    if (gpu) {  // device data of the previous benchmark goes first
-      std::vector<std::string> keep;
-      for (auto& name : q.fact)
-        keep.push_back(column_cache::key("fact", name, n));
-      if (q.text) keep.push_back(column_cache::key("text", "s", n));
-      if (q.dim) keep.insert(keep.end(), {column_cache::key("dim", "key", nd), column_cache::key("dim", "w", nd)});
-      c.evict_except(keep);
-    }
+    int64_t n = 0;
     inputs d;
-    if (q.text)
-      d.text = c.frame("text", n, {"s"});
-    else
-      d.fact = c.frame("fact", n, q.fact);
-    if (q.dim) d.dim = c.frame("dim", nd, {"key", "w"});
-    lazy_frame lf = q.build(d);
-    engine_options o = gpu ? gpu_options(c.device_bytes()) : cpu_options();
-    std::string label = gpu ? fallbacks_of(lf, o) : std::string();
-    if (!gpu && n != (q.text ? string_rows(true) : fact_rows(true)))
-      label = "CPU peer at " + std::to_string(n) +
-              " rows (GPU: " + std::to_string(q.text ? string_rows(true) : fact_rows(true)) + "): compare rows/s";
+    std::optional<lazy_frame> lf;
+    engine_options o = cpu_options();
+    for (;;) {
+      int& h = halvings[q.name];
+      n = std::max<int64_t>(1000, op_rows(q, gpu) >> (gpu ? h : 0));
+      d = load(q, n, c, gpu);
+      lf = q.build(d);
+      if (!gpu) break;
+      o = gpu_options(c.device_bytes());
+      if (warmed.count(q.name)) break;
+      try {
+        lf->collect(o);
+        warmed[q.name] = h == 0 ? "" : "ran at " + std::to_string(n) + " rows: more ran out of device memory";
+        break;
+      } catch (const memory_error&) {
+        if (++h > 3) throw;
+        d = inputs{};
+        lf.reset();
+        c.evict_except({});
+      }
+    }
+    std::string label;
+    if (gpu) {
+      label = fallbacks_of(*lf, o);
+      if (!warmed[q.name].empty()) label += (label.empty() ? "" : "; ") + warmed[q.name];
+    } else if (n != op_rows(q, true)) {
+      label = "CPU peer at " + std::to_string(n) + " rows: compare rows/s";
+    }
     measure(
-        state, q.name + (gpu ? "/gpu" : "/cpu"), gpu, gpu, n, static_cast<double>(input_bytes(d)),
-        [&] { benchmark::DoNotOptimize(lf.collect(o)); }, label);
+        state, gpu, gpu, n, static_cast<double>(input_bytes(d)), [&] { benchmark::DoNotOptimize(lf->collect(o)); },
+        label);
   } catch (const std::exception& e) {
+    if (gpu) failed[q.name] = e.what();
     state.SkipWithError(e.what());
   }
 }
@@ -625,7 +649,7 @@ void bm_seed(benchmark::State& state, const seed_query& q, bool parquet, bool gp
     std::string out = seed_dir() + "/out-" + q.name + "/";
     int64_t rows = (q.data == "ais" ? d.frames.at("ais") : d.frames.at("lineitem")).num_rows();
     measure(
-        state, q.name, gpu, false, rows, static_cast<double>(d.bytes),
+        state, gpu, false, rows, static_cast<double>(d.bytes),
         [&] {
           if (q.sink)
             sink_parquet(lf, out, {}, o);
