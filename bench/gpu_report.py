@@ -112,7 +112,10 @@ def table(res):
             goal = f"{'met' if frac >= BANDWIDTH_GOAL[q] else 'not met'} (>= {100 * BANDWIDTH_GOAL[q]:.0f}% BW)"
         elif q.startswith("seed_") and s is not None:
             goal = f"{'met' if s >= SEED_SPEEDUP_GOAL else 'not met'} (>= {SEED_SPEEDUP_GOAL:.0f}x)"
-        notes = [f"{who}: {r['error']}" for r, who in ((g, "GPU"), (c, "CPU")) if r and "error" in r]
+        errors = {who: r["error"] for r, who in ((g, "GPU"), (c, "CPU")) if r and "error" in r}
+        if len(errors) == 2 and errors["GPU"] == errors["CPU"]:
+            errors = {"GPU and CPU": errors["GPU"]}
+        notes = [f"{who}: {e}" for who, e in errors.items()]
         if g and g.get("label"):
             notes.append(g["label"])  # the GPU plan's fallbacks, or the seed query's source
         cpu_rows = f"{c['rows']:.3g}" if c and c.get("rows") else "-"
