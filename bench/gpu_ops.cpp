@@ -139,12 +139,13 @@ struct copy_buffers {
   void *src = nullptr, *dst = nullptr;
   int64_t bytes;
   explicit copy_buffers(int64_t n) : bytes(n) {
-    cuda_check(cudaMalloc(&src, static_cast<size_t>(bytes)), "cudaMalloc");
-    if (cudaMalloc(&dst, static_cast<size_t>(bytes)) != cudaSuccess) {
+    auto size = static_cast<size_t>(bytes);
+    if (cudaMalloc(&src, size) != cudaSuccess || cudaMalloc(&dst, size) != cudaSuccess ||
+        cudaMemset(src, 1, size) != cudaSuccess) {
       cudaFree(src);
-      throw std::runtime_error("cudaMalloc of the copy buffers failed");
+      cudaFree(dst);
+      throw std::runtime_error("cannot allocate and fill two device buffers of " + std::to_string(bytes) + " bytes");
     }
-    cuda_check(cudaMemset(src, 1, static_cast<size_t>(bytes)), "cudaMemset");
   }
   ~copy_buffers() {
     cudaFree(src);
@@ -187,7 +188,10 @@ void bm_d2d_copy(benchmark::State& state) {
   if (!gpu_visible()) return state.SkipWithError(no_gpu_message());
   try {
     copy_buffers b(copy_bytes());
-    if (copy_times().empty()) timed_copy(b), copy_times().clear();  // warm-up once
+    if (copy_times().empty()) {  // warm-up once
+      timed_copy(b);
+      copy_times().clear();
+    }
     double s = 0;
     for (auto _ : state) {
       s = timed_copy(b);
@@ -220,7 +224,8 @@ std::vector<std::pair<int64_t, int64_t>> chunks(int64_t n) {
   return out;
 }
 
-uint64_t hash_of(int64_t i, uint64_t salt) { return gen::mix64(static_cast<uint64_t>(i) * 16 + salt); }
+/// Hash `salt` (< 64) of row i: independent streams per column.
+uint64_t hash_of(int64_t i, uint64_t salt) { return gen::mix64(static_cast<uint64_t>(i) * 64 + salt); }
 double unit_of(int64_t i, uint64_t salt) { return static_cast<double>(hash_of(i, salt) >> 11) * 0x1.0p-53; }
 
 template <typename T, typename F>
@@ -239,7 +244,7 @@ column strings(int64_t lo, int64_t hi) {
     uint64_t h = hash_of(i, 9);
     int len = 8 + static_cast<int>(h % 17);
     for (int c = 0; c < len; ++c) {
-      if (c % 12 == 0) h = hash_of(i, 10 + static_cast<uint64_t>(c));
+      if (c % 12 == 0) h = hash_of(i, 10 + static_cast<uint64_t>(c / 12));  // 12 letters a hash
       buf[c] = static_cast<char>('a' + (h % 26));
       h /= 26;
     }
