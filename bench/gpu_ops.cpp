@@ -536,17 +536,17 @@ void bm_op(benchmark::State& state, const op_query& q, bool gpu) {
     for (;;) {
       int& h = halvings[q.name];
       n = std::max<int64_t>(1000, op_rows(q, gpu) >> (gpu ? h : 0));
-      d = load(q, n, c, gpu);
-      lf = q.build(d);
-      if (!gpu) break;
-      o = gpu_options(c.device_bytes());
-      if (warmed.count(q.name)) break;
       try {
+        d = load(q, n, c, gpu);
+        lf = q.build(d);
+        if (!gpu) break;
+        o = gpu_options(c.device_bytes());
+        if (warmed.count(q.name)) break;
         lf->collect(o);
         warmed[q.name] = h == 0 ? "" : "ran at " + std::to_string(n) + " rows: more ran out of device memory";
         break;
       } catch (const memory_error&) {
-        if (++h > 3) throw;
+        if (!gpu || ++h > 3) throw;
         d = inputs{};
         lf.reset();
         c.evict_except({});
