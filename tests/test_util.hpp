@@ -2,6 +2,7 @@
 // Test helpers: column builders and equality assertions that report the first differing row.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "tug/api/data_frame.hpp"
@@ -17,6 +18,13 @@ inline engine_options cpu_engine() {
   engine_options o;
   o.engine = engine_kind::cpu;
   return o;
+}
+
+/// True when the tests run under compute-sanitizer (TUG_TEST_SANITIZER=1, set by scripts/gpu-check.sh):
+/// every kernel launch is slow there, so the CUDA tests that racecheck runs sweep fewer cases.
+inline bool sanitizer_run() {
+  const char* e = std::getenv("TUG_TEST_SANITIZER");
+  return e && *e && std::string(e) != "0";
 }
 
 inline void expect_columns_equal(const column& a, const column& b, const std::string& what = "column") {

@@ -78,10 +78,12 @@ data_frame sample(int64_t n) {
 const int64_t sizes[] = {0, 1, 31, 32, 33, 1024};
 const char* key_columns[] = {"i64", "ts", "i32", "date", "i8", "u8", "u32", "u64", "f32", "f64", "b", "s", "dec"};
 
-/// Runs `lf` on the GPU (no fallback) and on the CPU, with 7-row partitions and with one partition.
+/// Runs `lf` on the GPU (no fallback) and on the CPU, with 7-row partitions and with one partition
+/// (only one partition under compute-sanitizer).
 void expect_gpu_matches_cpu(const lazy_frame& lf, const std::string& what) {
   SCOPED_TRACE(what);
   for (int64_t target : {int64_t{7}, int64_t{1} << 20}) {
+    if (target == 7 && sanitizer_run()) continue;
     engine_options gpu, cpu;
     gpu.engine = engine_kind::gpu;
     gpu.fallback = fallback_mode::raise;
@@ -120,7 +122,7 @@ TEST_F(CudaSort, MultiKey) {
   for (int64_t n : {int64_t{33}, int64_t{1024}}) {
     auto lf = sample(n).lazy();
     for (auto& keys : key_sets)
-      for (int mask = 0; mask < 4; ++mask) {
+      for (int mask = 0; mask < 4; mask += sanitizer_run() ? 3 : 1) {
         sort_options o;
         std::vector<expr> by;
         for (size_t i = 0; i < keys.size(); ++i) {
