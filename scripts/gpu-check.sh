@@ -5,7 +5,8 @@
 # CUDA tests, and the GPU benchmarks; prints a short table last. Logs go to $OUT (default /tmp/gpu-check).
 #   scripts/gpu-check.sh [--quick]     (--quick: fewer benchmark rows, no sanitizers)
 # Needs: nvcc, cmake, ninja, gtest, Google Benchmark, zlib/zstd/lz4 (the GPU image has them); snappy and
-# DuckDB may be carried as .deb/ (libsnappy*.deb) and .whl/ (duckdb wheel) in the repository root.
+# DuckDB may be carried as .deb/ (libsnappy*.deb) and .whl/ (duckdb wheel) or .peers/ (scripts/pack-peers.sh)
+# in the repository root (scripts/lib/gpu-env.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-check}
@@ -13,29 +14,18 @@ mkdir -p "$OUT"
 QUICK=0
 [ "${1:-}" = "--quick" ] && QUICK=1
 export NCCL_NVLS_ENABLE=0
-step() { echo "== $(date +%T) $*" | tee -a "$OUT/steps.log"; }
+source scripts/lib/gpu-env.sh
 
 step "device"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/device.txt"
 NPROC=$(nproc)
 
-extra=()
-if ls .deb/libsnappy-dev*.deb >/dev/null 2>&1 && [ ! -e /usr/include/snappy-c.h ]; then
-  step "unpacking snappy"
-  for f in .deb/libsnappy*.deb; do dpkg -x "$f" /tmp/snappy; done
-  extra+=(-DTUG_LIB_snappy=/tmp/snappy/usr/lib/x86_64-linux-gnu/libsnappy.a "-DCMAKE_CXX_FLAGS=-isystem /tmp/snappy/usr/include")
-fi
+gpu_env_snappy
+gpu_env_python
 PY=python3
-if ls .whl/*.whl >/dev/null 2>&1; then
-  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
-    export PYTHONPATH=/tmp/site
-fi
 
-step "configure"
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUG_WITH_CUDA=ON -DTUG_BUILD_EXAMPLES=OFF \
-  -DTUG_BUILD_BENCH=OFF "${extra[@]}" >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-step "build ($NPROC jobs)"
-ninja -C build-gpu -j"$NPROC" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$OUT/build.log" | head -60; exit 1; }
+step "configure and build ($NPROC jobs)"
+gpu_env_build build-gpu "$OUT/build.log" ON || exit 1
 
 step "unit tests (GPU engine)"
 ./build-gpu/tug_tests --gtest_brief=1 >"$OUT/unit.log" 2>&1
