@@ -75,10 +75,10 @@ def tug_registered(build):
     return [int(x) for x in out.split()]
 
 
-def run_tug(engine, build, data, queries, reps, threads, deadline):
-    """{query: record} from one tug_pdsh process (its stdout and stderr pass through); None when the
-    engine is not available. Under a deadline tug_pdsh gets the time left as --time-limit, and is killed
-    60 s after it (a hung query), keeping the queries it finished."""
+def tug_process(engine, build, data, queries, reps, threads, deadline):
+    """One tug_pdsh process over `queries` (its stdout and stderr pass through): (records by query or
+    None when it wrote no JSON, its exit status, whether it was killed at the deadline). Under a
+    deadline tug_pdsh gets the time left as --time-limit and is killed 60 s after it (a hung query)."""
     with tempfile.TemporaryDirectory() as tmp:
         js = Path(tmp) / "t.json"
         cmd = [str(build / "tug_pdsh"), "--data", str(data), "--query", ",".join(map(str, queries)),
@@ -88,17 +88,13 @@ def run_tug(engine, build, data, queries, reps, threads, deadline):
         left = deadline.left()
         if left is not None:
             cmd += ["--time-limit", str(max(1, int(left)))]
-        killed = False
         try:
-            subprocess.run(cmd, timeout=None if left is None else max(1, left) + 60)
+            rc, killed = subprocess.run(cmd, timeout=None if left is None else max(1, left) + 60).returncode, False
         except subprocess.TimeoutExpired:
-            killed = True
+            rc, killed = None, True
             print(f"tug-{engine}: killed past the deadline", flush=True)
         if not js.exists():
-            if not killed:
-                print(f"tug-{engine} unavailable (see its message above)", flush=True)
-                return None
-            return {q: {"skipped": "killed past the deadline"} for q in queries}
+            return None, rc, killed
         doc = json.loads(js.read_text())
     out = {}
     for rec in doc["queries"]:
@@ -109,8 +105,33 @@ def run_tug(engine, build, data, queries, reps, threads, deadline):
             r = summarize([rec["cold_s"]] + (rec["times_s"] if rec["reps"] else []), rec["rows"])
             r["nodes"], r["fallbacks"] = rec["nodes"], rec["fallbacks"]
             out[q] = r
-    for q in queries:
-        out.setdefault(q, {"skipped": "killed past the deadline"} if killed else {"error": "no record"})
+    return out, rc, killed
+
+
+def run_tug(engine, build, data, queries, reps, threads, deadline):
+    """{query: record} for a tug engine; None when the engine is not available. When tug_pdsh dies (a
+    signal), the query it was in is recorded as the error and a new process runs the rest."""
+    out, todo = {}, list(queries)
+    while todo:
+        recs, rc, killed = tug_process(engine, build, data, todo, reps, threads, deadline)
+        if recs is None and not killed and rc is not None and rc >= 0 and not out:
+            print(f"tug-{engine} unavailable (see its message above)", flush=True)
+            return None
+        out.update(recs or {})
+        todo = [q for q in todo if q not in out]
+        if not todo:
+            break
+        if killed:
+            out.update({q: {"skipped": "killed past the deadline"} for q in todo})
+            break
+        if rc is not None and rc < 0:
+            out[todo[0]] = {"error": f"tug_pdsh died (signal {-rc})"}
+            print(f"tug-{engine} q{todo[0]:02d}: tug_pdsh died (signal {-rc}); going on with the next query",
+                  flush=True)
+            todo = todo[1:]
+            continue
+        out.update({q: {"error": f"no record (tug_pdsh status {rc})"} for q in todo})
+        break
     return out
 
 
