@@ -246,10 +246,12 @@ def markdown(results, queries, meta):
         return min(vals) if vals else None
 
     threads = meta["threads"] or f"all ({meta.get('cores', '?')})"
+    warm = (f"median of {meta['reps']} runs after the cold one (min-max in brackets)" if meta["reps"]
+            else "the cold run (no further runs)")
     lines = [f"# PDS-H, scale factor {meta['sf']}", "",
              f"Machine: {meta['machine_desc']}; threads per engine: {threads}; date {meta['date']}. "
-             f"Warm: median of {meta['reps']} runs after the cold one (min-max in brackets), seconds. Every run "
-             "reads the Parquet files. Ratio: tug / fastest peer (below 1: tug faster).", ""]
+             f"Warm: {warm}, seconds. Every run reads the Parquet files. "
+             "Ratio: tug / fastest peer (below 1: tug faster).", ""]
     if meta.get("versions"):
         lines += ["Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".", ""]
     for title, key in (("Warm", "median_s"), ("Cold (first run)", "cold_s")):

@@ -86,8 +86,9 @@ if [ $left -le 30 ]; then
   exit 1
 fi
 step "bench/pdsh.py: $ENGINES, queries $QUERIES, reps $REPS, deadline $left s"
+# --threads: every engine on the same core count (nproc: the CPUs this process may use)
 PYTHONUNBUFFERED=1 python3 bench/pdsh.py --data "$DATA" --sf "$SF" --reps "$REPS" --queries "$QUERIES" \
-  --engines "$ENGINES" --build "$BUILD" --machine "$MACHINE" --deadline "$left" --out "$OUT/pdsh" 2>&1 |
+  --threads "$(nproc)" --engines "$ENGINES" --build "$BUILD" --machine "$MACHINE" --deadline "$left" --out "$OUT/pdsh" 2>&1 |
   tee "$OUT/bench.log" | grep --line-buffered -vE '^\| Q'
 rc=${PIPESTATUS[0]}
 step "done in $((SECONDS - T0)) s (benchmark rc=$rc)"

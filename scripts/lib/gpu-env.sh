@@ -6,9 +6,10 @@
 #   gpu_env_python            makes carried Python packages importable by python3: wheels in .whl/ are
 #                             installed into /tmp/site, bundles in .peers/*.tar.xz (scripts/pack-peers.sh)
 #                             unpacked into /tmp/peers; prepends both to PYTHONPATH
-#   gpu_env_build DIR LOG CUDA TARGET...   configures DIR (Release, TUG_WITH_CUDA=CUDA: ON or OFF, no
-#                             examples or benchmarks) and builds TARGETs (all when none) on every core;
-#                             output to LOG, errors shown; status 1 on failure
+#   gpu_env_build DIR LOG CUDA TARGET...   configures DIR unless it has a CMakeCache.txt (Release,
+#                             TUG_WITH_CUDA=CUDA: ON or OFF, no examples or benchmarks) and builds
+#                             TARGETs (all when none) on every core; output to LOG, errors shown;
+#                             status 1 on failure
 
 step() { echo "== $(date +%T) $*" | tee -a "$OUT/steps.log"; }
 
@@ -50,7 +51,10 @@ EOF
 gpu_env_build() {
   local dir=$1 log=$2 cuda=$3
   shift 3
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUG_WITH_CUDA="$cuda" -DTUG_BUILD_EXAMPLES=OFF \
-    -DTUG_BUILD_BENCH=OFF "${TUG_CMAKE_EXTRA[@]}" >"$log" 2>&1 || { tail -30 "$log"; return 1; }
+  : >"$log"
+  if [ ! -e "$dir/CMakeCache.txt" ]; then  # an existing build directory keeps its options
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUG_WITH_CUDA="$cuda" -DTUG_BUILD_EXAMPLES=OFF \
+      -DTUG_BUILD_BENCH=OFF "${TUG_CMAKE_EXTRA[@]}" >"$log" 2>&1 || { tail -30 "$log"; return 1; }
+  fi
   ninja -C "$dir" -j"$(nproc)" "$@" >>"$log" 2>&1 || { grep -E "error|FAILED" -A3 "$log" | head -60; return 1; }
 }
