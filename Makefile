@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: setup build demo test unit differential bench clean
+.PHONY: setup build demo test unit differential bench pdsh clean
 
 setup:
 	@bash scripts/setup.sh
@@ -27,6 +27,13 @@ test: unit differential
 
 bench: build
 	@bash scripts/bench.sh $(BUILD)
+
+# PDS-H, the 22 queries in tug (every engine the build has), DuckDB and Polars on this machine's cores;
+# data generated into bench/data/pdsh-sf$(PDSH_SF) once; results under bench/results/<date>-pdsh-sf*/.
+PDSH_SF ?= 1
+PDSH_REPS ?= 3
+pdsh: build
+	.venv/bin/python bench/pdsh.py --sf $(PDSH_SF) --reps $(PDSH_REPS) --build $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

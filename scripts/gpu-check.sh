@@ -7,7 +7,8 @@
 # benchmarks' JSON (gpu_bench.json) and table (gpu_bench.md) go to $OUT (default /tmp/gpu-check).
 #   scripts/gpu-check.sh [--quick]     (--quick: benchmarks at 2% of the sizes, no sanitizers)
 # Needs: nvcc, cmake, ninja, gtest, Google Benchmark, zlib/zstd/lz4 (the GPU image has them); snappy and
-# DuckDB may be carried as .deb/ (libsnappy*.deb) and .whl/ (duckdb wheel) in the repository root.
+# DuckDB may be carried as .deb/ (libsnappy*.deb) and .whl/ (duckdb wheel) or .peers/ (scripts/pack-peers.sh)
+# in the repository root (scripts/lib/gpu-env.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-check}
@@ -15,29 +16,18 @@ mkdir -p "$OUT"
 QUICK=0
 [ "${1:-}" = "--quick" ] && QUICK=1
 export NCCL_NVLS_ENABLE=0
-step() { echo "== $(date +%T) $*" | tee -a "$OUT/steps.log"; }
+source scripts/lib/gpu-env.sh
 
 step "device"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/device.txt"
 NPROC=$(nproc)
 
-extra=()
-if ls .deb/libsnappy-dev*.deb >/dev/null 2>&1 && [ ! -e /usr/include/snappy-c.h ]; then
-  step "unpacking snappy"
-  for f in .deb/libsnappy*.deb; do dpkg -x "$f" /tmp/snappy; done
-  extra+=(-DTUG_LIB_snappy=/tmp/snappy/usr/lib/x86_64-linux-gnu/libsnappy.a "-DCMAKE_CXX_FLAGS=-isystem /tmp/snappy/usr/include")
-fi
+gpu_env_snappy
+gpu_env_python
 PY=python3
-if ls .whl/*.whl >/dev/null 2>&1; then
-  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
-    export PYTHONPATH=/tmp/site
-fi
 
-step "configure"
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUG_WITH_CUDA=ON -DTUG_BUILD_EXAMPLES=OFF \
-  -DTUG_BUILD_BENCH=ON "${extra[@]}" >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-step "build ($NPROC jobs)"
-ninja -C build-gpu -j"$NPROC" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$OUT/build.log" | head -60; exit 1; }
+step "configure and build ($NPROC jobs)"
+gpu_env_build build-gpu "$OUT/build.log" ON || exit 1
 
 step "unit tests (GPU engine)"
 ./build-gpu/tug_tests --gtest_brief=1 >"$OUT/unit.log" 2>&1
@@ -60,7 +50,7 @@ fi
 mem_line="skipped"; race_line="skipped"
 if [ $QUICK = 0 ] && command -v compute-sanitizer >/dev/null; then
   step "compute-sanitizer memcheck"
-  timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tug_tests --gtest_filter='Cuda*' \
+  TUG_TEST_SANITIZER=1 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tug_tests --gtest_filter='Cuda*' \
     >"$OUT/memcheck.log" 2>&1
   mem_line="rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)"
   # racecheck is slow per kernel launch: one test per operator family (expression program in shared

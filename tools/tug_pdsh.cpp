@@ -1,18 +1,26 @@
 // tug_pdsh: runs PDS-H queries (bench/pdsh) on a generated data directory and reports their timings.
 //
-// usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--threads N] [--reps N]
-//                 [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain]
+// usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--fallback warn|raise|silent]
+//                 [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet]
+//                 [--json TIMINGS.json] [--explain]
 //        tug_pdsh --list        (prints the registered query numbers, one a line)
 //
 // Each query runs 1 + N times (N = --reps, default 3): the first run is "cold" (the first time in this
 // process), the N others "warm". Every run scans the Parquet files again (scan, plan, execute), so the
 // times include reading the files (from the OS cache after the first run). One line per query:
-//   qNN rows=R cold=Xs median=Xs min=Xs max=Xs
+//   qNN rows=R cold=Xs median=Xs min=Xs max=Xs nodes=cpu:N,cuda:N fallbacks=N
 // --out writes each query's result: with several queries, "{q}" in the path is replaced by the two-digit
 // query number, or "_qNN" is inserted before the extension when there is no "{q}".
 // --json writes {"engine", "threads", "data", "reps", "queries": [{"query", "rows", "cold_s", "times_s",
-// "median_s", "min_s", "max_s"}]}. --explain prints each query's plan instead of running it.
+// "median_s", "min_s", "max_s", "nodes": {"cpu": N, "cuda": N}, "fallbacks": [..]}]}, rewritten after
+// every query (a run killed midway leaves the queries done so far). "nodes" counts the physical plan's
+// nodes per backend; "fallbacks" lists the nodes the lowering moved off the requested engine, with the
+// reason (the --fallback mode, default warn, prints them once per query; warm runs are silent).
+// --explain prints each query's plan instead of running it.
 // --engine gpu fails (status 1) when there is no GPU, rather than timing the CPU fallback.
+// --time-limit S: no query starts, and no warm run, once S seconds have passed since the start; the
+// queries not started are recorded as {"query", "skipped": "time limit"} and a query cut short keeps the
+// runs it made ("reps" in its record).
 // Exit status: 0 when every query ran, 1 when one failed (its error is printed and in the JSON), 2 for a
 // usage error.
 #include <algorithm>
@@ -45,6 +53,7 @@ struct options {
   engine_options engine;
   std::string engine_name = "auto";
   int reps = 3;
+  double time_limit = 0;  ///< seconds; 0 = none
   bool explain = false;
   bool list = false;
 };
@@ -92,10 +101,26 @@ options parse_args(int argc, char** argv) {
       o.queries = parse_queries(value());
     } else if (a == "--engine") {
       o.engine_name = value();
-      if (o.engine_name == "cpu") o.engine.engine = engine_kind::cpu;
-      else if (o.engine_name == "gpu") o.engine.engine = engine_kind::gpu;
-      else if (o.engine_name == "auto") o.engine.engine = engine_kind::automatic;
-      else throw usage_error("--engine must be cpu, gpu or auto, got '" + o.engine_name + "'");
+      if (o.engine_name == "cpu")
+        o.engine.engine = engine_kind::cpu;
+      else if (o.engine_name == "gpu")
+        o.engine.engine = engine_kind::gpu;
+      else if (o.engine_name == "auto")
+        o.engine.engine = engine_kind::automatic;
+      else
+        throw usage_error("--engine must be cpu, gpu or auto, got '" + o.engine_name + "'");
+    } else if (a == "--fallback") {
+      std::string f = value();
+      if (f == "warn")
+        o.engine.fallback = fallback_mode::warn;
+      else if (f == "raise")
+        o.engine.fallback = fallback_mode::raise;
+      else if (f == "silent")
+        o.engine.fallback = fallback_mode::silent;
+      else
+        throw usage_error("--fallback must be warn, raise or silent, got '" + f + "'");
+    } else if (a == "--time-limit") {
+      o.time_limit = parse_int(a, value(), 0);
     } else if (a == "--threads") {
       o.engine.num_threads = parse_int(a, value(), 0);
     } else if (a == "--reps") {
@@ -153,53 +178,100 @@ void write_result(const data_frame& df, const std::string& path) {
   }
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+using steady = std::chrono::steady_clock;
+
+double seconds_since(steady::time_point t0) { return std::chrono::duration<double>(steady::now() - t0).count(); }
+
+/// True once --time-limit seconds have passed since `start`.
+bool past_limit(const options& o, steady::time_point start) {
+  return o.time_limit > 0 && seconds_since(start) >= o.time_limit;
 }
 
-/// Runs query `q` 1 + reps times; returns its JSON record (and writes its result when asked).
-json run_query(const options& o, int q) {
+/// Nodes per backend of a physical plan as explain() prints it (each line ends in "@<backend>").
+json count_nodes(const std::string& plan) {
+  json nodes = {{"cpu", 0}, {"cuda", 0}};
+  std::stringstream ss(plan);
+  for (std::string line; std::getline(ss, line);) {
+    auto at = line.rfind('@');
+    if (at == std::string::npos) continue;
+    std::string b = line.substr(at + 1);
+    nodes[b] = nodes.value(b, 0) + 1;
+  }
+  return nodes;
+}
+
+/// Runs query `q` 1 + reps times (fewer when the time limit passes); returns its JSON record (and
+/// writes its result when asked). The cold run is profiled for the backends and fallbacks of its plan;
+/// the warm runs lower the same plan, so they do not repeat the fallback warnings.
+json run_query(const options& o, int q, steady::time_point start) {
   json rec = {{"query", q}};
-  data_frame result;
   std::vector<double> times;
-  for (int r = 0; r <= o.reps; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    result = pdsh::query(q)(pdsh::scan_tables(o.data)).collect(o.engine);
+  engine_options cold = o.engine;
+  cold.statistics = false;
+  auto t0 = steady::now();
+  query_result first = pdsh::query(q)(pdsh::scan_tables(o.data)).profile(cold);
+  times.push_back(seconds_since(t0));
+  data_frame result = std::move(first.frame);
+  rec["nodes"] = count_nodes(first.physical_plan);
+  rec["fallbacks"] = first.fallbacks;
+  engine_options warm = o.engine;
+  if (warm.fallback == fallback_mode::warn) warm.fallback = fallback_mode::silent;
+  for (int r = 0; r < o.reps && !past_limit(o, start); ++r) {
+    t0 = steady::now();
+    result = pdsh::query(q)(pdsh::scan_tables(o.data)).collect(warm);
     times.push_back(seconds_since(t0));
   }
   rec["rows"] = result.num_rows();
   rec["cold_s"] = times[0];
+  rec["reps"] = times.size() - 1;
   // Without warm runs the cold run stands in for them.
-  std::vector<double> warm = o.reps > 0 ? std::vector<double>(times.begin() + 1, times.end()) : times;
-  rec["times_s"] = warm;
-  std::sort(warm.begin(), warm.end());
-  size_t n = warm.size();
-  rec["median_s"] = n % 2 ? warm[n / 2] : (warm[n / 2 - 1] + warm[n / 2]) / 2;
-  rec["min_s"] = warm.front();
-  rec["max_s"] = warm.back();
+  std::vector<double> warm_times = times.size() > 1 ? std::vector<double>(times.begin() + 1, times.end()) : times;
+  rec["times_s"] = warm_times;
+  std::sort(warm_times.begin(), warm_times.end());
+  size_t n = warm_times.size();
+  rec["median_s"] = n % 2 ? warm_times[n / 2] : (warm_times[n / 2 - 1] + warm_times[n / 2]) / 2;
+  rec["min_s"] = warm_times.front();
+  rec["max_s"] = warm_times.back();
   if (!o.out.empty()) write_result(result, out_path(o, q));
   return rec;
 }
 
+void write_json(const options& o, const json& doc) {
+  if (o.json_path.empty()) return;
+  std::ofstream f(o.json_path);
+  f << doc.dump(2) << "\n";
+  if (!f) throw io_error("cannot write " + o.json_path);
+}
+
 int run(const options& o) {
   if (o.list) {
-    for (int q : pdsh::registered_queries()) std::cout << q << "\n";
+    for (int q : pdsh::registered_queries())
+      std::cout << q << "\n";
     return 0;
   }
   if (o.explain) {
     pdsh::tables t = pdsh::scan_tables(o.data);
-    for (int q : o.queries) std::cout << "-- q" << two_digits(q) << "\n" << pdsh::query(q)(t).explain(o.engine) << "\n";
+    for (int q : o.queries)
+      std::cout << "-- q" << two_digits(q) << "\n" << pdsh::query(q)(t).explain(o.engine) << "\n";
     return 0;
   }
   json doc = {{"engine", o.engine_name}, {"threads", o.engine.num_threads}, {"data", o.data}, {"reps", o.reps}};
   json& list = doc["queries"] = json::array();
   int status = 0;
+  auto start = steady::now();
   for (int q : o.queries) {
+    if (past_limit(o, start)) {
+      std::printf("q%s skipped: time limit\n", two_digits(q).c_str());
+      list.push_back({{"query", q}, {"skipped", "time limit"}});
+      continue;
+    }
     try {
-      json rec = run_query(o, q);
-      std::printf("q%s rows=%lld cold=%.4fs median=%.4fs min=%.4fs max=%.4fs\n", two_digits(q).c_str(),
-                  static_cast<long long>(rec["rows"].get<int64_t>()), rec["cold_s"].get<double>(),
-                  rec["median_s"].get<double>(), rec["min_s"].get<double>(), rec["max_s"].get<double>());
+      json rec = run_query(o, q, start);
+      std::printf("q%s rows=%lld cold=%.4fs median=%.4fs min=%.4fs max=%.4fs nodes=cpu:%d,cuda:%d fallbacks=%zu\n",
+                  two_digits(q).c_str(), static_cast<long long>(rec["rows"].get<int64_t>()),
+                  rec["cold_s"].get<double>(), rec["median_s"].get<double>(), rec["min_s"].get<double>(),
+                  rec["max_s"].get<double>(), rec["nodes"]["cpu"].get<int>(), rec["nodes"]["cuda"].get<int>(),
+                  rec["fallbacks"].size());
       list.push_back(std::move(rec));
     } catch (const usage_error&) {
       throw;
@@ -209,12 +281,9 @@ int run(const options& o) {
       status = 1;
     }
     std::fflush(stdout);
+    write_json(o, doc);
   }
-  if (!o.json_path.empty()) {
-    std::ofstream f(o.json_path);
-    f << doc.dump(2) << "\n";
-    if (!f) throw io_error("cannot write " + o.json_path);
-  }
+  write_json(o, doc);
   return status;
 }
 
@@ -224,10 +293,12 @@ int main(int argc, char** argv) {
   try {
     return run(parse_args(argc, argv));
   } catch (const usage_error& e) {
-    std::cerr << "tug_pdsh: " << e.what() << "\n"
-              << "usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--threads N] [--reps N]\n"
-                 "                [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain]\n"
-                 "       tug_pdsh --list\n";
+    std::cerr
+        << "tug_pdsh: " << e.what() << "\n"
+        << "usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--fallback warn|raise|silent]\n"
+           "                [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet]\n"
+           "                [--json TIMINGS.json] [--explain]\n"
+           "       tug_pdsh --list\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "tug_pdsh: " << e.what() << "\n";
