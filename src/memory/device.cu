@@ -263,8 +263,21 @@ device_info current_device_info() {
   if (!gpu_available()) throw not_implemented_error("no CUDA device is visible");
   int dev = 0;
   TUG_CUDA_TRY(cudaGetDevice(&dev));
+  // cudaGetDeviceProperties takes milliseconds (it queries every attribute) and every GPU query asks
+  // for the device's memory size: the properties are read once per device
+  static std::mutex mu;
+  static std::map<int, cudaDeviceProp> props;
   cudaDeviceProp p{};
-  TUG_CUDA_TRY(cudaGetDeviceProperties(&p, dev));
+  {
+    std::lock_guard<std::mutex> g(mu);
+    auto it = props.find(dev);
+    if (it == props.end()) {
+      TUG_CUDA_TRY(cudaGetDeviceProperties(&p, dev));
+      props.emplace(dev, p);
+    } else {
+      p = it->second;
+    }
+  }
   device_info d;
   d.name = p.name;
   d.total_memory = static_cast<int64_t>(p.totalGlobalMem);
