@@ -14,6 +14,10 @@ physical_ptr make_filter(physical_ptr child, expr predicate);
 physical_ptr make_project(physical_ptr child, std::vector<expr> exprs, schema out);
 physical_ptr make_aggregate(physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
                             bool maintain_order, schema out);
+/// The sort-based group-by (aggregate.cu): one sync point over all partitions. make_aggregate
+/// (hash_aggregate.cu) picks it where hashing does not fit (hash::unfit).
+physical_ptr make_sort_aggregate(physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
+                                 bool maintain_order, schema out);
 physical_ptr make_window(physical_ptr child, std::vector<window_spec> specs, schema out);
 physical_ptr make_join(physical_ptr left, physical_ptr right, join_spec spec, schema out);
 physical_ptr make_sort(physical_ptr child, std::vector<size_t> keys, std::vector<bool> descending,
