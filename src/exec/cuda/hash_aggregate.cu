@@ -37,7 +37,7 @@ using ull = unsigned long long;
 constexpr ull kEmpty = ~0ull;  ///< a free slot; also "no row" in min / max accumulators
 constexpr ull kNoLimit = ~0ull;
 constexpr int kBlock = 256;
-constexpr int kMaxShared = 48 * 1024;  ///< dynamic shared memory of a block (no opt-in needed)
+constexpr int kMaxShared = 47 * 1024;  ///< dynamic shared memory of a block (under the 48 KiB needing no opt-in)
 constexpr int64_t kSmallTable = int64_t{1} << 16;
 
 /// An accumulator as kernels see it: columns it reads, its values per slot.
@@ -556,12 +556,11 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
     a = make_accumulators(p, t, 1, mr);
     for (int j = 0; j < p.pass1; ++j)
       launch(n, reduce_kernel, a.host[static_cast<size_t>(j)], n);
-    // one group: slot 0, first row 0 (none when empty)
-    int64_t host[2] = {0, n > 0 ? 0 : -1};
+    // one group: slot 0, first row 0 (-1, none, when empty)
     slots = dbuf<int64_t>(1, mr);
     first = dbuf<int64_t>(1, mr);
-    TUG_CUDA_TRY(cudaMemcpyAsync(slots.p, &host[0], sizeof(int64_t), cudaMemcpyHostToDevice, stream()));
-    TUG_CUDA_TRY(cudaMemcpyAsync(first.p, &host[1], sizeof(int64_t), cudaMemcpyHostToDevice, stream()));
+    TUG_CUDA_TRY(cudaMemsetAsync(slots.p, 0, sizeof(int64_t), stream()));
+    TUG_CUDA_TRY(cudaMemsetAsync(first.p, n > 0 ? 0 : 0xff, sizeof(int64_t), stream()));
   } else {
     std::vector<dkey> hk;
     for (size_t k : keys)
