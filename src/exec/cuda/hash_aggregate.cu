@@ -22,6 +22,7 @@
 #include "exec/cpu/agg_kernels.hpp"
 #include "exec/cuda/agg_common.cuh"
 #include "exec/cuda/hash_aggregate.hpp"
+#include "exec/cuda/hashing.cuh"
 #include "exec/cuda/ops.hpp"
 #include "tug/exec/cpu/require.hpp"
 
@@ -166,28 +167,12 @@ __device__ inline void add_row(const dacc* accs, int na, int64_t r, int64_t slot
   }
 }
 
-__device__ inline uint64_t fmix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
-
 /// The bits a key value hashes by: equal keys (cmp_rows) give equal bits.
 __device__ inline uint64_t key_bits(const dkey& key, int64_t r) {
   if (!key.c.valid(r)) return 0x9ae16a3b2f90404fULL;
-  double x;
-  if (key.k == vkind::f32)
-    x = key.c.value<float>(r);
-  else if (key.k == vkind::f64)
-    x = key.c.value<double>(r);
-  else
-    return as_u64(key.c, key.k, r);
-  if (x != x) return 0x7ff8000000000000ULL;  // every NaN
-  if (x == 0) return 0;                      // -0.0 and 0.0
-  return bits_of(x);
+  if (key.k == vkind::f32) return float_bits(key.c.value<float>(r));
+  if (key.k == vkind::f64) return float_bits(key.c.value<double>(r));
+  return as_u64(key.c, key.k, r);
 }
 
 __device__ inline uint64_t hash_row(const dkey* keys, int nk, int64_t r) {
