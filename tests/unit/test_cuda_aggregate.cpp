@@ -9,6 +9,7 @@
 
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
+#include "tug/expr/resolve.hpp"
 #include "tug/memory/device.hpp"
 #ifdef TUG_WITH_CUDA
 #include "exec/cpu/agg_kernels.hpp"
@@ -127,13 +128,15 @@ std::string names(const std::vector<std::string>& keys) {
   return s.empty() ? "(none)" : s;
 }
 
-// group_by(keys).agg(aggs) (select(aggs) without keys) of `df` on both engines, with and without
-// maintain_order.
+// group_by(keys).agg(aggs) (select(aggs) without keys) of `df` (filtered by `where` first, if given)
+// on both engines, with and without maintain_order.
 void check_frame(const data_frame& df, const std::vector<std::string>& keys, const std::vector<expr>& aggs,
-                 int64_t target) {
-  SCOPED_TRACE("rows=" + std::to_string(df.num_rows()) + " target=" + std::to_string(target) + " keys=" + names(keys));
+                 int64_t target, const std::optional<expr>& where = std::nullopt) {
+  SCOPED_TRACE("rows=" + std::to_string(df.num_rows()) + " target=" + std::to_string(target) + " keys=" + names(keys) +
+               (where ? " where " + to_string(*where) : std::string()));
   for (bool maintain : {false, true}) {
-    auto q = keys.empty() ? df.lazy().select(aggs) : df.lazy().group_by(keys, maintain).agg(aggs);
+    lazy_frame in = where ? df.lazy().filter(*where) : df.lazy();
+    auto q = keys.empty() ? in.select(aggs) : in.group_by(keys, maintain).agg(aggs);
     data_frame cpu = q.collect(opts(false, target));
     data_frame gpu = q.collect(opts(true, target));
     // both backends output groups in order of first appearance, with or without maintain_order
@@ -277,6 +280,25 @@ TEST(CudaAggregate, AllNullColumnsMatchCpu) {
   }
 }
 
+// A filter under the aggregation is absorbed by the partial aggregation (its predicate selects rows).
+TEST(CudaAggregate, FilteredAggregationMatchesCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  std::vector<expr> wheres = {col("v64") > lit(int64_t{0}), col("kb"), col("v64") > lit(int64_t{100000})};
+  for (int64_t n : {0, 33, 1024, 5000}) {
+    data_frame df = sample(n, 13);
+    for (auto& where : wheres)
+      for (int64_t target : {int64_t{7}, int64_t{1} << 20}) {
+        for (auto& aggs : small_agg_sets()) {
+          check_frame(df, {"k64"}, aggs, target, where);
+          check_frame(df, {}, aggs, target, where);
+        }
+        check_frame(df, {"kf", "kb"}, all_aggs(), target, where);
+        check_frame(df, {}, all_aggs(), target, where);
+        check_frame(df, {"kstr"}, small_agg_sets()[0], target, where);  // sort path: the filter stays
+      }
+  }
+}
+
 TEST(CudaAggregate, GlobalAggregationLargeMatchesCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   for (int64_t target : {int64_t{1} << 20, int64_t{7777}}) {
@@ -294,6 +316,9 @@ TEST(CudaAggregate, ExplainNamesHashAndSortNodes) {
   EXPECT_NE(line_with(hashed, "[sync] hash_aggregate[final]").find("@cuda"), std::string::npos) << hashed;
   std::string global = lf.select({col("v64").sum(), col("vf").max()}).explain(opts(true, 7));
   EXPECT_NE(line_with(global, "hash_aggregate[partial]").find("@cuda"), std::string::npos) << global;
+  std::string filtered = lf.filter(col("v32") > lit(int64_t{0})).group_by({"k64"}).agg({col("v64").sum()}).explain(opts(true, 7));
+  EXPECT_NE(line_with(filtered, "hash_aggregate[partial] filter").find("@cuda"), std::string::npos) << filtered;
+  EXPECT_EQ(line_with(filtered, "  filter"), "") << filtered;
   std::string sorted = lf.group_by({"kstr"}).agg({col("v64").sum()}).explain(opts(true, 7));
   EXPECT_NE(line_with(sorted, "[sync] sort_aggregate").find("@cuda"), std::string::npos) << sorted;
   EXPECT_EQ(sorted.find("hash_aggregate"), std::string::npos) << sorted;
@@ -465,4 +490,35 @@ TEST(CudaHashPlan, MakeAggregatePicksHashOrSort) {
   EXPECT_NE(sorted.find("sort_aggregate keys [#3]"), std::string::npos) << sorted;
   EXPECT_EQ(sorted.find("hash_aggregate"), std::string::npos) << sorted;
 }
+
+// The lowering's pre-projection of bare columns over a filter: the partial aggregation takes the
+// filter's input and predicate, with key and input columns renumbered to that input.
+TEST(CudaHashPlan, MakeAggregateAbsorbsAFilter) {
+  auto filtered = [](std::vector<expr> pre) {
+    schema in = in_schema();
+    physical_ptr f = cuda::make_filter(std::make_unique<leaf>(in), resolve(col("i") > lit(int64_t{0}), in));
+    schema mid;
+    for (auto& e : pre)
+      mid.push_back({output_name(e), resolve(e, in)->dtype});
+    std::vector<expr> resolved;
+    for (auto& e : pre)
+      resolved.push_back(resolve(e, in));
+    physical_ptr p = cuda::make_project(std::move(f), resolved, mid);
+    agg_spec s = spec(agg_op::sum, 1);  // over the second projected column
+    s.input_type = mid[1].type;
+    s.output_type = agg_result_type(agg_op::sum, s.input_type);
+    schema out{std::vector<field>{mid[0], {"a", s.output_type}}};
+    return to_string(*cuda::make_aggregate(std::move(p), {0}, {s}, false, out));
+  };
+  std::string fused = filtered({col("k"), col("f").alias("x")});
+  EXPECT_NE(fused.find("hash_aggregate[partial] filter"), std::string::npos) << fused;
+  EXPECT_NE(fused.find("keys [#0] aggs [sum(#2)]"), std::string::npos) << fused;  // f is column 2 of the input
+  EXPECT_EQ(fused.find("project"), std::string::npos) << fused;
+  // a computed column keeps the projection and the filter
+  std::string kept = filtered({col("k"), (col("f") + lit(1.0)).alias("x")});
+  EXPECT_NE(kept.find("project"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("filter"), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("[partial] filter"), std::string::npos) << kept;
+}
+
 #endif

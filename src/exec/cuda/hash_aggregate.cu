@@ -18,9 +18,11 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <numeric>
+#include <optional>
 
 #include "exec/cpu/agg_kernels.hpp"
 #include "exec/cuda/agg_common.cuh"
+#include "exec/cuda/evaluate.hpp"
 #include "exec/cuda/hash_aggregate.hpp"
 #include "exec/cuda/hashing.cuh"
 #include "exec/cuda/ops.hpp"
@@ -63,7 +65,12 @@ __device__ inline double f64_of(ull v) { return __longlong_as_double(static_cast
 __device__ inline ull bits_of(double d) { return static_cast<ull>(__double_as_longlong(d)); }
 
 __host__ __device__ inline ull identity(acc_kind k) {
-  return k == acc_kind::best_min || k == acc_kind::best_max ? kEmpty : 0;
+  return k == acc_kind::best_min || k == acc_kind::best_max || k == acc_kind::min_u64 ? kEmpty : 0;
+}
+
+/// Whether row r passes the fused filter's mask (a boolean column; no data: every row).
+__device__ inline bool selected(const dcol& mask, int64_t r) {
+  return !mask.data || (mask.valid(r) && mask.value<bool>(r));
 }
 
 /// The better of two candidate rows of `c`: NaN only when nothing else, ties to the earlier row;
@@ -87,6 +94,8 @@ __device__ inline ull combine(const dacc& d, ull a, ull b) {
       return a | b;
     case acc_kind::max_u64:
       return a > b ? a : b;
+    case acc_kind::min_u64:
+      return a < b ? a : b;
     case acc_kind::best_min:
       return better(d.c, d.k, false, a, b);
     case acc_kind::best_max:
@@ -99,6 +108,7 @@ __device__ inline ull combine(const dacc& d, ull a, ull b) {
 /// What row r (of group slot `slot`) contributes to `d`; identity(d.kind) for nothing.
 __device__ inline ull contribution(const dacc& d, int64_t r, int64_t slot) {
   if (d.src == src_kind::one) return 1;
+  if (d.src == src_kind::row) return static_cast<ull>(r);
   if (d.src == src_kind::row1) return static_cast<ull>(r) + 1;
   if (d.src == src_kind::none || !d.c.valid(r)) return identity(d.kind);
   switch (d.src) {
@@ -145,6 +155,9 @@ __device__ inline void merge(const dacc& d, ull* p, ull v) {
       return;
     case acc_kind::max_u64:
       atomicMax(p, v);
+      return;
+    case acc_kind::min_u64:
+      atomicMin(p, v);
       return;
     default: {
       // min / max candidates: the stored row only ever gets better, so the loop ends
@@ -216,11 +229,11 @@ __device__ inline int64_t find(const dtable& t, const dkey* keys, int nk, int64_
   return -1;
 }
 
-/// Pass 1 through shared memory: block b aggregates rows [b * per_block, (b + 1) * per_block) into a
+/// Pass 1 through shared memory: block b aggregates the selected rows of [b * per_block, (b + 1) * per_block) into a
 /// table of `cap` slots, then merges its groups into `g`. A block that meets more than cap / 2 groups,
 /// or whose groups do not fit in `g`, sets *overflow and every block stops.
-__global__ void shared_pass_kernel(const dkey* keys, int nk, const dacc* accs, int na, int64_t n, int64_t per_block,
-                                   int cap, dtable g, ull* overflow) {
+__global__ void shared_pass_kernel(const dkey* keys, int nk, const dacc* accs, int na, dcol mask, int64_t n,
+                                   int64_t per_block, int cap, dtable g, ull* overflow) {
   extern __shared__ ull smem[];
   __shared__ ull count;
   ull* stab = smem;
@@ -237,7 +250,7 @@ __global__ void shared_pass_kernel(const dkey* keys, int nk, const dacc* accs, i
   for (int64_t base = lo; base < hi; base += blockDim.x) {
     int64_t r = base + threadIdx.x;
     bool stop = false;
-    if (r < hi) {
+    if (r < hi && selected(mask, r)) {
       int64_t slot = find_or_insert(s, keys, nk, r, hash_row(keys, nk, r));
       if (slot < 0) {
         atomicExch(overflow, 1ull);
@@ -266,9 +279,11 @@ __global__ void shared_pass_kernel(const dkey* keys, int nk, const dacc* accs, i
   }
 }
 
-/// A pass over all rows straight into the global table: pass 1 inserts groups, pass 2 finds them.
-__global__ void rows_pass_kernel(const dkey* keys, int nk, const dacc* accs, int na, int64_t n, dtable g, bool insert) {
+/// A pass over the selected rows straight into the global table: pass 1 inserts groups, pass 2 finds them.
+__global__ void rows_pass_kernel(const dkey* keys, int nk, const dacc* accs, int na, dcol mask, int64_t n, dtable g,
+                                 bool insert) {
   TUG_GRID_LOOP(r, n) {
+    if (!selected(mask, r)) continue;
     uint64_t h = hash_row(keys, nk, r);
     int64_t slot = insert ? find_or_insert(g, keys, nk, r, h) : find(g, keys, nk, r, h);
     if (slot < 0) continue;  // cannot happen: the table has room for every row, and pass 2 finds them
@@ -284,12 +299,14 @@ struct combine_op {
   __device__ ull operator()(ull a, ull b) const { return combine(d, a, b); }
 };
 
-/// Without keys: accumulator `d` (one slot) over all rows; one atomic per block.
-__global__ void reduce_kernel(dacc d, int64_t n) {
+/// Without keys: accumulator `d` (one slot) over the selected rows; one atomic per block.
+__global__ void reduce_kernel(dacc d, dcol mask, int64_t n) {
   using reduce_t = cub::BlockReduce<ull, kBlock>;
   __shared__ typename reduce_t::TempStorage temp;
   ull x = identity(d.kind);
-  TUG_GRID_LOOP(r, n) x = combine(d, x, contribution(d, r, 0));
+  TUG_GRID_LOOP(r, n) {
+    if (selected(mask, r)) x = combine(d, x, contribution(d, r, 0));
+  }
   x = reduce_t(temp).Reduce(x, combine_op{d});
   if (threadIdx.x == 0 && x != identity(d.kind)) merge(d, d.out, x);
 }
@@ -450,8 +467,8 @@ dtable table_of(const accumulators& a, ull limit) {
 
 /// Pass 1 over the rows of `t` grouped by `keys` (uploaded as `dk`); returns the accumulators and the
 /// number of groups. Tries the shared-memory path first when `try_shared` (cleared when it overflows).
-accumulators group_pass(const hash::program& p, const table& t, const dkey* dk, int nk, std::atomic<bool>& try_shared,
-                        int64_t* groups, memory_resource* mr) {
+accumulators group_pass(const hash::program& p, const table& t, const dkey* dk, int nk, const dcol& mask,
+                        std::atomic<bool>& try_shared, int64_t* groups, memory_resource* mr) {
   int64_t n = t.num_rows();
   int64_t big = pow2_at_least(2 * n);
   int cap_s = shared_capacity(p.pass1);
@@ -461,7 +478,7 @@ accumulators group_pass(const hash::program& p, const table& t, const dkey* dk, 
     int64_t per_block = std::max<int64_t>(kBlock * 4, (want + kBlock - 1) / kBlock * kBlock);
     auto blocks = static_cast<int>((n + per_block - 1) / per_block);
     size_t smem = sizeof(ull) * static_cast<size_t>(cap_s) * static_cast<size_t>(1 + p.pass1);
-    shared_pass_kernel<<<blocks, kBlock, smem, stream()>>>(dk, nk, a.accs.p, p.pass1, n, per_block, cap_s,
+    shared_pass_kernel<<<blocks, kBlock, smem, stream()>>>(dk, nk, a.accs.p, p.pass1, mask, n, per_block, cap_s,
                                                            table_of(a, static_cast<ull>(a.cap / 2)), a.control.p + 1);
     TUG_CUDA_CHECK_LAUNCH();
     ull control[2] = {0, 0};
@@ -473,7 +490,7 @@ accumulators group_pass(const hash::program& p, const table& t, const dkey* dk, 
     try_shared.store(false, std::memory_order_relaxed);  // many groups: later partitions go direct
   }
   accumulators a = make_accumulators(p, t, big, mr);
-  launch(n, rows_pass_kernel, dk, nk, a.accs.p, p.pass1, n, table_of(a, kNoLimit), true);
+  launch(n, rows_pass_kernel, dk, nk, a.accs.p, p.pass1, mask, n, table_of(a, kNoLimit), true);
   ull count = 0;
   read_back(a.control.p, &count);
   *groups = static_cast<int64_t>(count);
@@ -515,22 +532,24 @@ table empty_table(const std::vector<data_type>& types, memory_resource* mr) {
   return to_device(cols.empty() ? table::empty_with_rows(0) : table(std::move(cols)), mr);
 }
 
-/// Runs program `p` over `t` grouped by columns `keys`: the key columns of each group, then the
-/// program's outputs, groups in order of first appearance. Without keys one group, or none when `t`
-/// is empty and not `one_group_if_empty`.
-table aggregate_table(const hash::program& p, const table& t, const std::vector<size_t>& keys, bool one_group_if_empty,
-                      std::atomic<bool>& try_shared, memory_resource* mr) {
+/// Runs program `p` over the rows of `t` where `filter` (a device boolean column; nullptr: every row)
+/// is true, grouped by columns `keys`: the key columns of each group, then the program's outputs,
+/// groups in order of first appearance. Without keys one group, or none when no row is selected and
+/// not `one_group_if_empty`.
+table aggregate_table(const hash::program& p, const table& t, const std::vector<size_t>& keys, const column* filter,
+                      bool one_group_if_empty, std::atomic<bool>& try_shared, memory_resource* mr) {
   int64_t n = t.num_rows();
   int nk = static_cast<int>(keys.size());
-  bool none = nk == 0 ? n == 0 && !one_group_if_empty : n == 0;
-  if (none) {
+  auto no_groups = [&] {
     std::vector<data_type> types;
     for (size_t k : keys)
       types.push_back(t[k].type());
     for (auto& o : p.outs)
       types.push_back(o.type);
     return empty_table(types, mr);
-  }
+  };
+  if (n == 0 && (nk > 0 || !one_group_if_empty)) return no_groups();
+  dcol mask = filter ? view_of(*filter) : dcol{};
   auto na = static_cast<int>(p.accs.size());
   int first2 = na - p.pass2;  // the first pass-2 accumulator
   accumulators a;
@@ -538,21 +557,34 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
   dbuf<int64_t> slots, first;
   dbuf<dkey> dk;
   if (nk == 0) {
+    // one group: slot 0; its first row is the first selected one (-1: none)
     a = make_accumulators(p, t, 1, mr);
-    for (int j = 0; j < p.pass1; ++j)
-      launch(n, reduce_kernel, a.host[static_cast<size_t>(j)], n);
-    // one group: slot 0, first row 0 (-1, none, when empty)
     slots = dbuf<int64_t>(1, mr);
     first = dbuf<int64_t>(1, mr);
     TUG_CUDA_TRY(cudaMemsetAsync(slots.p, 0, sizeof(int64_t), stream()));
-    TUG_CUDA_TRY(cudaMemsetAsync(first.p, n > 0 ? 0 : 0xff, sizeof(int64_t), stream()));
+    TUG_CUDA_TRY(cudaMemsetAsync(first.p, n > 0 && !filter ? 0 : 0xff, sizeof(int64_t), stream()));
+    if (filter) {
+      dacc f;
+      f.kind = acc_kind::min_u64;
+      f.src = src_kind::row;
+      f.out = reinterpret_cast<ull*>(first.p);
+      launch(n, reduce_kernel, f, mask, n);
+    }
+    for (int j = 0; j < p.pass1; ++j)
+      launch(n, reduce_kernel, a.host[static_cast<size_t>(j)], mask, n);
+    if (filter && !one_group_if_empty) {
+      int64_t row = -1;
+      read_back(first.p, &row);
+      if (row < 0) return no_groups();
+    }
   } else {
     std::vector<dkey> hk;
     for (size_t k : keys)
       hk.push_back({view_of(t[k]), kind_of(t[k].type())});
     dk = dbuf<dkey>(nk, mr);
     TUG_CUDA_TRY(cudaMemcpyAsync(dk.p, hk.data(), hk.size() * sizeof(dkey), cudaMemcpyHostToDevice, stream()));
-    a = group_pass(p, t, dk.p, nk, try_shared, &g, mr);
+    a = group_pass(p, t, dk.p, nk, mask, try_shared, &g, mr);
+    if (g == 0) return no_groups();  // the filter selected nothing
     // the groups' slots in order of first appearance: used slots, sorted by their smallest row
     dbuf<int64_t> used(g, mr), rows(g, mr), num(1, mr);
     thrust::counting_iterator<int64_t> all(0);
@@ -585,9 +617,9 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
     }
     if (nk == 0) {
       for (int j = first2; j < na; ++j)
-        launch(n, reduce_kernel, a.host[static_cast<size_t>(j)], n);
+        launch(n, reduce_kernel, a.host[static_cast<size_t>(j)], mask, n);
     } else {
-      launch(n, rows_pass_kernel, dk.p, nk, a.accs.p + first2, p.pass2, n, table_of(a, kNoLimit), false);
+      launch(n, rows_pass_kernel, dk.p, nk, a.accs.p + first2, p.pass2, mask, n, table_of(a, kNoLimit), false);
     }
   }
   std::vector<column> cols;
@@ -605,27 +637,34 @@ std::vector<size_t> first_columns(size_t n) {
   return v;
 }
 
-/// Per partition: the key columns and the state columns of every aggregation (cpu::partial_schema).
+/// Per partition: the key columns and the state columns of every aggregation (cpu::partial_schema),
+/// over the rows where the absorbed filter's predicate (if any) is true.
 class partial_op final : public physical_node {
  public:
-  partial_op(std::vector<size_t> keys, const std::vector<agg_spec>& aggs)
-      : _keys(std::move(keys)), _aggs(aggs), _program(hash::plan_partial(aggs)) {}
+  partial_op(std::vector<size_t> keys, const std::vector<agg_spec>& aggs, std::optional<expr> predicate)
+      : _keys(std::move(keys)), _aggs(aggs), _predicate(std::move(predicate)), _program(hash::plan_partial(aggs)) {}
   std::string name() const override { return "hash_aggregate[partial]"; }
-  std::string detail() const override { return describe(_keys, _aggs, false); }
+  std::string detail() const override {
+    return (_predicate ? "filter " + to_string(*_predicate) + " " : std::string()) + describe(_keys, _aggs, false);
+  }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
+    const schema& in = children[0]->output_schema;
     auto parts = input(0, ctx);
     std::atomic<bool> try_shared{true};
     return map_partitions(ctx, parts, [&](const table& t) {
       nvtx_range r{"hash_aggregate[partial]"};
-      return aggregate_table(_program, t, _keys, false, try_shared, ctx.device_mr);
+      std::optional<column> mask;
+      if (_predicate) mask = evaluate({*_predicate}, t, in, ctx.device_mr)[0];
+      return aggregate_table(_program, t, _keys, mask ? &*mask : nullptr, false, try_shared, ctx.device_mr);
     });
   }
 
  private:
   std::vector<size_t> _keys;
   std::vector<agg_spec> _aggs;
+  std::optional<expr> _predicate;
   hash::program _program;
 };
 
@@ -647,7 +686,8 @@ class final_op final : public physical_node {
     // first appearance over the concatenation is the first appearance in the input
     table all = concat_all(parts, children[0]->output_schema, ctx);
     std::atomic<bool> try_shared{true};
-    table out = aggregate_table(_program, all, first_columns(_num_keys), _num_keys == 0, try_shared, ctx.device_mr);
+    table out =
+        aggregate_table(_program, all, first_columns(_num_keys), nullptr, _num_keys == 0, try_shared, ctx.device_mr);
     return split_rows(out, ctx.options);
   }
 
@@ -666,8 +706,21 @@ physical_ptr make_aggregate(physical_ptr child, std::vector<size_t> keys, std::v
     return make_sort_aggregate(std::move(child), std::move(keys), std::move(aggs), maintain_order, std::move(out));
   schema states = cpu::partial_schema(child->output_schema, keys, aggs);
   size_t num_keys = keys.size();
-  physical_ptr partial = cpu::finish(std::make_unique<partial_op>(std::move(keys), aggs), backend::cuda,
-                                     cpu::one(std::move(child)), std::move(states));
+  // a filter under the pre-projection: the partial aggregation evaluates its predicate instead, so the
+  // selected rows are never copied out
+  std::optional<expr> predicate;
+  std::vector<agg_spec> partial_aggs = aggs;
+  if (std::optional<filter_project> f = take_filter_project(child)) {
+    for (size_t& k : keys)
+      k = f->columns[k];
+    for (auto& a : partial_aggs)
+      if (a.input >= 0) a.input = static_cast<int64_t>(f->columns[static_cast<size_t>(a.input)]);
+    predicate = std::move(f->predicate);
+    child = std::move(f->input);
+  }
+  physical_ptr partial =
+      cpu::finish(std::make_unique<partial_op>(std::move(keys), partial_aggs, std::move(predicate)), backend::cuda,
+                  cpu::one(std::move(child)), std::move(states));
   return cpu::finish(std::make_unique<final_op>(num_keys, std::move(aggs), maintain_order), backend::cuda,
                      cpu::one(std::move(partial)), std::move(out));
 }

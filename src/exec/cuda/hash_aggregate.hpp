@@ -20,6 +20,7 @@ enum class acc_kind : uint8_t {
   add_f64,   ///< double sum; starts at 0.0
   or_u64,    ///< bitwise or (any / all flags); starts at 0
   max_u64,   ///< maximum (last row + 1); starts at 0
+  min_u64,   ///< minimum (first row); starts at ~0
   best_min,  ///< the row of the smallest valid value of `col` (NaN only when nothing else, ties to the earlier row)
   best_max,  ///< the row of the largest valid value of `col`
   mean,      ///< computed after pass 1 from accumulators `a` (count) and `b` (sum): b / a, 0 without values
@@ -34,6 +35,7 @@ enum class src_kind : uint8_t {
   is_true,    ///< 1 where `col` is valid and true
   is_false,   ///< 1 where `col` is valid and false
   candidate,  ///< r where `col` is valid (min / max)
+  row,        ///< r (first)
   row1,       ///< r + 1 (last)
   weighted,   ///< count `col` times mean `col2` (merging var states: the sum)
   sq_dev,     ///< (value of `col` - mean accumulator `a`)^2 (pass 2 of var)
