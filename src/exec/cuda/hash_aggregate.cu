@@ -416,8 +416,8 @@ int shared_capacity(int na) {
 /// The accumulators of a program over table `t`, with `cap` slots each.
 struct accumulators {
   int64_t cap = 0;
-  dbuf<ull> slots;  ///< the group table (cap slots)
-  dbuf<ull> values;  ///< accumulator j at [j * cap, (j + 1) * cap)
+  dbuf<ull> slots;    ///< the group table (cap slots)
+  dbuf<ull> values;   ///< accumulator j at [j * cap, (j + 1) * cap)
   dbuf<ull> control;  ///< [0] groups, [1] overflow
   dbuf<dacc> accs;
   std::vector<dacc> host;
@@ -450,8 +450,8 @@ accumulators make_accumulators(const hash::program& p, const table& t, int64_t c
     view(d.col3, x.c3, x.k3);
     x.out = a.values.p + j * cap;
     if (d.src == src_kind::sq_dev || d.src == src_kind::chan) x.mean = a.values.p + static_cast<int64_t>(d.a) * cap;
-    TUG_CUDA_TRY(cudaMemsetAsync(x.out, identity(d.kind) == 0 ? 0 : 0xff, sizeof(ull) * static_cast<size_t>(cap),
-                                 stream()));
+    TUG_CUDA_TRY(
+        cudaMemsetAsync(x.out, identity(d.kind) == 0 ? 0 : 0xff, sizeof(ull) * static_cast<size_t>(cap), stream()));
     a.host.push_back(x);
   }
   a.accs = dbuf<dacc>(na, mr);
@@ -672,7 +672,9 @@ class partial_op final : public physical_node {
 class final_op final : public physical_node {
  public:
   final_op(size_t num_keys, std::vector<agg_spec> aggs, bool maintain_order)
-      : _num_keys(num_keys), _aggs(std::move(aggs)), _maintain_order(maintain_order),
+      : _num_keys(num_keys),
+        _aggs(std::move(aggs)),
+        _maintain_order(maintain_order),
         _program(hash::plan_final(_aggs, num_keys)) {}
   std::string name() const override { return "hash_aggregate[final]"; }
   std::string detail() const override { return describe(first_columns(_num_keys), _aggs, _maintain_order); }
@@ -718,9 +720,8 @@ physical_ptr make_aggregate(physical_ptr child, std::vector<size_t> keys, std::v
     predicate = std::move(f->predicate);
     child = std::move(f->input);
   }
-  physical_ptr partial =
-      cpu::finish(std::make_unique<partial_op>(std::move(keys), partial_aggs, std::move(predicate)), backend::cuda,
-                  cpu::one(std::move(child)), std::move(states));
+  physical_ptr partial = cpu::finish(std::make_unique<partial_op>(std::move(keys), partial_aggs, std::move(predicate)),
+                                     backend::cuda, cpu::one(std::move(child)), std::move(states));
   return cpu::finish(std::make_unique<final_op>(num_keys, std::move(aggs), maintain_order), backend::cuda,
                      cpu::one(std::move(partial)), std::move(out));
 }

@@ -53,15 +53,15 @@ struct acc_desc {
 
 /// How an output column is made from a group's accumulators.
 enum class out_kind : uint8_t {
-  take,      ///< the accumulator's 64 bits as `type` (8 bytes), never null
-  first_row, ///< `col` at the group's first row
-  best_row,  ///< `col` at the row in accumulator `acc` (null when none)
-  last_row,  ///< `col` at the row in accumulator `acc` minus 1
-  mean,      ///< sum `acc` / count `acc2`, null without values
-  var,       ///< M2 `acc2` / (count `acc` - ddof), null unless count > ddof
-  std,       ///< sqrt of var
-  any,       ///< `acc` != 0
-  all,       ///< `acc` == 0
+  take,       ///< the accumulator's 64 bits as `type` (8 bytes), never null
+  first_row,  ///< `col` at the group's first row
+  best_row,   ///< `col` at the row in accumulator `acc` (null when none)
+  last_row,   ///< `col` at the row in accumulator `acc` minus 1
+  mean,       ///< sum `acc` / count `acc2`, null without values
+  var,        ///< M2 `acc2` / (count `acc` - ddof), null unless count > ddof
+  std,        ///< sqrt of var
+  any,        ///< `acc` != 0
+  all,        ///< `acc` == 0
 };
 
 struct out_desc {

@@ -30,8 +30,9 @@ class builder {
     std::vector<int> order(_p.accs.size());
     for (size_t i = 0; i < order.size(); ++i)
       order[i] = static_cast<int>(i);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int x, int y) { return rank(_p.accs[static_cast<size_t>(x)]) < rank(_p.accs[static_cast<size_t>(y)]); });
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+      return rank(_p.accs[static_cast<size_t>(x)]) < rank(_p.accs[static_cast<size_t>(y)]);
+    });
     std::vector<int> where(order.size());
     for (size_t i = 0; i < order.size(); ++i)
       where[static_cast<size_t>(order[i])] = static_cast<int>(i);
@@ -170,8 +171,9 @@ program plan_partial(const std::vector<agg_spec>& aggs) {
         break;
       case agg_op::var:
       case agg_op::std: {  // states: count, mean, M2
-        moments m = add_moments(b, acc(acc_kind::add_u64, src_kind::valid, c), acc(acc_kind::add_f64, src_kind::value, c),
-                                acc(acc_kind::add_f64, src_kind::sq_dev, c));
+        moments m =
+            add_moments(b, acc(acc_kind::add_u64, src_kind::valid, c), acc(acc_kind::add_f64, src_kind::value, c),
+                        acc(acc_kind::add_f64, src_kind::sq_dev, c));
         b.out(out(out_kind::take, i64, m.n));
         b.out(out(out_kind::take, f64, m.mean));
         b.out(out(out_kind::take, f64, m.m2));
