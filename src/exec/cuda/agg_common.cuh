@@ -147,28 +147,17 @@ __device__ inline uint64_t as_u64(const dcol& c, vkind k, int64_t i) {
 /// The value of row i as a double.
 __device__ inline double as_f64(const dcol& c, vkind k, int64_t i) {
   switch (k) {
-    case vkind::i8:
-      return c.value<int8_t>(i);
-    case vkind::i16:
-      return c.value<int16_t>(i);
-    case vkind::i32:
-      return c.value<int32_t>(i);
-    case vkind::i64:
-      return static_cast<double>(c.value<int64_t>(i));
-    case vkind::u8:
-      return c.value<uint8_t>(i);
-    case vkind::u16:
-      return c.value<uint16_t>(i);
-    case vkind::u32:
-      return c.value<uint32_t>(i);
-    case vkind::u64:
-      return static_cast<double>(c.value<uint64_t>(i));
     case vkind::f32:
       return c.value<float>(i);
     case vkind::f64:
       return c.value<double>(i);
+    case vkind::u8:
+    case vkind::u16:
+    case vkind::u32:
+    case vkind::u64:
+      return static_cast<double>(as_u64(c, k, i));
     default:
-      return 0;
+      return static_cast<double>(static_cast<int64_t>(as_u64(c, k, i)));
   }
 }
 

@@ -46,8 +46,8 @@ enum class src_kind : uint8_t {
 struct acc_desc {
   acc_kind kind = acc_kind::add_u64;
   src_kind src = src_kind::none;
-  int pass = 1;  ///< 1, 0 (computed) or 2
   int col = -1, col2 = -1, col3 = -1;
+  int pass = 1;        ///< 1, 0 (computed) or 2
   int a = -1, b = -1;  ///< mean: count and sum accumulators; sq_dev / chan: the mean accumulator
 };
 

@@ -60,26 +60,6 @@ class builder {
   program _p;
 };
 
-acc_desc acc(acc_kind k, src_kind s, int col = -1, int col2 = -1, int col3 = -1) {
-  acc_desc a;
-  a.kind = k;
-  a.src = s;
-  a.col = col;
-  a.col2 = col2;
-  a.col3 = col3;
-  return a;
-}
-
-out_desc out(out_kind k, const data_type& t, int acc = -1, int acc2 = -1, int col = -1) {
-  out_desc o;
-  o.kind = k;
-  o.type = t;
-  o.acc = acc;
-  o.acc2 = acc2;
-  o.col = col;
-  return o;
-}
-
 /// var / std: count and sum (pass 1), their mean, and M2 from pass 2 (`sq_dev` over rows, `chan` over states).
 struct moments {
   int n, mean, m2;
@@ -106,21 +86,21 @@ bool add_selection(builder& b, const agg_spec& s, int c) {
   switch (s.op) {
     case agg_op::min:
     case agg_op::max: {
-      int a = b.add(acc(s.op == agg_op::min ? acc_kind::best_min : acc_kind::best_max, src_kind::candidate, c));
-      b.out(out(out_kind::best_row, s.output_type, a, -1, c));
+      int a = b.add(acc_desc{s.op == agg_op::min ? acc_kind::best_min : acc_kind::best_max, src_kind::candidate, c});
+      b.out(out_desc{out_kind::best_row, s.output_type, a, -1, c});
       return true;
     }
     case agg_op::first:
-      b.out(out(out_kind::first_row, s.output_type, -1, -1, c));
+      b.out(out_desc{out_kind::first_row, s.output_type, -1, -1, c});
       return true;
     case agg_op::last:
-      b.out(out(out_kind::last_row, s.output_type, b.add(acc(acc_kind::max_u64, src_kind::row1)), -1, c));
+      b.out(out_desc{out_kind::last_row, s.output_type, b.add(acc_desc{acc_kind::max_u64, src_kind::row1}), -1, c});
       return true;
     case agg_op::any:
-      b.out(out(out_kind::any, s.output_type, b.add(acc(acc_kind::or_u64, src_kind::is_true, c))));
+      b.out(out_desc{out_kind::any, s.output_type, b.add(acc_desc{acc_kind::or_u64, src_kind::is_true, c})});
       return true;
     case agg_op::all:
-      b.out(out(out_kind::all, s.output_type, b.add(acc(acc_kind::or_u64, src_kind::is_false, c))));
+      b.out(out_desc{out_kind::all, s.output_type, b.add(acc_desc{acc_kind::or_u64, src_kind::is_false, c})});
       return true;
     default:
       return false;
@@ -153,30 +133,30 @@ program plan_partial(const std::vector<agg_spec>& aggs) {
   for (auto& s : aggs) {
     int c = static_cast<int>(s.input);
     if (s.op == agg_op::len) {
-      b.out(out(out_kind::take, s.output_type, b.add(acc(acc_kind::add_u64, src_kind::one))));
+      b.out(out_desc{out_kind::take, s.output_type, b.add(acc_desc{acc_kind::add_u64, src_kind::one})});
       continue;
     }
     TUG_EXPECTS(c >= 0, std::string("aggregation ") + to_string(s.op) + " needs an input column");
     if (add_selection(b, s, c)) continue;
     switch (s.op) {
       case agg_op::count:
-        b.out(out(out_kind::take, s.output_type, b.add(acc(acc_kind::add_u64, src_kind::valid, c))));
+        b.out(out_desc{out_kind::take, s.output_type, b.add(acc_desc{acc_kind::add_u64, src_kind::valid, c})});
         break;
       case agg_op::sum:
-        b.out(out(out_kind::take, s.output_type, b.add(acc(sum_kind(s.input_type), src_kind::value, c))));
+        b.out(out_desc{out_kind::take, s.output_type, b.add(acc_desc{sum_kind(s.input_type), src_kind::value, c})});
         break;
       case agg_op::mean:  // states: sum, count
-        b.out(out(out_kind::take, f64, b.add(acc(acc_kind::add_f64, src_kind::value, c))));
-        b.out(out(out_kind::take, i64, b.add(acc(acc_kind::add_u64, src_kind::valid, c))));
+        b.out(out_desc{out_kind::take, f64, b.add(acc_desc{acc_kind::add_f64, src_kind::value, c})});
+        b.out(out_desc{out_kind::take, i64, b.add(acc_desc{acc_kind::add_u64, src_kind::valid, c})});
         break;
       case agg_op::var:
       case agg_op::std: {  // states: count, mean, M2
-        moments m =
-            add_moments(b, acc(acc_kind::add_u64, src_kind::valid, c), acc(acc_kind::add_f64, src_kind::value, c),
-                        acc(acc_kind::add_f64, src_kind::sq_dev, c));
-        b.out(out(out_kind::take, i64, m.n));
-        b.out(out(out_kind::take, f64, m.mean));
-        b.out(out(out_kind::take, f64, m.m2));
+        moments m = add_moments(b, acc_desc{acc_kind::add_u64, src_kind::valid, c},
+                                acc_desc{acc_kind::add_f64, src_kind::value, c},
+                                acc_desc{acc_kind::add_f64, src_kind::sq_dev, c});
+        b.out(out_desc{out_kind::take, i64, m.n});
+        b.out(out_desc{out_kind::take, f64, m.mean});
+        b.out(out_desc{out_kind::take, f64, m.m2});
         break;
       }
       default:
@@ -195,21 +175,21 @@ program plan_final(const std::vector<agg_spec>& aggs, size_t num_keys) {
       switch (s.op) {
         case agg_op::len:
         case agg_op::count:
-          b.out(out(out_kind::take, s.output_type, b.add(acc(acc_kind::add_u64, src_kind::value, p))));
+          b.out(out_desc{out_kind::take, s.output_type, b.add(acc_desc{acc_kind::add_u64, src_kind::value, p})});
           break;
         case agg_op::sum:
-          b.out(out(out_kind::take, s.output_type, b.add(acc(sum_kind(s.output_type), src_kind::value, p))));
+          b.out(out_desc{out_kind::take, s.output_type, b.add(acc_desc{sum_kind(s.output_type), src_kind::value, p})});
           break;
         case agg_op::mean:
-          b.out(out(out_kind::mean, s.output_type, b.add(acc(acc_kind::add_f64, src_kind::value, p)),
-                    b.add(acc(acc_kind::add_u64, src_kind::value, p + 1))));
+          b.out(out_desc{out_kind::mean, s.output_type, b.add(acc_desc{acc_kind::add_f64, src_kind::value, p}),
+                         b.add(acc_desc{acc_kind::add_u64, src_kind::value, p + 1})});
           break;
         case agg_op::var:
         case agg_op::std: {
-          moments m = add_moments(b, acc(acc_kind::add_u64, src_kind::value, p),
-                                  acc(acc_kind::add_f64, src_kind::weighted, p, p + 1),
-                                  acc(acc_kind::add_f64, src_kind::chan, p, p + 1, p + 2));
-          out_desc o = out(s.op == agg_op::var ? out_kind::var : out_kind::std, s.output_type, m.n, m.m2);
+          moments m = add_moments(b, acc_desc{acc_kind::add_u64, src_kind::value, p},
+                                  acc_desc{acc_kind::add_f64, src_kind::weighted, p, p + 1},
+                                  acc_desc{acc_kind::add_f64, src_kind::chan, p, p + 1, p + 2});
+          out_desc o = out_desc{s.op == agg_op::var ? out_kind::var : out_kind::std, s.output_type, m.n, m.m2};
           o.ddof = s.ddof;
           b.out(o);
           break;
