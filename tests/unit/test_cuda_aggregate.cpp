@@ -1,4 +1,7 @@
-// CUDA group_by/agg and over() against the CPU engine (skipped without a GPU).
+// CUDA group_by/agg and over() against the CPU engine (skipped without a GPU): the hash aggregation
+// (partial per partition + final; shared-memory tables, their overflow to a global table, global
+// reductions) and the sort-based one (string keys); plus the host side of the hash aggregation
+// (its programs and the choice between hash and sort), which runs without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +9,13 @@
 
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
+#include "tug/expr/resolve.hpp"
 #include "tug/memory/device.hpp"
+#ifdef TUG_WITH_CUDA
+#include "exec/cpu/agg_kernels.hpp"
+#include "exec/cuda/hash_aggregate.hpp"
+#include "exec/cuda/ops.hpp"
+#endif
 
 using namespace tug;
 
@@ -112,16 +121,62 @@ std::vector<expr> all_aggs() {
           col("vf32").var(0).alias("var0"),  col("kdate").max().alias("xdate"), col("kts").min().alias("nts")};
 }
 
-void check_group_by(const std::vector<std::string>& keys, int64_t n, int card, int64_t target) {
-  SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target) + " keys=" + (keys.empty() ? std::string("(none)") : keys[0]));
-  data_frame df = sample(n, card);
+std::string names(const std::vector<std::string>& keys) {
+  std::string s;
+  for (auto& k : keys)
+    s += (s.empty() ? "" : ",") + k;
+  return s.empty() ? "(none)" : s;
+}
+
+// group_by(keys).agg(aggs) (select(aggs) without keys) of `df` (filtered by `where` first, if given)
+// on both engines, with and without maintain_order.
+void check_frame(const data_frame& df, const std::vector<std::string>& keys, const std::vector<expr>& aggs,
+                 int64_t target, const std::optional<expr>& where = std::nullopt) {
+  SCOPED_TRACE("rows=" + std::to_string(df.num_rows()) + " target=" + std::to_string(target) + " keys=" + names(keys) +
+               (where ? " where " + to_string(*where) : std::string()));
   for (bool maintain : {false, true}) {
-    auto q = keys.empty() ? df.lazy().select(all_aggs()) : df.lazy().group_by(keys, maintain).agg(all_aggs());
+    lazy_frame in = where ? df.lazy().filter(*where) : df.lazy();
+    auto q = keys.empty() ? in.select(aggs) : in.group_by(keys, maintain).agg(aggs);
     data_frame cpu = q.collect(opts(false, target));
     data_frame gpu = q.collect(opts(true, target));
     // both backends output groups in order of first appearance, with or without maintain_order
     expect_close(gpu, cpu);
   }
+}
+
+void check_group_by(const std::vector<std::string>& keys, int64_t n, int card, int64_t target,
+                    const std::vector<expr>& aggs = all_aggs()) {
+  check_frame(sample(n, card), keys, aggs, target);
+}
+
+// The line of `text` that contains `needle` ("" when none).
+std::string line_with(const std::string& text, const std::string& needle) {
+  size_t at = text.find(needle);
+  if (at == std::string::npos) return {};
+  size_t begin = text.rfind('\n', at), end = text.find('\n', at);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// Few aggregations a query, so that the hash aggregation's shared-memory tables are used (all_aggs()
+// has too many accumulators for shared memory and goes to the global table directly).
+std::vector<std::vector<expr>> small_agg_sets() {
+  return {
+      {col("v64").sum().alias("s64"), col("vf").sum().alias("sf"), len().alias("len"), col("v64").count().alias("c")},
+      {col("vf").mean().alias("mf"), col("vf").min().alias("nf"), col("v32").max().alias("x32"),
+       col("v32").first().alias("f32")},
+      {col("vstr").min().alias("nstr"), col("vstr").max().alias("xstr"), col("vstr").first().alias("fstr"),
+       col("vf").last().alias("lf")},
+      {col("vb").any().alias("any"), col("vb").all().alias("all"), col("v64").std().alias("sd"),
+       col("vf32").var(0).alias("var0")},
+      {col("kdate").max().alias("xdate"), col("kts").min().alias("nts"), col("vb").sum().alias("sb"),
+       col("v64").mean().alias("m64"), col("vf32").max().alias("xf32")},
+  };
+}
+
+// Fixed-width key sets (the hash aggregation): one key, two keys, float keys with NaN / -0.0.
+std::vector<std::vector<std::string>> hash_key_sets() {
+  return {{"k64"}, {"k32", "kb"}, {"kf"}, {"kdate", "ku8"}, {"kts"}, {"vf32"}, {"kf", "kb", "k32"}};
 }
 
 }  // namespace
@@ -147,6 +202,126 @@ TEST(CudaAggregate, GlobalAggregationMatchesCpu) {
   for (int64_t n : {0, 1, 31, 32, 33, 1024})
     for (int64_t target : {int64_t{7}, int64_t{1} << 20})
       check_group_by({}, n, 5, target);
+}
+
+TEST(CudaAggregate, HashGroupByFewAggregationsMatchesCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  for (auto& aggs : small_agg_sets())
+    for (auto& keys : hash_key_sets()) {
+      for (int64_t n : {0, 1, 31, 33, 1024})
+        for (int64_t target : {int64_t{7}, int64_t{1} << 20})
+          check_group_by(keys, n, 3, target, aggs);
+      check_group_by(keys, 5000, 3, 1000, aggs);
+      check_group_by(keys, 5000, 5000, 1 << 20, aggs);
+    }
+}
+
+TEST(CudaAggregate, HashGroupByManyPartitionsMatchesCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  for (auto& aggs : small_agg_sets()) {
+    check_group_by({"k64"}, 20000, 13, 97, aggs);
+    check_group_by({"k32", "kb"}, 300, 13, 1, aggs);  // one-row partitions
+  }
+  check_group_by({"k64"}, 20000, 13, 300);
+}
+
+// Many groups: blocks meet more groups than their shared-memory table holds (random keys), or every
+// block few but all blocks together more than the first global table holds (sorted keys); both go
+// again straight to a global table of twice the rows.
+TEST(CudaAggregate, HashGroupByManyGroupsMatchesCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  for (auto& aggs : small_agg_sets())
+    check_group_by({"k64"}, 50000, 20000, 1 << 20, aggs);
+  int64_t n = 400000;
+  std::vector<std::optional<int64_t>> sorted, shuffled, v;
+  std::vector<std::optional<double>> f;
+  for (int64_t i = 0; i < n; ++i) {
+    sorted.push_back(i / 8);
+    shuffled.push_back((i * 7919) % 50000);
+    v.push_back(i % 11 == 0 ? std::nullopt : std::optional<int64_t>(i % 1000 - 500));
+    f.push_back(i % 13 == 0 ? std::nullopt : std::optional<double>(static_cast<double>(i % 77)));
+  }
+  data_frame df = data_frame::from_columns({{"sorted", i64(sorted)}, {"shuffled", i64(shuffled)}, {"v", i64(v)}, {"f", f64(f)}});
+  std::vector<expr> aggs = {col("v").sum().alias("s"), col("f").max().alias("x"), col("v").first().alias("first"),
+                            col("f").mean().alias("m")};
+  for (int64_t target : {int64_t{1} << 20, int64_t{150000}}) {
+    check_frame(df, {"sorted"}, aggs, target);
+    check_frame(df, {"shuffled"}, aggs, target);
+    check_frame(df, {"shuffled", "sorted"}, aggs, target);
+  }
+}
+
+TEST(CudaAggregate, AllNullColumnsMatchCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  for (int64_t n : {1, 33, 3000}) {
+    std::vector<std::optional<int64_t>> nk(n), nv(n), k(n);
+    std::vector<std::optional<double>> nf(n);
+    std::vector<std::optional<std::string>> ns(n);
+    std::vector<std::optional<bool>> nb(n);
+    for (int64_t i = 0; i < n; ++i)
+      k[static_cast<size_t>(i)] = i % 3;
+    data_frame df = data_frame::from_columns({{"nk", i64(nk)},
+                                              {"k", i64(k)},
+                                              {"nv", i64(nv)},
+                                              {"nf", f64(nf)},
+                                              {"ns", str(ns)},
+                                              {"nb", boolean(nb)}});
+    std::vector<expr> aggs = {col("nv").sum().alias("s"),   col("nf").sum().alias("sf"),  col("nf").mean().alias("m"),
+                              col("nf").min().alias("mn"),  col("nv").max().alias("mx"),  col("ns").min().alias("smin"),
+                              col("ns").first().alias("f"), col("nf").last().alias("l"), col("nv").count().alias("c"),
+                              len().alias("len"),           col("nb").any().alias("any"), col("nb").all().alias("all"),
+                              col("nf").std().alias("sd"),  col("nv").var().alias("v")};
+    for (int64_t target : {int64_t{7}, int64_t{1} << 20}) {
+      check_frame(df, {"nk"}, aggs, target);
+      check_frame(df, {"k", "nk"}, aggs, target);
+      check_frame(df, {}, aggs, target);
+      check_frame(df, {"nk"}, {col("nf").sum().alias("s"), col("nv").min().alias("m")}, target);
+    }
+  }
+}
+
+// A filter under the aggregation is absorbed by the partial aggregation (its predicate selects rows).
+TEST(CudaAggregate, FilteredAggregationMatchesCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  std::vector<expr> wheres = {col("v64") > lit(int64_t{0}), col("kb"), col("v64") > lit(int64_t{100000})};
+  for (int64_t n : {0, 33, 1024, 5000}) {
+    data_frame df = sample(n, 13);
+    for (auto& where : wheres)
+      for (int64_t target : {int64_t{7}, int64_t{1} << 20}) {
+        for (auto& aggs : small_agg_sets()) {
+          check_frame(df, {"k64"}, aggs, target, where);
+          check_frame(df, {}, aggs, target, where);
+        }
+        check_frame(df, {"kf", "kb"}, all_aggs(), target, where);
+        check_frame(df, {}, all_aggs(), target, where);
+        check_frame(df, {"kstr"}, small_agg_sets()[0], target, where);  // sort path: the filter stays
+      }
+  }
+}
+
+TEST(CudaAggregate, GlobalAggregationLargeMatchesCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  for (int64_t target : {int64_t{1} << 20, int64_t{7777}}) {
+    check_group_by({}, 100000, 5, target);
+    for (auto& aggs : small_agg_sets())
+      check_group_by({}, 100000, 5, target, aggs);
+  }
+}
+
+TEST(CudaAggregate, ExplainNamesHashAndSortNodes) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  auto lf = sample(100, 5).lazy();
+  std::string hashed = lf.group_by({"k64", "kf"}).agg({col("v64").sum()}).explain(opts(true, 7));
+  EXPECT_NE(line_with(hashed, "hash_aggregate[partial]").find("@cuda"), std::string::npos) << hashed;
+  EXPECT_NE(line_with(hashed, "[sync] hash_aggregate[final]").find("@cuda"), std::string::npos) << hashed;
+  std::string global = lf.select({col("v64").sum(), col("vf").max()}).explain(opts(true, 7));
+  EXPECT_NE(line_with(global, "hash_aggregate[partial]").find("@cuda"), std::string::npos) << global;
+  std::string filtered = lf.filter(col("v32") > lit(int64_t{0})).group_by({"k64"}).agg({col("v64").sum()}).explain(opts(true, 7));
+  EXPECT_NE(line_with(filtered, "hash_aggregate[partial] filter").find("@cuda"), std::string::npos) << filtered;
+  EXPECT_EQ(line_with(filtered, "  filter"), "") << filtered;
+  std::string sorted = lf.group_by({"kstr"}).agg({col("v64").sum()}).explain(opts(true, 7));
+  EXPECT_NE(line_with(sorted, "[sync] sort_aggregate").find("@cuda"), std::string::npos) << sorted;
+  EXPECT_EQ(sorted.find("hash_aggregate"), std::string::npos) << sorted;
 }
 
 TEST(CudaAggregate, GpuPlanHasNoFallback) {
@@ -188,3 +363,162 @@ TEST(CudaWindow, OverMatchesCpu) {
     }
   }
 }
+
+#ifdef TUG_WITH_CUDA
+// ---- host side of the hash aggregation (no GPU needed) ----
+namespace {
+
+namespace hp = tug::cuda::hash;
+
+// One aggregation of every decomposable kind over columns of `in_schema()`.
+schema in_schema() {
+  return schema(std::vector<field>{{"k", type_id::int64},
+                                   {"i", type_id::int32},
+                                   {"f", type_id::float32},
+                                   {"s", type_id::string},
+                                   {"b", type_id::boolean},
+                                   {"u", type_id::uint16},
+                                   {"d", duration(time_unit::ms)}});
+}
+
+agg_spec spec(agg_op op, int64_t input, int ddof = 1) {
+  agg_spec s;
+  s.op = op;
+  s.input = input;
+  s.input_type = input < 0 ? data_type(type_id::int64) : in_schema()[static_cast<size_t>(input)].type;
+  s.output_type = op == agg_op::len ? data_type(type_id::int64) : agg_result_type(op, s.input_type);
+  s.ddof = ddof;
+  return s;
+}
+
+std::vector<agg_spec> every_decomposable() {
+  return {spec(agg_op::sum, 1),   spec(agg_op::sum, 2),   spec(agg_op::sum, 4),   spec(agg_op::sum, 5),
+          spec(agg_op::sum, 6),   spec(agg_op::mean, 2),  spec(agg_op::mean, 4),  spec(agg_op::min, 3),
+          spec(agg_op::max, 2),   spec(agg_op::count, 3), spec(agg_op::len, -1),  spec(agg_op::first, 3),
+          spec(agg_op::last, 1),  spec(agg_op::any, 4),   spec(agg_op::all, 4),   spec(agg_op::std, 1),
+          spec(agg_op::var, 2, 0)};
+}
+
+// A plan leaf with a schema (never executed).
+class leaf final : public physical_node {
+ public:
+  explicit leaf(schema s) {
+    output_schema = std::move(s);
+    where = backend::cuda;
+  }
+  std::string name() const override { return "leaf"; }
+
+ protected:
+  std::vector<table> run(exec_context&) override { return {}; }
+};
+
+void expect_well_formed(const hp::program& p) {
+  int n = static_cast<int>(p.accs.size());
+  for (int j = 0; j < n; ++j) {
+    const hp::acc_desc& a = p.accs[static_cast<size_t>(j)];
+    int pass = j < p.pass1 ? 1 : (j < n - p.pass2 ? 0 : 2);
+    EXPECT_EQ(a.pass, pass) << "accumulator " << j;
+    if (a.kind == hp::acc_kind::mean) {
+      // computed from pass-1 count and sum
+      ASSERT_TRUE(a.a >= 0 && a.a < p.pass1 && a.b >= 0 && a.b < p.pass1) << "accumulator " << j;
+    }
+    if (a.src == hp::src_kind::sq_dev || a.src == hp::src_kind::chan) {
+      ASSERT_TRUE(a.a >= 0 && a.a < n) << "accumulator " << j;
+      EXPECT_EQ(p.accs[static_cast<size_t>(a.a)].kind, hp::acc_kind::mean) << "accumulator " << j;
+    }
+  }
+  for (auto& o : p.outs) {
+    EXPECT_TRUE(o.kind == hp::out_kind::first_row || (o.acc >= 0 && o.acc < n));
+    EXPECT_LT(o.acc2, n);
+    if (o.kind == hp::out_kind::take) EXPECT_EQ(size_of(o.type.id), 8) << to_string(o.type);
+  }
+}
+
+}  // namespace
+
+TEST(CudaHashPlan, PartialOutputsAreTheCpuStates) {
+  auto aggs = every_decomposable();
+  hp::program p = hp::plan_partial(aggs);
+  schema states = cpu::partial_schema(in_schema(), {0}, aggs);
+  ASSERT_EQ(p.outs.size() + 1, states.size());
+  for (size_t i = 0; i < p.outs.size(); ++i)
+    EXPECT_EQ(p.outs[i].type, states[i + 1].type) << "state " << i << " " << to_string(p.outs[i].type);
+  expect_well_formed(p);
+  EXPECT_GT(p.pass2, 0);  // std and var
+}
+
+TEST(CudaHashPlan, FinalOutputsAreTheResults) {
+  auto aggs = every_decomposable();
+  hp::program p = hp::plan_final(aggs, 2);
+  ASSERT_EQ(p.outs.size(), aggs.size());
+  for (size_t i = 0; i < aggs.size(); ++i)
+    EXPECT_EQ(p.outs[i].type, aggs[i].output_type) << to_string(aggs[i].op);
+  expect_well_formed(p);
+  // the final reads state columns after the 2 keys, each aggregation's in turn
+  schema states = cpu::partial_schema(in_schema(), {0, 1}, aggs);
+  for (auto& a : p.accs) {
+    for (int c : {a.col, a.col2, a.col3})
+      EXPECT_TRUE(c < 0 || (c >= 2 && c < static_cast<int>(states.size()))) << c;
+  }
+}
+
+TEST(CudaHashPlan, UnfitNamesWhatHashingDoesNotTake) {
+  schema in = in_schema();
+  EXPECT_EQ(hp::unfit(in, {0, 1, 2, 4, 5, 6}, every_decomposable()), "");
+  EXPECT_EQ(hp::unfit(in, {}, every_decomposable()), "");
+  EXPECT_NE(hp::unfit(in, {3}, {spec(agg_op::sum, 1)}).find("key column s has type str"), std::string::npos);
+  EXPECT_NE(hp::unfit(in, {0}, {spec(agg_op::median, 1)}).find("median"), std::string::npos);
+}
+
+TEST(CudaHashPlan, MakeAggregatePicksHashOrSort) {
+  auto plan = [](std::vector<size_t> keys, std::vector<agg_spec> aggs) {
+    schema out;
+    for (size_t k : keys)
+      out.push_back(in_schema()[k]);
+    for (size_t i = 0; i < aggs.size(); ++i)
+      out.push_back({"a" + std::to_string(i), aggs[i].output_type});
+    physical_ptr p = cuda::make_aggregate(std::make_unique<leaf>(in_schema()), keys, aggs, false, out);
+    return to_string(*p);
+  };
+  std::string hashed = plan({0, 2}, every_decomposable());
+  EXPECT_NE(hashed.find("[sync] hash_aggregate[final] keys [#0, #1]"), std::string::npos) << hashed;
+  EXPECT_NE(hashed.find("hash_aggregate[partial] keys [#0, #2]"), std::string::npos) << hashed;
+  EXPECT_EQ(hashed.find("@cpu"), std::string::npos) << hashed;
+  std::string global = plan({}, {spec(agg_op::sum, 2)});
+  EXPECT_NE(global.find("hash_aggregate[partial] keys []"), std::string::npos) << global;
+  std::string sorted = plan({3}, {spec(agg_op::sum, 1)});
+  EXPECT_NE(sorted.find("sort_aggregate keys [#3]"), std::string::npos) << sorted;
+  EXPECT_EQ(sorted.find("hash_aggregate"), std::string::npos) << sorted;
+}
+
+// The lowering's pre-projection of bare columns over a filter: the partial aggregation takes the
+// filter's input and predicate, with key and input columns renumbered to that input.
+TEST(CudaHashPlan, MakeAggregateAbsorbsAFilter) {
+  auto filtered = [](std::vector<expr> pre) {
+    schema in = in_schema();
+    physical_ptr f = cuda::make_filter(std::make_unique<leaf>(in), resolve(col("i") > lit(int64_t{0}), in));
+    schema mid;
+    for (auto& e : pre)
+      mid.push_back({output_name(e), resolve(e, in)->dtype});
+    std::vector<expr> resolved;
+    for (auto& e : pre)
+      resolved.push_back(resolve(e, in));
+    physical_ptr p = cuda::make_project(std::move(f), resolved, mid);
+    agg_spec s = spec(agg_op::sum, 1);  // over the second projected column
+    s.input_type = mid[1].type;
+    s.output_type = agg_result_type(agg_op::sum, s.input_type);
+    schema out{std::vector<field>{mid[0], {"a", s.output_type}}};
+    return to_string(*cuda::make_aggregate(std::move(p), {0}, {s}, false, out));
+  };
+  std::string fused = filtered({col("k"), col("f").alias("x")});
+  EXPECT_NE(fused.find("hash_aggregate[partial] filter"), std::string::npos) << fused;
+  EXPECT_NE(fused.find("keys [#0] aggs [sum(#2)]"), std::string::npos) << fused;  // f is column 2 of the input
+  EXPECT_EQ(fused.find("project"), std::string::npos) << fused;
+  // a computed column keeps the projection and the filter
+  std::string kept = filtered({col("k"), (col("f") + lit(1.0)).alias("x")});
+  EXPECT_NE(kept.find("project"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("filter"), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("[partial] filter"), std::string::npos) << kept;
+}
+
+#endif

@@ -457,6 +457,17 @@ std::vector<data_type> state_types(const agg_spec& s) {
   }
 }
 
+schema partial_schema(const schema& in, const std::vector<size_t>& keys, const std::vector<agg_spec>& aggs) {
+  schema out;
+  for (size_t k : keys) out.push_back(in[k]);
+  for (size_t i = 0; i < aggs.size(); ++i) {
+    auto types = state_types(aggs[i]);
+    for (size_t j = 0; j < types.size(); ++j)
+      out.push_back({"__state" + std::to_string(i) + "_" + std::to_string(j), types[j]});
+  }
+  return out;
+}
+
 std::vector<column> concat_columns(const std::vector<table>& parts, const schema& in,
                                    const std::vector<size_t>& columns, memory_resource* mr) {
   std::vector<column> out;

@@ -46,6 +46,10 @@ bool is_decomposable(agg_op op);
 /// Types of the partial state columns of `spec` (decomposable ops only).
 std::vector<data_type> state_types(const agg_spec& spec);
 
+/// Output schema of a partial aggregation of `in` by `keys`: the key fields, then the state columns of
+/// each aggregation ("__state<i>_<j>"). Shared by the CPU and CUDA backends.
+schema partial_schema(const schema& in, const std::vector<size_t>& keys, const std::vector<agg_spec>& aggs);
+
 /// Partial state columns of `spec` over `in`, one row per group (decomposable ops only).
 std::vector<column> partial_states(const agg_spec& spec, const column* in, const group_map& g,
                                    memory_resource* mr);

@@ -203,13 +203,7 @@ physical_ptr make_aggregate(backend b, physical_ptr child, std::vector<size_t> k
     return finish(std::make_unique<single_aggregate_op>(std::move(keys), std::move(aggs), maintain_order), b,
                   one(std::move(child)), std::move(out));
   // partial output: the key columns, then the state columns of each aggregation
-  schema partial_schema;
-  for (size_t i = 0; i < keys.size(); ++i) partial_schema.push_back(child->output_schema[keys[i]]);
-  for (size_t i = 0; i < aggs.size(); ++i) {
-    auto types = cpu::state_types(aggs[i]);
-    for (size_t j = 0; j < types.size(); ++j)
-      partial_schema.push_back({"__state" + std::to_string(i) + "_" + std::to_string(j), types[j]});
-  }
+  schema partial_schema = cpu::partial_schema(child->output_schema, keys, aggs);
   size_t num_keys = keys.size();
   physical_ptr partial = finish(std::make_unique<partial_aggregate_op>(std::move(keys), aggs), b,
                                 one(std::move(child)), std::move(partial_schema));

@@ -2,186 +2,26 @@
 // stably sorted by the key columns (nulls form one group, -0.0 == 0.0, NaNs equal), runs of equal
 // keys are the groups ("segments"), and every aggregation is a reduce-by-key over the sorted rows.
 // Aggregate outputs groups in order of first appearance (as the CPU backend); a window gathers each
-// row's group value back in row order.
+// row's group value back in row order. Group-bys that hashing fits run in hash_aggregate.cu instead;
+// this one ("sort_aggregate") takes string keys, and every window.
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
-#include "exec/cuda/common.cuh"
+#include "exec/cuda/agg_common.cuh"
 #include "exec/cuda/ops.hpp"
-#include "exec/cuda/table_ops.hpp"
 #include "tug/exec/cpu/require.hpp"
-#include "tug/memory/device.hpp"
 
 namespace tug::cuda {
 
 namespace {
-
-/// How a kernel reads a column's values (dates and times read as their integer storage).
-enum class vkind : uint8_t { i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, str };
-
-vkind kind_of(const data_type& t) {
-  switch (t.id) {
-    case type_id::int8:
-      return vkind::i8;
-    case type_id::int16:
-      return vkind::i16;
-    case type_id::int32:
-    case type_id::date32:
-      return vkind::i32;
-    case type_id::int64:
-    case type_id::timestamp:
-    case type_id::duration:
-      return vkind::i64;
-    case type_id::boolean:
-    case type_id::uint8:
-      return vkind::u8;
-    case type_id::uint16:
-      return vkind::u16;
-    case type_id::uint32:
-      return vkind::u32;
-    case type_id::uint64:
-      return vkind::u64;
-    case type_id::float32:
-      return vkind::f32;
-    case type_id::float64:
-      return vkind::f64;
-    case type_id::string:
-      return vkind::str;
-    default:
-      break;
-  }
-  throw not_implemented_error("CUDA aggregation does not handle columns of type " + to_string(t));
-}
-
-struct dkey {
-  dcol c;
-  vkind k;
-};
-
-template <typename T>
-__device__ int cmp3(T a, T b) {
-  return a < b ? -1 : (b < a ? 1 : 0);
-}
-
-// NaNs compare equal to each other and above (nan_high) or below every number.
-__device__ int cmp_float(double a, double b, bool nan_high) {
-  bool na = a != a, nb = b != b;
-  if (na || nb) return na == nb ? 0 : ((na == nan_high) ? 1 : -1);
-  return cmp3(a, b);
-}
-
-__device__ int cmp_str(dstring a, dstring b) {
-  int64_t m = a.n < b.n ? a.n : b.n;
-  for (int64_t i = 0; i < m; ++i) {
-    auto x = static_cast<unsigned char>(a.p[i]), y = static_cast<unsigned char>(b.p[i]);
-    if (x != y) return x < y ? -1 : 1;
-  }
-  return cmp3(a.n, b.n);
-}
-
-// Three-way comparison of valid rows i and j of one column.
-__device__ int cmp_values(const dcol& c, vkind k, int64_t i, int64_t j, bool nan_high) {
-  switch (k) {
-    case vkind::i8:
-      return cmp3(c.value<int8_t>(i), c.value<int8_t>(j));
-    case vkind::i16:
-      return cmp3(c.value<int16_t>(i), c.value<int16_t>(j));
-    case vkind::i32:
-      return cmp3(c.value<int32_t>(i), c.value<int32_t>(j));
-    case vkind::i64:
-      return cmp3(c.value<int64_t>(i), c.value<int64_t>(j));
-    case vkind::u8:
-      return cmp3(c.value<uint8_t>(i), c.value<uint8_t>(j));
-    case vkind::u16:
-      return cmp3(c.value<uint16_t>(i), c.value<uint16_t>(j));
-    case vkind::u32:
-      return cmp3(c.value<uint32_t>(i), c.value<uint32_t>(j));
-    case vkind::u64:
-      return cmp3(c.value<uint64_t>(i), c.value<uint64_t>(j));
-    case vkind::f32:
-      return cmp_float(c.value<float>(i), c.value<float>(j), nan_high);
-    case vkind::f64:
-      return cmp_float(c.value<double>(i), c.value<double>(j), nan_high);
-    case vkind::str:
-      return cmp_str(c.str(i), c.str(j));
-  }
-  return 0;
-}
-
-// Three-way comparison of rows a and b over all key columns (null before any value).
-__device__ int cmp_rows(const dkey* keys, int nk, int64_t a, int64_t b) {
-  for (int k = 0; k < nk; ++k) {
-    bool va = keys[k].c.valid(a), vb = keys[k].c.valid(b);
-    if (va != vb) return va ? 1 : -1;
-    if (!va) continue;
-    int c = cmp_values(keys[k].c, keys[k].k, a, b, true);
-    if (c) return c;
-  }
-  return 0;
-}
 
 struct row_less {
   const dkey* keys;
   int nk;
   __device__ bool operator()(int64_t a, int64_t b) const { return cmp_rows(keys, nk, a, b) < 0; }
 };
-
-// The value of row i widened to 64 bits (integers wrap as in the CPU sums; booleans are 0/1).
-__device__ uint64_t as_u64(const dcol& c, vkind k, int64_t i) {
-  switch (k) {
-    case vkind::i8:
-      return static_cast<uint64_t>(static_cast<int64_t>(c.value<int8_t>(i)));
-    case vkind::i16:
-      return static_cast<uint64_t>(static_cast<int64_t>(c.value<int16_t>(i)));
-    case vkind::i32:
-      return static_cast<uint64_t>(static_cast<int64_t>(c.value<int32_t>(i)));
-    case vkind::i64:
-      return static_cast<uint64_t>(c.value<int64_t>(i));
-    case vkind::u8:
-      return c.value<uint8_t>(i);
-    case vkind::u16:
-      return c.value<uint16_t>(i);
-    case vkind::u32:
-      return c.value<uint32_t>(i);
-    case vkind::u64:
-      return c.value<uint64_t>(i);
-    default:
-      return 0;
-  }
-}
-
-__device__ double as_f64(const dcol& c, vkind k, int64_t i) {
-  switch (k) {
-    case vkind::i8:
-      return c.value<int8_t>(i);
-    case vkind::i16:
-      return c.value<int16_t>(i);
-    case vkind::i32:
-      return c.value<int32_t>(i);
-    case vkind::i64:
-      return static_cast<double>(c.value<int64_t>(i));
-    case vkind::u8:
-      return c.value<uint8_t>(i);
-    case vkind::u16:
-      return c.value<uint16_t>(i);
-    case vkind::u32:
-      return c.value<uint32_t>(i);
-    case vkind::u64:
-      return static_cast<double>(c.value<uint64_t>(i));
-    case vkind::f32:
-      return c.value<float>(i);
-    case vkind::f64:
-      return c.value<double>(i);
-    default:
-      return 0;
-  }
-}
-
-#define TUG_GRID_LOOP(i, n)                                                                                       \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, tug_stride_ = int64_t(gridDim.x) * blockDim.x; \
-       i < (n); i += tug_stride_)
 
 __global__ void iota_kernel(int64_t* out, int64_t n) { TUG_GRID_LOOP(i, n) out[i] = i; }
 __global__ void fill_kernel(int64_t* out, int64_t n, int64_t v) { TUG_GRID_LOOP(i, n) out[i] = v; }
@@ -327,20 +167,6 @@ __global__ void finish_kernel(finish_op op, const double* a, const uint64_t* u, 
   }
 }
 
-template <typename F>
-void launch(int64_t n, F&& f) {
-  if (n <= 0) return;
-  f(grid_for(n));
-  TUG_CUDA_CHECK_LAUNCH();
-}
-
-int64_t read_back(const int64_t* p) {
-  int64_t v = 0;
-  TUG_CUDA_TRY(cudaMemcpyAsync(&v, p, sizeof v, cudaMemcpyDeviceToHost, stream()));
-  TUG_CUDA_TRY(cudaStreamSynchronize(stream()));
-  return v;
-}
-
 /// Rows grouped by key columns: `order` = row indices sorted by key (stable), `seg` = segment of
 /// each sorted position, `start` = G + 1 segment bounds. Without keys, one segment of all rows.
 struct dgroups {
@@ -354,10 +180,10 @@ dgroups group(const std::vector<column>& keys, int64_t n, memory_resource* mr) {
   d.n = n;
   d.order = dbuf<int64_t>(n, mr);
   d.seg = dbuf<int64_t>(n, mr);
-  launch(n, [&](int b) { iota_kernel<<<b, 256, 0, stream()>>>(d.order.p, n); });
+  launch(n, iota_kernel, d.order.p, n);
   if (keys.empty()) {
     d.g = 1;
-    launch(n, [&](int b) { fill_kernel<<<b, 256, 0, stream()>>>(d.seg.p, n, 0); });
+    launch(n, fill_kernel, d.seg.p, n, 0);
     std::vector<int64_t> bounds{0, n};
     d.start = dbuf<int64_t>(2, mr);
     TUG_CUDA_TRY(cudaMemcpyAsync(d.start.p, bounds.data(), 2 * sizeof(int64_t), cudaMemcpyHostToDevice, stream()));
@@ -378,23 +204,18 @@ dgroups group(const std::vector<column>& keys, int64_t n, memory_resource* mr) {
     return d;
   }
   row_less less{dk.p, nk};
-  size_t bytes = 0;
-  TUG_CUDA_TRY(cub::DeviceMergeSort::StableSortKeys(nullptr, bytes, d.order.p, n, less, stream()));
-  {
-    dbuf<uint8_t> temp(static_cast<int64_t>(bytes), mr);
-    TUG_CUDA_TRY(cub::DeviceMergeSort::StableSortKeys(temp.p, bytes, d.order.p, n, less, stream()));
-  }
+  cub_run(mr, [&](void* temp, size_t& bytes) {
+    return cub::DeviceMergeSort::StableSortKeys(temp, bytes, d.order.p, n, less, stream());
+  });
   dbuf<int64_t> flag(n, mr);
-  launch(n, [&](int b) { boundary_kernel<<<b, 256, 0, stream()>>>(dk.p, nk, d.order.p, n, flag.p); });
-  bytes = 0;
-  TUG_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, flag.p, d.seg.p, n, stream()));
-  {
-    dbuf<uint8_t> temp(static_cast<int64_t>(bytes), mr);
-    TUG_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.p, bytes, flag.p, d.seg.p, n, stream()));
-  }
-  d.g = read_back(d.seg.p + n - 1) + 1;
+  launch(n, boundary_kernel, dk.p, nk, d.order.p, n, flag.p);
+  cub_run(mr, [&](void* temp, size_t& bytes) {
+    return cub::DeviceScan::InclusiveSum(temp, bytes, flag.p, d.seg.p, n, stream());
+  });
+  read_back(d.seg.p + n - 1, &d.g);
+  d.g += 1;
   d.start = dbuf<int64_t>(d.g + 1, mr);
-  launch(n, [&](int b) { starts_kernel<<<b, 256, 0, stream()>>>(d.seg.p, n, d.start.p); });
+  launch(n, starts_kernel, d.seg.p, n, d.start.p);
   return d;
 }
 
@@ -409,17 +230,16 @@ void reduce_segments(const dgroups& d, const T* in, T* out, Op op, T identity, m
     return;
   }
   dbuf<int64_t> unique(d.g, mr), runs(1, mr);
-  size_t bytes = 0;
-  TUG_CUDA_TRY(cub::DeviceReduce::ReduceByKey(nullptr, bytes, d.seg.p, unique.p, in, out, runs.p, op, d.n, stream()));
-  dbuf<uint8_t> temp(static_cast<int64_t>(bytes), mr);
-  TUG_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp.p, bytes, d.seg.p, unique.p, in, out, runs.p, op, d.n, stream()));
+  cub_run(mr, [&](void* temp, size_t& bytes) {
+    return cub::DeviceReduce::ReduceByKey(temp, bytes, d.seg.p, unique.p, in, out, runs.p, op, d.n, stream());
+  });
 }
 
 dbuf<uint64_t> u64_sums(const dgroups& d, const column* in, load_mode m, memory_resource* mr) {
   dbuf<uint64_t> vals(d.n, mr), out(d.g, mr);
   dcol c = in ? view_of(*in) : dcol{};
   vkind k = in && m != load_mode::valid ? kind_of(in->type()) : vkind::u8;
-  launch(d.n, [&](int b) { load_u64_kernel<<<b, 256, 0, stream()>>>(c, k, d.order.p, d.n, m, vals.p); });
+  launch(d.n, load_u64_kernel, c, k, d.order.p, d.n, m, vals.p);
   reduce_segments<uint64_t>(d, vals.p, out.p, plus_op{}, 0, mr);
   return out;
 }
@@ -428,7 +248,7 @@ dbuf<double> f64_sums(const dgroups& d, const column& in, const double* mean, me
   dbuf<double> vals(d.n, mr), out(d.g, mr);
   dcol c = view_of(in);
   vkind k = kind_of(in.type());
-  launch(d.n, [&](int b) { load_f64_kernel<<<b, 256, 0, stream()>>>(c, k, d.order.p, d.n, d.seg.p, mean, vals.p); });
+  launch(d.n, load_f64_kernel, c, k, d.order.p, d.n, d.seg.p, mean, vals.p);
   reduce_segments<double>(d, vals.p, out.p, plus_op{}, 0.0, mr);
   return out;
 }
@@ -438,8 +258,7 @@ column finish_column(finish_op op, const data_type& t, const dgroups& d, const d
   buffer_ptr data = make_buffer(static_cast<size_t>(d.g) * static_cast<size_t>(size_of(t.id)), mr);
   dbuf<uint32_t> valid;
   if (nullable) valid = make_bitmap(d.g, mr);
-  launch(d.g,
-         [&](int b) { finish_kernel<<<b, 256, 0, stream()>>>(op, a, u, n, m2, ddof, d.g, data->data(), valid.p); });
+  launch(d.g, finish_kernel, op, a, u, n, m2, ddof, d.g, data->data(), valid.p);
   return make_device_column(t, d.g, std::move(data), valid.buf);
 }
 
@@ -472,10 +291,7 @@ column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory
       if (s.op == agg_op::mean)
         return finish_column(finish_op::mean, s.output_type, d, sum.p, nullptr, cnt.p, nullptr, 0, true, mr);
       dbuf<double> mean(d.g, mr);
-      launch(d.g, [&](int b) {
-        finish_kernel<<<b, 256, 0, stream()>>>(finish_op::mean_state, sum.p, nullptr, cnt.p, nullptr, 0, d.g, mean.p,
-                                               nullptr);
-      });
+      launch(d.g, finish_kernel, finish_op::mean_state, sum.p, nullptr, cnt.p, nullptr, 0, d.g, mean.p, nullptr);
       auto m2 = f64_sums(d, *in, mean.p, mr);
       return finish_column(s.op == agg_op::std ? finish_op::std : finish_op::var, s.output_type, d, nullptr, nullptr,
                            cnt.p, m2.p, s.ddof, true, mr);
@@ -483,16 +299,14 @@ column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory
     case agg_op::first:
     case agg_op::last: {
       dbuf<int64_t> rows(d.g, mr);
-      launch(d.g, [&](int b) {
-        edge_rows_kernel<<<b, 256, 0, stream()>>>(d.order.p, d.start.p, d.g, s.op == agg_op::last, rows.p);
-      });
+      launch(d.g, edge_rows_kernel, d.order.p, d.start.p, d.g, s.op == agg_op::last, rows.p);
       return cuda::gather(*in, rows.p, d.g, mr);
     }
     case agg_op::min:
     case agg_op::max: {
       dbuf<int64_t> cand(d.n, mr), rows(d.g, mr);
       dcol c = view_of(*in);
-      launch(d.n, [&](int b) { load_row_kernel<<<b, 256, 0, stream()>>>(c, d.order.p, d.n, cand.p); });
+      launch(d.n, load_row_kernel, c, d.order.p, d.n, cand.p);
       reduce_segments<int64_t>(d, cand.p, rows.p, best_row{c, kind_of(t), s.op == agg_op::max}, int64_t{-1}, mr);
       return cuda::gather(*in, rows.p, d.g, mr);
     }
@@ -502,46 +316,19 @@ column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory
   throw not_implemented_error(std::string("CUDA aggregation ") + to_string(s.op) + " is not implemented");
 }
 
-/// All partitions concatenated on the device (empty device columns of `in` when there are none).
-table concat_all(const std::vector<table>& parts, const schema& in, exec_context& ctx) {
-  if (parts.empty()) {
-    std::vector<column> cols;
-    for (auto& f : in)
-      cols.push_back(make_empty_column(f.type));
-    return to_device(cols.empty() ? table::empty_with_rows(0) : table(std::move(cols)), ctx.device_mr);
-  }
-  if (parts.size() == 1) return parts[0];
-  return cuda::concatenate(parts, ctx.device_mr);
-}
-
-std::string describe(const agg_spec& s) {
-  return std::string(to_string(s.op)) + (s.input < 0 ? "(*)" : "(#" + std::to_string(s.input) + ")");
-}
-
-std::string describe_columns(const std::vector<size_t>& cols) {
-  std::string s = "[";
-  for (size_t i = 0; i < cols.size(); ++i)
-    s += (i ? ", #" : "#") + std::to_string(cols[i]);
-  return s + "]";
-}
-
-class aggregate_op final : public physical_node {
+/// The sort-based group-by: one sync point over all partitions concatenated.
+class sort_aggregate_op final : public physical_node {
  public:
-  aggregate_op(std::vector<size_t> keys, std::vector<agg_spec> aggs, bool maintain_order)
+  sort_aggregate_op(std::vector<size_t> keys, std::vector<agg_spec> aggs, bool maintain_order)
       : _keys(std::move(keys)), _aggs(std::move(aggs)), _maintain_order(maintain_order) {}
   std::string name() const override { return "sort_aggregate"; }
-  std::string detail() const override {
-    std::string s = "keys " + describe_columns(_keys) + " aggs [";
-    for (size_t i = 0; i < _aggs.size(); ++i)
-      s += (i ? ", " : "") + describe(_aggs[i]);
-    return s + "]" + (_maintain_order ? " maintain_order" : "");
-  }
+  std::string detail() const override { return describe(_keys, _aggs, _maintain_order); }
   bool sync_point() const override { return true; }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
     auto parts = input(0, ctx);
-    nvtx_range r{"aggregate"};
+    nvtx_range r{"sort_aggregate"};
     memory_resource* mr = ctx.device_mr;
     table all = concat_all(parts, children[0]->output_schema, ctx);
     int64_t n = total_rows(parts);
@@ -551,15 +338,13 @@ class aggregate_op final : public physical_node {
     dgroups d = group(keys, n, mr);
     // groups in order of first appearance: segments sorted by their first (smallest) row
     dbuf<int64_t> first(d.g, mr), seg_ids(d.g, mr), first_sorted(d.g, mr), perm(d.g, mr);
-    launch(d.g, [&](int b) { edge_rows_kernel<<<b, 256, 0, stream()>>>(d.order.p, d.start.p, d.g, false, first.p); });
-    launch(d.g, [&](int b) { iota_kernel<<<b, 256, 0, stream()>>>(seg_ids.p, d.g); });
+    launch(d.g, edge_rows_kernel, d.order.p, d.start.p, d.g, false, first.p);
+    launch(d.g, iota_kernel, seg_ids.p, d.g);
     if (d.g > 1) {
-      size_t bytes = 0;
-      TUG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, first.p, first_sorted.p, seg_ids.p, perm.p, d.g, 0,
-                                                   64, stream()));
-      dbuf<uint8_t> temp(static_cast<int64_t>(bytes), mr);
-      TUG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.p, bytes, first.p, first_sorted.p, seg_ids.p, perm.p, d.g, 0,
-                                                   64, stream()));
+      cub_run(mr, [&](void* temp, size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(temp, bytes, first.p, first_sorted.p, seg_ids.p, perm.p, d.g, 0, 64,
+                                               stream());
+      });
     } else {
       first_sorted = first;
       perm = seg_ids;
@@ -572,13 +357,7 @@ class aggregate_op final : public physical_node {
       cols.push_back(cuda::gather(segment_agg(s, in, d, mr), perm.p, d.g, mr));
     }
     sync();
-    table out = cols.empty() ? table::empty_with_rows(d.g) : table(std::move(cols));
-    int64_t target = std::max<int64_t>(1, ctx.options.target_partition_rows);
-    if (out.num_rows() <= target) return {out};
-    std::vector<table> split;
-    for (int64_t off = 0; off < out.num_rows(); off += target)
-      split.push_back(out.slice(off, std::min(target, out.num_rows() - off)));
-    return split;
+    return split_rows(cols.empty() ? table::empty_with_rows(d.g) : table(std::move(cols)), ctx.options);
   }
 
  private:
@@ -614,7 +393,7 @@ class window_op final : public physical_node {
         keys.push_back(all[k]);
       dgroups d = group(keys, n, mr);
       dbuf<int64_t> seg_of_row(n, mr);
-      launch(n, [&](int b) { scatter_kernel<<<b, 256, 0, stream()>>>(d.order.p, d.seg.p, n, seg_of_row.p); });
+      launch(n, scatter_kernel, d.order.p, d.seg.p, n, seg_of_row.p);
       const column* in = w.agg.input < 0 ? nullptr : &all[static_cast<size_t>(w.agg.input)];
       results.push_back(cuda::gather(segment_agg(w.agg, in, d, mr), seg_of_row.p, n, mr));
     }
@@ -637,9 +416,9 @@ class window_op final : public physical_node {
 
 }  // namespace
 
-physical_ptr make_aggregate(physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
-                            bool maintain_order, schema out) {
-  return cpu::finish(std::make_unique<aggregate_op>(std::move(keys), std::move(aggs), maintain_order), backend::cuda,
+physical_ptr make_sort_aggregate(physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
+                                 bool maintain_order, schema out) {
+  return cpu::finish(std::make_unique<sort_aggregate_op>(std::move(keys), std::move(aggs), maintain_order), backend::cuda,
                      cpu::one(std::move(child)), std::move(out));
 }
 

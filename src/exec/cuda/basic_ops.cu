@@ -13,6 +13,7 @@ class filter_op final : public physical_node {
  public:
   explicit filter_op(expr pred) : _pred(std::move(pred)) {}
   std::string name() const override { return "filter"; }
+  const expr& predicate() const { return _pred; }
   std::string detail() const override {
     return to_string(_pred) + (_keep.empty() ? "" : " -> " + std::to_string(_keep.size()) + " columns");
   }
@@ -51,6 +52,7 @@ class project_op final : public physical_node {
  public:
   explicit project_op(std::vector<expr> exprs) : _exprs(std::move(exprs)) {}
   std::string name() const override { return "project"; }
+  const std::vector<expr>& exprs() const { return _exprs; }
   std::string detail() const override {
     std::string s;
     for (auto& e : _exprs)
@@ -75,7 +77,33 @@ class project_op final : public physical_node {
   std::vector<expr> _exprs;
 };
 
+/// The column a bare reference (under aliases) names; nullptr for any other expression.
+const std::string* bare_column(const expr& e) {
+  const expr* x = &e;
+  while ((*x)->kind == expr_kind::alias)
+    x = &(*x)->args[0];
+  return (*x)->kind == expr_kind::column ? &(*x)->name : nullptr;
+}
+
 }  // namespace
+
+std::optional<filter_project> take_filter_project(physical_ptr& node) {
+  auto* project = dynamic_cast<project_op*>(node.get());
+  if (!project || project->where != backend::cuda || project->children.size() != 1) return std::nullopt;
+  auto* filter = dynamic_cast<filter_op*>(project->children[0].get());
+  if (!filter || filter->where != backend::cuda || filter->children.size() != 1) return std::nullopt;
+  const schema& in = filter->children[0]->output_schema;
+  filter_project f;
+  for (auto& e : project->exprs()) {
+    const std::string* name = bare_column(e);
+    if (!name || !in.contains(*name)) return std::nullopt;
+    f.columns.push_back(in.index_of(*name));
+  }
+  f.predicate = filter->predicate();
+  f.input = std::move(filter->children[0]);
+  node.reset();
+  return f;
+}
 
 physical_ptr make_filter(physical_ptr child, expr predicate) {
   schema s = child->output_schema;

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "exec/cuda/common.cuh"
+#include "exec/cuda/hashing.cuh"
 #include "exec/cuda/ops.hpp"
 #include "exec/cuda/table_ops.hpp"
 #include "tug/exec/cpu/require.hpp"
@@ -60,25 +61,8 @@ int kind_of(const data_type& t) {
   return -1;
 }
 
-__device__ inline uint64_t fmix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
-
 __device__ inline uint64_t combine(uint64_t h, uint64_t v) {
   return (h ^ fmix64(v)) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
-}
-
-/// Bits of a float key that are equal exactly when the keys are (-0.0 == 0.0, all NaNs equal), as
-/// the CPU key index compares them (through double).
-__device__ inline uint64_t float_bits(double d) {
-  if (d != d) return 0x7ff8000000000000ULL;
-  if (d == 0) d = 0;
-  return static_cast<uint64_t>(__double_as_longlong(d));
 }
 
 /// One 64-bit word of a fixed-width key (the low word for 16-byte keys).

@@ -3,6 +3,7 @@
 // backend::cuda. Operators take and return partitions in device memory; physical_node::input moves
 // a child's partitions to the device first. Every operator synchronizes its thread's stream before it
 // returns a partition, so another pool thread may use (and free) it.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@ physical_ptr make_filter(physical_ptr child, expr predicate);
 physical_ptr make_project(physical_ptr child, std::vector<expr> exprs, schema out);
 physical_ptr make_aggregate(physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
                             bool maintain_order, schema out);
+/// The sort-based group-by (aggregate.cu): one sync point over all partitions. make_aggregate
+/// (hash_aggregate.cu) picks it where hashing does not fit (hash::unfit).
+physical_ptr make_sort_aggregate(physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
+                                 bool maintain_order, schema out);
 physical_ptr make_window(physical_ptr child, std::vector<window_spec> specs, schema out);
 physical_ptr make_join(physical_ptr left, physical_ptr right, join_spec spec, schema out);
 physical_ptr make_sort(physical_ptr child, std::vector<size_t> keys, std::vector<bool> descending,
@@ -22,6 +27,18 @@ physical_ptr make_slice(physical_ptr child, int64_t offset, int64_t length);
 physical_ptr make_unique(physical_ptr child, std::vector<size_t> subset, unique_keep keep, bool maintain_order);
 physical_ptr make_concat(std::vector<physical_ptr> children, schema out);
 physical_ptr make_row_index(physical_ptr child, int64_t offset, schema out);
+
+/// A CUDA filter under a CUDA projection of bare column references (the lowering's pre-projection of
+/// an aggregation), as an aggregation absorbs it: the filter's input, its predicate (resolved against
+/// that input), and for each projected column its index in that input.
+struct filter_project {
+  physical_ptr input;
+  expr predicate;
+  std::vector<size_t> columns;
+};
+/// Takes the filter's input out of `node` when `node` is such a projection (`node` is then spent);
+/// otherwise nothing, and `node` is untouched (basic_ops.cu).
+std::optional<filter_project> take_filter_project(physical_ptr& node);
 
 /// Empty when the CUDA backend can run `r`, else why not (support.cpp; one section per operator).
 std::string unsupported(const exec::op_request& r);

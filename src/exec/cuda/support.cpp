@@ -28,7 +28,10 @@ std::string unsupported(const exec::op_request& r) {
     }
   if (op == "filter" || op == "project") return {};
   if (op == "aggregate" || op == "window") {
-    // aggregate.cu: sort-based grouping over any key type but decimal128; segmented reductions
+    // hash_aggregate.cu: fixed-width keys (integers, booleans, floats, dates, timestamps, durations) or
+    // none, decomposable aggregations: partial per partition + final, hash tables (hash::unfit);
+    // aggregate.cu: the rest (string keys; every window), sort-based grouping over any key type but
+    // decimal128, segmented reductions
     if (r.input) {
       std::string why = type_unsupported(*r.input, r.keys, "key");
       if (!why.empty()) return why;

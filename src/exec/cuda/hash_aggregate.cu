@@ -1,0 +1,729 @@
+// Hash group-by aggregation on the CUDA backend, in two phases like the CPU backend's: a partial
+// aggregation per partition ("hash_aggregate[partial]", partitions in parallel on the pool threads)
+// outputs the keys and the CPU's state columns of each group, and a final one ("hash_aggregate[final]",
+// the sync point) merges the states of all partitions. Both run an accumulator program
+// (hash_aggregate.hpp) over the rows of one table:
+// - without keys, one block reduction per accumulator (CUB BlockReduce, one atomic per block);
+// - with fixed-width keys, an open-addressing table in global memory whose slots hold the smallest row
+//   of their group (compared on the key columns: nulls form one group, -0.0 == 0.0, NaNs equal), and
+//   64-bit accumulators per slot updated with atomics. Each block first aggregates its rows in a
+//   shared-memory table and merges it into the global one at its end, which keeps few groups at memory
+//   bandwidth; when a block meets too many groups (or the small global table fills) the partition
+//   is aggregated again directly into a global table of twice its rows.
+// Groups come out in order of first appearance (slots sorted by their smallest row), like the CPU.
+#include <thrust/iterator/counting_iterator.h>
+
+#include <atomic>
+#include <cub/block/block_reduce.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
+#include <numeric>
+#include <optional>
+
+#include "exec/cpu/agg_kernels.hpp"
+#include "exec/cuda/agg_common.cuh"
+#include "exec/cuda/evaluate.hpp"
+#include "exec/cuda/hash_aggregate.hpp"
+#include "exec/cuda/hashing.cuh"
+#include "exec/cuda/ops.hpp"
+#include "tug/exec/cpu/require.hpp"
+
+namespace tug::cuda {
+
+namespace {
+
+using hash::acc_kind;
+using hash::out_kind;
+using hash::src_kind;
+using ull = unsigned long long;
+
+constexpr ull kEmpty = ~0ull;  ///< a free slot; also "no row" in min / max accumulators
+constexpr ull kNoLimit = ~0ull;
+constexpr int kBlock = 256;
+constexpr int kMaxShared = 47 * 1024;  ///< dynamic shared memory of a block (under the 48 KiB needing no opt-in)
+constexpr int64_t kSmallTable = int64_t{1} << 16;
+
+/// An accumulator as kernels see it: columns it reads, its values per slot.
+struct dacc {
+  acc_kind kind = acc_kind::add_u64;
+  src_kind src = src_kind::none;
+  vkind k = vkind::u8, k2 = vkind::u8, k3 = vkind::u8;
+  dcol c, c2, c3;
+  ull* out = nullptr;         ///< per slot
+  const ull* mean = nullptr;  ///< per slot (sq_dev, chan)
+};
+
+/// An open-addressing table of groups: each used slot holds the smallest row of its group.
+struct dtable {
+  ull* slots = nullptr;
+  uint64_t mask = 0;     ///< capacity - 1 (a power of two)
+  ull* count = nullptr;  ///< groups inserted (plus reservations in flight)
+  ull limit = kNoLimit;  ///< a new group beyond `limit` groups is refused
+};
+
+__device__ inline double f64_of(ull v) { return __longlong_as_double(static_cast<long long>(v)); }
+__device__ inline ull bits_of(double d) { return static_cast<ull>(__double_as_longlong(d)); }
+
+__host__ __device__ inline ull identity(acc_kind k) {
+  return k == acc_kind::best_min || k == acc_kind::best_max || k == acc_kind::min_u64 ? kEmpty : 0;
+}
+
+/// Whether row r passes the fused filter's mask (a boolean column; no data: every row).
+__device__ inline bool selected(const dcol& mask, int64_t r) {
+  return !mask.data || (mask.valid(r) && mask.value<bool>(r));
+}
+
+/// The better of two candidate rows of `c`: NaN only when nothing else, ties to the earlier row;
+/// anything outside [0, rows) is no candidate.
+__device__ inline ull better(const dcol& c, vkind k, bool max, ull a, ull b) {
+  auto rows = static_cast<ull>(c.size);
+  if (a >= rows) return b;
+  if (b >= rows) return a;
+  int r = cmp_values(c, k, static_cast<int64_t>(a), static_cast<int64_t>(b), !max);
+  if (r == 0) return a < b ? a : b;
+  return (max ? r > 0 : r < 0) ? a : b;
+}
+
+__device__ inline ull combine(const dacc& d, ull a, ull b) {
+  switch (d.kind) {
+    case acc_kind::add_u64:
+      return a + b;
+    case acc_kind::add_f64:
+      return bits_of(f64_of(a) + f64_of(b));
+    case acc_kind::or_u64:
+      return a | b;
+    case acc_kind::max_u64:
+      return a > b ? a : b;
+    case acc_kind::min_u64:
+      return a < b ? a : b;
+    case acc_kind::best_min:
+      return better(d.c, d.k, false, a, b);
+    case acc_kind::best_max:
+      return better(d.c, d.k, true, a, b);
+    default:
+      return a;
+  }
+}
+
+/// What row r (of group slot `slot`) contributes to `d`; identity(d.kind) for nothing.
+__device__ inline ull contribution(const dacc& d, int64_t r, int64_t slot) {
+  if (d.src == src_kind::one) return 1;
+  if (d.src == src_kind::row) return static_cast<ull>(r);
+  if (d.src == src_kind::row1) return static_cast<ull>(r) + 1;
+  if (d.src == src_kind::none || !d.c.valid(r)) return identity(d.kind);
+  switch (d.src) {
+    case src_kind::valid:
+      return 1;
+    case src_kind::value:
+      return d.kind == acc_kind::add_f64 ? bits_of(as_f64(d.c, d.k, r)) : as_u64(d.c, d.k, r);
+    case src_kind::is_true:
+      return as_u64(d.c, d.k, r) != 0;
+    case src_kind::is_false:
+      return as_u64(d.c, d.k, r) == 0;
+    case src_kind::candidate:
+      return static_cast<ull>(r);
+    case src_kind::weighted: {
+      auto n = static_cast<int64_t>(as_u64(d.c, d.k, r));
+      return n == 0 ? 0 : bits_of(static_cast<double>(n) * as_f64(d.c2, d.k2, r));
+    }
+    case src_kind::sq_dev: {
+      double x = as_f64(d.c, d.k, r) - f64_of(d.mean[slot]);
+      return bits_of(x * x);
+    }
+    case src_kind::chan: {
+      auto n = static_cast<int64_t>(as_u64(d.c, d.k, r));
+      if (n == 0) return 0;
+      double dm = as_f64(d.c2, d.k2, r) - f64_of(d.mean[slot]);
+      return bits_of(as_f64(d.c3, d.k3, r) + static_cast<double>(n) * dm * dm);
+    }
+    default:
+      return identity(d.kind);
+  }
+}
+
+/// Combines `v` into the accumulator at `p` (shared or global memory) atomically.
+__device__ inline void merge(const dacc& d, ull* p, ull v) {
+  switch (d.kind) {
+    case acc_kind::add_u64:
+      atomicAdd(p, v);
+      return;
+    case acc_kind::add_f64:
+      atomicAdd(reinterpret_cast<double*>(p), f64_of(v));
+      return;
+    case acc_kind::or_u64:
+      atomicOr(p, v);
+      return;
+    case acc_kind::max_u64:
+      atomicMax(p, v);
+      return;
+    case acc_kind::min_u64:
+      atomicMin(p, v);
+      return;
+    default: {
+      // min / max candidates: the stored row only ever gets better, so the loop ends
+      ull old = *reinterpret_cast<volatile ull*>(p);
+      while (true) {
+        ull next = combine(d, old, v);
+        if (next == old) return;
+        ull seen = atomicCAS(p, old, next);
+        if (seen == old) return;
+        old = seen;
+      }
+    }
+  }
+}
+
+__device__ inline void add_row(const dacc* accs, int na, int64_t r, int64_t slot, ull* base, int64_t stride) {
+  for (int j = 0; j < na; ++j) {
+    ull v = contribution(accs[j], r, slot);
+    if (v != identity(accs[j].kind)) merge(accs[j], base + j * stride + slot, v);
+  }
+}
+
+/// The bits a key value hashes by: equal keys (cmp_rows) give equal bits.
+__device__ inline uint64_t key_bits(const dkey& key, int64_t r) {
+  if (!key.c.valid(r)) return 0x9ae16a3b2f90404fULL;
+  if (key.k == vkind::f32) return float_bits(key.c.value<float>(r));
+  if (key.k == vkind::f64) return float_bits(key.c.value<double>(r));
+  return as_u64(key.c, key.k, r);
+}
+
+__device__ inline uint64_t hash_row(const dkey* keys, int nk, int64_t r) {
+  uint64_t h = 0x243f6a8885a308d3ULL;
+  for (int k = 0; k < nk; ++k)
+    h = fmix64(h ^ (key_bits(keys[k], r) + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(k + 1)));
+  return h;
+}
+
+/// The slot of row r's group, inserting r when the group is new and lowering the slot's row to r
+/// when r is smaller; -1 when the group is new and the table already holds `limit` groups.
+__device__ inline int64_t find_or_insert(const dtable& t, const dkey* keys, int nk, int64_t r, uint64_t h) {
+  auto row = static_cast<ull>(r);
+  for (uint64_t i = h & t.mask;; i = (i + 1) & t.mask) {
+    ull cur = *reinterpret_cast<volatile ull*>(&t.slots[i]);
+    if (cur == kEmpty) {
+      // reserve room first, so that a full table is never probed forever
+      if (atomicAdd(t.count, 1ull) >= t.limit) {
+        atomicAdd(t.count, ~0ull);
+        return -1;
+      }
+      cur = atomicCAS(&t.slots[i], kEmpty, row);
+      if (cur == kEmpty) return static_cast<int64_t>(i);
+      atomicAdd(t.count, ~0ull);  // another group took the slot first
+    }
+    if (cmp_rows(keys, nk, static_cast<int64_t>(cur), r) == 0) {
+      if (row < cur) atomicMin(&t.slots[i], row);
+      return static_cast<int64_t>(i);
+    }
+  }
+}
+
+/// The slot of row r's group (which must be in the table), -1 when missing.
+__device__ inline int64_t find(const dtable& t, const dkey* keys, int nk, int64_t r, uint64_t h) {
+  uint64_t i = h & t.mask;
+  for (uint64_t probes = 0; probes <= t.mask; ++probes, i = (i + 1) & t.mask) {
+    ull cur = t.slots[i];
+    if (cur == kEmpty) return -1;
+    if (cmp_rows(keys, nk, static_cast<int64_t>(cur), r) == 0) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+/// Pass 1 through shared memory: block b aggregates the selected rows of [b * per_block, (b + 1) * per_block) into a
+/// table of `cap` slots, then merges its groups into `g`. A block that meets more than cap / 2 groups,
+/// or whose groups do not fit in `g`, sets *overflow and every block stops.
+__global__ void shared_pass_kernel(const dkey* keys, int nk, const dacc* accs, int na, dcol mask, int64_t n,
+                                   int64_t per_block, int cap, dtable g, ull* overflow) {
+  extern __shared__ ull smem[];
+  __shared__ ull count;
+  ull* stab = smem;
+  ull* sacc = smem + cap;
+  for (int i = threadIdx.x; i < cap; i += blockDim.x) {
+    stab[i] = kEmpty;
+    for (int j = 0; j < na; ++j)
+      sacc[int64_t(j) * cap + i] = identity(accs[j].kind);
+  }
+  if (threadIdx.x == 0) count = 0;
+  __syncthreads();
+  dtable s{stab, static_cast<uint64_t>(cap - 1), &count, static_cast<ull>(cap / 2)};
+  int64_t lo = int64_t(blockIdx.x) * per_block, hi = lo + per_block < n ? lo + per_block : n;
+  for (int64_t base = lo; base < hi; base += blockDim.x) {
+    int64_t r = base + threadIdx.x;
+    bool stop = false;
+    if (r < hi && selected(mask, r)) {
+      int64_t slot = find_or_insert(s, keys, nk, r, hash_row(keys, nk, r));
+      if (slot < 0) {
+        atomicExch(overflow, 1ull);
+        stop = true;
+      } else {
+        add_row(accs, na, r, slot, sacc, cap);
+      }
+    }
+    if (threadIdx.x == 0 && *reinterpret_cast<volatile ull*>(overflow)) stop = true;
+    if (__syncthreads_or(stop)) return;
+  }
+  // the barrier above (or the first one) has seen every row of the block into the shared table
+  for (int i = threadIdx.x; i < cap; i += blockDim.x) {
+    ull row = stab[i];
+    if (row == kEmpty) continue;
+    auto r = static_cast<int64_t>(row);
+    int64_t slot = find_or_insert(g, keys, nk, r, hash_row(keys, nk, r));
+    if (slot < 0) {
+      atomicExch(overflow, 1ull);
+      return;
+    }
+    for (int j = 0; j < na; ++j) {
+      ull v = sacc[int64_t(j) * cap + i];
+      if (v != identity(accs[j].kind)) merge(accs[j], accs[j].out + slot, v);
+    }
+  }
+}
+
+/// A pass over the selected rows straight into the global table: pass 1 inserts groups, pass 2 finds them.
+__global__ void rows_pass_kernel(const dkey* keys, int nk, const dacc* accs, int na, dcol mask, int64_t n, dtable g,
+                                 bool insert) {
+  TUG_GRID_LOOP(r, n) {
+    if (!selected(mask, r)) continue;
+    uint64_t h = hash_row(keys, nk, r);
+    int64_t slot = insert ? find_or_insert(g, keys, nk, r, h) : find(g, keys, nk, r, h);
+    if (slot < 0) continue;  // cannot happen: the table has room for every row, and pass 2 finds them
+    for (int j = 0; j < na; ++j) {
+      ull v = contribution(accs[j], r, slot);
+      if (v != identity(accs[j].kind)) merge(accs[j], accs[j].out + slot, v);
+    }
+  }
+}
+
+struct combine_op {
+  dacc d;
+  __device__ ull operator()(ull a, ull b) const { return combine(d, a, b); }
+};
+
+/// Without keys: accumulator `d` (one slot) over the selected rows; one atomic per block.
+__global__ void reduce_kernel(dacc d, dcol mask, int64_t n) {
+  using reduce_t = cub::BlockReduce<ull, kBlock>;
+  __shared__ typename reduce_t::TempStorage temp;
+  ull x = identity(d.kind);
+  TUG_GRID_LOOP(r, n) {
+    if (selected(mask, r)) x = combine(d, x, contribution(d, r, 0));
+  }
+  x = reduce_t(temp).Reduce(x, combine_op{d});
+  if (threadIdx.x == 0 && x != identity(d.kind)) merge(d, d.out, x);
+}
+
+/// mean[s] = sum[s] / count[s] (0 without values) for the slots of the groups.
+__global__ void mean_kernel(const int64_t* slots, int64_t g, const ull* count, const ull* sum, ull* mean) {
+  TUG_GRID_LOOP(i, g) {
+    int64_t s = slots[i];
+    auto c = static_cast<int64_t>(count[s]);
+    mean[s] = bits_of(c > 0 ? f64_of(sum[s]) / static_cast<double>(c) : 0.0);
+  }
+}
+
+struct is_used {
+  const ull* slots;
+  __device__ bool operator()(int64_t i) const { return slots[i] != kEmpty; }
+};
+
+/// An output column's values from accumulators.
+struct dout {
+  out_kind kind = out_kind::take;
+  const ull* a = nullptr;
+  const ull* b = nullptr;
+  int ddof = 0;
+  void* data = nullptr;
+  uint32_t* valid = nullptr;  ///< null: the column has no nulls
+};
+
+/// Output row i from the accumulators of slot slots[i]; row kinds write the row to gather (-1: none).
+__global__ void finish_kernel(dout o, const int64_t* slots, int64_t g) {
+  int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  int lane = threadIdx.x & 31;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i - lane < g; i += stride) {
+    bool valid = false;
+    if (i < g) {
+      int64_t s = slots[i];
+      ull x = o.a[s];
+      valid = true;
+      switch (o.kind) {
+        case out_kind::take:
+          static_cast<ull*>(o.data)[i] = x;
+          break;
+        case out_kind::first_row:
+        case out_kind::best_row:
+          static_cast<int64_t*>(o.data)[i] = x == kEmpty ? -1 : static_cast<int64_t>(x);
+          break;
+        case out_kind::last_row:
+          static_cast<int64_t*>(o.data)[i] = static_cast<int64_t>(x) - 1;
+          break;
+        case out_kind::mean: {
+          auto c = static_cast<int64_t>(o.b[s]);
+          valid = c > 0;
+          static_cast<double*>(o.data)[i] = valid ? f64_of(x) / static_cast<double>(c) : 0.0;
+          break;
+        }
+        case out_kind::var:
+        case out_kind::std: {
+          auto c = static_cast<int64_t>(x);
+          valid = c > o.ddof;
+          double var = valid ? fmax(0.0, f64_of(o.b[s])) / static_cast<double>(c - o.ddof) : 0.0;
+          static_cast<double*>(o.data)[i] = o.kind == out_kind::std ? sqrt(var) : var;
+          break;
+        }
+        case out_kind::any:
+          static_cast<bool*>(o.data)[i] = x != 0;
+          break;
+        case out_kind::all:
+          static_cast<bool*>(o.data)[i] = x == 0;
+          break;
+      }
+    }
+    if (o.valid) store_valid_bit(o.valid, i, valid);
+  }
+}
+
+int sm_count() {
+  static int sms = [] {
+    int dev = 0, v = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev);
+    return v > 0 ? v : 1;
+  }();
+  return sms;
+}
+
+int64_t pow2_at_least(int64_t x) {
+  int64_t p = 1;
+  while (p < x)
+    p <<= 1;
+  return p;
+}
+
+int bit_width(int64_t x) {
+  int b = 0;
+  while (b < 63 && (int64_t{1} << b) <= x)
+    ++b;
+  return b;
+}
+
+/// Slots of the shared-memory table for `na` accumulators (0: they do not fit).
+int shared_capacity(int na) {
+  for (int cap = 4096; cap >= 256; cap /= 2)
+    if (static_cast<int64_t>(1 + na) * cap * 8 <= kMaxShared) return cap;
+  return 0;
+}
+
+/// The accumulators of a program over table `t`, with `cap` slots each.
+struct accumulators {
+  int64_t cap = 0;
+  dbuf<ull> slots;    ///< the group table (cap slots)
+  dbuf<ull> values;   ///< accumulator j at [j * cap, (j + 1) * cap)
+  dbuf<ull> control;  ///< [0] groups, [1] overflow
+  dbuf<dacc> accs;
+  std::vector<dacc> host;
+
+  const ull* at(int j) const { return values.p + static_cast<int64_t>(j) * cap; }
+};
+
+accumulators make_accumulators(const hash::program& p, const table& t, int64_t cap, memory_resource* mr) {
+  accumulators a;
+  a.cap = cap;
+  auto na = static_cast<int64_t>(p.accs.size());
+  a.slots = dbuf<ull>(cap, mr);
+  a.values = dbuf<ull>(na * cap, mr);
+  a.control = dbuf<ull>(2, mr);
+  TUG_CUDA_TRY(cudaMemsetAsync(a.slots.p, 0xff, sizeof(ull) * static_cast<size_t>(cap), stream()));
+  TUG_CUDA_TRY(cudaMemsetAsync(a.control.p, 0, 2 * sizeof(ull), stream()));
+  auto view = [&](int c, dcol& v, vkind& k) {
+    if (c < 0) return;
+    const column& col = t[static_cast<size_t>(c)];
+    v = view_of(col);
+    k = kind_of(col.type());
+  };
+  for (int64_t j = 0; j < na; ++j) {
+    const hash::acc_desc& d = p.accs[static_cast<size_t>(j)];
+    dacc x;
+    x.kind = d.kind;
+    x.src = d.src;
+    view(d.col, x.c, x.k);
+    view(d.col2, x.c2, x.k2);
+    view(d.col3, x.c3, x.k3);
+    x.out = a.values.p + j * cap;
+    if (d.src == src_kind::sq_dev || d.src == src_kind::chan) x.mean = a.values.p + static_cast<int64_t>(d.a) * cap;
+    TUG_CUDA_TRY(
+        cudaMemsetAsync(x.out, identity(d.kind) == 0 ? 0 : 0xff, sizeof(ull) * static_cast<size_t>(cap), stream()));
+    a.host.push_back(x);
+  }
+  a.accs = dbuf<dacc>(na, mr);
+  if (na > 0)
+    TUG_CUDA_TRY(cudaMemcpyAsync(a.accs.p, a.host.data(), sizeof(dacc) * static_cast<size_t>(na),
+                                 cudaMemcpyHostToDevice, stream()));
+  return a;
+}
+
+dtable table_of(const accumulators& a, ull limit) {
+  return dtable{a.slots.p, static_cast<uint64_t>(a.cap - 1), a.control.p, limit};
+}
+
+/// Pass 1 over the rows of `t` grouped by `keys` (uploaded as `dk`); returns the accumulators and the
+/// number of groups. Tries the shared-memory path first when `try_shared` (cleared when it overflows).
+accumulators group_pass(const hash::program& p, const table& t, const dkey* dk, int nk, const dcol& mask,
+                        std::atomic<bool>& try_shared, int64_t* groups, memory_resource* mr) {
+  int64_t n = t.num_rows();
+  int64_t big = pow2_at_least(2 * n);
+  int cap_s = shared_capacity(p.pass1);
+  if (cap_s > 0 && try_shared.load(std::memory_order_relaxed)) {
+    accumulators a = make_accumulators(p, t, std::min(big, kSmallTable), mr);
+    int64_t want = (n + int64_t(sm_count()) * 4 - 1) / (int64_t(sm_count()) * 4);
+    int64_t per_block = std::max<int64_t>(kBlock * 4, (want + kBlock - 1) / kBlock * kBlock);
+    auto blocks = static_cast<int>((n + per_block - 1) / per_block);
+    size_t smem = sizeof(ull) * static_cast<size_t>(cap_s) * static_cast<size_t>(1 + p.pass1);
+    shared_pass_kernel<<<blocks, kBlock, smem, stream()>>>(dk, nk, a.accs.p, p.pass1, mask, n, per_block, cap_s,
+                                                           table_of(a, static_cast<ull>(a.cap / 2)), a.control.p + 1);
+    TUG_CUDA_CHECK_LAUNCH();
+    ull control[2] = {0, 0};
+    read_back(a.control.p, control, 2);
+    if (control[1] == 0) {
+      *groups = static_cast<int64_t>(control[0]);
+      return a;
+    }
+    try_shared.store(false, std::memory_order_relaxed);  // many groups: later partitions go direct
+  }
+  accumulators a = make_accumulators(p, t, big, mr);
+  launch(n, rows_pass_kernel, dk, nk, a.accs.p, p.pass1, mask, n, table_of(a, kNoLimit), true);
+  ull count = 0;
+  read_back(a.control.p, &count);
+  *groups = static_cast<int64_t>(count);
+  return a;
+}
+
+/// Output column `o` for the groups at `slots` (first rows `first`), from `t` and the accumulators.
+column output_column(const hash::out_desc& o, const table& t, const accumulators& a, const int64_t* slots,
+                     const int64_t* first, int64_t g, memory_resource* mr) {
+  if (o.kind == out_kind::first_row) return cuda::gather(t[static_cast<size_t>(o.col)], first, g, mr);
+  dout d;
+  d.kind = o.kind;
+  d.a = a.at(o.acc);
+  d.b = o.acc2 >= 0 ? a.at(o.acc2) : nullptr;
+  d.ddof = o.ddof;
+  if (o.kind == out_kind::best_row || o.kind == out_kind::last_row) {
+    dbuf<int64_t> rows(g, mr);
+    d.data = rows.p;
+    launch(g, finish_kernel, d, slots, g);
+    return cuda::gather(t[static_cast<size_t>(o.col)], rows.p, g, mr);
+  }
+  TUG_EXPECTS(o.kind != out_kind::take || size_of(o.type.id) == 8,
+              "CUDA hash aggregation: unexpected output type " + to_string(o.type));
+  buffer_ptr data = make_buffer(static_cast<size_t>(g) * static_cast<size_t>(size_of(o.type.id)), mr);
+  dbuf<uint32_t> valid;
+  bool nullable = o.kind == out_kind::mean || o.kind == out_kind::var || o.kind == out_kind::std;
+  if (nullable) valid = make_bitmap(g, mr);
+  d.data = data->data();
+  d.valid = valid.p;
+  launch(g, finish_kernel, d, slots, g);
+  return make_device_column(o.type, g, std::move(data), valid.buf);
+}
+
+/// An empty device table of the given column types.
+table empty_table(const std::vector<data_type>& types, memory_resource* mr) {
+  std::vector<column> cols;
+  for (auto& t : types)
+    cols.push_back(make_empty_column(t));
+  return to_device(cols.empty() ? table::empty_with_rows(0) : table(std::move(cols)), mr);
+}
+
+/// Runs program `p` over the rows of `t` where `filter` (a device boolean column; nullptr: every row)
+/// is true, grouped by columns `keys`: the key columns of each group, then the program's outputs,
+/// groups in order of first appearance. Without keys one group, or none when no row is selected and
+/// not `one_group_if_empty`.
+table aggregate_table(const hash::program& p, const table& t, const std::vector<size_t>& keys, const column* filter,
+                      bool one_group_if_empty, std::atomic<bool>& try_shared, memory_resource* mr) {
+  int64_t n = t.num_rows();
+  int nk = static_cast<int>(keys.size());
+  auto no_groups = [&] {
+    std::vector<data_type> types;
+    for (size_t k : keys)
+      types.push_back(t[k].type());
+    for (auto& o : p.outs)
+      types.push_back(o.type);
+    return empty_table(types, mr);
+  };
+  if (n == 0 && (nk > 0 || !one_group_if_empty)) return no_groups();
+  dcol mask = filter ? view_of(*filter) : dcol{};
+  auto na = static_cast<int>(p.accs.size());
+  int first2 = na - p.pass2;  // the first pass-2 accumulator
+  accumulators a;
+  int64_t g = 1;
+  dbuf<int64_t> slots, first;
+  dbuf<dkey> dk;
+  if (nk == 0) {
+    // one group: slot 0; its first row is the first selected one (-1: none)
+    a = make_accumulators(p, t, 1, mr);
+    slots = dbuf<int64_t>(1, mr);
+    first = dbuf<int64_t>(1, mr);
+    TUG_CUDA_TRY(cudaMemsetAsync(slots.p, 0, sizeof(int64_t), stream()));
+    TUG_CUDA_TRY(cudaMemsetAsync(first.p, n > 0 && !filter ? 0 : 0xff, sizeof(int64_t), stream()));
+    if (filter) {
+      dacc f;
+      f.kind = acc_kind::min_u64;
+      f.src = src_kind::row;
+      f.out = reinterpret_cast<ull*>(first.p);
+      launch(n, reduce_kernel, f, mask, n);
+    }
+    for (int j = 0; j < p.pass1; ++j)
+      launch(n, reduce_kernel, a.host[static_cast<size_t>(j)], mask, n);
+    if (filter && !one_group_if_empty) {
+      int64_t row = -1;
+      read_back(first.p, &row);
+      if (row < 0) return no_groups();
+    }
+  } else {
+    std::vector<dkey> hk;
+    for (size_t k : keys)
+      hk.push_back({view_of(t[k]), kind_of(t[k].type())});
+    dk = dbuf<dkey>(nk, mr);
+    TUG_CUDA_TRY(cudaMemcpyAsync(dk.p, hk.data(), hk.size() * sizeof(dkey), cudaMemcpyHostToDevice, stream()));
+    a = group_pass(p, t, dk.p, nk, mask, try_shared, &g, mr);
+    if (g == 0) return no_groups();  // the filter selected nothing
+    // the groups' slots in order of first appearance: used slots, sorted by their smallest row
+    dbuf<int64_t> used(g, mr), rows(g, mr), num(1, mr);
+    thrust::counting_iterator<int64_t> all(0);
+    is_used pred{a.slots.p};
+    cub_run(mr, [&](void* temp, size_t& bytes) {
+      return cub::DeviceSelect::If(temp, bytes, all, used.p, num.p, a.cap, pred, stream());
+    });
+    dout d;
+    d.kind = out_kind::first_row;
+    d.a = a.slots.p;
+    d.data = rows.p;
+    launch(g, finish_kernel, d, used.p, g);
+    slots = dbuf<int64_t>(g, mr);
+    first = dbuf<int64_t>(g, mr);
+    if (g > 1) {
+      int end_bit = bit_width(n);
+      cub_run(mr, [&](void* temp, size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(temp, bytes, rows.p, first.p, used.p, slots.p, g, 0, end_bit, stream());
+      });
+    } else {
+      first = rows;
+      slots = used;
+    }
+  }
+  if (p.pass2 > 0) {
+    for (int j = 0; j < first2; ++j) {
+      const hash::acc_desc& m = p.accs[static_cast<size_t>(j)];
+      if (m.kind == acc_kind::mean)
+        launch(g, mean_kernel, slots.p, g, a.at(m.a), a.at(m.b), a.host[static_cast<size_t>(j)].out);
+    }
+    if (nk == 0) {
+      for (int j = first2; j < na; ++j)
+        launch(n, reduce_kernel, a.host[static_cast<size_t>(j)], mask, n);
+    } else {
+      launch(n, rows_pass_kernel, dk.p, nk, a.accs.p + first2, p.pass2, mask, n, table_of(a, kNoLimit), false);
+    }
+  }
+  std::vector<column> cols;
+  for (size_t k : keys)
+    cols.push_back(cuda::gather(t[k], first.p, g, mr));
+  for (auto& o : p.outs)
+    cols.push_back(output_column(o, t, a, slots.p, first.p, g, mr));
+  sync();
+  return cols.empty() ? table::empty_with_rows(g) : table(std::move(cols));
+}
+
+std::vector<size_t> first_columns(size_t n) {
+  std::vector<size_t> v(n);
+  std::iota(v.begin(), v.end(), size_t{0});
+  return v;
+}
+
+/// Per partition: the key columns and the state columns of every aggregation (cpu::partial_schema),
+/// over the rows where the absorbed filter's predicate (if any) is true.
+class partial_op final : public physical_node {
+ public:
+  partial_op(std::vector<size_t> keys, const std::vector<agg_spec>& aggs, std::optional<expr> predicate)
+      : _keys(std::move(keys)), _aggs(aggs), _predicate(std::move(predicate)), _program(hash::plan_partial(aggs)) {}
+  std::string name() const override { return "hash_aggregate[partial]"; }
+  std::string detail() const override {
+    return (_predicate ? "filter " + to_string(*_predicate) + " " : std::string()) + describe(_keys, _aggs, false);
+  }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    const schema& in = children[0]->output_schema;
+    auto parts = input(0, ctx);
+    std::atomic<bool> try_shared{true};
+    return map_partitions(ctx, parts, [&](const table& t) {
+      nvtx_range r{"hash_aggregate[partial]"};
+      std::optional<column> mask;
+      if (_predicate) mask = evaluate({*_predicate}, t, in, ctx.device_mr)[0];
+      return aggregate_table(_program, t, _keys, mask ? &*mask : nullptr, false, try_shared, ctx.device_mr);
+    });
+  }
+
+ private:
+  std::vector<size_t> _keys;
+  std::vector<agg_spec> _aggs;
+  std::optional<expr> _predicate;
+  hash::program _program;
+};
+
+/// Merges the partial states of all partitions (input: the keys, then the states of each aggregation).
+class final_op final : public physical_node {
+ public:
+  final_op(size_t num_keys, std::vector<agg_spec> aggs, bool maintain_order)
+      : _num_keys(num_keys),
+        _aggs(std::move(aggs)),
+        _maintain_order(maintain_order),
+        _program(hash::plan_final(_aggs, num_keys)) {}
+  std::string name() const override { return "hash_aggregate[final]"; }
+  std::string detail() const override { return describe(first_columns(_num_keys), _aggs, _maintain_order); }
+  bool sync_point() const override { return true; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    auto parts = input(0, ctx);
+    nvtx_range r{"hash_aggregate[final]"};
+    // states arrive in partition order, each partition's groups in order of first appearance, so the
+    // first appearance over the concatenation is the first appearance in the input
+    table all = concat_all(parts, children[0]->output_schema, ctx);
+    std::atomic<bool> try_shared{true};
+    table out =
+        aggregate_table(_program, all, first_columns(_num_keys), nullptr, _num_keys == 0, try_shared, ctx.device_mr);
+    return split_rows(out, ctx.options);
+  }
+
+ private:
+  size_t _num_keys;
+  std::vector<agg_spec> _aggs;
+  bool _maintain_order;
+  hash::program _program;
+};
+
+}  // namespace
+
+physical_ptr make_aggregate(physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
+                            bool maintain_order, schema out) {
+  if (!hash::unfit(child->output_schema, keys, aggs).empty())
+    return make_sort_aggregate(std::move(child), std::move(keys), std::move(aggs), maintain_order, std::move(out));
+  schema states = cpu::partial_schema(child->output_schema, keys, aggs);
+  size_t num_keys = keys.size();
+  // a filter under the pre-projection: the partial aggregation evaluates its predicate instead, so the
+  // selected rows are never copied out
+  std::optional<expr> predicate;
+  std::vector<agg_spec> partial_aggs = aggs;
+  if (std::optional<filter_project> f = take_filter_project(child)) {
+    for (size_t& k : keys)
+      k = f->columns[k];
+    for (auto& a : partial_aggs)
+      if (a.input >= 0) a.input = static_cast<int64_t>(f->columns[static_cast<size_t>(a.input)]);
+    predicate = std::move(f->predicate);
+    child = std::move(f->input);
+  }
+  physical_ptr partial = cpu::finish(std::make_unique<partial_op>(std::move(keys), partial_aggs, std::move(predicate)),
+                                     backend::cuda, cpu::one(std::move(child)), std::move(states));
+  return cpu::finish(std::make_unique<final_op>(num_keys, std::move(aggs), maintain_order), backend::cuda,
+                     cpu::one(std::move(partial)), std::move(out));
+}
+
+}  // namespace tug::cuda

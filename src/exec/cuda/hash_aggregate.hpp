@@ -1,0 +1,93 @@
+#pragma once
+// Host side of the CUDA hash aggregation (hash_aggregate.cu; planning in hash_aggregate_plan.cpp):
+// which group-bys it runs, and the accumulator program of its partial and final phases. Host-only.
+//
+// Every aggregation becomes 64-bit accumulators per group (in a hash table slot) fed by the rows,
+// then output columns computed from them. The partial phase runs per partition over the input rows
+// and outputs the CPU backend's state columns (cpu::state_types); the final phase runs the program
+// of the merge over the concatenated states.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tug/exec/physical.hpp"
+
+namespace tug::cuda::hash {
+
+/// How an accumulator combines contributions (all accumulators are 64 bits).
+enum class acc_kind : uint8_t {
+  add_u64,   ///< wrapping integer sum (counts, integer sums); starts at 0
+  add_f64,   ///< double sum; starts at 0.0
+  or_u64,    ///< bitwise or (any / all flags); starts at 0
+  max_u64,   ///< maximum (last row + 1); starts at 0
+  min_u64,   ///< minimum (first row); starts at ~0
+  best_min,  ///< the row of the smallest valid value of `col` (NaN only when nothing else, ties to the earlier row)
+  best_max,  ///< the row of the largest valid value of `col`
+  mean,      ///< computed after pass 1 from accumulators `a` (count) and `b` (sum): b / a, 0 without values
+};
+
+/// What row r contributes to an accumulator (nulls contribute nothing unless the kind says so).
+enum class src_kind : uint8_t {
+  none,       ///< computed accumulators
+  one,        ///< 1 for every row (len)
+  valid,      ///< 1 where `col` is valid (count)
+  value,      ///< the value of `col` (as u64 or f64, by the accumulator kind)
+  is_true,    ///< 1 where `col` is valid and true
+  is_false,   ///< 1 where `col` is valid and false
+  candidate,  ///< r where `col` is valid (min / max)
+  row,        ///< r (first)
+  row1,       ///< r + 1 (last)
+  weighted,   ///< count `col` times mean `col2` (merging var states: the sum)
+  sq_dev,     ///< (value of `col` - mean accumulator `a`)^2 (pass 2 of var)
+  chan,       ///< M2 `col3` + count `col` * (mean `col2` - mean accumulator `a`)^2 (pass 2 of merging var)
+};
+
+/// One accumulator. Pass 1 runs with the grouping, then `mean` accumulators are computed, then pass 2.
+struct acc_desc {
+  acc_kind kind = acc_kind::add_u64;
+  src_kind src = src_kind::none;
+  int col = -1, col2 = -1, col3 = -1;
+  int pass = 1;        ///< 1, 0 (computed) or 2
+  int a = -1, b = -1;  ///< mean: count and sum accumulators; sq_dev / chan: the mean accumulator
+};
+
+/// How an output column is made from a group's accumulators.
+enum class out_kind : uint8_t {
+  take,       ///< the accumulator's 64 bits as `type` (8 bytes), never null
+  first_row,  ///< `col` at the group's first row
+  best_row,   ///< `col` at the row in accumulator `acc` (null when none)
+  last_row,   ///< `col` at the row in accumulator `acc` minus 1
+  mean,       ///< sum `acc` / count `acc2`, null without values
+  var,        ///< M2 `acc2` / (count `acc` - ddof), null unless count > ddof
+  std,        ///< sqrt of var
+  any,        ///< `acc` != 0
+  all,        ///< `acc` == 0
+};
+
+struct out_desc {
+  out_kind kind = out_kind::take;
+  data_type type;
+  int acc = -1, acc2 = -1;
+  int col = -1;
+  int ddof = 1;
+};
+
+/// Accumulators (pass 1 first, then computed, then pass 2) and the output columns after the keys.
+struct program {
+  std::vector<acc_desc> accs;
+  std::vector<out_desc> outs;
+  int pass1 = 0;  ///< accumulators [0, pass1) are fed by pass 1
+  int pass2 = 0;  ///< the last pass2 accumulators are fed by pass 2
+};
+
+/// Empty when the hash aggregation can run keys `keys` of `in` with `aggs`: fixed-width keys (integers,
+/// booleans, floats, dates, timestamps, durations) and decomposable aggregations; else why not.
+std::string unfit(const schema& in, const std::vector<size_t>& keys, const std::vector<agg_spec>& aggs);
+
+/// The partial phase over input rows (its outputs are the CPU's state columns, cpu::state_types).
+program plan_partial(const std::vector<agg_spec>& aggs);
+
+/// The final phase over state rows: `num_keys` key columns, then each aggregation's state columns.
+program plan_final(const std::vector<agg_spec>& aggs, size_t num_keys);
+
+}  // namespace tug::cuda::hash

@@ -1,0 +1,207 @@
+// Host side of the CUDA hash aggregation: which group-bys hash_aggregate.cu runs, and the accumulator
+// programs of its phases (hash_aggregate.hpp). The states and merges mirror the CPU backend's
+// partial_states / merge_states (src/exec/cpu/agg_kernels.cpp).
+#ifdef TUG_WITH_CUDA
+#include <algorithm>
+
+#include "exec/cpu/agg_kernels.hpp"
+#include "exec/cuda/hash_aggregate.hpp"
+
+namespace tug::cuda::hash {
+
+namespace {
+
+bool fixed_width_key(type_id id) {
+  return is_integer(id) || is_floating(id) || id == type_id::boolean || id == type_id::date32 ||
+         id == type_id::timestamp || id == type_id::duration;
+}
+
+/// Builds a program: accumulators in any order, then reordered pass 1, computed, pass 2.
+class builder {
+ public:
+  int add(acc_desc a) {
+    _p.accs.push_back(a);
+    return static_cast<int>(_p.accs.size()) - 1;
+  }
+  void out(out_desc o) { _p.outs.push_back(std::move(o)); }
+
+  program finish() {
+    auto rank = [](const acc_desc& a) { return a.pass == 1 ? 0 : (a.pass == 0 ? 1 : 2); };
+    std::vector<int> order(_p.accs.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+      return rank(_p.accs[static_cast<size_t>(x)]) < rank(_p.accs[static_cast<size_t>(y)]);
+    });
+    std::vector<int> where(order.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      where[static_cast<size_t>(order[i])] = static_cast<int>(i);
+    auto remap = [&](int& i) {
+      if (i >= 0) i = where[static_cast<size_t>(i)];
+    };
+    program p;
+    for (int i : order) {
+      acc_desc a = _p.accs[static_cast<size_t>(i)];
+      remap(a.a);
+      remap(a.b);
+      p.accs.push_back(a);
+      p.pass1 += a.pass == 1;
+      p.pass2 += a.pass == 2;
+    }
+    for (auto o : _p.outs) {
+      remap(o.acc);
+      remap(o.acc2);
+      p.outs.push_back(std::move(o));
+    }
+    return p;
+  }
+
+ private:
+  program _p;
+};
+
+/// var / std: count and sum (pass 1), their mean, and M2 from pass 2 (`sq_dev` over rows, `chan` over states).
+struct moments {
+  int n, mean, m2;
+};
+moments add_moments(builder& b, acc_desc count, acc_desc sum, acc_desc m2) {
+  moments m{};
+  m.n = b.add(count);
+  int s = b.add(sum);
+  acc_desc mean;
+  mean.kind = acc_kind::mean;
+  mean.pass = 0;
+  mean.a = m.n;
+  mean.b = s;
+  m.mean = b.add(mean);
+  m2.pass = 2;
+  m2.a = m.mean;
+  m.m2 = b.add(m2);
+  return m;
+}
+
+// What every phase shares: min / max / first / last / any / all over column `c` (the input column in
+// the partial phase, the state column in the final one, whose state is the aggregate itself).
+bool add_selection(builder& b, const agg_spec& s, int c) {
+  switch (s.op) {
+    case agg_op::min:
+    case agg_op::max: {
+      int a = b.add(acc_desc{s.op == agg_op::min ? acc_kind::best_min : acc_kind::best_max, src_kind::candidate, c});
+      b.out(out_desc{out_kind::best_row, s.output_type, a, -1, c});
+      return true;
+    }
+    case agg_op::first:
+      b.out(out_desc{out_kind::first_row, s.output_type, -1, -1, c});
+      return true;
+    case agg_op::last:
+      b.out(out_desc{out_kind::last_row, s.output_type, b.add(acc_desc{acc_kind::max_u64, src_kind::row1}), -1, c});
+      return true;
+    case agg_op::any:
+      b.out(out_desc{out_kind::any, s.output_type, b.add(acc_desc{acc_kind::or_u64, src_kind::is_true, c})});
+      return true;
+    case agg_op::all:
+      b.out(out_desc{out_kind::all, s.output_type, b.add(acc_desc{acc_kind::or_u64, src_kind::is_false, c})});
+      return true;
+    default:
+      return false;
+  }
+}
+
+acc_kind sum_kind(const data_type& t) { return is_floating(t.id) ? acc_kind::add_f64 : acc_kind::add_u64; }
+
+[[noreturn]] void not_planned(const agg_spec& s) {
+  throw internal_error(std::string("CUDA hash aggregation: no program for ") + to_string(s.op));
+}
+
+}  // namespace
+
+std::string unfit(const schema& in, const std::vector<size_t>& keys, const std::vector<agg_spec>& aggs) {
+  for (size_t k : keys)
+    if (!fixed_width_key(in[k].type.id))
+      return "key column " + in[k].name + " has type " + to_string(in[k].type) + " (hashing takes fixed-width keys)";
+  for (auto& a : aggs) {
+    if (!cpu::is_decomposable(a.op)) return std::string("aggregation ") + to_string(a.op) + " is not decomposable";
+    if (a.input >= 0 && a.input_type.id == type_id::decimal128)
+      return std::string("aggregation ") + to_string(a.op) + " of a decimal128 column";
+  }
+  return {};
+}
+
+program plan_partial(const std::vector<agg_spec>& aggs) {
+  builder b;
+  data_type i64(type_id::int64), f64(type_id::float64);
+  for (auto& s : aggs) {
+    int c = static_cast<int>(s.input);
+    if (s.op == agg_op::len) {
+      b.out(out_desc{out_kind::take, s.output_type, b.add(acc_desc{acc_kind::add_u64, src_kind::one})});
+      continue;
+    }
+    TUG_EXPECTS(c >= 0, std::string("aggregation ") + to_string(s.op) + " needs an input column");
+    if (add_selection(b, s, c)) continue;
+    switch (s.op) {
+      case agg_op::count:
+        b.out(out_desc{out_kind::take, s.output_type, b.add(acc_desc{acc_kind::add_u64, src_kind::valid, c})});
+        break;
+      case agg_op::sum:
+        b.out(out_desc{out_kind::take, s.output_type, b.add(acc_desc{sum_kind(s.input_type), src_kind::value, c})});
+        break;
+      case agg_op::mean:  // states: sum, count
+        b.out(out_desc{out_kind::take, f64, b.add(acc_desc{acc_kind::add_f64, src_kind::value, c})});
+        b.out(out_desc{out_kind::take, i64, b.add(acc_desc{acc_kind::add_u64, src_kind::valid, c})});
+        break;
+      case agg_op::var:
+      case agg_op::std: {  // states: count, mean, M2
+        moments m = add_moments(b, acc_desc{acc_kind::add_u64, src_kind::valid, c},
+                                acc_desc{acc_kind::add_f64, src_kind::value, c},
+                                acc_desc{acc_kind::add_f64, src_kind::sq_dev, c});
+        b.out(out_desc{out_kind::take, i64, m.n});
+        b.out(out_desc{out_kind::take, f64, m.mean});
+        b.out(out_desc{out_kind::take, f64, m.m2});
+        break;
+      }
+      default:
+        not_planned(s);
+    }
+  }
+  return b.finish();
+}
+
+program plan_final(const std::vector<agg_spec>& aggs, size_t num_keys) {
+  builder b;
+  int p = static_cast<int>(num_keys);  // the first state column of the current aggregation
+  for (auto& s : aggs) {
+    int width = static_cast<int>(cpu::state_types(s).size());
+    if (!add_selection(b, s, p)) {
+      switch (s.op) {
+        case agg_op::len:
+        case agg_op::count:
+          b.out(out_desc{out_kind::take, s.output_type, b.add(acc_desc{acc_kind::add_u64, src_kind::value, p})});
+          break;
+        case agg_op::sum:
+          b.out(out_desc{out_kind::take, s.output_type, b.add(acc_desc{sum_kind(s.output_type), src_kind::value, p})});
+          break;
+        case agg_op::mean:
+          b.out(out_desc{out_kind::mean, s.output_type, b.add(acc_desc{acc_kind::add_f64, src_kind::value, p}),
+                         b.add(acc_desc{acc_kind::add_u64, src_kind::value, p + 1})});
+          break;
+        case agg_op::var:
+        case agg_op::std: {
+          moments m = add_moments(b, acc_desc{acc_kind::add_u64, src_kind::value, p},
+                                  acc_desc{acc_kind::add_f64, src_kind::weighted, p, p + 1},
+                                  acc_desc{acc_kind::add_f64, src_kind::chan, p, p + 1, p + 2});
+          out_desc o = out_desc{s.op == agg_op::var ? out_kind::var : out_kind::std, s.output_type, m.n, m.m2};
+          o.ddof = s.ddof;
+          b.out(o);
+          break;
+        }
+        default:
+          not_planned(s);
+      }
+    }
+    p += width;
+  }
+  return b.finish();
+}
+
+}  // namespace tug::cuda::hash
+#endif
