@@ -320,10 +320,14 @@ class chunk_decoder {
     _out.validity(nullptr, 1, 1);
     if constexpr (binary) {
       std::string_view v = bytes;
-      if (_strings)
-        view_values(&v, 1, 1, nullptr);
-      else
+      if (_strings) {
+        std::string_view* w = _views.grow(1);
+        *w = v;
+        if (_uuid) to_uuid_text(w, 1);
+        view_values(1, 1, nullptr);
+      } else {
         convert(&v, 1, nullptr);
+      }
     } else {
       auto p = reinterpret_cast<const uint8_t*>(bytes.data());
       P v;
@@ -676,17 +680,13 @@ class chunk_decoder {
       std::string_view* v = _views.grow(static_cast<size_t>(nn));
       dense(enc, p, end, nn, v);
       if (_uuid) to_uuid_text(v, nn);
-      view_values(v, nn, n, page_bits);
+      view_values(nn, n, page_bits);
     }
   }
 
-  /// Offsets of `n` rows whose `nn` dense values are the views at `v` (in _views or a statistic).
-  void view_values(const std::string_view* v, int64_t nn, int64_t n, const uint8_t* page_bits) {
-    if (v != _views.data() + (_views.size() - static_cast<size_t>(nn))) {  // a statistic: keep it
-      std::string_view* w = _views.grow(static_cast<size_t>(nn));
-      std::copy(v, v + nn, w);
-      v = w;
-    }
+  /// Offsets of `n` rows whose `nn` dense values are the last `nn` views of _views.
+  void view_values(int64_t nn, int64_t n, const uint8_t* page_bits) {
+    const std::string_view* v = _views.data() + (_views.size() - static_cast<size_t>(nn));
     int64_t k = 0;
     write_offsets(n, page_bits, [&] { return v[k++].size(); });
     _segments.push_back({segment::views, nullptr, _views.size() - static_cast<size_t>(nn), nn, 0});
