@@ -57,14 +57,16 @@ inline uint32_t load32(const uint8_t* p) {
   return v;
 }
 
-/// Copies a value of `len` bytes; up to 32 bytes with fixed-size moves, which may read and write up to
-/// 32 bytes (every buffer a value is copied from or to has `slack` bytes behind it).
+/// Copies a value of `len` bytes; up to 64 bytes with fixed-size moves, which may read and write up to
+/// 64 bytes (every buffer a value is copied from or to has `slack` bytes behind it).
 inline void copy_value(char* dst, const char* src, size_t len) {
-  static_assert(slack >= 32);
+  static_assert(slack >= 64);
   if (len <= 16) {
     std::memcpy(dst, src, 16);
   } else if (len <= 32) {
     std::memcpy(dst, src, 32);
+  } else if (len <= 64) {
+    std::memcpy(dst, src, 64);
   } else {
     std::memcpy(dst, src, len);
   }
