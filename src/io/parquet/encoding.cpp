@@ -2,15 +2,24 @@
 #include "tug/io/parquet/encoding.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
+#include <utility>
 
+#include "rle.hpp"
 #include "tug/core/error.hpp"
 
 namespace tug::io::parquet {
 namespace {
 
 [[noreturn]] void corrupt(const char* what) { throw io_error(std::string("corrupt page: ") + what); }
+
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
 
 /// Unpacks `k` values of width `bw` (0..64), LSB first, from `avail` bytes at `p`; the caller checked
 /// that ceil(k * bw / 8) <= avail.
@@ -50,33 +59,82 @@ uint64_t read_uleb(const uint8_t*& p, const uint8_t* end) {
 }
 
 void rle_decode(const uint8_t* p, const uint8_t* end, int bw, uint32_t* out, int64_t n) {
-  if (bw < 0 || bw > 32) corrupt("RLE bit width above 32");
-  int64_t i = 0;
-  const int vb = (bw + 7) / 8;
-  while (i < n) {
-    uint64_t header = read_uleb(p, end);
-    size_t avail = static_cast<size_t>(end - p);
-    if (header & 1) {
-      uint64_t groups = header >> 1;
-      uint64_t count = groups > (uint64_t{1} << 60) ? ~uint64_t{0} : groups * 8;
-      int64_t k = static_cast<int64_t>(std::min<uint64_t>(count, static_cast<uint64_t>(n - i)));
-      size_t need = (static_cast<size_t>(k) * bw + 7) / 8;
-      if (need > avail) corrupt("bit-packed run past the end");
-      unpack(p, avail, bw, k, out + i);
-      size_t run_bytes = groups > avail ? avail : static_cast<size_t>(groups) * bw;
-      p += std::min(run_bytes, avail);
-      i += k;
-    } else {
-      uint64_t count = header >> 1;
-      if (static_cast<size_t>(vb) > avail) corrupt("RLE run past the end");
-      uint32_t v = 0;
-      for (int b = 0; b < vb; ++b)
-        v |= static_cast<uint32_t>(p[b]) << (8 * b);
-      p += vb;
-      int64_t k = static_cast<int64_t>(std::min<uint64_t>(count, static_cast<uint64_t>(n - i)));
-      std::fill(out + i, out + i + k, v);
-      i += k;
+  rle_walk(
+      p, end, bw, n, [&](uint32_t v, int64_t k, int64_t at) { std::fill(out + at, out + at + k, v); },
+      [&](const uint8_t* q, size_t avail, int64_t k, int64_t at) { unpack32(q, avail, bw, k, out + at); });
+}
+
+namespace {
+
+/// Unpacks `groups` groups of 8 values of width BW: each group is BW bytes, and 8 bytes may be read
+/// from the start of any value (the caller guarantees the slack).
+template <int BW>
+void unpack_groups(const uint8_t* in, int64_t groups, uint32_t* out) {
+  constexpr uint64_t mask = (uint64_t{1} << BW) - 1;
+  for (int64_t g = 0; g < groups; ++g, in += BW, out += 8) {
+    [&]<int... J>(std::integer_sequence<int, J...>) {
+      ((out[J] = static_cast<uint32_t>((load64(in + (J * BW) / 8) >> ((J * BW) % 8)) & mask)), ...);
     }
+    (std::make_integer_sequence<int, 8>{});
+  }
+}
+
+using unpack_fn = void (*)(const uint8_t*, int64_t, uint32_t*);
+
+template <int... BW>
+constexpr std::array<unpack_fn, sizeof...(BW)> unpack_table(std::integer_sequence<int, BW...>) {
+  return {&unpack_groups<BW + 1>...};
+}
+
+constexpr auto unpackers = unpack_table(std::make_integer_sequence<int, 32>{});
+
+}  // namespace
+
+void unpack32(const uint8_t* p, size_t avail, int bw, int64_t k, uint32_t* out) {
+  if (bw == 0) {
+    std::fill(out, out + k, 0u);
+    return;
+  }
+  // Group g reads bytes up to g * bw + bw + 8 (a value starts within the group's bw bytes).
+  const int64_t slack_groups = avail >= 8 ? static_cast<int64_t>((avail - 8) / static_cast<size_t>(bw)) : 0;
+  const int64_t fast = std::min(k / 8, slack_groups);
+  unpackers[static_cast<size_t>(bw - 1)](p, fast, out);
+  const size_t off = static_cast<size_t>(fast) * static_cast<size_t>(bw);
+  unpack(p + off, avail - off, bw, k - fast * 8, out + fast * 8);
+}
+
+void set_bits(uint8_t* bm, int64_t off, int64_t n) {
+  if (n <= 0) return;
+  int64_t i = off;
+  const int64_t end = off + n;
+  for (; i < end && (i & 7); ++i)
+    bm[i >> 3] |= static_cast<uint8_t>(1u << (i & 7));
+  const int64_t full = (end - i) >> 3;
+  if (full > 0) std::memset(bm + (i >> 3), 0xff, static_cast<size_t>(full));
+  for (i += full * 8; i < end; ++i)
+    bm[i >> 3] |= static_cast<uint8_t>(1u << (i & 7));
+}
+
+void or_bits(uint8_t* dst, int64_t off, const uint8_t* src, int64_t n) {
+  if (n <= 0) return;
+  const int shift = static_cast<int>(off & 7);
+  uint8_t* d = dst + (off >> 3);
+  const int64_t nb = n >> 3;
+  const int rem = static_cast<int>(n & 7);
+  if (shift == 0) {
+    for (int64_t b = 0; b < nb; ++b)
+      d[b] |= src[b];
+    if (rem) d[nb] |= static_cast<uint8_t>(src[nb] & ((1u << rem) - 1));
+    return;
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    d[b] |= static_cast<uint8_t>(src[b] << shift);
+    d[b + 1] |= static_cast<uint8_t>(src[b] >> (8 - shift));
+  }
+  if (rem) {
+    const unsigned v = src[nb] & ((1u << rem) - 1);
+    d[nb] |= static_cast<uint8_t>(v << shift);
+    if (shift + rem > 8) d[nb + 1] |= static_cast<uint8_t>(v >> (8 - shift));
   }
 }
 

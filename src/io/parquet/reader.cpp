@@ -9,45 +9,15 @@
 #include <memory>
 #include <string_view>
 
+#include "column_decoder.hpp"
 #include "tug/core/error.hpp"
-#include "tug/io/parquet/codec.hpp"
-#include "tug/io/parquet/encoding.hpp"
 #include "tug/io/parquet/metadata.hpp"
 #include "tug/io/parquet/reader.hpp"
 
 namespace tug::io::parquet {
 namespace {
 
-[[noreturn]] void corrupt(const std::string& what) { throw io_error("corrupt page: " + what); }
-
-std::string encoding_name(encoding e) {
-  switch (e) {
-    case encoding::plain:
-      return "PLAIN";
-    case encoding::plain_dictionary:
-      return "PLAIN_DICTIONARY";
-    case encoding::rle:
-      return "RLE";
-    case encoding::bit_packed:
-      return "BIT_PACKED";
-    case encoding::delta_binary_packed:
-      return "DELTA_BINARY_PACKED";
-    case encoding::delta_length_byte_array:
-      return "DELTA_LENGTH_BYTE_ARRAY";
-    case encoding::delta_byte_array:
-      return "DELTA_BYTE_ARRAY";
-    case encoding::rle_dictionary:
-      return "RLE_DICTIONARY";
-    case encoding::byte_stream_split:
-      return "BYTE_STREAM_SPLIT";
-  }
-  return "encoding " + std::to_string(static_cast<int>(e));
-}
-
-[[noreturn]] void unsupported_encoding(encoding e, physical_type t) {
-  throw not_implemented_error("Parquet encoding " + encoding_name(e) + " is not supported for physical type " +
-                              std::to_string(static_cast<int>(t)));
-}
+using detail::leaf_info;
 
 /// A file descriptor closed on scope exit.
 struct fd_guard {
@@ -162,578 +132,6 @@ std::optional<data_type> map_type(const schema_element& e, std::string& why) {
   }
   why = "unknown physical type " + std::to_string(static_cast<int>(*e.type));
   return std::nullopt;
-}
-
-/// How the dense physical values of one column become tug values.
-struct leaf_info {
-  const schema_element* elem = nullptr;
-  data_type type;
-  bool optional = false;
-};
-
-float half_to_float(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float v;
-  if (exp == 0)
-    v = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31)
-    v = mant ? std::nanf("") : INFINITY;
-  else
-    v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
-  return sign ? -v : v;
-}
-
-__int128 big_endian_int(std::string_view b) {
-  if (b.size() > 16) corrupt("decimal wider than 16 bytes");
-  if (b.empty()) return 0;
-  unsigned __int128 v = (static_cast<uint8_t>(b[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
-  for (char c : b)
-    v = (v << 8) | static_cast<uint8_t>(c);
-  return static_cast<__int128>(v);
-}
-
-std::string uuid_text(std::string_view b) {
-  static const char* hex = "0123456789abcdef";
-  std::string s;
-  s.reserve(36);
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) s.push_back('-');
-    auto c = static_cast<uint8_t>(b[i]);
-    s.push_back(hex[c >> 4]);
-    s.push_back(hex[c & 15]);
-  }
-  return s;
-}
-
-/// Dense (non-null) physical values of a column chunk plus its per-row validity.
-template <typename P>
-struct chunk_values {
-  std::vector<P> dense;
-  std::vector<uint8_t> valid;                    ///< one byte per row; empty for required columns
-  std::vector<std::unique_ptr<uint8_t[]>> keep;  ///< buffers that string views point into
-  int64_t rows = 0;
-};
-
-/// Builds the tug column of `n` rows from dense values and validity.
-template <typename P>
-column materialize(const chunk_values<P>& cv, const leaf_info& leaf, memory_resource* mr) {
-  const int64_t n = cv.rows;
-  const bool has_valid = !cv.valid.empty();
-  return type_dispatch(leaf.type.id, [&]<type_id Id>() -> column {
-    using T = storage_t<Id>;
-    if constexpr (Id == type_id::string) {
-      if constexpr (std::is_same_v<P, std::string_view>) {
-        // UUIDs (16-byte FIXED_LEN_BYTE_ARRAY) become their 36-character text; other UUID shapes stay bytes.
-        const bool uuid = leaf.elem->logical.kind == logical_kind::uuid &&
-                          leaf.elem->type == physical_type::fixed_len_byte_array && leaf.elem->type_length == 16;
-        size_t bytes = 0;
-        for (auto v : cv.dense)
-          bytes += uuid ? 36 : v.size();
-        // Offsets, chars and validity written straight into the column's buffers.
-        buffer_ptr chars = make_buffer(std::max<size_t>(bytes, 1), mr);
-        buffer_ptr offsets = make_buffer(sizeof(int64_t) * static_cast<size_t>(n + 1), mr);
-        buffer_ptr validity;
-        char* w = chars->as<char>();
-        int64_t* o = offsets->as<int64_t>();
-        int64_t pos = 0;
-        size_t k = 0;
-        o[0] = 0;
-        if (has_valid) {
-          validity = make_buffer(static_cast<size_t>(bits::bytes_for(n)), mr);
-          std::memset(validity->data(), 0, validity->size());
-        }
-        for (int64_t i = 0; i < n; ++i) {
-          if (!has_valid || cv.valid[static_cast<size_t>(i)]) {
-            if (has_valid) bits::set(validity->as<uint8_t>(), i);
-            std::string_view v = cv.dense[k++];
-            if (uuid) {
-              std::string t = uuid_text(v);
-              std::memcpy(w + pos, t.data(), t.size());
-              pos += static_cast<int64_t>(t.size());
-            } else {
-              if (!v.empty()) std::memcpy(w + pos, v.data(), v.size());
-              pos += static_cast<int64_t>(v.size());
-            }
-          }
-          o[i + 1] = pos;
-        }
-        return column(leaf.type, n, std::move(chars), std::move(validity), -1, std::move(offsets));
-      } else {
-        throw internal_error("parquet: string column from a non-binary physical type");
-      }
-    } else {
-      fixed_width_builder<T> b(leaf.type, n, mr);
-      T* out = b.data();
-      auto convert = [&](const P& v) -> T {
-        if constexpr (std::is_same_v<P, std::string_view>) {
-          if constexpr (Id == type_id::decimal128)
-            return big_endian_int(v);
-          else if constexpr (Id == type_id::float32) {
-            uint16_t h;
-            std::memcpy(&h, v.data(), 2);
-            return half_to_float(h);
-          } else {
-            throw internal_error("parquet: fixed-width column from a binary physical type");
-          }
-        } else {
-          return static_cast<T>(v);
-        }
-      };
-      if (!has_valid) {
-        for (int64_t i = 0; i < n; ++i)
-          out[i] = convert(cv.dense[static_cast<size_t>(i)]);
-      } else {
-        size_t k = 0;
-        for (int64_t i = 0; i < n; ++i) {
-          if (cv.valid[static_cast<size_t>(i)])
-            out[i] = convert(cv.dense[k++]);
-          else
-            b.set_null(i);
-        }
-      }
-      return b.finish();
-    }
-  });
-}
-
-/// Most PLAIN values of physical type `pt` that `bytes` bytes can hold (booleans are bits; values of
-/// zero-length FIXED_LEN_BYTE_ARRAY are counted as bits too, to keep the bound finite).
-int64_t max_plain_values(physical_type pt, int32_t type_length, size_t bytes) {
-  size_t w = 0;
-  switch (pt) {
-    case physical_type::boolean:
-      return static_cast<int64_t>(std::min<size_t>(bytes, size_t{1} << 59) * 8);
-    case physical_type::int32:
-    case physical_type::float_:
-    case physical_type::byte_array:
-      w = 4;
-      break;
-    case physical_type::int64:
-    case physical_type::double_:
-      w = 8;
-      break;
-    case physical_type::int96:
-      w = 12;
-      break;
-    case physical_type::fixed_len_byte_array:
-      w = type_length > 0 ? static_cast<size_t>(type_length) : 0;
-      break;
-  }
-  if (w == 0) return static_cast<int64_t>(std::min<size_t>(bytes, size_t{1} << 59) * 8);
-  return static_cast<int64_t>(bytes / w);
-}
-
-/// Decodes `n` PLAIN values from [p, end) into `out`; returns the end of the consumed bytes.
-template <typename P>
-const uint8_t* decode_plain(const uint8_t* p, const uint8_t* end, int64_t n, P* out, physical_type pt,
-                            int32_t type_length) {
-  const size_t avail = static_cast<size_t>(end - p);
-  if constexpr (std::is_same_v<P, uint8_t>) {  // BOOLEAN, bit-packed LSB first
-    if (static_cast<size_t>((n + 7) / 8) > avail) corrupt("PLAIN booleans past the end");
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = (p[i >> 3] >> (i & 7)) & 1;
-    return p + (n + 7) / 8;
-  } else if constexpr (std::is_same_v<P, std::string_view>) {
-    if (pt == physical_type::fixed_len_byte_array) {
-      const size_t w = static_cast<size_t>(type_length);
-      if (w && static_cast<size_t>(n) > avail / w) corrupt("PLAIN fixed-length values past the end");
-      for (int64_t i = 0; i < n; ++i)
-        out[i] = {reinterpret_cast<const char*>(p) + i * w, w};
-      return p + n * w;
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      if (end - p < 4) corrupt("PLAIN byte array length past the end");
-      uint32_t len;
-      std::memcpy(&len, p, 4);
-      p += 4;
-      if (len > static_cast<size_t>(end - p)) corrupt("PLAIN byte array past the end");
-      out[i] = {reinterpret_cast<const char*>(p), len};
-      p += len;
-    }
-    return p;
-  } else {
-    if (pt == physical_type::int96) {
-      if (static_cast<size_t>(n) > avail / 12) corrupt("PLAIN INT96 values past the end");
-      for (int64_t i = 0; i < n; ++i)
-        out[i] = static_cast<P>(int96_to_ns(p + 12 * i));
-      return p + 12 * n;
-    }
-    if (static_cast<size_t>(n) > avail / sizeof(P)) corrupt("PLAIN values past the end");
-    if (n) std::memcpy(out, p, static_cast<size_t>(n) * sizeof(P));
-    return p + static_cast<size_t>(n) * sizeof(P);
-  }
-}
-
-/// Decoder state of one column chunk.
-template <typename P>
-class chunk_decoder {
- public:
-  chunk_decoder(const column_metadata& m, const leaf_info& leaf) : _m(m), _leaf(leaf) {}
-
-  void decode(const uint8_t* data, size_t size, int64_t num_rows, chunk_values<P>& cv) {
-    // Declared counts are only trusted once bytes that hold them are seen: the reservation is bounded
-    // by the chunk's size (the vectors grow past it as pages prove more rows).
-    const int64_t guess =
-        std::min<int64_t>(num_rows, static_cast<int64_t>(std::min<size_t>(size, size_t{1} << 40)) * 8);
-    if (_leaf.optional) cv.valid.reserve(static_cast<size_t>(guess));
-    size_t pos = 0;
-    while (cv.rows < num_rows) {
-      if (pos >= size)
-        corrupt("column chunk ends after " + std::to_string(cv.rows) + " of " + std::to_string(num_rows) + " rows");
-      pos = page(data, size, pos, num_rows, cv);
-    }
-  }
-
-  /// Decodes only the data pages at the given chunk positions, each holding the given rows (from the
-  /// offset index), after the dictionary page if the chunk has one before `first_data`.
-  void decode_pages(const uint8_t* data, size_t size, size_t first_data,
-                    const std::vector<std::pair<size_t, int64_t>>& pages, chunk_values<P>& cv) {
-    size_t pos = 0;
-    while (pos < first_data)
-      pos = page(data, size, pos, 0, cv);  // a data page here holds rows the offset index does not list
-    int64_t total = 0;
-    for (auto& [at, rows] : pages)
-      total += rows;
-    for (auto& [at, rows] : pages) {
-      const int64_t before = cv.rows;
-      if (at >= size) corrupt("offset index points past the column chunk");
-      page(data, size, at, total, cv);
-      if (cv.rows - before != rows) corrupt("page holds other rows than its offset index says");
-    }
-  }
-
- private:
-  /// Decodes the page at `pos` (a data page adds rows, up to `num_rows` in all); returns the position
-  /// after it.
-  size_t page(const uint8_t* data, size_t size, size_t pos, int64_t num_rows, chunk_values<P>& cv) {
-    size_t used = 0;
-    page_header h = decode_page_header(data + pos, size - pos, used);
-    pos += used;
-    if (static_cast<size_t>(h.compressed_page_size) > size - pos) corrupt("page past the end of the column chunk");
-    const uint8_t* p = data + pos;
-    pos += static_cast<size_t>(h.compressed_page_size);
-    switch (h.type) {
-      case page_type::dictionary_page:
-        read_dictionary(h, p, cv);
-        break;
-      case page_type::data_page:
-        read_v1(h, p, num_rows, cv);
-        break;
-      case page_type::data_page_v2:
-        read_v2(h, p, num_rows, cv);
-        break;
-      default:
-        break;  // index pages carry nothing we need
-    }
-    return pos;
-  }
-
-  const uint8_t* inflate(const uint8_t* in, size_t size, size_t out_size, chunk_values<P>& cv) {
-    if (_m.compression == codec::uncompressed) {
-      if (size != out_size) corrupt("uncompressed page sizes differ");
-      return in;
-    }
-    if (out_size > max_decompressed_size(_m.compression, in, size))
-      corrupt("page claims " + std::to_string(out_size) + " bytes uncompressed from " + std::to_string(size) + " " +
-              to_string(_m.compression) + " bytes");
-    auto buf = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(out_size, 1));
-    decompress(_m.compression, in, size, buf.get(), out_size);
-    cv.keep.push_back(std::move(buf));
-    return cv.keep.back().get();
-  }
-
-  void read_dictionary(const page_header& h, const uint8_t* page, chunk_values<P>& cv) {
-    if (!h.dict) corrupt("dictionary page without its header");
-    if (h.dict->enc != encoding::plain && h.dict->enc != encoding::plain_dictionary)
-      unsupported_encoding(h.dict->enc, _m.type);
-    const size_t usize = static_cast<size_t>(h.uncompressed_page_size);
-    const uint8_t* q = inflate(page, static_cast<size_t>(h.compressed_page_size), usize, cv);
-    if (h.dict->num_values < 0 || h.dict->num_values > max_plain_values(_m.type, _leaf.elem->type_length, usize))
-      corrupt("dictionary of " + std::to_string(h.dict->num_values) + " values does not fit its " +
-              std::to_string(usize) + "-byte page");
-    _dict.resize(static_cast<size_t>(h.dict->num_values));
-    decode_plain<P>(q, q + usize, h.dict->num_values, _dict.data(), _m.type, _leaf.elem->type_length);
-    _has_dict = true;
-  }
-
-  /// Appends `n` rows' validity from definition levels; returns the number of non-null values.
-  int64_t levels(const uint8_t* p, const uint8_t* end, int64_t n, chunk_values<P>& cv) {
-    if (rle_count(p, end, 1, n) < n)
-      corrupt("page declares " + std::to_string(n) + " values, its definition levels hold fewer");
-    _levels.resize(static_cast<size_t>(n));
-    rle_decode(p, end, 1, _levels.data(), n);
-    // Width 1: every level is 0 (null) or 1 (valid).
-    const size_t old = cv.valid.size();
-    cv.valid.resize(old + static_cast<size_t>(n));
-    uint8_t* v = cv.valid.data() + old;
-    const uint32_t* l = _levels.data();
-    int64_t nn = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      v[i] = static_cast<uint8_t>(l[i]);
-      nn += l[i];
-    }
-    return nn;
-  }
-
-  void check_rows(int64_t n, int64_t num_rows, const chunk_values<P>& cv) {
-    if (n < 0 || n > num_rows - cv.rows) corrupt("page holds more rows than the row group");
-  }
-
-  void read_v1(const page_header& h, const uint8_t* page, int64_t num_rows, chunk_values<P>& cv) {
-    if (!h.v1) corrupt("data page without its header");
-    const int64_t n = h.v1->num_values;
-    check_rows(n, num_rows, cv);
-    const size_t usize = static_cast<size_t>(h.uncompressed_page_size);
-    const uint8_t* q = inflate(page, static_cast<size_t>(h.compressed_page_size), usize, cv);
-    const uint8_t* end = q + usize;
-    int64_t nn = n;
-    if (_leaf.optional) {
-      if (h.v1->definition_level_encoding != encoding::rle)
-        throw not_implemented_error("Parquet definition levels in " + encoding_name(h.v1->definition_level_encoding) +
-                                    " are not supported (only RLE)");
-      if (end - q < 4) corrupt("definition levels past the end");
-      uint32_t len;
-      std::memcpy(&len, q, 4);
-      q += 4;
-      if (len > static_cast<size_t>(end - q)) corrupt("definition levels past the end");
-      nn = levels(q, q + len, n, cv);
-      q += len;
-    }
-    values(h.v1->enc, q, end, nn, cv);
-    cv.rows += n;
-  }
-
-  void read_v2(const page_header& h, const uint8_t* page, int64_t num_rows, chunk_values<P>& cv) {
-    if (!h.v2) corrupt("data page v2 without its header");
-    const auto& v2 = *h.v2;
-    const int64_t n = v2.num_values;
-    check_rows(n, num_rows, cv);
-    if (v2.definition_levels_byte_length < 0 || v2.repetition_levels_byte_length < 0) corrupt("negative level length");
-    const size_t lv =
-        static_cast<size_t>(v2.definition_levels_byte_length) + static_cast<size_t>(v2.repetition_levels_byte_length);
-    const size_t csize = static_cast<size_t>(h.compressed_page_size);
-    const size_t usize = static_cast<size_t>(h.uncompressed_page_size);
-    if (lv > csize || lv > usize) corrupt("levels longer than the page");
-    int64_t nn = n;
-    const uint8_t* def = page + v2.repetition_levels_byte_length;
-    if (_leaf.optional) nn = levels(def, def + v2.definition_levels_byte_length, n, cv);
-    if (nn != n - v2.num_nulls) corrupt("null count of data page v2 differs from its levels");
-    const uint8_t* q;
-    if (v2.is_compressed)
-      q = inflate(page + lv, csize - lv, usize - lv, cv);
-    else {
-      if (csize != usize) corrupt("uncompressed page sizes differ");
-      q = page + lv;
-    }
-    values(v2.enc, q, q + (usize - lv), nn, cv);
-    cv.rows += n;
-  }
-
-  /// Most values (up to `nn`) that the encoded value bytes [p, end) can hold, from their headers and
-  /// sizes, so that nothing is allocated for values a page only declares. Unsupported encodings give
-  /// `nn` (they raise not_implemented_error when decoded).
-  int64_t value_bound(encoding enc, const uint8_t* p, const uint8_t* end, int64_t nn) const {
-    const physical_type pt = _m.type;
-    const size_t bytes = static_cast<size_t>(end - p);
-    switch (enc) {
-      case encoding::plain:
-        return max_plain_values(pt, _leaf.elem->type_length, bytes);
-      case encoding::plain_dictionary:
-      case encoding::rle_dictionary:
-        return nn == 0 || p >= end ? 0 : rle_count(p + 1, end, *p, nn);
-      case encoding::rle: {
-        if (pt != physical_type::boolean) return nn;
-        uint32_t len = 0;
-        if (bytes < 4) return 0;
-        std::memcpy(&len, p, 4);
-        return len > bytes - 4 ? 0 : rle_count(p + 4, p + 4 + len, 1, nn);
-      }
-      case encoding::delta_binary_packed:
-        if constexpr (std::is_same_v<P, int32_t> || std::is_same_v<P, int64_t>)
-          return nn == 0 || pt == physical_type::int96 ? nn : delta_count(p, end);
-        return nn;
-      case encoding::delta_length_byte_array:
-      case encoding::delta_byte_array:
-        if constexpr (std::is_same_v<P, std::string_view>) return nn == 0 ? nn : delta_count(p, end);
-        return nn;
-      case encoding::byte_stream_split:
-        if (pt == physical_type::boolean || pt == physical_type::byte_array) return nn;
-        return max_plain_values(pt, _leaf.elem->type_length, bytes);
-      default:
-        return nn;
-    }
-  }
-
-  void values(encoding enc, const uint8_t* p, const uint8_t* end, int64_t nn, chunk_values<P>& cv) {
-    if (value_bound(enc, p, end, nn) < nn)
-      corrupt("page declares " + std::to_string(nn) + " " + encoding_name(enc) + " values, its bytes hold fewer");
-    const size_t old = cv.dense.size();
-    cv.dense.resize(old + static_cast<size_t>(nn));
-    P* out = cv.dense.data() + old;
-    const physical_type pt = _m.type;
-    switch (enc) {
-      case encoding::plain:
-        decode_plain<P>(p, end, nn, out, pt, _leaf.elem->type_length);
-        return;
-      case encoding::plain_dictionary:
-      case encoding::rle_dictionary: {
-        if (!_has_dict) corrupt("dictionary-encoded page without a dictionary page");
-        if (nn == 0) return;
-        if (p >= end) corrupt("dictionary indices past the end");
-        int bw = *p++;
-        _indices.resize(static_cast<size_t>(nn));
-        rle_decode(p, end, bw, _indices.data(), nn);
-        const uint32_t dn = static_cast<uint32_t>(_dict.size());
-        const P* dict = _dict.data();
-        for (int64_t i = 0; i < nn; ++i) {
-          uint32_t ix = _indices[static_cast<size_t>(i)];
-          if (ix >= dn) corrupt("dictionary index out of range");
-          out[i] = dict[ix];
-        }
-        return;
-      }
-      case encoding::rle:
-        if constexpr (std::is_same_v<P, uint8_t>) {
-          if (end - p < 4) corrupt("RLE booleans past the end");
-          uint32_t len;
-          std::memcpy(&len, p, 4);
-          p += 4;
-          if (len > static_cast<size_t>(end - p)) corrupt("RLE booleans past the end");
-          _indices.resize(static_cast<size_t>(nn));
-          rle_decode(p, p + len, 1, _indices.data(), nn);
-          for (int64_t i = 0; i < nn; ++i)
-            out[i] = static_cast<uint8_t>(_indices[static_cast<size_t>(i)] != 0);
-          return;
-        }
-        break;
-      case encoding::delta_binary_packed:
-        if constexpr (std::is_same_v<P, int32_t> || std::is_same_v<P, int64_t>) {
-          if (pt == physical_type::int96) break;
-          delta_decode<P>(p, end, nn, out);
-          return;
-        }
-        break;
-      case encoding::delta_length_byte_array:
-        if constexpr (std::is_same_v<P, std::string_view>) {
-          if (pt != physical_type::byte_array) break;
-          std::vector<int32_t> lens(static_cast<size_t>(nn));
-          p = delta_decode<int32_t>(p, end, nn, lens.data());
-          for (int64_t i = 0; i < nn; ++i) {
-            auto len = lens[static_cast<size_t>(i)];
-            if (len < 0 || static_cast<size_t>(len) > static_cast<size_t>(end - p))
-              corrupt("DELTA_LENGTH_BYTE_ARRAY value past the end");
-            out[i] = {reinterpret_cast<const char*>(p), static_cast<size_t>(len)};
-            p += len;
-          }
-          return;
-        }
-        break;
-      case encoding::delta_byte_array:
-        if constexpr (std::is_same_v<P, std::string_view>) {
-          delta_byte_array(p, end, nn, out, cv);
-          return;
-        }
-        break;
-      case encoding::byte_stream_split:
-        byte_stream_split(p, end, nn, out, cv);
-        return;
-      default:
-        break;
-    }
-    unsupported_encoding(enc, pt);
-  }
-
-  void delta_byte_array(const uint8_t* p, const uint8_t* end, int64_t nn, P* out, chunk_values<P>& cv) {
-    if constexpr (std::is_same_v<P, std::string_view>) {
-      std::vector<int32_t> prefix(static_cast<size_t>(nn)), suffix(static_cast<size_t>(nn));
-      p = delta_decode<int32_t>(p, end, nn, prefix.data());
-      p = delta_decode<int32_t>(p, end, nn, suffix.data());
-      size_t total = 0, suffix_bytes = 0;
-      int64_t prev = 0;
-      for (int64_t i = 0; i < nn; ++i) {
-        int32_t pl = prefix[static_cast<size_t>(i)], sl = suffix[static_cast<size_t>(i)];
-        if (pl < 0 || sl < 0 || pl > prev) corrupt("bad DELTA_BYTE_ARRAY lengths");
-        prev = static_cast<int64_t>(pl) + sl;
-        total += static_cast<size_t>(prev);
-        suffix_bytes += static_cast<size_t>(sl);
-      }
-      if (suffix_bytes > static_cast<size_t>(end - p)) corrupt("DELTA_BYTE_ARRAY suffixes past the end");
-      auto buf = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(total, 1));
-      char* w = reinterpret_cast<char*>(buf.get());
-      const char* last = w;
-      for (int64_t i = 0; i < nn; ++i) {
-        size_t pl = static_cast<size_t>(prefix[static_cast<size_t>(i)]);
-        size_t sl = static_cast<size_t>(suffix[static_cast<size_t>(i)]);
-        std::memmove(w, last, pl);
-        std::memcpy(w + pl, p, sl);
-        p += sl;
-        out[i] = {w, pl + sl};
-        last = w;
-        w += pl + sl;
-      }
-      cv.keep.push_back(std::move(buf));
-    }
-  }
-
-  void byte_stream_split(const uint8_t* p, const uint8_t* end, int64_t nn, P* out, chunk_values<P>& cv) {
-    if constexpr (std::is_same_v<P, uint8_t>) {
-      unsupported_encoding(encoding::byte_stream_split, _m.type);
-    } else {
-      size_t w;
-      uint8_t* dst;
-      std::unique_ptr<uint8_t[]> buf;
-      if constexpr (std::is_same_v<P, std::string_view>) {
-        if (_m.type != physical_type::fixed_len_byte_array) unsupported_encoding(encoding::byte_stream_split, _m.type);
-        w = static_cast<size_t>(_leaf.elem->type_length);
-        buf = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(w * static_cast<size_t>(nn), 1));
-        dst = buf.get();
-      } else {
-        if (_m.type == physical_type::int96) unsupported_encoding(encoding::byte_stream_split, _m.type);
-        w = sizeof(P);
-        dst = reinterpret_cast<uint8_t*>(out);
-      }
-      const size_t n = static_cast<size_t>(nn);
-      if (w && n > static_cast<size_t>(end - p) / w) corrupt("BYTE_STREAM_SPLIT values past the end");
-      for (size_t b = 0; b < w; ++b) {
-        const uint8_t* s = p + b * n;
-        for (size_t i = 0; i < n; ++i)
-          dst[i * w + b] = s[i];
-      }
-      if constexpr (std::is_same_v<P, std::string_view>) {
-        for (size_t i = 0; i < n; ++i)
-          out[i] = {reinterpret_cast<const char*>(dst) + i * w, w};
-        cv.keep.push_back(std::move(buf));
-      }
-    }
-  }
-
-  const column_metadata& _m;
-  const leaf_info& _leaf;
-  std::vector<P> _dict;
-  bool _has_dict = false;
-  std::vector<uint32_t> _levels, _indices;
-};
-
-/// Calls `f.template operator()<P>()` with the dense physical storage of a physical type.
-template <typename F>
-decltype(auto) physical_dispatch(physical_type t, F&& f) {
-  switch (t) {
-    case physical_type::boolean:
-      return f.template operator()<uint8_t>();
-    case physical_type::int32:
-      return f.template operator()<int32_t>();
-    case physical_type::int64:
-    case physical_type::int96:
-      return f.template operator()<int64_t>();
-    case physical_type::float_:
-      return f.template operator()<float>();
-    case physical_type::double_:
-      return f.template operator()<double>();
-    case physical_type::byte_array:
-    case physical_type::fixed_len_byte_array:
-      return f.template operator()<std::string_view>();
-  }
-  throw io_error("corrupt metadata: unknown physical type " + std::to_string(static_cast<int>(t)));
 }
 
 }  // namespace
@@ -873,28 +271,14 @@ int64_t file_reader::row_group_uncompressed_bytes(int rg, const std::vector<size
 std::optional<scalar> file_reader::stat_value(size_t c, const std::string* bytes) const {
   if (!bytes) return std::nullopt;
   const schema_element& e = element(c);
-  const leaf_info leaf{&e, _schema[c].type, false};
-  return physical_dispatch(*e.type, [&]<typename P>() -> std::optional<scalar> {
-    chunk_values<P> cv;
-    cv.rows = 1;
-    cv.dense.resize(1);
-    auto p = reinterpret_cast<const uint8_t*>(bytes->data());
-    try {
-      if constexpr (std::is_same_v<P, std::string_view>) {
-        if (*e.type == physical_type::fixed_len_byte_array && bytes->size() != static_cast<size_t>(e.type_length))
-          return std::nullopt;
-        cv.dense[0] = *bytes;
-      } else if constexpr (std::is_same_v<P, uint8_t>) {
-        if (bytes->empty()) return std::nullopt;
-        cv.dense[0] = p[0] & 1;
-      } else {
-        decode_plain<P>(p, p + bytes->size(), 1, cv.dense.data(), *e.type, e.type_length);
-      }
-      return get_scalar(materialize(cv, leaf, default_host_resource()), 0);
-    } catch (const io_error&) {
-      return std::nullopt;  // malformed statistics are ignored, as if absent
-    }
-  });
+  if (*e.type == physical_type::fixed_len_byte_array && bytes->size() != static_cast<size_t>(e.type_length))
+    return std::nullopt;
+  try {
+    return get_scalar(detail::decode_stat_value({&e, _schema[c].type, false}, *e.type, *bytes, default_host_resource()),
+                      0);
+  } catch (const io_error&) {
+    return std::nullopt;  // malformed statistics are ignored, as if absent
+  }
 }
 
 column_statistics file_reader::statistics(int rg, size_t c) const {
@@ -1015,6 +399,7 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
   if (columns.empty()) return table::empty_with_rows(ranges.empty() ? g.num_rows : wanted_rows);
   int64_t size = 0;
   fd_guard fd{open_file(_path, size)};
+  detail::decode_scratch scratch;  // transient buffers reused column after column
   std::vector<column> out;
   out.reserve(columns.size());
   for (size_t c : columns) {
@@ -1031,14 +416,10 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
       leaf_info leaf{&element(c), _schema[c].type, _optional[c]};
       if (m.type != *leaf.elem->type) throw io_error("corrupt metadata: column chunk type differs from the schema");
       const size_t chunk_size = static_cast<size_t>(m.total_compressed_size);
-      auto chunk = std::make_unique_for_overwrite<uint8_t[]>(std::max<size_t>(chunk_size, 1));
-      read_at(fd.fd, chunk.get(), chunk_size, start, _path);
+      uint8_t* chunk = scratch.chunk.get(chunk_size);  // followed by detail::slack bytes
+      read_at(fd.fd, chunk, chunk_size, start, _path);
       if (ranges.empty()) {
-        out.push_back(physical_dispatch(m.type, [&]<typename P>() {
-          chunk_values<P> cv;
-          chunk_decoder<P>(m, leaf).decode(chunk.get(), chunk_size, g.num_rows, cv);
-          return materialize(cv, leaf, mr);
-        }));
+        out.push_back(detail::decode_chunk(m, leaf, chunk, chunk_size, g.num_rows, nullptr, 0, scratch, mr));
         continue;
       }
       // Only the rows in `ranges`: the data pages that overlap them (by the offset index; all pages
@@ -1046,6 +427,7 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
       auto index = offset_index(rg, c);
       std::vector<row_range> spans;  // rows of the decoded pages, in order
       std::vector<std::pair<size_t, int64_t>> pages;
+      int64_t page_rows = 0;
       for (size_t i = 0; i < index.size(); ++i) {
         const row_range span{index[i].first_row_index,
                              i + 1 < index.size() ? index[i + 1].first_row_index : g.num_rows};
@@ -1054,17 +436,13 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
         if (!wanted) continue;
         spans.push_back(span);
         pages.emplace_back(static_cast<size_t>(index[i].offset - start), span.end - span.begin);
+        page_rows += span.end - span.begin;
       }
       if (pages_skipped) *pages_skipped += static_cast<int64_t>(index.size() - spans.size());
-      column decoded = physical_dispatch(m.type, [&]<typename P>() {
-        chunk_values<P> cv;
-        chunk_decoder<P> dec(m, leaf);
-        if (index.empty())
-          dec.decode(chunk.get(), chunk_size, g.num_rows, cv);
-        else
-          dec.decode_pages(chunk.get(), chunk_size, static_cast<size_t>(index[0].offset - start), pages, cv);
-        return materialize(cv, leaf, mr);
-      });
+      column decoded = index.empty()
+                           ? detail::decode_chunk(m, leaf, chunk, chunk_size, g.num_rows, nullptr, 0, scratch, mr)
+                           : detail::decode_chunk(m, leaf, chunk, chunk_size, page_rows, &pages,
+                                                  static_cast<size_t>(index[0].offset - start), scratch, mr);
       if (index.empty()) spans = {{0, g.num_rows}};
       std::vector<column> pieces;
       for (const row_range& r : ranges) {
