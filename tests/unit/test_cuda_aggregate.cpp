@@ -324,6 +324,22 @@ TEST(CudaAggregate, ExplainNamesHashAndSortNodes) {
   EXPECT_EQ(sorted.find("hash_aggregate"), std::string::npos) << sorted;
 }
 
+// What compute-sanitizer runs (scripts/gpu-check.sh): each aggregation path once, at small sizes,
+// over several partitions: the shared-memory hash table, its overflow to the global table, the
+// global aggregation, the absorbed filter, the sort path (string keys) and the window.
+TEST(CudaSanitized, AggregationPaths) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  data_frame df = sample(1024, 5);
+  check_frame(df, {"k64"}, small_agg_sets()[0], 300);
+  check_frame(df, {"kf", "kb"}, small_agg_sets()[1], 300);
+  check_frame(sample(3000, 2500), {"k64"}, small_agg_sets()[0], 1 << 20);
+  check_frame(df, {}, small_agg_sets()[2], 300);
+  check_frame(df, {"k64"}, small_agg_sets()[3], 300, col("v64") > lit(int64_t{0}));
+  check_frame(df, {"kstr"}, small_agg_sets()[0], 300);
+  auto q = df.lazy().with_columns({col("vf").mean().over({"k64", "kb"}).alias("m")});
+  expect_close(q.collect(opts(true, 300)), q.collect(opts(false, 300)));
+}
+
 TEST(CudaAggregate, GpuPlanHasNoFallback) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   auto r = sample(100, 5).lazy().group_by({"kstr"}).agg(all_aggs()).profile(opts(true, 7));
@@ -519,6 +535,17 @@ TEST(CudaHashPlan, MakeAggregateAbsorbsAFilter) {
   EXPECT_NE(kept.find("project"), std::string::npos) << kept;
   EXPECT_NE(kept.find("filter"), std::string::npos) << kept;
   EXPECT_EQ(kept.find("[partial] filter"), std::string::npos) << kept;
+  // a filter straight under the aggregation (no projection) is absorbed too
+  schema in = in_schema();
+  physical_ptr f = cuda::make_filter(std::make_unique<leaf>(in), resolve(col("i") > lit(int64_t{0}), in));
+  agg_spec s = spec(agg_op::sum, 2);
+  s.input_type = in[2].type;
+  s.output_type = agg_result_type(agg_op::sum, s.input_type);
+  schema out{std::vector<field>{in[0], {"a", s.output_type}}};
+  std::string bare = to_string(*cuda::make_aggregate(std::move(f), {0}, {s}, false, out));
+  EXPECT_NE(bare.find("hash_aggregate[partial] filter"), std::string::npos) << bare;
+  EXPECT_NE(bare.find("keys [#0] aggs [sum(#2)]"), std::string::npos) << bare;
+  EXPECT_EQ(bare.find("  filter"), std::string::npos) << bare;
 }
 
 #endif

@@ -14,6 +14,8 @@ class filter_op final : public physical_node {
   explicit filter_op(expr pred) : _pred(std::move(pred)) {}
   std::string name() const override { return "filter"; }
   const expr& predicate() const { return _pred; }
+  /// Input columns the output keeps, in order (empty: all of them).
+  const std::vector<size_t>& kept() const { return _keep; }
   std::string detail() const override {
     return to_string(_pred) + (_keep.empty() ? "" : " -> " + std::to_string(_keep.size()) + " columns");
   }
@@ -88,16 +90,28 @@ const std::string* bare_column(const expr& e) {
 }  // namespace
 
 std::optional<filter_project> take_filter_project(physical_ptr& node) {
-  auto* project = dynamic_cast<project_op*>(node.get());
-  if (!project || project->where != backend::cuda || project->children.size() != 1) return std::nullopt;
-  auto* filter = dynamic_cast<filter_op*>(project->children[0].get());
-  if (!filter || filter->where != backend::cuda || filter->children.size() != 1) return std::nullopt;
-  const schema& in = filter->children[0]->output_schema;
+  auto is_cuda_filter = [](physical_node* n) {
+    auto* f = dynamic_cast<filter_op*>(n);
+    return f && f->where == backend::cuda && f->children.size() == 1 ? f : nullptr;
+  };
   filter_project f;
-  for (auto& e : project->exprs()) {
-    const std::string* name = bare_column(e);
-    if (!name || !in.contains(*name)) return std::nullopt;
-    f.columns.push_back(in.index_of(*name));
+  filter_op* filter = is_cuda_filter(node.get());
+  if (filter) {  // a filter alone: its output columns are (a selection of) its input's
+    f.columns = filter->kept();
+    if (f.columns.empty())
+      for (size_t i = 0; i < filter->output_schema.size(); ++i)
+        f.columns.push_back(i);
+  } else {
+    auto* project = dynamic_cast<project_op*>(node.get());
+    if (!project || project->where != backend::cuda || project->children.size() != 1) return std::nullopt;
+    filter = is_cuda_filter(project->children[0].get());
+    if (!filter) return std::nullopt;
+    const schema& in = filter->children[0]->output_schema;
+    for (auto& e : project->exprs()) {
+      const std::string* name = bare_column(e);
+      if (!name || !in.contains(*name)) return std::nullopt;
+      f.columns.push_back(in.index_of(*name));
+    }
   }
   f.predicate = filter->predicate();
   f.input = std::move(filter->children[0]);
