@@ -1,7 +1,7 @@
 // tug_pdsh: runs PDS-H queries (bench/pdsh) on a generated data directory and reports their timings.
 //
 // usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--threads N] [--reps N]
-//                 [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain]
+//                 [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain] [--profile]
 //        tug_pdsh --list        (prints the registered query numbers, one a line)
 //
 // Each query runs 1 + N times (N = --reps, default 3): the first run is "cold" (the first time in this
@@ -11,7 +11,8 @@
 // --out writes each query's result: with several queries, "{q}" in the path is replaced by the two-digit
 // query number, or "_qNN" is inserted before the extension when there is no "{q}".
 // --json writes {"engine", "threads", "data", "reps", "queries": [{"query", "rows", "cold_s", "times_s",
-// "median_s", "min_s", "max_s"}]}. --explain prints each query's plan instead of running it.
+// "median_s", "min_s", "max_s"}]}. --explain prints each query's plan instead of running it; --profile
+// runs each query once more after the timed runs and prints its physical plan with per-node statistics.
 // --engine gpu fails (status 1) when there is no GPU, rather than timing the CPU fallback.
 // Exit status: 0 when every query ran, 1 when one failed (its error is printed and in the JSON), 2 for a
 // usage error.
@@ -46,6 +47,7 @@ struct options {
   std::string engine_name = "auto";
   int reps = 3;
   bool explain = false;
+  bool profile = false;
   bool list = false;
 };
 
@@ -106,6 +108,8 @@ options parse_args(int argc, char** argv) {
       o.json_path = value();
     } else if (a == "--explain") {
       o.explain = true;
+    } else if (a == "--profile") {
+      o.profile = true;
     } else if (a == "--list") {
       o.list = true;
     } else {
@@ -178,6 +182,10 @@ json run_query(const options& o, int q) {
   rec["min_s"] = warm.front();
   rec["max_s"] = warm.back();
   if (!o.out.empty()) write_result(result, out_path(o, q));
+  if (o.profile) {
+    query_result p = pdsh::query(q)(pdsh::scan_tables(o.data)).profile(o.engine);
+    std::cout << "-- q" << two_digits(q) << " profile\n" << p.physical_plan << "\n" << p.statistics << "\n";
+  }
   return rec;
 }
 
@@ -226,7 +234,7 @@ int main(int argc, char** argv) {
   } catch (const usage_error& e) {
     std::cerr << "tug_pdsh: " << e.what() << "\n"
               << "usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--threads N] [--reps N]\n"
-                 "                [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain]\n"
+                 "                [--out FILE.csv|FILE.parquet] [--json TIMINGS.json] [--explain] [--profile]\n"
                  "       tug_pdsh --list\n";
     return 2;
   } catch (const std::exception& e) {
