@@ -340,9 +340,51 @@ class code_table {
   int _shift = 64;
 };
 
+/// The codes present among [0, range): a bitmap with the count of the set bits before each word, so
+/// a present code's rank (its index among the present codes, in code order) takes one cache line;
+/// and the group of each rank. A compact direct table for codes too sparse for one int32 per code.
+class ranked_table {
+ public:
+  /// No code present yet.
+  void reset(uint64_t range) { _words.assign(range / 64 + 1, word{0, 0}); }
+  void add(uint64_t code) { _words[code >> 6].bits |= uint64_t{1} << (code & 63); }
+  /// After the last add: ranks every present code, with no group yet.
+  void rank() {
+    uint64_t count = 0;
+    for (auto& w : _words) {
+      w.before = count;
+      count += static_cast<uint64_t>(std::popcount(w.bits));
+    }
+    _group.assign(count + 1, -1);  // the last entry stays -1: what absent codes read
+    _absent = count;
+  }
+  /// The group of a present code.
+  int32_t& group(uint64_t code) { return _group[rank_of(code)]; }
+  /// The group of `code`, or -1 when absent.
+  int32_t find(uint64_t code) const { return _group[rank_of(code)]; }
+
+ private:
+  struct word {
+    uint64_t bits;
+    uint64_t before;
+  };
+  uint64_t rank_of(uint64_t code) const {
+    const word& w = _words[code >> 6];
+    uint64_t bit = code & 63;
+    bool present = (w.bits >> bit) & 1;
+    uint64_t r = w.before + static_cast<uint64_t>(std::popcount(w.bits & ((uint64_t{1} << bit) - 1)));
+    return present ? r : _absent;
+  }
+  std::vector<word> _words;
+  std::vector<int32_t> _group;
+  uint64_t _absent = 0;
+};
+
 /// Most codes a direct table (one int32 per possible code) may cover for `n` rows: at most 32 bytes
 /// a row, what a half-full code table would take.
 inline uint64_t direct_limit(int64_t n) { return static_cast<uint64_t>(n) * 8 + 4096; }
+/// Most codes a ranked table (2 bits per possible code) may cover for `n` rows.
+inline uint64_t ranked_limit(int64_t n) { return static_cast<uint64_t>(n) * 128 + (uint64_t{1} << 20); }
 
 }  // namespace
 
@@ -359,6 +401,9 @@ struct key_index::impl {
   key_codec codec;
   /// Codec paths: a direct table (group of each code, or -1) when the codes' range is small ...
   std::vector<int32_t> direct;
+  /// ... a ranked table when it is sparser ...
+  ranked_table ranked;
+  bool use_ranked = false;
   /// ... else an open-addressing table of codes.
   code_table coded;
   /// Generic path: group id or -1 per slot, and each group's hash.
@@ -409,14 +454,37 @@ void key_index::build(std::vector<column> keys, int64_t* ids) {
   if (s.codec.how != key_codec::kind::none) {
     std::vector<column_view> views = s.views(s.keys);
     uint64_t codes[key_codec::block];
-    bool direct = s.codec.how == key_codec::kind::packed && s.codec.range <= direct_limit(n) &&
-                  n < std::numeric_limits<int32_t>::max();
-    if (direct) s.direct.assign(s.codec.range, -1);
-    else s.coded.reset(std::bit_ceil(static_cast<uint64_t>(std::min<int64_t>(n, key_codec::block)) * 2 + 2));
+    bool packed = s.codec.how == key_codec::kind::packed && n < std::numeric_limits<int32_t>::max();
+    bool direct = packed && s.codec.range <= direct_limit(n);
+    s.use_ranked = packed && !direct && s.codec.range <= ranked_limit(n);
+    if (direct) {
+      s.direct.assign(s.codec.range, -1);
+    } else if (s.use_ranked) {
+      s.ranked.reset(s.codec.range);
+      for (int64_t from = 0; from < n; from += key_codec::block) {
+        int64_t len = std::min(key_codec::block, n - from);
+        s.codec.encode(views, from, len, codes, nullptr);
+        for (int64_t j = 0; j < len; ++j) s.ranked.add(codes[j]);
+      }
+      s.ranked.rank();
+    } else {
+      s.coded.reset(std::bit_ceil(static_cast<uint64_t>(std::min<int64_t>(n, key_codec::block)) * 2 + 2));
+    }
     uint64_t home[key_codec::block];
     for (int64_t from = 0; from < n; from += key_codec::block) {
       int64_t len = std::min(key_codec::block, n - from);
       s.codec.encode(views, from, len, codes, nullptr);
+      if (s.use_ranked) {
+        for (int64_t j = 0; j < len; ++j) {
+          int32_t& g = s.ranked.group(codes[j]);
+          if (g < 0) {
+            g = static_cast<int32_t>(_first_row.size());
+            _first_row.push_back(from + j);
+          }
+          ids[from + j] = g;
+        }
+        continue;
+      }
       if (direct) {
         int32_t* table = s.direct.data();
         for (int64_t j = 0; j < len; ++j) {
@@ -514,6 +582,13 @@ std::vector<int64_t> key_index::find(const std::vector<column>& probe) const {
         const int32_t* table = s.direct.data();
         for (int64_t j = 0; j < len; ++j) {
           int32_t g = table[codes[j]];
+          o[j] = miss[j] ? -1 : g;
+        }
+        continue;
+      }
+      if (s.use_ranked) {
+        for (int64_t j = 0; j < len; ++j) {
+          int32_t g = s.ranked.find(codes[j]);
           o[j] = miss[j] ? -1 : g;
         }
         continue;

@@ -1,6 +1,6 @@
 // key_index and cpu::group_rows against a reference (std::map over formatted key tuples): every
-// codec path (direct table of packed codes, hashed packed codes, bits of one fixed-width key, the
-// generic path), nulls, negative values, extreme values, sliced inputs and the parallel chunked
+// codec path (direct table of packed codes, ranked table of sparse packed codes, hashed packed codes,
+// short strings packed, bits of one fixed-width key, the generic path), nulls, negative values, extreme values, sliced inputs and the parallel chunked
 // grouping.
 #include <limits>
 #include <map>
@@ -174,8 +174,52 @@ TEST(KeyIndex, GroupChunksWithEmptyAndUnevenChunks) {
 }
 
 TEST(KeyIndex, StringsGenericPath) {
-  column s = str({"a", std::nullopt, "b", "a", std::nullopt, ""});
-  check_index({s, i64({1, 1, 1, 1, 1, 1})}, {str({"a", "c", std::nullopt}), i64({1, 1, 1})}, "strings");
+  // a string longer than 7 bytes: no packed codec
+  column s = str({"a", std::nullopt, "b", "a", std::nullopt, "", "eight by"});
+  check_index({s, i64({1, 1, 1, 1, 1, 1, 1})}, {str({"a", "c", std::nullopt, "eight by"}), i64({1, 1, 1, 1})},
+              "strings");
+}
+
+TEST(KeyIndex, ShortStringsPacked) {
+  // strings of at most 7 bytes pack like integers: the length tells "a" from "a\0"; probes longer
+  // than 7 bytes, out of range or null (none indexed) find nothing
+  using namespace std::string_literals;
+  std::vector<std::optional<std::string>> v = {"a", "a\0"s, "", "abcdefg", "b", "a", "\0"s, "abcdefg", "zz"};
+  column s = str(v);
+  check_index({s}, {str({"a", "a\0"s, "\0\0"s, "abcdefgh", "abcdef", std::nullopt, "zzz", "", "zz"})}, "short");
+  // with nulls, and a second key
+  std::mt19937_64 rng(6);
+  for (int64_t n : sizes) {
+    std::vector<std::optional<std::string>> a, pa;
+    for (int64_t i = 0; i < n; ++i)
+      a.push_back(rng() % 7 == 0 ? std::nullopt : std::optional<std::string>(std::string(rng() % 4, 'A' + rng() % 3)));
+    for (int64_t i = 0; i < 300; ++i)
+      pa.push_back(rng() % 7 == 0 ? std::nullopt : std::optional<std::string>(std::string(rng() % 9, 'A' + rng() % 4)));
+    column b = random_column<int64_t>(type_id::int64, n, rng, 0.1, uniform(-3, 3));
+    column pb = random_column<int64_t>(type_id::int64, 300, rng, 0.1, uniform(-4, 4));
+    check_index({str(a), b}, {str(pa), pb}, "short strings and ints");
+  }
+}
+
+TEST(KeyIndex, SparseCodesRankedAndHashed) {
+  // ranges between the direct table's limit (8 per row) and the ranked table's (128 per row plus
+  // 2^20), and beyond it (hashed)
+  std::mt19937_64 rng(7);
+  for (int64_t n : {1000, 70000}) {
+    for (int64_t range : {int64_t{200'000}, int64_t{5'000'000}, int64_t{1'000'000'000}}) {
+      for (double null_p : {0.0, 0.1}) {
+        column k = random_column<int64_t>(type_id::int64, n, rng, null_p, uniform(-range / 2, range / 2));
+        // half the probes are indexed keys, half random
+        std::vector<std::optional<int64_t>> p;
+        for (int64_t i = 0; i < 2000; ++i) {
+          int64_t r = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+          if (i % 2 == 0 && k.is_valid(r)) p.push_back(k.value<int64_t>(r));
+          else p.push_back(uniform(-range, range)(rng));
+        }
+        check_index({k}, {i64(p)}, "range " + std::to_string(range) + " null_p " + std::to_string(null_p));
+      }
+    }
+  }
 }
 
 }  // namespace
