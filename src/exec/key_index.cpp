@@ -126,10 +126,20 @@ constexpr bool packable = std::is_integral_v<T> && sizeof(T) <= 8;
 /// A string of at most 7 bytes as an integer (its bytes, and its length in the top byte), so short
 /// string keys pack like integers; UINT64_MAX for longer strings.
 inline uint64_t short_code(std::string_view s) {
-  if (s.size() > 7) return std::numeric_limits<uint64_t>::max();
+  size_t n = s.size();
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   uint64_t w = 0;
-  if (!s.empty()) std::memcpy(&w, s.data(), s.size());
-  return w | (static_cast<uint64_t>(s.size()) << 56);
+  if (n >= 4) {  // two overlapping 4-byte loads
+    if (n > 7) return std::numeric_limits<uint64_t>::max();
+    uint32_t lo, hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + n - 4, 4);
+    w = lo | (static_cast<uint64_t>(hi) << (8 * (n - 4)));
+  } else if (n > 0) {  // bytes 0, n/2 and n-1 cover lengths 1 to 3
+    w = static_cast<uint64_t>(p[0]) | (static_cast<uint64_t>(p[n / 2]) << (8 * (n / 2))) |
+        (static_cast<uint64_t>(p[n - 1]) << (8 * (n - 1)));
+  }
+  return w | (static_cast<uint64_t>(n) << 56);
 }
 
 /// One key column of the packed codec: code += (null ? 0 : value - min + nulls) * mult.

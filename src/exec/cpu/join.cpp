@@ -143,13 +143,17 @@ class join_op final : public physical_node {
 
   int64_t target(exec_context& ctx) const { return std::max<int64_t>(1, ctx.options.target_partition_rows); }
 
+  /// Rows per task that keep every thread busy when `total` rows are split: at most `target`.
+  static int64_t morsel_rows(int64_t total, exec_context& ctx, int64_t target) {
+    int64_t per_thread = (total + 4 * ctx.pool.size() - 1) / (4 * ctx.pool.size());
+    return std::min(target, std::max<int64_t>(int64_t{1} << 14, per_thread));
+  }
+
   /// Partitions cut into morsels small enough to keep every thread busy; with `cross_rows`, about
   /// `target` output rows per morsel.
   static std::vector<morsel> split(const std::vector<table>& parts, exec_context& ctx, int64_t target,
                                    int64_t cross_rows) {
-    int64_t total = total_rows(parts);
-    int64_t per_thread = (total + 4 * ctx.pool.size() - 1) / (4 * ctx.pool.size());
-    int64_t size = std::min(target, std::max<int64_t>(int64_t{1} << 14, per_thread));
+    int64_t size = morsel_rows(total_rows(parts), ctx, target);
     std::vector<morsel> out;
     for (size_t p = 0; p < parts.size(); ++p) {
       int64_t n = parts[p].num_rows();
@@ -377,7 +381,7 @@ class join_op final : public physical_node {
         std::fill(left_idx.begin() + start[l], left_idx.begin() + start[l + 1], static_cast<int64_t>(l));
     }
     table lall = cpu::concat_partitions(left, ctx);
-    int64_t tgt = target(ctx);
+    int64_t tgt = morsel_rows(static_cast<int64_t>(count), ctx, target(ctx));  // output partitions in parallel
     auto chunks = static_cast<int64_t>((count + static_cast<size_t>(tgt) - 1) / static_cast<size_t>(tgt));
     std::vector<table> out(static_cast<size_t>(chunks));
     ctx.pool.parallel_for(chunks, [&](int64_t c) {
