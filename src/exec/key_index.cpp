@@ -570,13 +570,19 @@ std::vector<column> key_index::group_keys(memory_resource* mr) const {
 }
 
 std::vector<int64_t> key_index::find(const std::vector<column>& probe) const {
+  std::vector<int64_t> out(static_cast<size_t>(probe.empty() ? 0 : probe[0].size()));
+  find(probe, out.data());
+  return out;
+}
+
+void key_index::find(const std::vector<column>& probe, int64_t* out) const {
   auto& s = *_impl;
   TUG_EXPECTS(probe.size() == s.keys.size(), "key_index::find: key column count differs");
   for (size_t c = 0; c < probe.size(); ++c)
     TUG_EXPECTS(probe[c].type() == s.keys[c].type(), "key_index::find: key types differ: " +
                                                          to_string(probe[c].type()) + " vs " + to_string(s.keys[c].type()));
   int64_t n = probe[0].size();
-  std::vector<int64_t> out(static_cast<size_t>(n), -1);
+  std::fill(out, out + n, int64_t{-1});
   if (s.codec.how != key_codec::kind::none) {
     std::vector<column_view> views = s.views(probe);
     uint64_t codes[key_codec::block];
@@ -586,7 +592,7 @@ std::vector<int64_t> key_index::find(const std::vector<column>& probe) const {
       int64_t len = std::min(key_codec::block, n - from);
       std::memset(miss, 0, static_cast<size_t>(len));
       s.codec.encode(views, from, len, codes, miss);
-      int64_t* o = out.data() + from;
+      int64_t* o = out + from;
       if (!s.direct.empty()) {
         // a missing code still encodes to a valid index
         const int32_t* table = s.direct.data();
@@ -607,7 +613,7 @@ std::vector<int64_t> key_index::find(const std::vector<column>& probe) const {
       for (int64_t j = 0; j < len; ++j)
         if (!miss[j]) o[j] = s.coded.find(codes[j], home[j]);
     }
-    return out;
+    return;
   }
   auto pops = make_all(probe);
   std::vector<uint64_t> h(static_cast<size_t>(n));
@@ -624,14 +630,13 @@ std::vector<int64_t> key_index::find(const std::vector<column>& probe) const {
         bool same = true;
         for (size_t c = 0; c < nk && same; ++c) same = pops[c]->eq(i, *s.ops[c], r);
         if (same) {
-          out[static_cast<size_t>(i)] = g;
+          out[i] = g;
           break;
         }
       }
       slot = (slot + 1) & s.mask;
     }
   }
-  return out;
 }
 
 std::vector<uint8_t> any_null(const std::vector<column>& keys) {

@@ -65,25 +65,35 @@ struct build_side {
   int64_t end(int64_t g) const { return distinct ? g + 1 : offsets[static_cast<size_t>(g) + 1]; }
   int64_t row_at(int64_t k) const { return distinct ? k : rows[static_cast<size_t>(k)]; }
 
-  /// Group of each row of `t` keyed by columns `keys`, -1 where absent or a key is null.
-  std::vector<int64_t> find(const table& t, const std::vector<size_t>& keys) const {
-    std::vector<column> cols;
-    for (size_t k : keys) cols.push_back(t.col(k));
-    std::vector<int64_t> g = index->find(cols);
-    bool nulls = false;
-    for (auto& k : cols) nulls |= k.has_nulls();
-    if (nulls) {
-      std::vector<uint8_t> null_row = any_null(cols);
-      for (size_t i = 0; i < g.size(); ++i)
-        if (null_row[i]) g[i] = -1;
+  /// Calls f(g, offset, len) for consecutive chunks of the rows of `t`, g[i] being the group of row
+  /// offset + i keyed by columns `keys` (-1 where absent or a key is null). Chunks are small so the
+  /// scratch memory is reused rather than allocated per probe row.
+  template <typename F>
+  void probe_chunks(const table& t, const std::vector<size_t>& keys, F&& f) const {
+    constexpr int64_t chunk = 16384;
+    std::vector<int64_t> g(static_cast<size_t>(std::min(chunk, t.num_rows())));
+    std::vector<column> cols(keys.size());
+    for (int64_t off = 0; off < t.num_rows(); off += chunk) {
+      int64_t len = std::min(chunk, t.num_rows() - off);
+      bool nulls = false;
+      for (size_t k = 0; k < keys.size(); ++k) {
+        cols[k] = t.col(keys[k]).slice(off, len);
+        nulls |= cols[k].has_nulls();
+      }
+      index->find(cols, g.data());
+      if (nulls) {
+        std::vector<uint8_t> null_row = any_null(cols);
+        for (int64_t i = 0; i < len; ++i)
+          if (null_row[static_cast<size_t>(i)]) g[static_cast<size_t>(i)] = -1;
+      }
+      f(static_cast<const int64_t*>(g.data()), off, len);
     }
-    return g;
   }
-  /// Marks the groups of `g` as matched (probes run in parallel).
-  void mark(const std::vector<int64_t>& g) {
-    for (int64_t x : g) {
-      if (x < 0) continue;
-      std::atomic_ref<uint8_t> flag(matched[static_cast<size_t>(x)]);
+  /// Marks the groups of `g[0, n)` as matched (probes run in parallel).
+  void mark(const int64_t* g, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (g[i] < 0) continue;
+      std::atomic_ref<uint8_t> flag(matched[static_cast<size_t>(g[i])]);
       if (!flag.load(std::memory_order_relaxed)) flag.store(1, std::memory_order_relaxed);
     }
   }
@@ -202,49 +212,42 @@ class join_op final : public physical_node {
     return result;
   }
 
-  /// Left rows with (semi) or without (anti) a match.
-  static std::vector<table> filter_rows(const table& left, const std::vector<int64_t>& g, bool keep_matched,
-                                        memory_resource* mr) {
-    std::vector<int64_t> idx;
-    idx.reserve(g.size());
-    for (size_t i = 0; i < g.size(); ++i)
-      if ((g[i] >= 0) == keep_matched) idx.push_back(static_cast<int64_t>(i));
-    if (idx.size() == g.size()) return {left};
-    return {gather(left, idx, mr)};
-  }
-
   std::vector<table> probe(const table& left, build_side& b, const table& payload, int64_t target,
                            memory_resource* mr) const {
-    std::vector<int64_t> g = b.find(left, _spec.left_keys);
-    if (_spec.how == join_type::semi || _spec.how == join_type::anti)
-      return filter_rows(left, g, _spec.how == join_type::semi, mr);
-
+    bool filtering = _spec.how == join_type::semi || _spec.how == join_type::anti;
+    bool keep_matched = _spec.how == join_type::semi;
     bool keep_unmatched = _spec.how != join_type::inner;
-    // count pass: output size, and whether each left row appears exactly once (then no left gather)
-    int64_t count = 0, most = 0;
-    for (int64_t x : g) {
-      int64_t c = x >= 0 ? b.end(x) - b.begin(x) : 0;
-      if (c == 0 && keep_unmatched) c = 1;
-      count += c;
-      most = std::max(most, c);
-    }
-    bool identity = count == left.num_rows() && most <= 1;
-    std::vector<int64_t> left_idx(identity ? 0 : static_cast<size_t>(count)), right_idx(static_cast<size_t>(count));
-    size_t pos = 0;
-    for (size_t i = 0; i < g.size(); ++i) {
-      int64_t x = g[i];
-      if (x < 0 && !keep_unmatched) continue;
-      int64_t k0 = x >= 0 ? b.begin(x) : 0, k1 = x >= 0 ? b.end(x) : 0;
-      if (k0 == k1) {
-        if (!identity) left_idx[pos] = static_cast<int64_t>(i);
-        right_idx[pos++] = -1;
+    // the output rows: left row left_idx[i] with right row right_idx[i] (-1: nulls)
+    std::vector<int64_t> left_idx, right_idx;
+    int64_t most = 0;  // most output rows of one left row
+    b.probe_chunks(left, _spec.left_keys, [&](const int64_t* g, int64_t off, int64_t len) {
+      if (filtering) {  // semi/anti: left rows with (semi) or without (anti) a match
+        for (int64_t i = 0; i < len; ++i)
+          if ((g[i] >= 0) == keep_matched) left_idx.push_back(off + i);
+        return;
       }
-      for (int64_t k = k0; k < k1; ++k) {
-        if (!identity) left_idx[pos] = static_cast<int64_t>(i);
-        right_idx[pos++] = b.row_at(k);
+      for (int64_t i = 0; i < len; ++i) {
+        int64_t x = g[i];
+        if (x < 0 && !keep_unmatched) continue;
+        int64_t k0 = x >= 0 ? b.begin(x) : 0, k1 = x >= 0 ? b.end(x) : 0;
+        most = std::max(most, std::max<int64_t>(1, k1 - k0));
+        if (k0 == k1) {
+          left_idx.push_back(off + i);
+          right_idx.push_back(-1);
+        }
+        for (int64_t k = k0; k < k1; ++k) {
+          left_idx.push_back(off + i);
+          right_idx.push_back(b.row_at(k));
+        }
       }
+      if (!b.matched.empty()) b.mark(g, len);
+    });
+    if (filtering) {
+      if (static_cast<int64_t>(left_idx.size()) == left.num_rows()) return {left};
+      return {gather_in_range(left, left_idx.data(), static_cast<int64_t>(left_idx.size()), mr)};
     }
-    if (!b.matched.empty()) b.mark(g);
+    // each left row exactly once, in order: no left gather
+    if (static_cast<int64_t>(left_idx.size()) == left.num_rows() && most <= 1) left_idx.clear();
     return emit(left, left_idx, payload, right_idx, target, mr);
   }
 
@@ -291,7 +294,8 @@ class join_op final : public physical_node {
     if (filtering) {
       ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
         const morsel& m = tasks[static_cast<size_t>(t)];
-        b.mark(b.find(right[m.part].slice(m.offset, m.length), _spec.right_keys));
+        b.probe_chunks(right[m.part].slice(m.offset, m.length), _spec.right_keys,
+                       [&](const int64_t* g, int64_t, int64_t len) { b.mark(g, len); });
       });
       return filter_left(left, b, ctx);
     }
@@ -332,19 +336,20 @@ class join_op final : public physical_node {
     ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
       const morsel& m = tasks[static_cast<size_t>(t)];
       table slice = right[m.part].slice(m.offset, m.length);
-      std::vector<int64_t> g = b.find(slice, _spec.right_keys);
       matches& f = found[static_cast<size_t>(t)];
       std::vector<int64_t> rows;
-      for (size_t i = 0; i < g.size(); ++i) {
-        int64_t x = g[i];
-        if (x < 0) continue;
-        auto at = static_cast<int64_t>(rows.size());
-        rows.push_back(static_cast<int64_t>(i));
-        for (int64_t k = b.begin(x), k1 = b.end(x); k < k1; ++k) {
-          f.left_row.push_back(b.row_at(k));
-          f.picked_at.push_back(at);
+      b.probe_chunks(slice, _spec.right_keys, [&](const int64_t* g, int64_t off, int64_t len) {
+        for (int64_t i = 0; i < len; ++i) {
+          int64_t x = g[i];
+          if (x < 0) continue;
+          auto at = static_cast<int64_t>(rows.size());
+          rows.push_back(off + i);
+          for (int64_t k = b.begin(x), k1 = b.end(x); k < k1; ++k) {
+            f.left_row.push_back(b.row_at(k));
+            f.picked_at.push_back(at);
+          }
         }
-      }
+      });
       f.picked = gather_in_range(slice.select(_spec.right_columns), rows.data(), static_cast<int64_t>(rows.size()), ctx.mr);
     });
 
