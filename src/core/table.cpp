@@ -200,7 +200,24 @@ column compact_fixed(const column& c, const column_view& m, int64_t k, memory_re
     T* dst = data->as<T>();
     int64_t j = 0;
     if (!m.validity) {
-      for (int64_t i = 0; i < v.size; ++i) {
+      // 8 mask bytes at a time: none selected is skipped, all selected is one block copy
+      constexpr uint64_t all = 0x0101010101010101ULL;
+      int64_t i = 0;
+      for (; i + 8 <= v.size; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, sel + i, 8);
+        if (w == 0) continue;
+        if (w == all) {
+          std::memcpy(dst + j, src + i, 8 * sizeof(T));
+          j += 8;
+          continue;
+        }
+        for (int64_t b = i; b < i + 8; ++b) {
+          if (j < k) dst[j] = src[b];
+          j += sel[b];
+        }
+      }
+      for (; i < v.size; ++i) {
         if (j < k) dst[j] = src[i];
         j += sel[i];
       }

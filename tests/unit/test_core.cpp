@@ -94,6 +94,27 @@ TEST(Column, StringFilterAndGatherRuns) {
                                                                       : format_value(c, idx[i]))
           << "row " << i;
   }
+  // fixed-width columns under a mask without nulls: blocks of 8 rows all kept, none kept, or mixed
+  std::vector<std::optional<int64_t>> iv;
+  std::vector<std::optional<bool>> runs;
+  for (int64_t i = 0; i < 3000; ++i) {
+    iv.push_back(i % 13 == 0 ? std::nullopt : std::optional<int64_t>(i * 3));
+    runs.push_back((i / 20) % 3 != 0 && i % 50 != 7);
+  }
+  column ic = make_column<int64_t>(type_id::int64, iv), rm = make_bool_column(runs);
+  for (int64_t off : {0, 3}) {
+    column c = ic.slice(off, 2990), mask = rm.slice(off, 2990);
+    table f = filter(table({c, full.slice(off, 2990)}), mask);
+    int64_t j = 0;
+    for (int64_t i = 0; i < c.size(); ++i) {
+      if (!mask.value<bool>(i)) continue;
+      ASSERT_LT(j, f.num_rows());
+      EXPECT_EQ(format_value(f[0], j), format_value(c, i)) << "offset " << off << " row " << i;
+      EXPECT_EQ(format_value(f[1], j), format_value(full, off + i)) << "offset " << off << " row " << i;
+      ++j;
+    }
+    EXPECT_EQ(j, f.num_rows());
+  }
 }
 
 TEST(Column, SlicedNullCount) {
