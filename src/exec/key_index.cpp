@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include "short_string.hpp"
+
 namespace tug {
 
 namespace {
@@ -119,33 +121,15 @@ inline uint64_t key_bits(T v) {
   }
 }
 
-/// Integral key types that the packed codec can encode (strings of at most 7 bytes too, see short_code).
+/// Integral key types that the packed codec can encode (and strings of at most 7 bytes: their
+/// short_string_code).
 template <typename T>
 constexpr bool packable = std::is_integral_v<T> && sizeof(T) <= 8;
-
-/// A string of at most 7 bytes as an integer (its bytes, and its length in the top byte), so short
-/// string keys pack like integers; UINT64_MAX for longer strings.
-inline uint64_t short_code(std::string_view s) {
-  size_t n = s.size();
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  uint64_t w = 0;
-  if (n >= 4) {  // two overlapping 4-byte loads
-    if (n > 7) return std::numeric_limits<uint64_t>::max();
-    uint32_t lo, hi;
-    std::memcpy(&lo, p, 4);
-    std::memcpy(&hi, p + n - 4, 4);
-    w = lo | (static_cast<uint64_t>(hi) << (8 * (n - 4)));
-  } else if (n > 0) {  // bytes 0, n/2 and n-1 cover lengths 1 to 3
-    w = static_cast<uint64_t>(p[0]) | (static_cast<uint64_t>(p[n / 2]) << (8 * (n / 2))) |
-        (static_cast<uint64_t>(p[n - 1]) << (8 * (n - 1)));
-  }
-  return w | (static_cast<uint64_t>(n) << 56);
-}
 
 /// One key column of the packed codec: code += (null ? 0 : value - min + nulls) * mult.
 struct packed_part {
   type_id id;
-  uint64_t min = 0;  // storage value (cast to uint64), or the short_code of strings
+  uint64_t min = 0;  // storage value (cast to uint64), or the short_string_code of strings
   uint64_t max = 0;
   uint64_t mult = 1;
   bool nulls = false;  // whether code 0 is reserved for null
@@ -227,7 +211,7 @@ struct key_codec {
       const column_view& v = cols[c];
       if (p.id == type_id::string) {
         encode_digits<uint64_t>(p, v, from, len, c == 0, out, miss,
-                                [&](int64_t j) { return short_code(v.string(from + j)); });
+                                [&](int64_t j) { return short_string_code(v.string(from + j)); });
         continue;
       }
       type_dispatch(p.id, [&]<type_id Id>() {
@@ -251,7 +235,7 @@ key_codec plan_packed(const std::vector<column>& keys) {
     packed_part p{v.type.id};
     bool ok = false;
     if (v.type.id == type_id::string) {
-      value_range<uint64_t>(v, [&](int64_t i) { return short_code(v.string(i)); }, p.min, p.max);
+      value_range<uint64_t>(v, [&](int64_t i) { return short_string_code(v.string(i)); }, p.min, p.max);
       ok = p.max != std::numeric_limits<uint64_t>::max();  // no string longer than 7 bytes
     } else {
       ok = type_dispatch(v.type.id, [&]<type_id Id>() {

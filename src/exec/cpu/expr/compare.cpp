@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../../short_string.hpp"
 #include "kernels.hpp"
 #include "tug/core/scalar.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
@@ -63,6 +64,24 @@ column is_in(const expr_node& n, const operand& x, int64_t rows, memory_resource
     std::sort(set.begin(), set.end(), [](T p, T q) { return total_lt<T>(p, q); });
     reader<T, false> xs(x.col);
     const int64_t step = x.scalar ? 0 : 1;
+    if constexpr (std::is_same_v<T, std::string_view>) {
+      // a few strings of at most 7 bytes: one integer comparison per list entry
+      bool short_set = set.size() <= 8;
+      std::vector<uint64_t> codes;
+      for (auto& s : set) {
+        codes.push_back(short_string_code(s));
+        short_set = short_set && s.size() <= short_string_max;
+      }
+      if (short_set) {
+        for (int64_t i = 0; i < rows; ++i) {
+          uint64_t c = short_string_code(xs[i * step]);
+          bool hit = false;
+          for (uint64_t s : codes) hit |= s == c;
+          out.p[i] = hit;
+        }
+        return;
+      }
+    }
     auto contains = [&](T v) {
       auto it = std::lower_bound(set.begin(), set.end(), v, [](T p, T q) { return total_lt<T>(p, q); });
       return it != set.end() && total_eq<T>(*it, v);
