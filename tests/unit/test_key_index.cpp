@@ -2,6 +2,7 @@
 // codec path (direct table of packed codes, ranked table of sparse packed codes, hashed packed codes,
 // short strings packed, bits of one fixed-width key, the generic path), nulls, negative values, extreme values, sliced inputs and the parallel chunked
 // grouping.
+#include <cmath>
 #include <limits>
 #include <map>
 #include <random>
@@ -226,6 +227,47 @@ TEST(KeyIndex, SparseCodesRankedAndHashed) {
       }
     }
   }
+}
+
+TEST(KeyIndex, GroupRowsManyDistinctKeys) {
+  // many rows with mostly distinct keys, grouped in parallel: equal floats (-0.0 and 0.0, every
+  // NaN) and equal strings must form one group, numbered in first-seen order
+  std::mt19937_64 rng(8);
+  int64_t n = 100000;
+  std::vector<std::optional<double>> f;
+  std::vector<std::optional<std::string>> s;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t r = rng() % 100;
+    if (r == 0) f.push_back(-0.0);
+    else if (r == 1) f.push_back(0.0);
+    else if (r == 2) f.push_back(std::nan(""));
+    else if (r == 3) f.push_back(-std::nan(""));
+    else if (r == 4) f.push_back(std::nullopt);
+    else f.push_back(static_cast<double>(rng() % 1'000'000) * 0.5);
+    s.push_back(r == 5 ? std::nullopt : std::optional<std::string>("key-" + std::to_string(rng() % 200'000)));
+  }
+  column fc = f64(f), sc = str(s);
+  column ic = random_column<int64_t>(type_id::int64, n, rng, 0.05, uniform(0, 1'000'000'000));
+  // floats against the one-threaded index (the text reference tells -0.0 from 0.0)
+  key_index single({fc});
+  thread_pool pool(2);
+  cpu::row_groups rg = cpu::group_rows({fc}, &pool);
+  EXPECT_EQ(rg.ids, single.group_ids());
+  EXPECT_EQ(rg.first_row, single.first_rows());
+  // the zeros form one group, and so do the NaNs
+  int64_t zero = -1, nan = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!f[static_cast<size_t>(i)]) continue;
+    double x = *f[static_cast<size_t>(i)];
+    if (x != 0 && !std::isnan(x)) continue;
+    int64_t& want = x == 0 ? zero : nan;
+    if (want < 0) want = rg.ids[static_cast<size_t>(i)];
+    EXPECT_EQ(rg.ids[static_cast<size_t>(i)], want) << "row " << i;
+  }
+  EXPECT_GE(zero, 0);
+  EXPECT_GE(nan, 0);
+  check_index({sc}, {sc.slice(0, 500)}, "string buckets");
+  check_index({ic, sc}, {ic.slice(0, 500), sc.slice(0, 500)}, "int and string buckets");
 }
 
 }  // namespace
