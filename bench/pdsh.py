@@ -8,7 +8,11 @@ cache after the first). Writes results.md (tables), results.json and chart.png u
 bench/results/<date>-pdsh-sf<SF>-<machine>/ (or --out).
 
 usage: bench/pdsh.py [--data DIR | --sf SF] [--queries 1,2,..|all] [--reps 3] [--threads N]
-                     [--engines tug-cpu,tug-gpu,duckdb,polars] [--build build] [--machine NAME] [--out DIR]
+                     [--engines tug-cpu,tug-gpu,duckdb,polars] [--build build] [--baseline BUILD]
+                     [--machine NAME] [--out DIR]
+
+--baseline BUILD also runs the CPU engine of another build (engine "tug-cpu-baseline", right after
+tug-cpu), for before/after timings in one run.
 """
 import argparse
 import datetime
@@ -190,6 +194,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="threads per engine (0 = all)")
     ap.add_argument("--engines", default=",".join(ALL_ENGINES))
     ap.add_argument("--build", default=str(REPO / "build"))
+    ap.add_argument("--baseline", help="another build directory whose CPU engine runs too (tug-cpu-baseline)")
     ap.add_argument("--machine", default=f"{os.cpu_count()}cores", help="machine name in the output directory")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -205,10 +210,21 @@ def main():
     if unknown:
         ap.error(f"unknown engines {sorted(unknown)}; known: {ALL_ENGINES}")
 
+    if args.baseline:
+        at = engines.index("tug-cpu") + 1 if "tug-cpu" in engines else 0
+        engines.insert(at, "tug-cpu-baseline")
+
     results = {}
     for e in engines:
         print(f"== {e}", flush=True)
-        if e.startswith("tug-"):
+        if e == "tug-cpu-baseline":
+            base = Path(args.baseline)
+            r = run_tug("cpu", base, data, [q for q in queries if q in tug_registered(base)], args.reps, args.threads)
+            if r is None:
+                continue
+            for q in queries:
+                r.setdefault(q, {"error": "not registered"})
+        elif e.startswith("tug-"):
             r = run_tug(e[4:], build, data, [q for q in queries if q in registered], args.reps, args.threads)
             if r is None:
                 continue
