@@ -167,7 +167,9 @@ table gather_in_range(const table& t, const int64_t* indices, int64_t n, memory_
 
 namespace {
 // Whether row i is selected by the boolean mask `m` (null = not selected).
-inline bool selected(const column_view& m, const bool* sel, int64_t i) { return sel[i] && (!m.validity || m.is_valid(i)); }
+inline bool selected(const column_view& m, const bool* sel, int64_t i) {
+  return sel[i] && (!m.validity || m.is_valid(i));
+}
 
 // Validity of the `k` selected rows of `v` (none when `v` has no nulls); counts the nulls.
 buffer_ptr compact_validity(const column_view& v, const column_view& m, int64_t k, int64_t& nulls,

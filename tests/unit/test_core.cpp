@@ -72,7 +72,8 @@ TEST(Column, StringFilterAndGatherRuns) {
   std::vector<std::optional<std::string>> s;
   std::vector<std::optional<bool>> m;
   for (int64_t i = 0; i < 3000; ++i) {
-    s.push_back(i % 11 == 0 ? std::nullopt : std::optional<std::string>(std::string(static_cast<size_t>(i % 4), 'a' + i % 26)));
+    s.push_back(i % 11 == 0 ? std::nullopt
+                            : std::optional<std::string>(std::string(static_cast<size_t>(i % 4), 'a' + i % 26)));
     m.push_back(i % 17 == 3 ? std::nullopt : std::optional<bool>((i / 7) % 3 != 0));
   }
   column full = make_string_column(s);
@@ -90,8 +91,8 @@ TEST(Column, StringFilterAndGatherRuns) {
     std::vector<int64_t> idx = {4, 5, 6, 7, -1, 8, 9, 100, 101, 3, 4, 2989, -1};
     column g = gather(c, idx);
     for (size_t i = 0; i < idx.size(); ++i)
-      EXPECT_EQ(format_value(g, static_cast<int64_t>(i)), idx[i] < 0 ? format_value(make_string_column({std::nullopt}), 0)
-                                                                      : format_value(c, idx[i]))
+      EXPECT_EQ(format_value(g, static_cast<int64_t>(i)),
+                idx[i] < 0 ? format_value(make_string_column({std::nullopt}), 0) : format_value(c, idx[i]))
           << "row " << i;
   }
   // fixed-width columns under a mask without nulls: blocks of 8 rows all kept, none kept, or mixed

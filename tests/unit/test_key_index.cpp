@@ -1,7 +1,7 @@
 // key_index and cpu::group_rows against a reference (std::map over formatted key tuples): every
 // codec path (direct table of packed codes, ranked table of sparse packed codes, hashed packed codes,
-// short strings packed, bits of one fixed-width key, the generic path), nulls, negative values, extreme values, sliced inputs and the parallel chunked
-// grouping.
+// short strings packed, bits of one fixed-width key, the generic path), nulls, negative values,
+// extreme values, sliced inputs and the parallel chunked grouping.
 #include <cmath>
 #include <limits>
 #include <map>

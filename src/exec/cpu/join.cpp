@@ -315,7 +315,9 @@ class join_op final : public physical_node {
       for (int64_t i = 0, n = left[p].num_rows(); i < n; ++i)
         if ((b.matched[static_cast<size_t>(gid[static_cast<size_t>(base[p] + i)])] != 0) == keep_matched)
           idx.push_back(i);
-      out[p] = static_cast<int64_t>(idx.size()) == left[p].num_rows() ? left[p] : gather_in_range(left[p], idx.data(), static_cast<int64_t>(idx.size()), ctx.mr);
+      out[p] = static_cast<int64_t>(idx.size()) == left[p].num_rows()
+                   ? left[p]
+                   : gather_in_range(left[p], idx.data(), static_cast<int64_t>(idx.size()), ctx.mr);
     });
     std::vector<table> result;
     for (auto& t : out)
@@ -350,7 +352,8 @@ class join_op final : public physical_node {
           }
         }
       });
-      f.picked = gather_in_range(slice.select(_spec.right_columns), rows.data(), static_cast<int64_t>(rows.size()), ctx.mr);
+      f.picked =
+          gather_in_range(slice.select(_spec.right_columns), rows.data(), static_cast<int64_t>(rows.size()), ctx.mr);
     });
 
     // counting sort by left row; left joins give unmatched left rows one pair with no right row
