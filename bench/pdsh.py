@@ -12,7 +12,9 @@ usage: bench/pdsh.py [--data DIR | --sf SF] [--queries 1,2,..|all] [--reps 3] [-
                      [--machine NAME] [--out DIR]
 
 --baseline BUILD also runs the CPU engine of another build (engine "tug-cpu-baseline", right after
-tug-cpu), for before/after timings in one run.
+tug-cpu), for before/after timings in one run. --interleave runs query by query, every engine on a
+query before the next query (a fresh tug_pdsh process per query and engine), so that load that comes
+and goes on a shared machine hits the engines alike.
 """
 import argparse
 import datetime
@@ -195,6 +197,7 @@ def main():
     ap.add_argument("--engines", default=",".join(ALL_ENGINES))
     ap.add_argument("--build", default=str(REPO / "build"))
     ap.add_argument("--baseline", help="another build directory whose CPU engine runs too (tug-cpu-baseline)")
+    ap.add_argument("--interleave", action="store_true", help="every engine on a query before the next query")
     ap.add_argument("--machine", default=f"{os.cpu_count()}cores", help="machine name in the output directory")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -214,27 +217,39 @@ def main():
         at = engines.index("tug-cpu") + 1 if "tug-cpu" in engines else 0
         engines.insert(at, "tug-cpu-baseline")
 
+    def run_engine(e, qs):
+        """{query: summary} of engine `e` on queries `qs`; None when the engine is not available."""
+        if e.startswith("tug-"):
+            where, kind = (Path(args.baseline), "cpu") if e == "tug-cpu-baseline" else (build, e[4:])
+            have = registered if where == build else tug_registered(where)
+            r = run_tug(kind, where, data, [q for q in qs if q in have], args.reps, args.threads)
+            if r is not None:
+                for q in qs:
+                    r.setdefault(q, {"error": "not registered"})
+            return r
+        if e == "duckdb":
+            return run_duckdb(data, qs, args.reps, args.threads)
+        return run_polars(data, qs, args.reps)
+
     results = {}
-    for e in engines:
-        print(f"== {e}", flush=True)
-        if e == "tug-cpu-baseline":
-            base = Path(args.baseline)
-            r = run_tug("cpu", base, data, [q for q in queries if q in tug_registered(base)], args.reps, args.threads)
-            if r is None:
-                continue
-            for q in queries:
-                r.setdefault(q, {"error": "not registered"})
-        elif e.startswith("tug-"):
-            r = run_tug(e[4:], build, data, [q for q in queries if q in registered], args.reps, args.threads)
-            if r is None:
-                continue
-            for q in queries:
-                r.setdefault(q, {"error": "not registered"})
-        elif e == "duckdb":
-            r = run_duckdb(data, queries, args.reps, args.threads)
-        else:
-            r = run_polars(data, queries, args.reps)
-        results[e] = r
+    if args.interleave:
+        unavailable = set()
+        for q in queries:
+            print(f"== Q{q}", flush=True)
+            for e in engines:
+                if e in unavailable:
+                    continue
+                r = run_engine(e, [q])
+                if r is None:
+                    unavailable.add(e)
+                else:
+                    results.setdefault(e, {}).update(r)
+    else:
+        for e in engines:
+            print(f"== {e}", flush=True)
+            r = run_engine(e, queries)
+            if r is not None:
+                results[e] = r
 
     date = datetime.date.today().isoformat()
     meta = {"sf": args.sf, "date": date, "reps": args.reps, "threads": args.threads, "queries": queries,
