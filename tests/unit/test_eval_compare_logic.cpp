@@ -106,6 +106,15 @@ TEST(EvalCompare, IsInAndIsBetween) {
                        boolean({false, false, true, false, true, false, std::nullopt, false, false, true}));
   expect_columns_equal(eval(col("t").is_in(strs({"SHIPPING", "abcdefgh", "MAIL"})), {{"t", t}}),
                        boolean({true, false, false, false, false, true, std::nullopt, false, true, false}));
+  // equality with a constant: short constants compare as integers, on either side
+  expect_columns_equal(eval(col("t") == lit("ab"), {{"t", t}}),
+                       boolean({false, false, false, true, false, false, std::nullopt, false, false, false}));
+  expect_columns_equal(eval(lit("ab\0"s) != col("t"), {{"t", t}}),
+                       boolean({true, true, true, true, false, true, std::nullopt, true, true, true}));
+  expect_columns_equal(eval(col("t") == lit(""), {{"t", t}}),
+                       boolean({false, false, true, false, false, false, std::nullopt, false, false, false}));
+  expect_columns_equal(eval(col("t") == lit("abcdefgh"), {{"t", t}}),
+                       boolean({false, false, false, false, false, false, std::nullopt, false, true, false}));
 
   column x = i64({1, 2, 3, 4, std::nullopt});
   expect_columns_equal(eval(col("x").is_between(2, 4), {{"x", x}}), boolean({false, true, true, true, std::nullopt}));

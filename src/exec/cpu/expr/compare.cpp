@@ -25,8 +25,24 @@ bool total_lt(T x, T y) {
   else return x < y;
 }
 
+/// Strings equal (or not) to a constant of at most 7 bytes: one integer comparison a row. False when
+/// the operands are not a column and such a constant.
+bool short_string_equality(fn f, const operand& a, const operand& b, bool* out, int64_t rows) {
+  if ((f != fn::eq && f != fn::ne) || a.scalar == b.scalar) return false;
+  const operand& c = a.scalar ? b : a;
+  std::string_view k = (a.scalar ? a : b).col.string(0);
+  if (k.size() > short_string_max) return false;
+  const uint64_t code = short_string_code(k);
+  const column_view v = c.col.view();
+  const bool want = f == fn::eq;
+  for (int64_t i = 0; i < rows; ++i) out[i] = (short_string_code(v.string(i)) == code) == want;
+  return true;
+}
+
 template <typename T>
 void compare_loop(fn f, const operand& a, const operand& b, bool* out, int64_t rows) {
+  if constexpr (std::is_same_v<T, std::string_view>)
+    if (short_string_equality(f, a, b, out, rows)) return;
   with_readers<T>(a, b, [&](auto x, auto y) {
     switch (f) {
       case fn::eq: for (int64_t i = 0; i < rows; ++i) out[i] = total_eq<T>(x[i], y[i]); break;
