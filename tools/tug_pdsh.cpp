@@ -2,7 +2,7 @@
 //
 // usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--fallback warn|raise|silent]
 //                 [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet]
-//                 [--json TIMINGS.json] [--explain]
+//                 [--json TIMINGS.json] [--explain] [--profile]
 //        tug_pdsh --list        (prints the registered query numbers, one a line)
 //
 // Each query runs 1 + N times (N = --reps, default 3): the first run is "cold" (the first time in this
@@ -16,7 +16,8 @@
 // every query (a run killed midway leaves the queries done so far). "nodes" counts the physical plan's
 // nodes per backend; "fallbacks" lists the nodes the lowering moved off the requested engine, with the
 // reason (the --fallback mode, default warn, prints them once per query; warm runs are silent).
-// --explain prints each query's plan instead of running it.
+// --explain prints each query's plan instead of running it; --profile runs each query once more after
+// the timed runs and prints its physical plan with per-node statistics.
 // --engine gpu fails (status 1) when there is no GPU, rather than timing the CPU fallback.
 // --time-limit S: no query starts, and no warm run, once S seconds have passed since the start; the
 // queries not started are recorded as {"query", "skipped": "time limit"} and a query cut short keeps the
@@ -55,6 +56,7 @@ struct options {
   int reps = 3;
   double time_limit = 0;  ///< seconds; 0 = none
   bool explain = false;
+  bool profile = false;
   bool list = false;
 };
 
@@ -131,6 +133,8 @@ options parse_args(int argc, char** argv) {
       o.json_path = value();
     } else if (a == "--explain") {
       o.explain = true;
+    } else if (a == "--profile") {
+      o.profile = true;
     } else if (a == "--list") {
       o.list = true;
     } else {
@@ -233,6 +237,10 @@ json run_query(const options& o, int q, steady::time_point start) {
   rec["min_s"] = warm_times.front();
   rec["max_s"] = warm_times.back();
   if (!o.out.empty()) write_result(result, out_path(o, q));
+  if (o.profile) {
+    query_result p = pdsh::query(q)(pdsh::scan_tables(o.data)).profile(o.engine);
+    std::cout << "-- q" << two_digits(q) << " profile\n" << p.physical_plan << "\n" << p.statistics << "\n";
+  }
   return rec;
 }
 
@@ -297,7 +305,7 @@ int main(int argc, char** argv) {
         << "tug_pdsh: " << e.what() << "\n"
         << "usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--fallback warn|raise|silent]\n"
            "                [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet]\n"
-           "                [--json TIMINGS.json] [--explain]\n"
+           "                [--json TIMINGS.json] [--explain] [--profile]\n"
            "       tug_pdsh --list\n";
     return 2;
   } catch (const std::exception& e) {

@@ -105,9 +105,18 @@ column gather_impl(const column& c, int64_t n, IndexFn idx, bool negative_indice
     auto chars = make_buffer(static_cast<size_t>(o[n]), mr);
     char* dst = chars->as<char>();
     const char* src = static_cast<const char*>(v.data);
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = 0; i < n;) {
       int64_t s = idx(i);
-      if (s >= 0) std::memcpy(dst + o[i], src + so[s], static_cast<size_t>(so[s + 1] - so[s]));
+      if (s < 0) {
+        ++i;
+        continue;
+      }
+      // a run of consecutive source rows is one copy
+      int64_t j = i + 1;
+      while (j < n && idx(j) == s + (j - i)) ++j;
+      auto bytes = static_cast<size_t>(so[s + (j - i)] - so[s]);
+      if (bytes > 0) std::memcpy(dst + o[i], src + so[s], bytes);
+      i = j;
     }
     return column(v.type, n, std::move(chars), std::move(validity), nulls, std::move(offs));
   }
@@ -157,31 +166,30 @@ table gather_in_range(const table& t, const int64_t* indices, int64_t n, memory_
 }
 
 namespace {
-// Indices of the rows where `mask` is true and valid, in a budgeted buffer; returns their count.
-int64_t mask_indices(const column& mask, buffer_ptr& out, memory_resource* mr) {
-  TUG_EXPECTS(mask.type().id == type_id::boolean, "filter mask must be boolean");
-  auto v = mask.view();
-  const bool* m = v.values<bool>();
-  out = make_buffer(sizeof(int64_t) * static_cast<size_t>(v.size), mr);
-  int64_t* idx = out->as<int64_t>();
-  int64_t k = 0;
-  // branch-free: write every index, advance only past the selected ones
-  if (!v.validity) {
-    for (int64_t i = 0; i < v.size; ++i) {
-      idx[k] = i;
-      k += m[i];
-    }
-  } else {
-    for (int64_t i = 0; i < v.size; ++i) {
-      idx[k] = i;
-      k += m[i] & v.is_valid(i);
-    }
-  }
-  return k;
+// Whether row i is selected by the boolean mask `m` (null = not selected).
+inline bool selected(const column_view& m, const bool* sel, int64_t i) {
+  return sel[i] && (!m.validity || m.is_valid(i));
 }
-}  // namespace
 
-namespace {
+// Validity of the `k` selected rows of `v` (none when `v` has no nulls); counts the nulls.
+buffer_ptr compact_validity(const column_view& v, const column_view& m, int64_t k, int64_t& nulls,
+                            memory_resource* mr) {
+  nulls = 0;
+  if (!v.validity) return {};
+  const bool* sel = m.values<bool>();
+  buffer_ptr validity = make_buffer(static_cast<size_t>(bits::bytes_for(k)), mr);
+  std::memset(validity->data(), 0, validity->size());
+  uint8_t* vb = validity->as<uint8_t>();
+  int64_t j = 0;
+  for (int64_t i = 0; i < v.size; ++i) {
+    if (!selected(m, sel, i)) continue;
+    if (v.is_valid(i)) bits::set(vb, j);
+    else ++nulls;
+    ++j;
+  }
+  return validity;
+}
+
 // Copies the selected rows of a fixed-width column straight from the mask (no index array): one
 // sequential, branch-free pass. `k` is the number of selected rows.
 column compact_fixed(const column& c, const column_view& m, int64_t k, memory_resource* mr) {
@@ -194,7 +202,24 @@ column compact_fixed(const column& c, const column_view& m, int64_t k, memory_re
     T* dst = data->as<T>();
     int64_t j = 0;
     if (!m.validity) {
-      for (int64_t i = 0; i < v.size; ++i) {
+      // 8 mask bytes at a time: none selected is skipped, all selected is one block copy
+      constexpr uint64_t all = 0x0101010101010101ULL;
+      int64_t i = 0;
+      for (; i + 8 <= v.size; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, sel + i, 8);
+        if (w == 0) continue;
+        if (w == all) {
+          std::memcpy(dst + j, src + i, 8 * sizeof(T));
+          j += 8;
+          continue;
+        }
+        for (int64_t b = i; b < i + 8; ++b) {
+          if (j < k) dst[j] = src[b];
+          j += sel[b];
+        }
+      }
+      for (; i < v.size; ++i) {
         if (j < k) dst[j] = src[i];
         j += sel[i];
       }
@@ -206,64 +231,90 @@ column compact_fixed(const column& c, const column_view& m, int64_t k, memory_re
     }
   };
   by_width(w, copy);
-  buffer_ptr validity;
   int64_t nulls = 0;
-  if (v.validity) {
-    validity = make_buffer(static_cast<size_t>(bits::bytes_for(k)), mr);
-    std::memset(validity->data(), 0, validity->size());
-    uint8_t* vb = validity->as<uint8_t>();
-    int64_t j = 0;
-    for (int64_t i = 0; i < v.size; ++i) {
-      if (!sel[i] || !m.is_valid(i)) continue;
-      if (v.is_valid(i)) bits::set(vb, j);
-      else ++nulls;
+  buffer_ptr validity = compact_validity(v, m, k, nulls, mr);
+  return column(v.type, k, std::move(data), std::move(validity), nulls);
+}
+
+// The selected rows of a string column straight from the mask: the offsets in one pass, then the
+// characters of each run of consecutive selected rows in one copy.
+column compact_string(const column& c, const column_view& m, int64_t k, memory_resource* mr) {
+  auto v = c.view();
+  const bool* sel = m.values<bool>();
+  const int64_t* so = v.offsets + v.offset;
+  auto offs = make_buffer(sizeof(int64_t) * static_cast<size_t>(k + 1), mr);
+  int64_t* o = offs->as<int64_t>();
+  o[0] = 0;
+  int64_t j = 0;
+  for (int64_t i = 0; i < v.size; ++i)
+    if (selected(m, sel, i)) {
+      o[j + 1] = o[j] + (so[i + 1] - so[i]);
       ++j;
     }
+  auto chars = make_buffer(static_cast<size_t>(o[k]), mr);
+  char* dst = chars->as<char>();
+  const char* src = static_cast<const char*>(v.data);
+  for (int64_t i = 0; i < v.size;) {
+    if (!selected(m, sel, i)) {
+      ++i;
+      continue;
+    }
+    int64_t start = i;
+    while (i < v.size && selected(m, sel, i)) ++i;
+    auto bytes = static_cast<size_t>(so[i] - so[start]);
+    if (bytes > 0) std::memcpy(dst, src + so[start], bytes);
+    dst += bytes;
   }
-  return column(v.type, k, std::move(data), std::move(validity), nulls);
+  int64_t nulls = 0;
+  buffer_ptr validity = compact_validity(v, m, k, nulls, mr);
+  return column(v.type, k, std::move(chars), std::move(validity), nulls, std::move(offs));
+}
+}  // namespace
+
+namespace {
+// Rows the boolean `mask` selects (true and valid).
+int64_t count_selected(const column& mask) {
+  TUG_EXPECTS(mask.type().id == type_id::boolean, "filter mask must be boolean");
+  auto m = mask.view();
+  const bool* sel = m.values<bool>();
+  int64_t k = 0;
+  if (!m.validity) {
+    // booleans are bytes 0 or 1: a popcount of 8 of them at a time counts the selected rows
+    int64_t i = 0;
+    for (; i + 8 <= m.size; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, sel + i, 8);
+      k += std::popcount(w);
+    }
+    for (; i < m.size; ++i) k += sel[i];
+  } else {
+    for (int64_t i = 0; i < m.size; ++i) k += sel[i] & m.is_valid(i);
+  }
+  return k;
+}
+
+// The `k` rows of `c` that `m` selects.
+column compact_selected(const column& c, const column_view& m, int64_t k, memory_resource* mr) {
+  return c.type().id == type_id::string ? compact_string(c, m, k, mr) : compact_fixed(c, m, k, mr);
 }
 }  // namespace
 
 table filter(const table& t, const column& mask, memory_resource* mr) {
   TUG_EXPECTS(mask.size() == t.num_rows(), "filter mask length differs from the table");
-  TUG_EXPECTS(mask.type().id == type_id::boolean, "filter mask must be boolean");
-  auto m = mask.view();
-  bool all_fixed = true;
-  for (auto& c : t.columns()) all_fixed &= c.type().id != type_id::string;
-  if (all_fixed) {
-    const bool* sel = m.values<bool>();
-    int64_t k = 0;
-    if (!m.validity) {
-      // booleans are bytes 0 or 1: a popcount of 8 of them at a time counts the selected rows
-      int64_t i = 0;
-      for (; i + 8 <= m.size; i += 8) {
-        uint64_t w;
-        std::memcpy(&w, sel + i, 8);
-        k += std::popcount(w);
-      }
-      for (; i < m.size; ++i) k += sel[i];
-    } else {
-      for (int64_t i = 0; i < m.size; ++i) k += sel[i] & m.is_valid(i);
-    }
-    if (k == t.num_rows()) return t;
-    if (t.num_columns() == 0) return table::empty_with_rows(k);
-    std::vector<column> cols;
-    cols.reserve(t.num_columns());
-    for (auto& c : t.columns()) cols.push_back(compact_fixed(c, m, k, mr));
-    return table(std::move(cols));
-  }
-  buffer_ptr idx;
-  int64_t k = mask_indices(mask, idx, mr);
+  int64_t k = count_selected(mask);
   if (k == t.num_rows()) return t;
-  return gather_in_range(t, idx->as<int64_t>(), k, mr);
+  if (t.num_columns() == 0) return table::empty_with_rows(k);
+  std::vector<column> cols;
+  cols.reserve(t.num_columns());
+  for (auto& c : t.columns()) cols.push_back(compact_selected(c, mask.view(), k, mr));
+  return table(std::move(cols));
 }
 
 column filter(const column& c, const column& mask, memory_resource* mr) {
   TUG_EXPECTS(mask.size() == c.size(), "filter mask length differs from the column");
-  buffer_ptr idx;
-  int64_t k = mask_indices(mask, idx, mr);
+  int64_t k = count_selected(mask);
   if (k == c.size()) return c;
-  return gather_impl(c, k, [p = idx->as<int64_t>()](int64_t i) { return p[i]; }, false, mr);
+  return compact_selected(c, mask.view(), k, mr);
 }
 
 column concatenate(const std::vector<column>& parts, memory_resource* mr) {

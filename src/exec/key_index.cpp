@@ -1,9 +1,12 @@
 #include "tug/exec/key_index.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
+
+#include "short_string.hpp"
 
 namespace tug {
 
@@ -118,22 +121,67 @@ inline uint64_t key_bits(T v) {
   }
 }
 
-/// Integral key types that the packed codec can encode.
+/// Integral key types that the packed codec can encode (and strings of at most 7 bytes: their
+/// short_string_code).
 template <typename T>
 constexpr bool packable = std::is_integral_v<T> && sizeof(T) <= 8;
 
 /// One key column of the packed codec: code += (null ? 0 : value - min + nulls) * mult.
 struct packed_part {
   type_id id;
-  uint64_t min = 0;  // storage value (cast to uint64)
+  uint64_t min = 0;  // storage value (cast to uint64), or the short_string_code of strings
   uint64_t max = 0;
   uint64_t mult = 1;
   bool nulls = false;  // whether code 0 is reserved for null
 };
 
+/// Adds the digits of part `p` (column `v`, rows [from, from + len)) to `out`; `get(j)` is the value
+/// of row from + j, as a V (the storage type; uint64 short codes for strings). See key_codec::encode.
+template <typename V, typename Get>
+void encode_digits(const packed_part& p, const column_view& v, int64_t from, int64_t len, bool first, uint64_t* out,
+                   uint8_t* miss, Get get) {
+  const uint64_t base = p.min - (p.nulls ? 1 : 0), mult = p.mult;
+  auto put = [&](int64_t j, uint64_t digit) { out[j] = first ? digit * mult : out[j] + digit * mult; };
+  if (miss) {
+    const V lo = static_cast<V>(p.min), hi = static_cast<V>(p.max);
+    for (int64_t j = 0; j < len; ++j) {
+      bool valid = v.null_count == 0 || v.is_valid(from + j);
+      V x = get(j);
+      bool in = valid ? (x >= lo && x <= hi) : p.nulls;
+      miss[j] |= !in;
+      put(j, valid && in ? static_cast<uint64_t>(x) - base : 0);
+    }
+  } else if (v.null_count == 0) {
+    for (int64_t j = 0; j < len; ++j) put(j, static_cast<uint64_t>(get(j)) - base);
+  } else {
+    for (int64_t j = 0; j < len; ++j) put(j, v.is_valid(from + j) ? static_cast<uint64_t>(get(j)) - base : 0);
+  }
+}
+
+/// Smallest and largest value of the valid rows of `v` (`get(i)` = the value of row i). No valid row
+/// gives 0, 0.
+template <typename V, typename Get>
+void value_range(const column_view& v, Get get, V& lo, V& hi) {
+  lo = std::numeric_limits<V>::max();
+  hi = std::numeric_limits<V>::lowest();
+  if (v.null_count == 0) {
+    for (int64_t i = 0; i < v.size; ++i) {
+      lo = std::min(lo, get(i));
+      hi = std::max(hi, get(i));
+    }
+  } else {
+    for (int64_t i = 0; i < v.size; ++i) {
+      if (!v.is_valid(i)) continue;
+      lo = std::min(lo, get(i));
+      hi = std::max(hi, get(i));
+    }
+  }
+  if (lo > hi) lo = hi = V{};
+}
+
 /// Encodes each key tuple as one uint64 "code", equal exactly when the tuples are equal: either the
-/// bits of a single fixed-width key without nulls, or integral keys packed in mixed radix over their
-/// value ranges (null gets its own digit).
+/// bits of a single fixed-width key without nulls, or integral (and short string) keys packed in
+/// mixed radix over their value ranges (null gets its own digit).
 struct key_codec {
   enum class kind { none, bits, packed } how = kind::none;
   type_id bits_id = type_id::int64;
@@ -161,65 +209,49 @@ struct key_codec {
     for (size_t c = 0; c < parts.size(); ++c) {
       const packed_part& p = parts[c];
       const column_view& v = cols[c];
+      if (p.id == type_id::string) {
+        encode_digits<uint64_t>(p, v, from, len, c == 0, out, miss,
+                                [&](int64_t j) { return short_string_code(v.string(from + j)); });
+        continue;
+      }
       type_dispatch(p.id, [&]<type_id Id>() {
         using T = storage_t<Id>;
         if constexpr (packable<T>) {
           const T* x = v.values<T>() + from;
-          const uint64_t base = p.min - (p.nulls ? 1 : 0), mult = p.mult;
-          const bool first = c == 0;
-          auto put = [&](int64_t j, uint64_t digit) { out[j] = first ? digit * mult : out[j] + digit * mult; };
-          if (miss) {
-            const T lo = static_cast<T>(p.min), hi = static_cast<T>(p.max);
-            for (int64_t j = 0; j < len; ++j) {
-              bool valid = v.null_count == 0 || v.is_valid(from + j);
-              bool in = valid ? (x[j] >= lo && x[j] <= hi) : p.nulls;
-              miss[j] |= !in;
-              put(j, valid && in ? static_cast<uint64_t>(x[j]) - base : 0);
-            }
-          } else if (v.null_count == 0) {
-            for (int64_t j = 0; j < len; ++j) put(j, static_cast<uint64_t>(x[j]) - base);
-          } else {
-            for (int64_t j = 0; j < len; ++j) put(j, v.is_valid(from + j) ? static_cast<uint64_t>(x[j]) - base : 0);
-          }
+          encode_digits<T>(p, v, from, len, c == 0, out, miss, [x](int64_t j) { return x[j]; });
         }
       });
     }
   }
 };
 
-/// The packed codec of `keys` when every key is integral and the product of the value ranges fits
-/// in 64 bits; kind::none otherwise.
+/// The packed codec of `keys` when every key is integral or a string of at most 7 bytes and the
+/// product of the value ranges fits in 64 bits; kind::none otherwise.
 key_codec plan_packed(const std::vector<column>& keys) {
   key_codec k;
   uint64_t range = 1;
   for (auto& col : keys) {
     column_view v = col.view();
     packed_part p{v.type.id};
-    bool ok = type_dispatch(v.type.id, [&]<type_id Id>() {
-      using T = storage_t<Id>;
-      if constexpr (!packable<T>) {
-        return false;
-      } else {
-        const T* x = v.values<T>();
-        T lo = std::numeric_limits<T>::max(), hi = std::numeric_limits<T>::lowest();
-        if (v.null_count == 0) {
-          for (int64_t i = 0; i < v.size; ++i) {
-            lo = std::min(lo, x[i]);
-            hi = std::max(hi, x[i]);
-          }
+    bool ok = false;
+    if (v.type.id == type_id::string) {
+      value_range<uint64_t>(v, [&](int64_t i) { return short_string_code(v.string(i)); }, p.min, p.max);
+      ok = p.max != std::numeric_limits<uint64_t>::max();  // no string longer than 7 bytes
+    } else {
+      ok = type_dispatch(v.type.id, [&]<type_id Id>() {
+        using T = storage_t<Id>;
+        if constexpr (!packable<T>) {
+          return false;
         } else {
-          for (int64_t i = 0; i < v.size; ++i) {
-            if (!v.is_valid(i)) continue;
-            lo = std::min(lo, x[i]);
-            hi = std::max(hi, x[i]);
-          }
+          const T* x = v.values<T>();
+          T lo, hi;
+          value_range<T>(v, [x](int64_t i) { return x[i]; }, lo, hi);
+          p.min = static_cast<uint64_t>(lo);
+          p.max = static_cast<uint64_t>(hi);
+          return true;
         }
-        if (lo > hi) lo = hi = T{};  // no valid value
-        p.min = static_cast<uint64_t>(lo);
-        p.max = static_cast<uint64_t>(hi);
-        return true;
-      }
-    });
+      });
+    }
     if (!ok) return {};
     p.nulls = v.null_count > 0;
     uint64_t span = p.max - p.min;  // exact: max >= min
@@ -240,8 +272,113 @@ struct code_slot {
   int64_t group;  // -1 for an empty slot
 };
 
-/// Most codes a direct table (one int32 per possible code) may cover for `n` rows.
-inline uint64_t direct_limit(int64_t n) { return static_cast<uint64_t>(n) * 2 + 1024; }
+/// Open-addressing table of codes: linear probing from a Fibonacci hash of the code (its high bits).
+/// At most half full.
+class code_table {
+ public:
+  /// An empty table of `capacity` slots (a power of two, at least 2).
+  void reset(uint64_t capacity) {
+    _slots.assign(capacity, code_slot{0, -1});
+    _mask = capacity - 1;
+    _shift = 64 - std::countr_zero(capacity);
+  }
+  uint64_t capacity() const { return _slots.size(); }
+  /// Grows (rehashing) until `groups` groups fit.
+  void reserve(uint64_t groups) {
+    if (groups * 2 <= capacity()) return;
+    std::vector<code_slot> old;
+    old.swap(_slots);
+    reset(std::bit_ceil(groups * 2));
+    for (auto& e : old)
+      if (e.group >= 0) _slots[free_slot(e.code)] = e;
+  }
+  /// Home slot of each of `codes[0, len)` into `home`, and a prefetch of those slots when the
+  /// table is too big for the caches.
+  void homes(const uint64_t* codes, int64_t len, uint64_t* home) const {
+    for (int64_t j = 0; j < len; ++j) home[j] = (codes[j] * 0x9e3779b97f4a7c15ULL) >> _shift;
+    if (_slots.size() * sizeof(code_slot) > (size_t{1} << 18))
+      for (int64_t j = 0; j < len; ++j) __builtin_prefetch(&_slots[home[j]]);
+  }
+  /// Group of `code` (looked up from its home slot), or -1.
+  int64_t find(uint64_t code, uint64_t slot) const {
+    const code_slot* s = _slots.data();
+    while (true) {
+      const code_slot& e = s[slot];
+      if (e.group < 0) return -1;
+      if (e.code == code) return e.group;
+      slot = (slot + 1) & _mask;
+    }
+  }
+  /// Group of `code`, inserted as group `next` when absent (the caller reserved room for it).
+  int64_t insert(uint64_t code, uint64_t slot, int64_t next) {
+    code_slot* s = _slots.data();
+    while (true) {
+      code_slot& e = s[slot];
+      if (e.group < 0) {
+        e = {code, next};
+        return next;
+      }
+      if (e.code == code) return e.group;
+      slot = (slot + 1) & _mask;
+    }
+  }
+
+ private:
+  uint64_t free_slot(uint64_t code) const {
+    uint64_t slot = (code * 0x9e3779b97f4a7c15ULL) >> _shift;
+    while (_slots[slot].group >= 0) slot = (slot + 1) & _mask;
+    return slot;
+  }
+  std::vector<code_slot> _slots;
+  uint64_t _mask = 0;
+  int _shift = 64;
+};
+
+/// The codes present among [0, range): a bitmap with the count of the set bits before each word, so
+/// a present code's rank (its index among the present codes, in code order) takes one cache line;
+/// and the group of each rank. A compact direct table for codes too sparse for one int32 per code.
+class ranked_table {
+ public:
+  /// No code present yet.
+  void reset(uint64_t range) { _words.assign(range / 64 + 1, word{0, 0}); }
+  void add(uint64_t code) { _words[code >> 6].bits |= uint64_t{1} << (code & 63); }
+  /// After the last add: ranks every present code, with no group yet.
+  void rank() {
+    uint64_t count = 0;
+    for (auto& w : _words) {
+      w.before = count;
+      count += static_cast<uint64_t>(std::popcount(w.bits));
+    }
+    _group.assign(count + 1, -1);  // the last entry stays -1: what absent codes read
+    _absent = count;
+  }
+  /// The group of a present code.
+  int32_t& group(uint64_t code) { return _group[rank_of(code)]; }
+  /// The group of `code`, or -1 when absent.
+  int32_t find(uint64_t code) const { return _group[rank_of(code)]; }
+
+ private:
+  struct word {
+    uint64_t bits;
+    uint64_t before;
+  };
+  uint64_t rank_of(uint64_t code) const {
+    const word& w = _words[code >> 6];
+    uint64_t bit = code & 63;
+    bool present = (w.bits >> bit) & 1;
+    uint64_t r = w.before + static_cast<uint64_t>(std::popcount(w.bits & ((uint64_t{1} << bit) - 1)));
+    return present ? r : _absent;
+  }
+  std::vector<word> _words;
+  std::vector<int32_t> _group;
+  uint64_t _absent = 0;
+};
+
+/// Most codes a direct table (one int32 per possible code) may cover for `n` rows: at most 32 bytes
+/// a row, what a half-full code table would take.
+inline uint64_t direct_limit(int64_t n) { return static_cast<uint64_t>(n) * 8 + 4096; }
+/// Most codes a ranked table (2 bits per possible code) may cover for `n` rows.
+inline uint64_t ranked_limit(int64_t n) { return static_cast<uint64_t>(n) * 128 + (uint64_t{1} << 20); }
 
 }  // namespace
 
@@ -258,8 +395,11 @@ struct key_index::impl {
   key_codec codec;
   /// Codec paths: a direct table (group of each code, or -1) when the codes' range is small ...
   std::vector<int32_t> direct;
+  /// ... a ranked table when it is sparser ...
+  ranked_table ranked;
+  bool use_ranked = false;
   /// ... else an open-addressing table of codes.
-  std::vector<code_slot> coded;
+  code_table coded;
   /// Generic path: group id or -1 per slot, and each group's hash.
   std::vector<int64_t> slots;
   std::vector<uint64_t> group_hash;
@@ -269,19 +409,6 @@ struct key_index::impl {
     std::vector<column_view> v;
     for (auto& c : cols) v.push_back(c.view());
     return v;
-  }
-
-  /// Doubles the coded table.
-  void grow_coded() {
-    std::vector<code_slot> old(coded.size() * 2, code_slot{0, -1});
-    old.swap(coded);
-    mask = coded.size() - 1;
-    for (auto& s : old) {
-      if (s.group < 0) continue;
-      uint64_t slot = mix(s.code) & mask;
-      while (coded[slot].group >= 0) slot = (slot + 1) & mask;
-      coded[slot] = s;
-    }
   }
 
   /// Doubles the generic table.
@@ -321,16 +448,37 @@ void key_index::build(std::vector<column> keys, int64_t* ids) {
   if (s.codec.how != key_codec::kind::none) {
     std::vector<column_view> views = s.views(s.keys);
     uint64_t codes[key_codec::block];
-    bool direct = s.codec.how == key_codec::kind::packed && s.codec.range <= direct_limit(n) &&
-                  n < std::numeric_limits<int32_t>::max();
-    if (direct) s.direct.assign(s.codec.range, -1);
-    else {
-      s.coded.assign(1024, code_slot{0, -1});
-      s.mask = 1023;
+    bool packed = s.codec.how == key_codec::kind::packed && n < std::numeric_limits<int32_t>::max();
+    bool direct = packed && s.codec.range <= direct_limit(n);
+    s.use_ranked = packed && !direct && s.codec.range <= ranked_limit(n);
+    if (direct) {
+      s.direct.assign(s.codec.range, -1);
+    } else if (s.use_ranked) {
+      s.ranked.reset(s.codec.range);
+      for (int64_t from = 0; from < n; from += key_codec::block) {
+        int64_t len = std::min(key_codec::block, n - from);
+        s.codec.encode(views, from, len, codes, nullptr);
+        for (int64_t j = 0; j < len; ++j) s.ranked.add(codes[j]);
+      }
+      s.ranked.rank();
+    } else {
+      s.coded.reset(std::bit_ceil(static_cast<uint64_t>(std::min<int64_t>(n, key_codec::block)) * 2 + 2));
     }
+    uint64_t home[key_codec::block];
     for (int64_t from = 0; from < n; from += key_codec::block) {
       int64_t len = std::min(key_codec::block, n - from);
       s.codec.encode(views, from, len, codes, nullptr);
+      if (s.use_ranked) {
+        for (int64_t j = 0; j < len; ++j) {
+          int32_t& g = s.ranked.group(codes[j]);
+          if (g < 0) {
+            g = static_cast<int32_t>(_first_row.size());
+            _first_row.push_back(from + j);
+          }
+          ids[from + j] = g;
+        }
+        continue;
+      }
       if (direct) {
         int32_t* table = s.direct.data();
         for (int64_t j = 0; j < len; ++j) {
@@ -343,18 +491,20 @@ void key_index::build(std::vector<column> keys, int64_t* ids) {
         }
         continue;
       }
+      if (from == key_codec::block && _first_row.size() * 4 >= static_cast<size_t>(from)) {
+        // many distinct keys in the first block: size the table for as many over all rows
+        s.coded.reserve(static_cast<uint64_t>(static_cast<double>(n) * static_cast<double>(_first_row.size()) /
+                                              static_cast<double>(from)));
+      }
+      s.coded.reserve(_first_row.size() + static_cast<uint64_t>(len));
+      s.coded.homes(codes, len, home);
+      auto next = static_cast<int64_t>(_first_row.size());
       for (int64_t j = 0; j < len; ++j) {
-        uint64_t code = codes[j];
-        uint64_t slot = mix(code) & s.mask;
-        code_slot* slots = s.coded.data();
-        while (slots[slot].group >= 0 && slots[slot].code != code) slot = (slot + 1) & s.mask;
-        if (slots[slot].group < 0) {
-          slots[slot] = {code, static_cast<int64_t>(_first_row.size())};
-          ids[from + j] = slots[slot].group;
+        int64_t g = s.coded.insert(codes[j], home[j], next);
+        ids[from + j] = g;
+        if (g == next) {
           _first_row.push_back(from + j);
-          if (_first_row.size() * 2 > s.coded.size()) s.grow_coded();
-        } else {
-          ids[from + j] = slots[slot].group;
+          ++next;
         }
       }
     }
@@ -404,36 +554,50 @@ std::vector<column> key_index::group_keys(memory_resource* mr) const {
 }
 
 std::vector<int64_t> key_index::find(const std::vector<column>& probe) const {
+  std::vector<int64_t> out(static_cast<size_t>(probe.empty() ? 0 : probe[0].size()));
+  find(probe, out.data());
+  return out;
+}
+
+void key_index::find(const std::vector<column>& probe, int64_t* out) const {
   auto& s = *_impl;
   TUG_EXPECTS(probe.size() == s.keys.size(), "key_index::find: key column count differs");
   for (size_t c = 0; c < probe.size(); ++c)
     TUG_EXPECTS(probe[c].type() == s.keys[c].type(), "key_index::find: key types differ: " +
                                                          to_string(probe[c].type()) + " vs " + to_string(s.keys[c].type()));
   int64_t n = probe[0].size();
-  std::vector<int64_t> out(static_cast<size_t>(n), -1);
+  std::fill(out, out + n, int64_t{-1});
   if (s.codec.how != key_codec::kind::none) {
     std::vector<column_view> views = s.views(probe);
     uint64_t codes[key_codec::block];
     uint8_t miss[key_codec::block];
+    uint64_t home[key_codec::block];
     for (int64_t from = 0; from < n; from += key_codec::block) {
       int64_t len = std::min(key_codec::block, n - from);
-      std::memset(miss, 0, sizeof(miss));
+      std::memset(miss, 0, static_cast<size_t>(len));
       s.codec.encode(views, from, len, codes, miss);
-      for (int64_t j = 0; j < len; ++j) {
-        if (miss[j]) continue;
-        if (!s.direct.empty()) {
-          out[static_cast<size_t>(from + j)] = s.direct[codes[j]];
-          continue;
+      int64_t* o = out + from;
+      if (!s.direct.empty()) {
+        // a missing code still encodes to a valid index
+        const int32_t* table = s.direct.data();
+        for (int64_t j = 0; j < len; ++j) {
+          int32_t g = table[codes[j]];
+          o[j] = miss[j] ? -1 : g;
         }
-        for (uint64_t slot = mix(codes[j]) & s.mask; s.coded[slot].group >= 0; slot = (slot + 1) & s.mask) {
-          if (s.coded[slot].code == codes[j]) {
-            out[static_cast<size_t>(from + j)] = s.coded[slot].group;
-            break;
-          }
-        }
+        continue;
       }
+      if (s.use_ranked) {
+        for (int64_t j = 0; j < len; ++j) {
+          int32_t g = s.ranked.find(codes[j]);
+          o[j] = miss[j] ? -1 : g;
+        }
+        continue;
+      }
+      s.coded.homes(codes, len, home);
+      for (int64_t j = 0; j < len; ++j)
+        if (!miss[j]) o[j] = s.coded.find(codes[j], home[j]);
     }
-    return out;
+    return;
   }
   auto pops = make_all(probe);
   std::vector<uint64_t> h(static_cast<size_t>(n));
@@ -450,14 +614,13 @@ std::vector<int64_t> key_index::find(const std::vector<column>& probe) const {
         bool same = true;
         for (size_t c = 0; c < nk && same; ++c) same = pops[c]->eq(i, *s.ops[c], r);
         if (same) {
-          out[static_cast<size_t>(i)] = g;
+          out[i] = g;
           break;
         }
       }
       slot = (slot + 1) & s.mask;
     }
   }
-  return out;
 }
 
 std::vector<uint8_t> any_null(const std::vector<column>& keys) {

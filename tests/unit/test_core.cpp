@@ -66,6 +66,58 @@ TEST_P(ColumnSizes, GatherFilterConcatSlice) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, ColumnSizes, ::testing::Values(0, 1, 31, 32, 33, 1024, 100003));
 
+TEST(Column, StringFilterAndGatherRuns) {
+  // runs of kept rows (copied as one block), a mask with nulls, sliced inputs, empty strings,
+  // and gathers with runs of consecutive indices broken by nulls and jumps
+  std::vector<std::optional<std::string>> s;
+  std::vector<std::optional<bool>> m;
+  for (int64_t i = 0; i < 3000; ++i) {
+    s.push_back(i % 11 == 0 ? std::nullopt
+                            : std::optional<std::string>(std::string(static_cast<size_t>(i % 4), 'a' + i % 26)));
+    m.push_back(i % 17 == 3 ? std::nullopt : std::optional<bool>((i / 7) % 3 != 0));
+  }
+  column full = make_string_column(s);
+  column mask_full = make_bool_column(m);
+  for (int64_t off : {0, 5}) {
+    column c = full.slice(off, 2990), mask = mask_full.slice(off, 2990);
+    column f = filter(c, mask);
+    std::vector<std::string> expect, got;
+    for (int64_t i = 0; i < c.size(); ++i)
+      if (mask.is_valid(i) && mask.value<bool>(i)) expect.push_back(format_value(c, i));
+    for (int64_t i = 0; i < f.size(); ++i) got.push_back(format_value(f, i));
+    EXPECT_EQ(got, expect) << "offset " << off;
+    table ft = filter(table({c, c.slice(0, c.size())}), mask);
+    EXPECT_EQ(ft.num_rows(), static_cast<int64_t>(expect.size()));
+    std::vector<int64_t> idx = {4, 5, 6, 7, -1, 8, 9, 100, 101, 3, 4, 2989, -1};
+    column g = gather(c, idx);
+    for (size_t i = 0; i < idx.size(); ++i)
+      EXPECT_EQ(format_value(g, static_cast<int64_t>(i)),
+                idx[i] < 0 ? format_value(make_string_column({std::nullopt}), 0) : format_value(c, idx[i]))
+          << "row " << i;
+  }
+  // fixed-width columns under a mask without nulls: blocks of 8 rows all kept, none kept, or mixed
+  std::vector<std::optional<int64_t>> iv;
+  std::vector<std::optional<bool>> runs;
+  for (int64_t i = 0; i < 3000; ++i) {
+    iv.push_back(i % 13 == 0 ? std::nullopt : std::optional<int64_t>(i * 3));
+    runs.push_back((i / 20) % 3 != 0 && i % 50 != 7);
+  }
+  column ic = make_column<int64_t>(type_id::int64, iv), rm = make_bool_column(runs);
+  for (int64_t off : {0, 3}) {
+    column c = ic.slice(off, 2990), mask = rm.slice(off, 2990);
+    table f = filter(table({c, full.slice(off, 2990)}), mask);
+    int64_t j = 0;
+    for (int64_t i = 0; i < c.size(); ++i) {
+      if (!mask.value<bool>(i)) continue;
+      ASSERT_LT(j, f.num_rows());
+      EXPECT_EQ(format_value(f[0], j), format_value(c, i)) << "offset " << off << " row " << i;
+      EXPECT_EQ(format_value(f[1], j), format_value(full, off + i)) << "offset " << off << " row " << i;
+      ++j;
+    }
+    EXPECT_EQ(j, f.num_rows());
+  }
+}
+
 TEST(Column, SlicedNullCount) {
   column a = make_column<int32_t>(type_id::int32, std::vector<std::optional<int32_t>>{1, std::nullopt, 3, std::nullopt, 5});
   EXPECT_EQ(a.slice(1, 3).null_count(), 2);

@@ -91,6 +91,30 @@ TEST(EvalCompare, IsInAndIsBetween) {
                        boolean({false, true, std::nullopt}));
   column f = f64({std::nan(""), 1.0});
   expect_columns_equal(eval(col("f").is_in({scalar(type_id::float64, std::nan(""))}), {{"f", f}}), boolean({true, false}));
+  // strings: short lists of strings up to 7 bytes compare as integers, others byte by byte; the
+  // length tells "ab" from "ab\0", "" is a value, longer candidates never match a short list
+  using namespace std::string_literals;
+  column t = str({"MAIL", "SHIP", "", "ab", "ab\0"s, "SHIPPING", std::nullopt, "AIR REG", "abcdefgh", "abcdefg"});
+  auto strs = [](std::vector<std::string> v) {
+    std::vector<scalar> out;
+    for (auto& x : v) out.push_back(scalar(type_id::string, x));
+    return out;
+  };
+  expect_columns_equal(eval(col("t").is_in(strs({"MAIL", "SHIP", "AIR REG", "ab"})), {{"t", t}}),
+                       boolean({true, true, false, true, false, false, std::nullopt, true, false, false}));
+  expect_columns_equal(eval(col("t").is_in(strs({"", "ab\0"s, "abcdefg"})), {{"t", t}}),
+                       boolean({false, false, true, false, true, false, std::nullopt, false, false, true}));
+  expect_columns_equal(eval(col("t").is_in(strs({"SHIPPING", "abcdefgh", "MAIL"})), {{"t", t}}),
+                       boolean({true, false, false, false, false, true, std::nullopt, false, true, false}));
+  // equality with a constant: short constants compare as integers, on either side
+  expect_columns_equal(eval(col("t") == lit("ab"), {{"t", t}}),
+                       boolean({false, false, false, true, false, false, std::nullopt, false, false, false}));
+  expect_columns_equal(eval(lit("ab\0"s) != col("t"), {{"t", t}}),
+                       boolean({true, true, true, true, false, true, std::nullopt, true, true, true}));
+  expect_columns_equal(eval(col("t") == lit(""), {{"t", t}}),
+                       boolean({false, false, true, false, false, false, std::nullopt, false, false, false}));
+  expect_columns_equal(eval(col("t") == lit("abcdefgh"), {{"t", t}}),
+                       boolean({false, false, false, false, false, false, std::nullopt, false, true, false}));
 
   column x = i64({1, 2, 3, 4, std::nullopt});
   expect_columns_equal(eval(col("x").is_between(2, 4), {{"x", x}}), boolean({false, true, true, true, std::nullopt}));

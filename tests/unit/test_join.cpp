@@ -91,9 +91,10 @@ std::optional<std::string> key_text(const column& c, int64_t i) {
 }
 
 /// Nested-loop reference join of `l` and `r` on plain key columns, rows as rows_of prints them,
-/// columns in Polars order (see plan::join).
+/// columns in Polars order (see plan::join); sorted, or else left rows in order with their matches in
+/// right order.
 std::vector<std::string> reference_join(const data_frame& l, const data_frame& r, const std::vector<std::string>& lk,
-                                        const std::vector<std::string>& rk, join_type how) {
+                                        const std::vector<std::string>& rk, join_type how, bool sort = true) {
   table lt = l.to_table(), rt = r.to_table();
   int64_t nl = l.num_rows(), nr = r.num_rows();
   auto keys_of = [](const data_frame& f, const table& t, const std::vector<std::string>& names) {
@@ -156,7 +157,7 @@ std::vector<std::string> reference_join(const data_frame& l, const data_frame& r
   if (how == join_type::right || how == join_type::full)
     for (int64_t j = 0; j < nr; ++j)
       if (!right_matched[static_cast<size_t>(j)]) out.push_back(row(-1, j));
-  std::sort(out.begin(), out.end());
+  if (sort) std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -399,4 +400,34 @@ TEST(Join, NameClashSuffix) {
   EXPECT_EQ(out.schema().to_string(), "k: i64, x: i64, x_r: i64, x_s: i64");
   EXPECT_EQ(rows_of(out), (std::vector<std::string>{"1|1|5|3", "2|2|6|4"}));
   EXPECT_THROW(l.lazy().join(r.lazy(), {"k"}, join_type::inner, "_r"), invalid_argument_error);
+}
+
+TEST(Join, SmallerLeftSideKeepsOrder) {
+  // with fewer left rows than right rows the operator indexes the left side and probes with the
+  // right one; the output order stays: left rows in order, each with its matches in right order
+  engine_options o;
+  o.target_partition_rows = 50;
+  for (key_kind kind : {key_kind::i64, key_kind::str, key_kind::f64, key_kind::date})
+    for (bool distinct : {false, true}) {
+      auto [l0, r] = make_pair(kind, kind, 90, 700, 21 + (distinct ? 1 : 0));
+      if (distinct) {  // left keys 0..89 shuffled (floats still repeat NaN and zero)
+        std::vector<std::optional<int64_t>> k;
+        for (int64_t i = 0; i < 90; ++i) k.push_back((i * 37) % 90);
+        table t = l0.to_table();
+        l0 = data_frame::from_columns({{"k", key_column(kind, k)}, {"v", t[1]}, {"k2", t[2]}});
+      }
+      // the left side in three partitions, so left rows are numbered across partitions
+      table lt = l0.to_table();
+      data_frame l(l0.schema(), {lt.slice(0, 20), lt.slice(20, 1), lt.slice(21, 69)});
+      std::string what = "kind " + std::to_string(static_cast<int>(kind)) + (distinct ? " distinct" : "");
+      for (join_type how : {join_type::inner, join_type::left, join_type::semi, join_type::anti})
+        for (auto keys : {std::vector<std::string>{"k"}, std::vector<std::string>{"k", "k2"}}) {
+          auto got = l.lazy().join(r.lazy(), keys, how).collect(o);
+          EXPECT_EQ(rows_of(got), reference_join(l, r, keys, keys, how, false))
+              << what << " " << to_string(how) << " keys " << keys.size();
+        }
+      // right joins run as left joins with the sides swapped
+      auto right = r.lazy().join(l.lazy(), {"k"}, join_type::right).collect(o);
+      EXPECT_EQ(sorted_rows(right), reference_join(r, l, {"k"}, {"k"}, join_type::right)) << what;
+    }
 }

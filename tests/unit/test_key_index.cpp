@@ -1,7 +1,8 @@
 // key_index and cpu::group_rows against a reference (std::map over formatted key tuples): every
-// codec path (direct table of packed codes, hashed packed codes, bits of one fixed-width key, the
-// generic path), nulls, negative values, extreme values, sliced inputs and the parallel chunked
-// grouping.
+// codec path (direct table of packed codes, ranked table of sparse packed codes, hashed packed codes,
+// short strings packed, bits of one fixed-width key, the generic path), nulls, negative values,
+// extreme values, sliced inputs and the parallel chunked grouping.
+#include <cmath>
 #include <limits>
 #include <map>
 #include <random>
@@ -174,8 +175,99 @@ TEST(KeyIndex, GroupChunksWithEmptyAndUnevenChunks) {
 }
 
 TEST(KeyIndex, StringsGenericPath) {
-  column s = str({"a", std::nullopt, "b", "a", std::nullopt, ""});
-  check_index({s, i64({1, 1, 1, 1, 1, 1})}, {str({"a", "c", std::nullopt}), i64({1, 1, 1})}, "strings");
+  // a string longer than 7 bytes: no packed codec
+  column s = str({"a", std::nullopt, "b", "a", std::nullopt, "", "eight by"});
+  check_index({s, i64({1, 1, 1, 1, 1, 1, 1})}, {str({"a", "c", std::nullopt, "eight by"}), i64({1, 1, 1, 1})},
+              "strings");
+}
+
+TEST(KeyIndex, ShortStringsPacked) {
+  // strings of at most 7 bytes pack like integers: the length tells "a" from "a\0"; probes longer
+  // than 7 bytes, out of range or null (none indexed) find nothing
+  using namespace std::string_literals;
+  std::vector<std::optional<std::string>> v = {"a", "a\0"s, "", "abcdefg", "b", "a", "\0"s, "abcdefg", "zz"};
+  column s = str(v);
+  check_index({s}, {str({"a", "a\0"s, "\0\0"s, "abcdefgh", "abcdef", std::nullopt, "zzz", "", "zz"})}, "short");
+  // with nulls, and a second key
+  std::mt19937_64 rng(6);
+  // up to `most` bytes from a 3-letter alphabet, null one time in 7
+  auto word = [&](size_t most) -> std::optional<std::string> {
+    if (rng() % 7 == 0) return std::nullopt;
+    std::string w(rng() % (most + 1), ' ');
+    for (auto& ch : w) ch = static_cast<char>('A' + rng() % 3);
+    return w;
+  };
+  for (int64_t n : sizes) {
+    std::vector<std::optional<std::string>> a, pa;
+    for (int64_t i = 0; i < n; ++i) a.push_back(word(n > 1000 ? 7 : 3));
+    for (int64_t i = 0; i < 300; ++i) pa.push_back(word(8));
+    column b = random_column<int64_t>(type_id::int64, n, rng, 0.1, uniform(-3, 3));
+    column pb = random_column<int64_t>(type_id::int64, 300, rng, 0.1, uniform(-4, 4));
+    check_index({str(a)}, {str(pa)}, "short strings");
+    check_index({str(a), b}, {str(pa), pb}, "short strings and ints");
+  }
+}
+
+TEST(KeyIndex, SparseCodesRankedAndHashed) {
+  // ranges between the direct table's limit (8 per row) and the ranked table's (128 per row plus
+  // 2^20), and beyond it (hashed)
+  std::mt19937_64 rng(7);
+  for (int64_t n : {1000, 70000}) {
+    for (int64_t range : {int64_t{200'000}, int64_t{5'000'000}, int64_t{1'000'000'000}}) {
+      for (double null_p : {0.0, 0.1}) {
+        column k = random_column<int64_t>(type_id::int64, n, rng, null_p, uniform(-range / 2, range / 2));
+        // half the probes are indexed keys, half random
+        std::vector<std::optional<int64_t>> p;
+        for (int64_t i = 0; i < 2000; ++i) {
+          int64_t r = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+          if (i % 2 == 0 && k.is_valid(r)) p.push_back(k.value<int64_t>(r));
+          else p.push_back(uniform(-range, range)(rng));
+        }
+        check_index({k}, {i64(p)}, "range " + std::to_string(range) + " null_p " + std::to_string(null_p));
+      }
+    }
+  }
+}
+
+TEST(KeyIndex, GroupRowsManyDistinctKeys) {
+  // many rows with mostly distinct keys, grouped in parallel: equal floats (-0.0 and 0.0, every
+  // NaN) and equal strings must form one group, numbered in first-seen order
+  std::mt19937_64 rng(8);
+  int64_t n = 100000;
+  std::vector<std::optional<double>> f;
+  std::vector<std::optional<std::string>> s;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t r = rng() % 100;
+    if (r == 0) f.push_back(-0.0);
+    else if (r == 1) f.push_back(0.0);
+    else if (r == 2) f.push_back(std::nan(""));
+    else if (r == 3) f.push_back(-std::nan(""));
+    else if (r == 4) f.push_back(std::nullopt);
+    else f.push_back(static_cast<double>(rng() % 1'000'000) * 0.5);
+    s.push_back(r == 5 ? std::nullopt : std::optional<std::string>("key-" + std::to_string(rng() % 200'000)));
+  }
+  column fc = f64(f), sc = str(s);
+  column ic = random_column<int64_t>(type_id::int64, n, rng, 0.05, uniform(0, 1'000'000'000));
+  // floats against the one-threaded index (the text reference tells -0.0 from 0.0)
+  key_index single({fc});
+  thread_pool pool(2);
+  cpu::row_groups rg = cpu::group_rows({fc}, &pool);
+  EXPECT_EQ(rg.ids, single.group_ids());
+  EXPECT_EQ(rg.first_row, single.first_rows());
+  // the zeros form one group, and so do the NaNs
+  int64_t zero = -1, nan = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!f[static_cast<size_t>(i)]) continue;
+    double x = *f[static_cast<size_t>(i)];
+    if (x != 0 && !std::isnan(x)) continue;
+    int64_t& want = x == 0 ? zero : nan;
+    if (want < 0) want = rg.ids[static_cast<size_t>(i)];
+    EXPECT_EQ(rg.ids[static_cast<size_t>(i)], want) << "row " << i;
+  }
+  EXPECT_GE(zero, 0);
+  EXPECT_GE(nan, 0);
+  check_index({sc}, {sc.slice(0, 500)}, "string buckets");
+  check_index({ic, sc}, {ic.slice(0, 500), sc.slice(0, 500)}, "int and string buckets");
 }
 
 }  // namespace

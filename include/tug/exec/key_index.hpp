@@ -37,6 +37,8 @@ class key_index {
   std::vector<column> group_keys(memory_resource* mr = default_host_resource()) const;
   /// Group id of each row of `probe` (same column types as the index), or -1 when absent.
   std::vector<int64_t> find(const std::vector<column>& probe) const;
+  /// Like find(probe), into `out` (one entry per probe row).
+  void find(const std::vector<column>& probe, int64_t* out) const;
 
  private:
   void build(std::vector<column> keys, int64_t* ids);

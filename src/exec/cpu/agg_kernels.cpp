@@ -35,6 +35,25 @@ inline void for_valid_rows(const group_map& g, const column_view& v, F&& f) {
 
 inline size_t sz(int64_t n) { return static_cast<size_t>(n); }
 
+// acc[group] += get(row) over the valid rows of `v`. With few groups and no nulls the rows go round
+// four accumulator lanes, so consecutive rows of one group do not wait on each other's addition
+// (the lanes are added at the end: floating-point sums are then in another, fixed, order).
+template <typename Acc, typename Get>
+void accumulate(const group_map& g, const column_view& v, std::vector<Acc>& acc, Get&& get) {
+  constexpr int64_t lanes = 4;
+  if (!g.ids || v.validity || g.num_groups > 64) {
+    for_valid_rows(g, v, [&](int64_t i, int64_t gid) { acc[sz(gid)] += get(i); });
+    return;
+  }
+  std::vector<Acc> lane(sz(lanes * g.num_groups), Acc{0});
+  int64_t i = 0;
+  for (; i + lanes <= g.num_rows; i += lanes)
+    for (int64_t l = 0; l < lanes; ++l) lane[sz(g.ids[i + l] * lanes + l)] += get(i + l);
+  for (; i < g.num_rows; ++i) lane[sz(g.ids[i] * lanes)] += get(i);
+  for (int64_t k = 0; k < g.num_groups; ++k)
+    acc[sz(k)] += (lane[sz(k * lanes)] + lane[sz(k * lanes + 1)]) + (lane[sz(k * lanes + 2)] + lane[sz(k * lanes + 3)]);
+}
+
 template <type_id Id>
 constexpr bool is_summable = Id != type_id::string && Id != type_id::date32 && Id != type_id::timestamp;
 
@@ -118,7 +137,7 @@ column sum_kernel(const agg_spec& s, const column_view& v, const group_map& g, m
   using Out = sum_out_t<Id>;
   std::vector<Acc> acc(sz(g.num_groups), Acc{0});
   const T* x = v.values<T>();
-  for_valid_rows(g, v, [&](int64_t i, int64_t gid) { acc[sz(gid)] += static_cast<Acc>(x[i]); });
+  accumulate(g, v, acc, [x](int64_t i) { return static_cast<Acc>(x[i]); });
   fixed_width_builder<Out> b(s.output_type, g.num_groups, mr);
   for (int64_t k = 0; k < g.num_groups; ++k) b.set(k, static_cast<Out>(acc[sz(k)]));
   return b.finish();
@@ -183,10 +202,8 @@ moments moments_kernel(const column_view& v, const group_map& g, bool with_m2) {
   m.sum.assign(sz(g.num_groups), 0.0);
   const T* x = v.values<T>();
   double div = Id == type_id::decimal128 ? pow10(v.type.scale) : 1.0;
-  for_valid_rows(g, v, [&](int64_t i, int64_t gid) {
-    m.n[sz(gid)]++;
-    m.sum[sz(gid)] += to_double<Id>(x[i], div);
-  });
+  accumulate(g, v, m.n, [](int64_t) { return int64_t{1}; });
+  accumulate(g, v, m.sum, [x, div](int64_t i) { return to_double<Id>(x[i], div); });
   if (!with_m2) return m;
   std::vector<double> mean(sz(g.num_groups));
   for (size_t k = 0; k < mean.size(); ++k) mean[k] = m.n[k] ? m.sum[k] / static_cast<double>(m.n[k]) : 0.0;

@@ -28,8 +28,8 @@ struct row_groups {
   int64_t num_groups() const { return static_cast<int64_t>(first_row.size()); }
 };
 
-/// Groups the rows of `keys` (at least one column). With a pool and many rows, the rows are split
-/// into hash buckets indexed in parallel.
+/// Groups the rows of `keys` (at least one column). With a pool and many rows, chunks of rows are
+/// indexed in parallel and their groups merged (see group_chunks).
 row_groups group_rows(const std::vector<column>& keys, thread_pool* pool);
 
 /// Groups rows given as consecutive chunks (each the same key columns), indexing the chunks in

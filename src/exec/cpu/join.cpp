@@ -1,9 +1,13 @@
-// Hash join of the CPU backend: builds a key index over the right (build) side, then probes the
-// left partitions in parallel, in morsels, and gathers the output rows.
+// Hash join of the CPU backend. Builds a key index over one side and probes the other in parallel,
+// in morsels. The right side is the build side, except for inner, left, semi and anti joins whose
+// left side has fewer rows: those build over the left rows and probe the right ones, and the output
+// is put back in the order of the right-build join (left rows in order, each with its matches in
+// right order), so the choice never shows.
 #include <algorithm>
 #include <atomic>
 #include <optional>
 
+#include "partitioned_gather.hpp"
 #include "tug/exec/cpu/require.hpp"
 #ifdef TUG_WITH_CUDA
 #include "exec/cuda/ops.hpp"
@@ -24,23 +28,99 @@ table empty_table(const schema& s) {
   return cols.empty() ? table::empty_with_rows(0) : table(std::move(cols));
 }
 
-/// The right side prepared for probing: every right row, grouped by key (CSR: the rows of group g
-/// are rows[offsets[g] .. offsets[g+1]), in right order). Rows with null keys form groups of their
-/// own that no probe reaches, since probe rows with null keys are never looked up.
+/// Columns `cols` of every partition, concatenated (in parallel) into one table.
+table concat_columns(const std::vector<table>& parts, const std::vector<size_t>& cols, exec_context& ctx) {
+  std::vector<table> selected;
+  selected.reserve(parts.size());
+  for (auto& p : parts) selected.push_back(p.select(cols));
+  return cpu::concat_partitions(selected, ctx);
+}
+
+/// The indexed side: its rows grouped by key (CSR: the rows of group g are rows[offsets[g] ..
+/// offsets[g+1]), in row order). Rows with null keys form groups of their own that no probe
+/// reaches, since probe rows with null keys are never looked up.
 struct build_side {
-  table right;      ///< all right partitions concatenated
-  table payload;    ///< the right columns that go to the output
   std::optional<key_index> index;
   std::vector<int64_t> offsets;
   std::vector<int64_t> rows;
-  std::vector<uint8_t> matched;  ///< full joins: per group, whether a left row matched it
+  bool distinct = true;          ///< distinct keys: group g is row g and there is no CSR
+  std::vector<uint8_t> matched;  ///< per group, whether a probe row matched it (when tracked)
+
+  build_side(std::vector<column> keys, bool track_matches) {
+    index.emplace(std::move(keys));
+    const std::vector<int64_t>& gid = index->group_ids();
+    auto groups = static_cast<size_t>(index->num_groups());
+    if (track_matches) matched.assign(groups, 0);
+    distinct = groups == gid.size();
+    if (distinct) return;
+    offsets.assign(groups + 1, 0);
+    for (int64_t g : gid) ++offsets[static_cast<size_t>(g) + 1];
+    for (size_t g = 0; g < groups; ++g) offsets[g + 1] += offsets[g];
+    rows.resize(gid.size());
+    std::vector<int64_t> fill(offsets.begin(), offsets.end() - 1);
+    for (size_t r = 0; r < gid.size(); ++r)
+      rows[static_cast<size_t>(fill[static_cast<size_t>(gid[r])]++)] = static_cast<int64_t>(r);
+  }
+  int64_t begin(int64_t g) const { return distinct ? g : offsets[static_cast<size_t>(g)]; }
+  int64_t end(int64_t g) const { return distinct ? g + 1 : offsets[static_cast<size_t>(g) + 1]; }
+  int64_t row_at(int64_t k) const { return distinct ? k : rows[static_cast<size_t>(k)]; }
+
+  /// Calls f(g, offset, len) for consecutive chunks of the rows of `t`, g[i] being the group of row
+  /// offset + i keyed by columns `keys` (-1 where absent or a key is null). Chunks are small so the
+  /// scratch memory is reused rather than allocated per probe row.
+  template <typename F>
+  void probe_chunks(const table& t, const std::vector<size_t>& keys, F&& f) const {
+    constexpr int64_t chunk = 16384;
+    std::vector<int64_t> g(static_cast<size_t>(std::min(chunk, t.num_rows())));
+    std::vector<column> cols(keys.size());
+    for (int64_t off = 0; off < t.num_rows(); off += chunk) {
+      int64_t len = std::min(chunk, t.num_rows() - off);
+      bool nulls = false;
+      for (size_t k = 0; k < keys.size(); ++k) {
+        cols[k] = t.col(keys[k]).slice(off, len);
+        nulls |= cols[k].has_nulls();
+      }
+      index->find(cols, g.data());
+      if (nulls) {
+        std::vector<uint8_t> null_row = any_null(cols);
+        for (int64_t i = 0; i < len; ++i)
+          if (null_row[static_cast<size_t>(i)]) g[static_cast<size_t>(i)] = -1;
+      }
+      f(static_cast<const int64_t*>(g.data()), off, len);
+    }
+  }
+  /// Marks the groups of `g[0, n)` as matched (probes run in parallel).
+  void mark(const int64_t* g, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (g[i] < 0) continue;
+      std::atomic_ref<uint8_t> flag(matched[static_cast<size_t>(g[i])]);
+      if (!flag.load(std::memory_order_relaxed)) flag.store(1, std::memory_order_relaxed);
+    }
+  }
 };
 
-/// A contiguous range of rows of one left partition, probed by one task.
+/// A contiguous range of rows of one partition, probed by one task.
 struct morsel {
   size_t part;
   int64_t offset, length;
 };
+
+/// Output tables of the rows (left_idx[i], right_idx[i]), at most `target` rows each. An empty
+/// `left_idx` means left rows 0..n-1 in order; -1 gives nulls.
+std::vector<table> emit(const table& left, const std::vector<int64_t>& left_idx, const table& right,
+                        const std::vector<int64_t>& right_idx, int64_t target, memory_resource* mr) {
+  std::vector<table> out;
+  auto n = static_cast<int64_t>(right_idx.size());
+  for (int64_t a = 0; a < n; a += target) {
+    int64_t len = std::min(target, n - a);
+    table l = left_idx.empty() ? left.slice(a, len) : gather(left, left_idx.data() + a, len, mr);
+    table r = gather(right, right_idx.data() + a, len, mr);
+    std::vector<column> cols = l.columns();
+    for (auto& c : r.columns()) cols.push_back(c);
+    out.emplace_back(std::move(cols));
+  }
+  return out;
+}
 
 class join_op final : public physical_node {
  public:
@@ -58,29 +138,12 @@ class join_op final : public physical_node {
  protected:
   std::vector<table> run(exec_context& ctx) override {
     std::vector<table> left = input(0, ctx);
-    std::vector<table> right_parts = input(1, ctx);
-    build_side b;
-    b.right = right_parts.empty() ? empty_table(children[1]->output_schema) : concatenate(right_parts, ctx.mr);
-    right_parts.clear();
-    b.payload = b.right.select(_spec.right_columns);
-    if (_spec.how != join_type::cross) build(b);
-
-    int64_t target = std::max<int64_t>(1, ctx.options.target_partition_rows);
-    int64_t cross_rows = _spec.how == join_type::cross ? b.right.num_rows() : 0;
-    std::vector<morsel> tasks = split(left, ctx, target, cross_rows);
-    std::vector<std::vector<table>> outs(tasks.size());
-    ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
-      const morsel& m = tasks[static_cast<size_t>(t)];
-      table slice = left[m.part].slice(m.offset, m.length);
-      outs[static_cast<size_t>(t)] =
-          _spec.how == join_type::cross ? cross(slice, b, target, ctx.mr) : probe(slice, b, target, ctx.mr);
-    });
-
-    std::vector<table> result;
-    for (auto& o : outs)
-      for (auto& p : o)
-        if (p.num_rows() > 0) result.push_back(std::move(p));
-    if (_spec.how == join_type::full) unmatched_right(b, target, ctx.mr, result);
+    std::vector<table> right = input(1, ctx);
+    int64_t nl = total_rows(left), nr = total_rows(right);
+    bool swappable = _spec.how == join_type::inner || _spec.how == join_type::left ||
+                     _spec.how == join_type::semi || _spec.how == join_type::anti;
+    std::vector<table> result = swappable && nl > 0 && nl < nr ? run_left_build(left, right, ctx)
+                                                                : run_right_build(left, right, ctx);
     if (result.empty()) result.push_back(empty_table(output_schema));
     return result;
   }
@@ -88,128 +151,109 @@ class join_op final : public physical_node {
  private:
   join_spec _spec;
 
-  void build(build_side& b) const {
-    std::vector<column> keys;
-    for (size_t k : _spec.right_keys) keys.push_back(b.right.col(k));
-    b.index.emplace(std::move(keys));
-    const std::vector<int64_t>& gid = b.index->group_ids();
-    auto groups = static_cast<size_t>(b.index->num_groups());
-    if (_spec.how == join_type::full) b.matched.assign(groups, 0);
-    if (groups == gid.size()) return;  // distinct keys: group g is row g, probe needs no CSR
-    b.offsets.assign(groups + 1, 0);
-    for (int64_t g : gid) ++b.offsets[static_cast<size_t>(g) + 1];
-    for (size_t g = 0; g < groups; ++g) b.offsets[g + 1] += b.offsets[g];
-    b.rows.resize(gid.size());
-    std::vector<int64_t> fill(b.offsets.begin(), b.offsets.end() - 1);
-    for (size_t r = 0; r < gid.size(); ++r)
-      b.rows[static_cast<size_t>(fill[static_cast<size_t>(gid[r])]++)] = static_cast<int64_t>(r);
+  int64_t target(exec_context& ctx) const { return std::max<int64_t>(1, ctx.options.target_partition_rows); }
+
+  /// Rows per task that keep every thread busy when `total` rows are split: at most `target`.
+  static int64_t morsel_rows(int64_t total, exec_context& ctx, int64_t target) {
+    int64_t per_thread = (total + 4 * ctx.pool.size() - 1) / (4 * ctx.pool.size());
+    return std::min(target, std::max<int64_t>(int64_t{1} << 14, per_thread));
   }
 
-  /// Left partitions cut into morsels small enough to keep every thread busy.
-  static std::vector<morsel> split(const std::vector<table>& left, exec_context& ctx, int64_t target,
+  /// Partitions cut into morsels small enough to keep every thread busy; with `cross_rows`, about
+  /// `target` output rows per morsel.
+  static std::vector<morsel> split(const std::vector<table>& parts, exec_context& ctx, int64_t target,
                                    int64_t cross_rows) {
-    int64_t total = total_rows(left);
-    int64_t per_thread = (total + 4 * ctx.pool.size() - 1) / (4 * ctx.pool.size());
-    int64_t size = std::min(target, std::max<int64_t>(int64_t{1} << 14, per_thread));
+    int64_t size = morsel_rows(total_rows(parts), ctx, target);
     std::vector<morsel> out;
-    for (size_t p = 0; p < left.size(); ++p) {
-      int64_t n = left[p].num_rows();
+    for (size_t p = 0; p < parts.size(); ++p) {
+      int64_t n = parts[p].num_rows();
       int64_t step = size;
-      // cross joins: about `target` output rows per task
       if (cross_rows > 0) step = std::max<int64_t>(1, std::min(step, target / cross_rows));
       for (int64_t off = 0; off < n; off += step) out.push_back({p, off, std::min(step, n - off)});
     }
     return out;
   }
 
-  /// Output tables of the rows (left_idx[i], right_idx[i]), at most `target` rows each. An empty
-  /// `left_idx` means left rows 0..n-1 in order; -1 gives nulls.
-  static std::vector<table> emit(const table& left, const std::vector<int64_t>& left_idx, const table& right,
-                                 const std::vector<int64_t>& right_idx, int64_t target, memory_resource* mr) {
-    std::vector<table> out;
-    auto n = static_cast<int64_t>(right_idx.size());
-    for (int64_t a = 0; a < n; a += target) {
-      int64_t len = std::min(target, n - a);
-      table l = left_idx.empty() ? left.slice(a, len) : gather(left, left_idx.data() + a, len, mr);
-      table r = gather(right, right_idx.data() + a, len, mr);
-      std::vector<column> cols = l.columns();
-      for (auto& c : r.columns()) cols.push_back(c);
-      out.emplace_back(std::move(cols));
+  /// The right side indexed (or only concatenated, for cross joins); the left partitions probe it.
+  std::vector<table> run_right_build(const std::vector<table>& left, std::vector<table>& right_parts,
+                                     exec_context& ctx) {
+    // the key columns, then the payload columns, of all right partitions
+    size_t nk = _spec.how == join_type::cross ? 0 : _spec.right_keys.size();
+    std::vector<size_t> needed(_spec.right_keys.begin(), _spec.right_keys.begin() + static_cast<std::ptrdiff_t>(nk));
+    needed.insert(needed.end(), _spec.right_columns.begin(), _spec.right_columns.end());
+    table right = right_parts.empty() ? empty_table(children[1]->output_schema).select(needed)
+                                      : concat_columns(right_parts, needed, ctx);
+    right_parts.clear();
+    std::vector<size_t> payload_cols(_spec.right_columns.size());
+    for (size_t i = 0; i < payload_cols.size(); ++i) payload_cols[i] = nk + i;
+    table payload = right.select(payload_cols);
+    std::optional<build_side> b;
+    if (_spec.how != join_type::cross) {
+      std::vector<column> keys(right.columns().begin(), right.columns().begin() + static_cast<std::ptrdiff_t>(nk));
+      b.emplace(std::move(keys), _spec.how == join_type::full);
     }
-    return out;
+
+    int64_t tgt = target(ctx);
+    int64_t cross_rows = _spec.how == join_type::cross ? right.num_rows() : 0;
+    std::vector<morsel> tasks = split(left, ctx, tgt, cross_rows);
+    std::vector<std::vector<table>> outs(tasks.size());
+    ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
+      const morsel& m = tasks[static_cast<size_t>(t)];
+      table slice = left[m.part].slice(m.offset, m.length);
+      outs[static_cast<size_t>(t)] =
+          _spec.how == join_type::cross ? cross(slice, payload, tgt, ctx.mr) : probe(slice, *b, payload, tgt, ctx.mr);
+    });
+
+    std::vector<table> result;
+    for (auto& o : outs)
+      for (auto& p : o)
+        if (p.num_rows() > 0) result.push_back(std::move(p));
+    if (_spec.how == join_type::full) unmatched_right(*b, payload, tgt, ctx.mr, result);
+    return result;
   }
 
-  /// Left rows with (semi) or without (anti) a match.
-  static std::vector<table> filter_rows(const table& left, const std::vector<int64_t>& g, bool keep_matched,
-                                        memory_resource* mr) {
-    std::vector<int64_t> idx;
-    idx.reserve(g.size());
-    for (size_t i = 0; i < g.size(); ++i)
-      if ((g[i] >= 0) == keep_matched) idx.push_back(static_cast<int64_t>(i));
-    if (idx.size() == g.size()) return {left};
-    return {gather(left, idx, mr)};
-  }
-
-  std::vector<table> probe(const table& left, build_side& b, int64_t target, memory_resource* mr) const {
-    std::vector<column> keys;
-    for (size_t k : _spec.left_keys) keys.push_back(left.col(k));
-    std::vector<int64_t> g = b.index->find(keys);
-    bool nulls = false;
-    for (auto& k : keys) nulls |= k.has_nulls();
-    if (nulls) {
-      std::vector<uint8_t> null_row = any_null(keys);
-      for (size_t i = 0; i < g.size(); ++i)
-        if (null_row[i]) g[i] = -1;
-    }
-    if (_spec.how == join_type::semi || _spec.how == join_type::anti)
-      return filter_rows(left, g, _spec.how == join_type::semi, mr);
-
+  std::vector<table> probe(const table& left, build_side& b, const table& payload, int64_t target,
+                           memory_resource* mr) const {
+    bool filtering = _spec.how == join_type::semi || _spec.how == join_type::anti;
+    bool keep_matched = _spec.how == join_type::semi;
     bool keep_unmatched = _spec.how != join_type::inner;
-    // the right rows of group x are row_at(k) for k in [begin(x), end(x)); with distinct right keys
-    // group x is right row x (groups are numbered in row order) and there is no CSR
-    bool distinct = b.index->num_groups() == b.right.num_rows();
-    const int64_t* off = b.offsets.data();
-    const int64_t* rows = b.rows.data();
-    auto begin = [&](int64_t x) { return distinct ? x : off[x]; };
-    auto end = [&](int64_t x) { return distinct ? x + 1 : off[x + 1]; };
-    auto row_at = [&](int64_t k) { return distinct ? k : rows[k]; };
-    // count pass: output size, and whether each left row appears exactly once (then no left gather)
-    int64_t count = 0, most = 0;
-    for (int64_t x : g) {
-      int64_t c = x >= 0 ? end(x) - begin(x) : 0;
-      if (c == 0 && keep_unmatched) c = 1;
-      count += c;
-      most = std::max(most, c);
-    }
-    bool identity = count == left.num_rows() && most <= 1;
-    std::vector<int64_t> left_idx(identity ? 0 : static_cast<size_t>(count)), right_idx(static_cast<size_t>(count));
-    size_t pos = 0;
-    for (size_t i = 0; i < g.size(); ++i) {
-      int64_t x = g[i];
-      if (x < 0 && !keep_unmatched) continue;
-      int64_t k0 = x >= 0 ? begin(x) : 0, k1 = x >= 0 ? end(x) : 0;
-      if (k0 == k1) {
-        if (!identity) left_idx[pos] = static_cast<int64_t>(i);
-        right_idx[pos++] = -1;
+    // the output rows: left row left_idx[i] with right row right_idx[i] (-1: nulls)
+    std::vector<int64_t> left_idx, right_idx;
+    int64_t most = 0;  // most output rows of one left row
+    b.probe_chunks(left, _spec.left_keys, [&](const int64_t* g, int64_t off, int64_t len) {
+      if (filtering) {  // semi/anti: left rows with (semi) or without (anti) a match
+        for (int64_t i = 0; i < len; ++i)
+          if ((g[i] >= 0) == keep_matched) left_idx.push_back(off + i);
+        return;
       }
-      for (int64_t k = k0; k < k1; ++k) {
-        if (!identity) left_idx[pos] = static_cast<int64_t>(i);
-        right_idx[pos++] = row_at(k);
+      for (int64_t i = 0; i < len; ++i) {
+        int64_t x = g[i];
+        if (x < 0 && !keep_unmatched) continue;
+        int64_t k0 = x >= 0 ? b.begin(x) : 0, k1 = x >= 0 ? b.end(x) : 0;
+        most = std::max(most, std::max<int64_t>(1, k1 - k0));
+        if (k0 == k1) {
+          left_idx.push_back(off + i);
+          right_idx.push_back(-1);
+        }
+        for (int64_t k = k0; k < k1; ++k) {
+          left_idx.push_back(off + i);
+          right_idx.push_back(b.row_at(k));
+        }
       }
+      if (!b.matched.empty()) b.mark(g, len);
+    });
+    if (filtering) {
+      if (static_cast<int64_t>(left_idx.size()) == left.num_rows()) return {left};
+      return {gather_in_range(left, left_idx.data(), static_cast<int64_t>(left_idx.size()), mr)};
     }
-    if (!b.matched.empty()) {
-      for (int64_t x : g) {
-        if (x < 0) continue;
-        std::atomic_ref<uint8_t> flag(b.matched[static_cast<size_t>(x)]);
-        if (!flag.load(std::memory_order_relaxed)) flag.store(1, std::memory_order_relaxed);
-      }
-    }
-    return emit(left, left_idx, b.payload, right_idx, target, mr);
+    // each left row exactly once, in order: no left gather
+    if (static_cast<int64_t>(left_idx.size()) == left.num_rows() && most <= 1) left_idx.clear();
+    return emit(left, left_idx, payload, right_idx, target, mr);
   }
 
   /// Every pair of a left row and a right row, left-major.
-  static std::vector<table> cross(const table& left, const build_side& b, int64_t target, memory_resource* mr) {
-    int64_t nr = b.payload.num_rows();
+  static std::vector<table> cross(const table& left, const table& payload, int64_t target, memory_resource* mr) {
+    int64_t nr = payload.num_rows();
     std::vector<int64_t> left_idx(static_cast<size_t>(left.num_rows() * nr)),
         right_idx(static_cast<size_t>(left.num_rows() * nr));
     size_t pos = 0;
@@ -219,11 +263,12 @@ class join_op final : public physical_node {
         right_idx[pos++] = j;
       }
     if (nr == 1) left_idx.clear();  // left rows in order
-    return emit(left, left_idx, b.payload, right_idx, target, mr);
+    return emit(left, left_idx, payload, right_idx, target, mr);
   }
 
   /// Full joins: right rows no left row matched, with nulls on the left, in right order.
-  void unmatched_right(const build_side& b, int64_t target, memory_resource* mr, std::vector<table>& out) const {
+  void unmatched_right(const build_side& b, const table& payload, int64_t target, memory_resource* mr,
+                       std::vector<table>& out) const {
     const std::vector<int64_t>& gid = b.index->group_ids();
     std::vector<int64_t> idx;
     for (size_t r = 0; r < gid.size(); ++r)
@@ -234,9 +279,128 @@ class join_op final : public physical_node {
       int64_t len = std::min(target, n - a);
       std::vector<column> cols;
       for (auto& f : ls) cols.push_back(make_null_column(f.type, len, mr));
-      for (auto& c : b.payload.columns()) cols.push_back(gather(c, idx.data() + a, len, mr));
+      for (auto& c : payload.columns()) cols.push_back(gather(c, idx.data() + a, len, mr));
       out.emplace_back(std::move(cols));
     }
+  }
+
+  /// Inner, left, semi and anti joins with the smaller left side indexed and the right side probing.
+  std::vector<table> run_left_build(const std::vector<table>& left, const std::vector<table>& right,
+                                    exec_context& ctx) {
+    bool filtering = _spec.how == join_type::semi || _spec.how == join_type::anti;
+    table lkeys = concat_columns(left, _spec.left_keys, ctx);
+    build_side b(lkeys.columns(), filtering);
+    std::vector<morsel> tasks = split(right, ctx, target(ctx), 0);
+    if (filtering) {
+      ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
+        const morsel& m = tasks[static_cast<size_t>(t)];
+        b.probe_chunks(right[m.part].slice(m.offset, m.length), _spec.right_keys,
+                       [&](const int64_t* g, int64_t, int64_t len) { b.mark(g, len); });
+      });
+      return filter_left(left, b, ctx);
+    }
+    return pair_left_build(left, right, tasks, b, ctx);
+  }
+
+  /// Semi/anti joins over an indexed left side: the left rows whose group was (not) matched.
+  std::vector<table> filter_left(const std::vector<table>& left, const build_side& b, exec_context& ctx) const {
+    bool keep_matched = _spec.how == join_type::semi;
+    const std::vector<int64_t>& gid = b.index->group_ids();
+    std::vector<int64_t> base(left.size() + 1, 0);
+    for (size_t p = 0; p < left.size(); ++p) base[p + 1] = base[p] + left[p].num_rows();
+    std::vector<table> out(left.size());
+    ctx.pool.parallel_for(static_cast<int64_t>(left.size()), [&](int64_t pi) {
+      auto p = static_cast<size_t>(pi);
+      std::vector<int64_t> idx;
+      for (int64_t i = 0, n = left[p].num_rows(); i < n; ++i)
+        if ((b.matched[static_cast<size_t>(gid[static_cast<size_t>(base[p] + i)])] != 0) == keep_matched)
+          idx.push_back(i);
+      out[p] = static_cast<int64_t>(idx.size()) == left[p].num_rows()
+                   ? left[p]
+                   : gather_in_range(left[p], idx.data(), static_cast<int64_t>(idx.size()), ctx.mr);
+    });
+    std::vector<table> result;
+    for (auto& t : out)
+      if (t.num_rows() > 0) result.push_back(std::move(t));
+    return result;
+  }
+
+  /// Inner/left joins over an indexed left side. Each right morsel lists its (left row, matched
+  /// right row) pairs and gathers its matched right rows; a counting sort by left row then puts
+  /// the pairs in left order (each left row's matches stay in right order).
+  std::vector<table> pair_left_build(const std::vector<table>& left, const std::vector<table>& right,
+                                     const std::vector<morsel>& tasks, const build_side& b, exec_context& ctx) const {
+    struct matches {
+      std::vector<int64_t> left_row, picked_at;  ///< per pair: left row, index into `picked`
+      table picked;                              ///< the matched right rows' payload columns
+    };
+    std::vector<matches> found(tasks.size());
+    ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
+      const morsel& m = tasks[static_cast<size_t>(t)];
+      table slice = right[m.part].slice(m.offset, m.length);
+      matches& f = found[static_cast<size_t>(t)];
+      std::vector<int64_t> rows;
+      b.probe_chunks(slice, _spec.right_keys, [&](const int64_t* g, int64_t off, int64_t len) {
+        for (int64_t i = 0; i < len; ++i) {
+          int64_t x = g[i];
+          if (x < 0) continue;
+          auto at = static_cast<int64_t>(rows.size());
+          rows.push_back(off + i);
+          for (int64_t k = b.begin(x), k1 = b.end(x); k < k1; ++k) {
+            f.left_row.push_back(b.row_at(k));
+            f.picked_at.push_back(at);
+          }
+        }
+      });
+      f.picked =
+          gather_in_range(slice.select(_spec.right_columns), rows.data(), static_cast<int64_t>(rows.size()), ctx.mr);
+    });
+
+    // counting sort by left row; left joins give unmatched left rows one pair with no right row
+    int64_t nl = total_rows(left);
+    bool keep_unmatched = _spec.how == join_type::left;
+    std::vector<int64_t> start(static_cast<size_t>(nl) + 1, 0);
+    for (auto& f : found)
+      for (int64_t l : f.left_row) ++start[static_cast<size_t>(l) + 1];
+    bool identity = true;  // every left row exactly once: no left gather
+    for (size_t l = 1; l <= static_cast<size_t>(nl); ++l) {
+      int64_t c = start[l];
+      if (c == 0 && keep_unmatched) c = 1;
+      identity = identity && c == 1;
+      start[l] = start[l - 1] + c;
+    }
+    auto count = static_cast<size_t>(start[static_cast<size_t>(nl)]);
+    std::vector<int64_t> right_idx(count, -1), next(start.begin(), start.end() - 1);
+    int64_t picked_base = 0;
+    std::vector<table> picked;
+    for (auto& f : found) {
+      for (size_t i = 0; i < f.left_row.size(); ++i)
+        right_idx[static_cast<size_t>(next[static_cast<size_t>(f.left_row[i])]++)] = picked_base + f.picked_at[i];
+      picked_base += f.picked.num_rows();
+      if (f.picked.num_rows() > 0) picked.push_back(std::move(f.picked));
+      f = matches{};
+    }
+    table payload = picked.empty() ? empty_table(children[1]->output_schema).select(_spec.right_columns)
+                                   : cpu::concat_partitions(picked, ctx);
+    std::vector<int64_t> left_idx;
+    if (!identity) {
+      left_idx.resize(count);
+      for (size_t l = 0; l < static_cast<size_t>(nl); ++l)
+        std::fill(left_idx.begin() + start[l], left_idx.begin() + start[l + 1], static_cast<int64_t>(l));
+    }
+    table lall = cpu::concat_partitions(left, ctx);
+    int64_t tgt = morsel_rows(static_cast<int64_t>(count), ctx, target(ctx));  // output partitions in parallel
+    auto chunks = static_cast<int64_t>((count + static_cast<size_t>(tgt) - 1) / static_cast<size_t>(tgt));
+    std::vector<table> out(static_cast<size_t>(chunks));
+    ctx.pool.parallel_for(chunks, [&](int64_t c) {
+      int64_t a = c * tgt, len = std::min<int64_t>(tgt, static_cast<int64_t>(count) - a);
+      table l = identity ? lall.slice(a, len) : gather_in_range(lall, left_idx.data() + a, len, ctx.mr);
+      table r = gather(payload, right_idx.data() + a, len, ctx.mr);
+      std::vector<column> cols = l.columns();
+      for (auto& col : r.columns()) cols.push_back(col);
+      out[static_cast<size_t>(c)] = cols.empty() ? table::empty_with_rows(len) : table(std::move(cols));
+    });
+    return out;
   }
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../../short_string.hpp"
 #include "kernels.hpp"
 #include "tug/core/scalar.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
@@ -24,8 +25,24 @@ bool total_lt(T x, T y) {
   else return x < y;
 }
 
+/// Strings equal (or not) to a constant of at most 7 bytes: one integer comparison a row. False when
+/// the operands are not a column and such a constant.
+bool short_string_equality(fn f, const operand& a, const operand& b, bool* out, int64_t rows) {
+  if ((f != fn::eq && f != fn::ne) || a.scalar == b.scalar) return false;
+  const operand& c = a.scalar ? b : a;
+  std::string_view k = (a.scalar ? a : b).col.string(0);
+  if (k.size() > short_string_max) return false;
+  const uint64_t code = short_string_code(k);
+  const column_view v = c.col.view();
+  const bool want = f == fn::eq;
+  for (int64_t i = 0; i < rows; ++i) out[i] = (short_string_code(v.string(i)) == code) == want;
+  return true;
+}
+
 template <typename T>
 void compare_loop(fn f, const operand& a, const operand& b, bool* out, int64_t rows) {
+  if constexpr (std::is_same_v<T, std::string_view>)
+    if (short_string_equality(f, a, b, out, rows)) return;
   with_readers<T>(a, b, [&](auto x, auto y) {
     switch (f) {
       case fn::eq: for (int64_t i = 0; i < rows; ++i) out[i] = total_eq<T>(x[i], y[i]); break;
@@ -63,6 +80,24 @@ column is_in(const expr_node& n, const operand& x, int64_t rows, memory_resource
     std::sort(set.begin(), set.end(), [](T p, T q) { return total_lt<T>(p, q); });
     reader<T, false> xs(x.col);
     const int64_t step = x.scalar ? 0 : 1;
+    if constexpr (std::is_same_v<T, std::string_view>) {
+      // a few strings of at most 7 bytes: one integer comparison per list entry
+      bool short_set = set.size() <= 8;
+      std::vector<uint64_t> codes;
+      for (auto& s : set) {
+        codes.push_back(short_string_code(s));
+        short_set = short_set && s.size() <= short_string_max;
+      }
+      if (short_set) {
+        for (int64_t i = 0; i < rows; ++i) {
+          uint64_t c = short_string_code(xs[i * step]);
+          bool hit = false;
+          for (uint64_t s : codes) hit |= s == c;
+          out.p[i] = hit;
+        }
+        return;
+      }
+    }
     auto contains = [&](T v) {
       auto it = std::lower_bound(set.begin(), set.end(), v, [](T p, T q) { return total_lt<T>(p, q); });
       return it != set.end() && total_eq<T>(*it, v);
