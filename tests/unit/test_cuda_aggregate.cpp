@@ -241,7 +241,8 @@ TEST(CudaAggregate, HashGroupByManyGroupsMatchesCpu) {
     v.push_back(i % 11 == 0 ? std::nullopt : std::optional<int64_t>(i % 1000 - 500));
     f.push_back(i % 13 == 0 ? std::nullopt : std::optional<double>(static_cast<double>(i % 77)));
   }
-  data_frame df = data_frame::from_columns({{"sorted", i64(sorted)}, {"shuffled", i64(shuffled)}, {"v", i64(v)}, {"f", f64(f)}});
+  data_frame df =
+      data_frame::from_columns({{"sorted", i64(sorted)}, {"shuffled", i64(shuffled)}, {"v", i64(v)}, {"f", f64(f)}});
   std::vector<expr> aggs = {col("v").sum().alias("s"), col("f").max().alias("x"), col("v").first().alias("first"),
                             col("f").mean().alias("m")};
   for (int64_t target : {int64_t{1} << 20, int64_t{150000}}) {
@@ -260,15 +261,11 @@ TEST(CudaAggregate, AllNullColumnsMatchCpu) {
     std::vector<std::optional<bool>> nb(n);
     for (int64_t i = 0; i < n; ++i)
       k[static_cast<size_t>(i)] = i % 3;
-    data_frame df = data_frame::from_columns({{"nk", i64(nk)},
-                                              {"k", i64(k)},
-                                              {"nv", i64(nv)},
-                                              {"nf", f64(nf)},
-                                              {"ns", str(ns)},
-                                              {"nb", boolean(nb)}});
+    data_frame df = data_frame::from_columns(
+        {{"nk", i64(nk)}, {"k", i64(k)}, {"nv", i64(nv)}, {"nf", f64(nf)}, {"ns", str(ns)}, {"nb", boolean(nb)}});
     std::vector<expr> aggs = {col("nv").sum().alias("s"),   col("nf").sum().alias("sf"),  col("nf").mean().alias("m"),
                               col("nf").min().alias("mn"),  col("nv").max().alias("mx"),  col("ns").min().alias("smin"),
-                              col("ns").first().alias("f"), col("nf").last().alias("l"), col("nv").count().alias("c"),
+                              col("ns").first().alias("f"), col("nf").last().alias("l"),  col("nv").count().alias("c"),
                               len().alias("len"),           col("nb").any().alias("any"), col("nb").all().alias("all"),
                               col("nf").std().alias("sd"),  col("nv").var().alias("v")};
     for (int64_t target : {int64_t{7}, int64_t{1} << 20}) {
@@ -316,7 +313,8 @@ TEST(CudaAggregate, ExplainNamesHashAndSortNodes) {
   EXPECT_NE(line_with(hashed, "[sync] hash_aggregate[final]").find("@cuda"), std::string::npos) << hashed;
   std::string global = lf.select({col("v64").sum(), col("vf").max()}).explain(opts(true, 7));
   EXPECT_NE(line_with(global, "hash_aggregate[partial]").find("@cuda"), std::string::npos) << global;
-  std::string filtered = lf.filter(col("v32") > lit(int64_t{0})).group_by({"k64"}).agg({col("v64").sum()}).explain(opts(true, 7));
+  std::string filtered =
+      lf.filter(col("v32") > lit(int64_t{0})).group_by({"k64"}).agg({col("v64").sum()}).explain(opts(true, 7));
   EXPECT_NE(line_with(filtered, "hash_aggregate[partial] filter").find("@cuda"), std::string::npos) << filtered;
   EXPECT_EQ(line_with(filtered, "  filter"), "") << filtered;
   std::string sorted = lf.group_by({"kstr"}).agg({col("v64").sum()}).explain(opts(true, 7));
@@ -408,10 +406,10 @@ agg_spec spec(agg_op op, int64_t input, int ddof = 1) {
 }
 
 std::vector<agg_spec> every_decomposable() {
-  return {spec(agg_op::sum, 1),   spec(agg_op::sum, 2),   spec(agg_op::sum, 4),   spec(agg_op::sum, 5),
-          spec(agg_op::sum, 6),   spec(agg_op::mean, 2),  spec(agg_op::mean, 4),  spec(agg_op::min, 3),
-          spec(agg_op::max, 2),   spec(agg_op::count, 3), spec(agg_op::len, -1),  spec(agg_op::first, 3),
-          spec(agg_op::last, 1),  spec(agg_op::any, 4),   spec(agg_op::all, 4),   spec(agg_op::std, 1),
+  return {spec(agg_op::sum, 1),   spec(agg_op::sum, 2),   spec(agg_op::sum, 4),  spec(agg_op::sum, 5),
+          spec(agg_op::sum, 6),   spec(agg_op::mean, 2),  spec(agg_op::mean, 4), spec(agg_op::min, 3),
+          spec(agg_op::max, 2),   spec(agg_op::count, 3), spec(agg_op::len, -1), spec(agg_op::first, 3),
+          spec(agg_op::last, 1),  spec(agg_op::any, 4),   spec(agg_op::all, 4),  spec(agg_op::std, 1),
           spec(agg_op::var, 2, 0)};
 }
 
@@ -546,6 +544,21 @@ TEST(CudaHashPlan, MakeAggregateAbsorbsAFilter) {
   EXPECT_NE(bare.find("hash_aggregate[partial] filter"), std::string::npos) << bare;
   EXPECT_NE(bare.find("keys [#0] aggs [sum(#2)]"), std::string::npos) << bare;
   EXPECT_EQ(bare.find("  filter"), std::string::npos) << bare;
+  // and through two projections of plain columns (what the lowering builds for a filtered group_by)
+  schema in2 = in_schema();
+  physical_ptr f2 = cuda::make_filter(std::make_unique<leaf>(in2), resolve(col("i") > lit(int64_t{0}), in2));
+  schema p1{std::vector<field>{in2[0], in2[2]}};
+  physical_ptr pr1 = cuda::make_project(std::move(f2), {resolve(col("k"), in2), resolve(col("f"), in2)}, p1);
+  schema p2{std::vector<field>{{"x", in2[2].type}, in2[0]}};
+  physical_ptr pr2 = cuda::make_project(std::move(pr1), {resolve(col("f").alias("x"), p1), resolve(col("k"), p1)}, p2);
+  agg_spec s2 = spec(agg_op::sum, 0);  // x = f, column 2 of the input
+  s2.input_type = p2[0].type;
+  s2.output_type = agg_result_type(agg_op::sum, s2.input_type);
+  schema out2{std::vector<field>{p2[1], {"a", s2.output_type}}};
+  std::string chain = to_string(*cuda::make_aggregate(std::move(pr2), {1}, {s2}, false, out2));
+  EXPECT_NE(chain.find("hash_aggregate[partial] filter"), std::string::npos) << chain;
+  EXPECT_NE(chain.find("keys [#0] aggs [sum(#2)]"), std::string::npos) << chain;
+  EXPECT_EQ(chain.find("project"), std::string::npos) << chain;
 }
 
 #endif

@@ -90,29 +90,31 @@ const std::string* bare_column(const expr& e) {
 }  // namespace
 
 std::optional<filter_project> take_filter_project(physical_ptr& node) {
-  auto is_cuda_filter = [](physical_node* n) {
-    auto* f = dynamic_cast<filter_op*>(n);
-    return f && f->where == backend::cuda && f->children.size() == 1 ? f : nullptr;
-  };
-  filter_project f;
-  filter_op* filter = is_cuda_filter(node.get());
-  if (filter) {  // a filter alone: its output columns are (a selection of) its input's
-    f.columns = filter->kept();
-    if (f.columns.empty())
-      for (size_t i = 0; i < filter->output_schema.size(); ++i)
-        f.columns.push_back(i);
-  } else {
-    auto* project = dynamic_cast<project_op*>(node.get());
-    if (!project || project->where != backend::cuda || project->children.size() != 1) return std::nullopt;
-    filter = is_cuda_filter(project->children[0].get());
-    if (!filter) return std::nullopt;
-    const schema& in = filter->children[0]->output_schema;
+  // Look through CUDA projections of plain (possibly renamed) columns down to a CUDA filter; `map`
+  // takes a column of `node`'s output to a column of the current node's output.
+  std::vector<size_t> map(node->output_schema.size());
+  for (size_t i = 0; i < map.size(); ++i)
+    map[i] = i;
+  physical_node* at = node.get();
+  while (auto* project = dynamic_cast<project_op*>(at)) {
+    if (project->where != backend::cuda || project->children.size() != 1) return std::nullopt;
+    const schema& in = project->children[0]->output_schema;
+    std::vector<size_t> to_in;
     for (auto& e : project->exprs()) {
       const std::string* name = bare_column(e);
       if (!name || !in.contains(*name)) return std::nullopt;
-      f.columns.push_back(in.index_of(*name));
+      to_in.push_back(in.index_of(*name));
     }
+    for (auto& m : map)
+      m = to_in[m];
+    at = project->children[0].get();
   }
+  auto* filter = dynamic_cast<filter_op*>(at);
+  if (!filter || filter->where != backend::cuda || filter->children.size() != 1) return std::nullopt;
+  filter_project f;
+  const std::vector<size_t>& kept = filter->kept();  // the filter's output columns in its input
+  for (size_t m : map)
+    f.columns.push_back(kept.empty() ? m : kept[m]);
   f.predicate = filter->predicate();
   f.input = std::move(filter->children[0]);
   node.reset();

@@ -28,15 +28,15 @@ physical_ptr make_unique(physical_ptr child, std::vector<size_t> subset, unique_
 physical_ptr make_concat(std::vector<physical_ptr> children, schema out);
 physical_ptr make_row_index(physical_ptr child, int64_t offset, schema out);
 
-/// A CUDA filter under a CUDA projection of bare column references (the lowering's pre-projection of
-/// an aggregation), as an aggregation absorbs it: the filter's input, its predicate (resolved against
-/// that input), and for each projected column its index in that input.
+/// A CUDA filter under zero or more CUDA projections of bare (possibly renamed) column references (the
+/// lowering's pre-projections of an aggregation), as an aggregation absorbs it: the filter's input, its
+/// predicate (resolved against that input), and for each column of the top node its index in that input.
 struct filter_project {
   physical_ptr input;
   expr predicate;
   std::vector<size_t> columns;
 };
-/// Takes the filter's input out of `node` when `node` is such a projection (`node` is then spent);
+/// Takes the filter's input out of `node` when `node` is such a chain (`node` is then spent);
 /// otherwise nothing, and `node` is untouched (basic_ops.cu).
 std::optional<filter_project> take_filter_project(physical_ptr& node);
 
