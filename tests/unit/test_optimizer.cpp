@@ -283,6 +283,43 @@ TEST(PredicatePushdown, Joins) {
   EXPECT_EQ(r->inputs[1], right);
 }
 
+// A disjunction over both sides (PDS-H Q19's shape) implies a disjunction on each side, pushed down
+// too; the whole predicate stays above, and the results do not change.
+TEST(PredicatePushdown, DisjunctionOverBothSidesImpliesOneOnEach) {
+  auto right = data_frame::from_columns({{"a", i64({0, 1, 2, 3, 5, 6, 7, 8})},
+                                         {"e", boolean({true, false, std::nullopt, true, false, true, false, true})},
+                                         {"f", i64({1, 2, 3, 4, 5, 6, 7, std::nullopt})}})
+                   .lazy()
+                   .plan();
+  plan_ptr l = scan(40);
+  expr where = (col("b") & (col("d") > lit(2.0)) & col("e")) | ((col("c") == lit("s1")) & (col("f") > lit(int64_t{4})));
+  for (join_type how : {join_type::inner, join_type::left, join_type::right, join_type::full}) {
+    plan_ptr p = plan::filter(plan::join(l, right, {col("a")}, {col("a")}, how), where);
+    plan_ptr r = passes::predicate_pushdown(p);
+    const plan_node* jn = find(r, plan_kind::join);
+    ASSERT_NE(jn, nullptr);
+    bool left_ok = how == join_type::inner || how == join_type::left;
+    bool right_ok = how == join_type::inner || how == join_type::right;
+    EXPECT_EQ(predicate_text(jn->inputs[0].get()),
+              left_ok ? std::vector<std::string>{"[[col(\"b\") & [col(\"d\") > 2.0]] | [col(\"c\") == \"s1\"]]"}
+                      : std::vector<std::string>{})
+        << to_string(how);
+    EXPECT_EQ(predicate_text(jn->inputs[1].get()),
+              right_ok ? std::vector<std::string>{"[col(\"e\") | [col(\"f\") > 4]]"} : std::vector<std::string>{})
+        << to_string(how);
+    ASSERT_EQ(r->kind, plan_kind::filter) << to_string(how);  // the whole predicate stays above
+    expect_same_results(p, true);
+  }
+  // a branch that says nothing about a side: nothing is implied there
+  expr half = (col("b") & col("e")) | (col("f") > lit(int64_t{4}));
+  plan_ptr r =
+      passes::predicate_pushdown(plan::filter(plan::join(l, right, {col("a")}, {col("a")}, join_type::inner), half));
+  const plan_node* jn = find(r, plan_kind::join);
+  ASSERT_NE(jn, nullptr);
+  EXPECT_EQ(predicate_text(jn->inputs[0].get()), std::vector<std::string>{});
+  EXPECT_EQ(predicate_text(jn->inputs[1].get()), std::vector<std::string>{"[col(\"e\") | [col(\"f\") > 4]]"});
+}
+
 TEST(PredicatePushdown, GroupByKeysOnly) {
   plan_ptr g = plan::group_by(scan(), {col("b"), col("c")}, {col("a").sum()});
   plan_ptr p = plan::filter(g, col("b") & col("a").is_null());

@@ -3,6 +3,8 @@
 // non-null-producing sides of joins, group_by keys and unique subsets, into scan predicates.
 // Stops at slices, row indices, windows, aggregations, top-k sorts and subplans used more than once
 // (so that they stay shared).
+#include <optional>
+
 #include "tug/plan/optimizer.hpp"
 #include "util.hpp"
 
@@ -38,13 +40,15 @@ struct pusher {
   // `p` with each input optimized on its own (nothing pushed into it).
   plan_ptr rebuild(const plan_ptr& p, std::vector<plan_ptr> ins) {
     bool same = true;
-    for (size_t i = 0; i < ins.size(); ++i) same &= ins[i] == p->inputs[i];
+    for (size_t i = 0; i < ins.size(); ++i)
+      same &= ins[i] == p->inputs[i];
     return same ? p : plan::with_inputs(*p, std::move(ins));
   }
 
   plan_ptr barrier(const plan_ptr& p, const std::vector<expr>& preds) {
     std::vector<plan_ptr> ins;
-    for (auto& i : p->inputs) ins.push_back(go(i, {}));
+    for (auto& i : p->inputs)
+      ins.push_back(go(i, {}));
     return opt::filter_all(rebuild(p, std::move(ins)), preds);
   }
 
@@ -52,23 +56,28 @@ struct pusher {
   plan_ptr through(const plan_ptr& p, const std::vector<expr>& preds, const column_map& m) {
     std::vector<expr> down, keep;
     for (auto& e : preds) {
-      if (covered(e, m)) down.push_back(opt::substitute_columns(e, m));
-      else keep.push_back(e);
+      if (covered(e, m))
+        down.push_back(opt::substitute_columns(e, m));
+      else
+        keep.push_back(e);
     }
     return opt::filter_all(rebuild(p, {go(p->inputs[0], std::move(down))}), keep);
   }
 
   static column_map identity(const std::vector<std::string>& names) {
     column_map m;
-    for (auto& n : names) m.emplace(n, col(n));
+    for (auto& n : names)
+      m.emplace(n, col(n));
     return m;
   }
 
   // Output columns of `exprs` that are (renamed) input columns.
   static void add_plain(const std::vector<expr>& exprs, column_map& m) {
     for (auto& e : exprs) {
-      if (auto c = opt::plain_column(e)) m[output_name(e)] = col(*c);
-      else m.erase(output_name(e));
+      if (auto c = opt::plain_column(e))
+        m[output_name(e)] = col(*c);
+      else
+        m.erase(output_name(e));
     }
   }
 
@@ -78,7 +87,8 @@ struct pusher {
       case plan_kind::scan: {
         if (preds.empty()) return p;
         auto c = std::make_shared<plan_node>(n);
-        for (auto& e : preds) c->predicates.push_back(e);
+        for (auto& e : preds)
+          c->predicates.push_back(e);
         return c;
       }
       case plan_kind::filter: {
@@ -113,14 +123,47 @@ struct pusher {
       }
       case plan_kind::concat: {
         std::vector<plan_ptr> ins;
-        for (auto& i : n.inputs) ins.push_back(go(i, preds));
+        for (auto& i : n.inputs)
+          ins.push_back(go(i, preds));
         return rebuild(p, std::move(ins));
       }
-      case plan_kind::join: return join(p, preds);
+      case plan_kind::join:
+        return join(p, preds);
       case plan_kind::slice:
-      case plan_kind::with_row_index: return barrier(p, preds);
+      case plan_kind::with_row_index:
+        return barrier(p, preds);
     }
     throw internal_error("predicate_pushdown: bad plan kind");
+  }
+
+  /// A disjunction over both sides of a join, `(a1 & b1) | (a2 & b2) | ...`, implies on one side the
+  /// disjunction of each branch's conjuncts over that side alone, `a1 | a2 | ...` (in that side's
+  /// names), when every branch has some: pushed down as well, while the whole predicate stays above
+  /// (PDS-H Q19). Nothing when `e` is no disjunction or a branch says nothing about the side.
+  static std::optional<expr> implied_on_side(const expr& e, const std::map<std::string, opt::join_origin>& origins,
+                                             int side) {
+    std::vector<expr> branches;
+    opt::split_by(e, fn::or_, branches);
+    if (branches.size() < 2) return std::nullopt;
+    std::optional<expr> out;
+    for (auto& b : branches) {
+      std::vector<expr> conj, mine;
+      opt::split_conjunction(b, conj);
+      for (auto& c : conj) {
+        auto cols = referenced_columns(c);
+        bool only = !cols.empty();
+        for (auto& name : cols)
+          only = only && origins.at(name).side == side;
+        if (only) mine.push_back(c);
+      }
+      if (mine.empty()) return std::nullopt;
+      expr d = opt::conjunction(mine);
+      out = out ? (*out | d) : d;
+    }
+    column_map m;
+    for (auto& c : referenced_columns(*out))
+      m.emplace(c, col(origins.at(c).name));
+    return opt::substitute_columns(*out, m);
   }
 
   plan_ptr join(const plan_ptr& p, const std::vector<expr>& preds) {
@@ -136,9 +179,16 @@ struct pusher {
         const opt::join_origin& o = origins.at(c);
         m[o.side].emplace(c, col(o.name));
       }
-      if (left_ok && m[1].empty()) side_preds[0].push_back(opt::substitute_columns(e, m[0]));
-      else if (right_ok && m[0].empty()) side_preds[1].push_back(opt::substitute_columns(e, m[1]));
-      else keep.push_back(e);
+      if (left_ok && m[1].empty())
+        side_preds[0].push_back(opt::substitute_columns(e, m[0]));
+      else if (right_ok && m[0].empty())
+        side_preds[1].push_back(opt::substitute_columns(e, m[1]));
+      else {
+        keep.push_back(e);
+        for (int s = 0; s < 2; ++s)
+          if (s == 0 ? left_ok : right_ok)
+            if (auto d = implied_on_side(e, origins, s)) side_preds[s].push_back(*d);
+      }
     }
     plan_ptr l = go(n.inputs[0], std::move(side_preds[0]));
     plan_ptr r = go(n.inputs[1], std::move(side_preds[1]));

@@ -42,20 +42,24 @@ inline expr substitute_columns(const expr& e, const std::map<std::string, expr>&
   });
 }
 
-/// The conjuncts of a predicate (`a & b & c` -> {a, b, c}).
-inline void split_conjunction(const expr& e, std::vector<expr>& out) {
-  if (e->kind == expr_kind::function && e->func == fn::and_) {
-    split_conjunction(e->args[0], out);
-    split_conjunction(e->args[1], out);
+/// The operands of a chain of `f` (with fn::and_: `a & b & c` -> {a, b, c}).
+inline void split_by(const expr& e, fn f, std::vector<expr>& out) {
+  if (e->kind == expr_kind::function && e->func == f) {
+    split_by(e->args[0], f, out);
+    split_by(e->args[1], f, out);
     return;
   }
   out.push_back(e);
 }
 
+/// The conjuncts of a predicate (`a & b & c` -> {a, b, c}).
+inline void split_conjunction(const expr& e, std::vector<expr>& out) { split_by(e, fn::and_, out); }
+
 /// `a & b & ...` of a non-empty list.
 inline expr conjunction(const std::vector<expr>& v) {
   expr r = v[0];
-  for (size_t i = 1; i < v.size(); ++i) r = r & v[i];
+  for (size_t i = 1; i < v.size(); ++i)
+    r = r & v[i];
   return r;
 }
 
@@ -74,7 +78,8 @@ inline bool any_window_or_agg(const std::vector<expr>& v) {
 /// `e` with aliases stripped, when what remains is a plain column reference; else nullopt.
 inline std::optional<std::string> plain_column(const expr& e) {
   const expr* x = &e;
-  while ((*x)->kind == expr_kind::alias) x = &(*x)->args[0];
+  while ((*x)->kind == expr_kind::alias)
+    x = &(*x)->args[0];
   if ((*x)->kind == expr_kind::column) return (*x)->name;
   return std::nullopt;
 }
@@ -82,7 +87,8 @@ inline std::optional<std::string> plain_column(const expr& e) {
 /// Number of parents of each node reachable from `p` (the root counts 1).
 inline void count_uses(const plan_ptr& p, std::map<const plan_node*, int>& uses) {
   if (uses[p.get()]++ > 0) return;
-  for (auto& i : p->inputs) count_uses(i, uses);
+  for (auto& i : p->inputs)
+    count_uses(i, uses);
 }
 
 /// Where an output column of a join comes from.
