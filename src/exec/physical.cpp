@@ -47,6 +47,23 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
   return out;
 }
 
+std::string filter_node::detail() const {
+  return to_string(_pred) + (_keep.empty() ? "" : " -> " + std::to_string(_keep.size()) + " columns");
+}
+
+bool filter_node::narrow_output(const std::vector<std::string>& names) {
+  const schema& in = children[0]->output_schema;
+  std::vector<size_t> keep;
+  schema out;
+  for (auto& n : names) {
+    keep.push_back(in.index_of(n));
+    out.push_back(in[keep.back()]);
+  }
+  _keep = std::move(keep);
+  output_schema = std::move(out);
+  return true;
+}
+
 std::vector<table> physical_node::input(size_t i, exec_context& ctx) {
   physical_node& child = *children.at(i);
   if (where == backend::cuda) child.output_to_device = true;

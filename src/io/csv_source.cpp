@@ -23,9 +23,7 @@ std::vector<table> csv_source::read(const std::vector<std::string>& columns, con
     for (auto& p : r.partitions)
       out.push_back(std::move(p));
   }
-  if (hook)
-    pool.parallel_for(static_cast<int64_t>(out.size()),
-                      [&](int64_t i) { out[static_cast<size_t>(i)] = hook(std::move(out[static_cast<size_t>(i)])); });
+  apply_partition_hook(out, hook, pool);
   return out;
 }
 

@@ -31,9 +31,7 @@ std::vector<table> memory_source::read(const std::vector<std::string>& columns, 
     for (int64_t off = 0; off < t.num_rows(); off += target)
       out.push_back(t.slice(off, std::min(target, t.num_rows() - off)));
   }
-  if (hook)
-    pool.parallel_for(static_cast<int64_t>(out.size()),
-                      [&](int64_t i) { out[static_cast<size_t>(i)] = hook(std::move(out[static_cast<size_t>(i)])); });
+  apply_partition_hook(out, hook, pool);
   return out;
 }
 

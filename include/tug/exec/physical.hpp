@@ -89,6 +89,28 @@ class physical_node {
                                            const std::function<table(const table&)>& f);
 };
 
+/// What the filters of every backend share: the predicate, and which input columns the output keeps
+/// (narrow_output: the predicate may read columns no consumer needs). A backend's subclass filters
+/// partitions in run().
+class filter_node : public physical_node {
+ public:
+  explicit filter_node(expr pred) : _pred(std::move(pred)) {}
+  std::string name() const override { return "filter"; }
+  std::string detail() const override;
+  bool narrow_output(const std::vector<std::string>& names) override;
+  const expr& predicate() const { return _pred; }
+  /// Input columns the output keeps, in order (empty: all of them).
+  const std::vector<size_t>& kept() const { return _keep; }
+
+ protected:
+  /// The columns of input partition `t` that the output keeps.
+  table kept_columns(const table& t) const { return _keep.empty() ? t : t.select(_keep); }
+  expr _pred;
+
+ private:
+  std::vector<size_t> _keep;
+};
+
 /// True when any node of the plan runs on `b`.
 bool uses_backend(const physical_node& root, backend b);
 

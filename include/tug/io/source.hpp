@@ -17,6 +17,13 @@ namespace tug {
 /// (a GPU consumer copies partitions to the device here, so copies overlap the decoding of others).
 using partition_hook = std::function<table(table)>;
 
+/// Applies `hook` (when set) to every partition of `parts` in parallel on `pool`.
+inline void apply_partition_hook(std::vector<table>& parts, const partition_hook& hook, thread_pool& pool) {
+  if (!hook) return;
+  pool.parallel_for(static_cast<int64_t>(parts.size()),
+                    [&](int64_t i) { parts[static_cast<size_t>(i)] = hook(std::move(parts[static_cast<size_t>(i)])); });
+}
+
 /// A source of partitions with a schema known before any data is read.
 class table_source {
  public:

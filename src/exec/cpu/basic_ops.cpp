@@ -40,25 +40,9 @@ class scan_op final : public physical_node {
   std::vector<expr> _predicates;
 };
 
-class filter_op final : public physical_node {
+class filter_op final : public filter_node {
  public:
-  explicit filter_op(expr pred) : _pred(std::move(pred)) {}
-  std::string name() const override { return "filter"; }
-  std::string detail() const override {
-    return to_string(_pred) + (_keep.empty() ? "" : " -> " + std::to_string(_keep.size()) + " columns");
-  }
-  bool narrow_output(const std::vector<std::string>& names) override {
-    const schema& in = children[0]->output_schema;
-    std::vector<size_t> keep;
-    schema out;
-    for (auto& n : names) {
-      keep.push_back(in.index_of(n));
-      out.push_back(in[keep.back()]);
-    }
-    _keep = std::move(keep);
-    output_schema = std::move(out);
-    return true;
-  }
+  using filter_node::filter_node;
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
@@ -67,13 +51,9 @@ class filter_op final : public physical_node {
     return map_partitions(ctx, parts, [&](const table& t) {
       column mask = cpu::evaluate(_pred, t, in, ctx.mr);
       // the predicate may read columns no consumer needs: copy only the kept ones
-      return filter(_keep.empty() ? t : t.select(_keep), mask, ctx.mr);
+      return filter(kept_columns(t), mask, ctx.mr);
     });
   }
-
- private:
-  expr _pred;
-  std::vector<size_t> _keep;  ///< output columns (indices into the input); empty = all
 };
 
 class project_op final : public physical_node {

@@ -9,28 +9,9 @@ namespace tug::cuda {
 
 namespace {
 
-class filter_op final : public physical_node {
+class filter_op final : public filter_node {
  public:
-  explicit filter_op(expr pred) : _pred(std::move(pred)) {}
-  std::string name() const override { return "filter"; }
-  const expr& predicate() const { return _pred; }
-  /// Input columns the output keeps, in order (empty: all of them).
-  const std::vector<size_t>& kept() const { return _keep; }
-  std::string detail() const override {
-    return to_string(_pred) + (_keep.empty() ? "" : " -> " + std::to_string(_keep.size()) + " columns");
-  }
-  bool narrow_output(const std::vector<std::string>& names) override {
-    const schema& in = children[0]->output_schema;
-    std::vector<size_t> keep;
-    schema out;
-    for (auto& n : names) {
-      keep.push_back(in.index_of(n));
-      out.push_back(in[keep.back()]);
-    }
-    _keep = std::move(keep);
-    output_schema = std::move(out);
-    return true;
-  }
+  using filter_node::filter_node;
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
@@ -39,15 +20,11 @@ class filter_op final : public physical_node {
     return map_partitions(ctx, parts, [&](const table& t) {
       nvtx_range r{"filter"};
       column mask = evaluate({_pred}, t, in, ctx.device_mr)[0];
-      table out = cuda::filter(_keep.empty() ? t : t.select(_keep), mask, ctx.device_mr);
+      table out = cuda::filter(kept_columns(t), mask, ctx.device_mr);
       sync();
       return out;
     });
   }
-
- private:
-  expr _pred;
-  std::vector<size_t> _keep;
 };
 
 class project_op final : public physical_node {
