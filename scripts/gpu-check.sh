@@ -42,7 +42,7 @@ unit_line=$(grep -E "^\[  (PASSED|FAILED)  \]" "$OUT/unit.log" | head -2 | tr '\
 grep -E "^\[  FAILED  \]" "$OUT/unit.log" | head -40
 
 cuda_line=$(grep -cE "^\[ +OK \] Cuda" "$OUT/unit.log")
-cuda_fail=$(grep -E "^\[  FAILED  \] Cuda" "$OUT/unit.log" | sort -u | tr '\n' ' ')
+cuda_fail=$(grep -oE "^\[  FAILED  \] Cuda[A-Za-z0-9_.]+" "$OUT/unit.log" | sed 's/^\[  FAILED  \] //' | sort -u | tr '\n' ' ')
 
 diff_line="skipped (no duckdb)"
 if $PY -c "import duckdb" 2>/dev/null; then
