@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
@@ -296,6 +297,62 @@ TEST(CudaAggregate, FilteredAggregationMatchesCpu) {
   }
 }
 
+// Predicates of `column <op> literal` terms (up to four, and-ed) are evaluated inside the aggregation
+// kernels; other predicates, and programs the fused kernels do not run, evaluate a mask column.
+TEST(CudaAggregate, FusedPredicatesMatchCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  std::vector<expr> wheres = {
+      col("v64") > lit(int64_t{0}),
+      lit(int64_t{5}) > col("v32"),  // the literal on the left
+      col("vf") <= 2.0,              // NaN is above every number
+      col("vf") == lit(NAN),         // NaN equals NaN
+      col("vf32") >= -3.0,
+      col("kdate") != 19002,
+      col("ku8") >= 2,
+      col("kf") == 0.0,  // -0.0 == 0.0
+      (col("v64") > -500) & (col("v32") < 20) & (col("vf") != 3.0),
+      (col("v64") > -900) & (col("v64") < 900) & (col("v32") > -40) & (col("v32") < 40) & (col("vf") > -9.0),  // 5 terms: mask
+      (col("v64") > 0) | (col("v32") < 0),  // not a conjunction: mask
+  };
+  std::vector<std::vector<expr>> fusable = {
+      {col("v64").sum().alias("s64"), col("vf").sum().alias("sf"), len().alias("len"), col("v64").count().alias("c")},
+      {col("vf").mean().alias("mf"), col("vb").any().alias("any"), col("vb").all().alias("all")},
+      {col("vf32").sum().alias("sf32"), col("vb").sum().alias("sb")},
+  };
+  for (int64_t n : {0, 1, 31, 32, 33, 1024, 5000, 100000}) {
+    data_frame df = sample(n, 13);
+    for (auto& where : wheres)
+      for (int64_t target : {int64_t{7777}, int64_t{1} << 20}) {
+        if (n < 1000 && target == 7777) target = 7;
+        for (auto& aggs : fusable) {
+          check_frame(df, {"k64"}, aggs, target, where);
+          check_frame(df, {}, aggs, target, where);
+        }
+        check_frame(df, {"kf", "kb"}, fusable[0], target, where);
+      }
+  }
+  // sliced input: the filter and the aggregation read a window of the columns
+  data_frame df = sample(3000, 17);
+  data_frame sliced = df.lazy().slice(1001, 1500).collect(opts(false, 1 << 20));
+  check_frame(sliced, {"k64"}, fusable[0], 1 << 20, col("v64") > lit(int64_t{0}));
+  check_frame(sliced, {}, fusable[1], 1 << 20, col("vf") < 4.0);
+}
+
+// Groups per block beyond the shared-memory table move the operator to a small global table, and
+// beyond that to a table of twice the rows; every tier gives the CPU's groups in the CPU's order.
+TEST(CudaAggregate, GroupByTiersMatchCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  std::vector<expr> aggs = {col("v64").sum().alias("s"), col("vf").mean().alias("m"), len().alias("n")};
+  for (int card : {50, 2000, 50000}) {
+    data_frame df = sample(200000, card);
+    for (int64_t target : {int64_t{30000}, int64_t{1} << 20}) {
+      check_frame(df, {"k64"}, aggs, target);
+      check_frame(df, {"k64"}, aggs, target, col("v32") > lit(int64_t{-10}));
+      check_frame(df, {"k64"}, {col("v64").min().alias("lo"), col("vf").std().alias("sd")}, target);
+    }
+  }
+}
+
 TEST(CudaAggregate, GlobalAggregationLargeMatchesCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   for (int64_t target : {int64_t{1} << 20, int64_t{7777}}) {
@@ -324,7 +381,8 @@ TEST(CudaAggregate, ExplainNamesHashAndSortNodes) {
 
 // What compute-sanitizer runs (scripts/gpu-check.sh): each aggregation path once, at small sizes,
 // over several partitions: the shared-memory hash table, its overflow to the global table, the
-// global aggregation, the absorbed filter, the sort path (string keys) and the window.
+// global aggregation, the absorbed filter (fused and as a mask), the sort path (string keys) and the
+// windows (hashed and sorted).
 TEST(CudaSanitized, AggregationPaths) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   data_frame df = sample(1024, 5);
@@ -333,9 +391,13 @@ TEST(CudaSanitized, AggregationPaths) {
   check_frame(sample(3000, 2500), {"k64"}, small_agg_sets()[0], 1 << 20);
   check_frame(df, {}, small_agg_sets()[2], 300);
   check_frame(df, {"k64"}, small_agg_sets()[3], 300, col("v64") > lit(int64_t{0}));
+  check_frame(df, {"k64"}, small_agg_sets()[0], 300, col("v64") > lit(int64_t{0}));  // fused, shared table
+  check_frame(df, {}, small_agg_sets()[0], 300, col("vf") < 3.0);                  // fused, no keys
   check_frame(df, {"kstr"}, small_agg_sets()[0], 300);
-  auto q = df.lazy().with_columns({col("vf").mean().over({"k64", "kb"}).alias("m")});
+  auto q = df.lazy().with_columns({col("vf").mean().over({"k64", "kb"}).alias("m")});  // hashed
   expect_close(q.collect(opts(true, 300)), q.collect(opts(false, 300)));
+  auto sorted = df.lazy().with_columns({col("vf").mean().over({"kstr"}).alias("m")});
+  expect_close(sorted.collect(opts(true, 300)), sorted.collect(opts(false, 300)));
 }
 
 TEST(CudaAggregate, GpuPlanHasNoFallback) {
@@ -374,6 +436,36 @@ TEST(CudaWindow, OverMatchesCpu) {
           col("vb").all().over({"kb"}).alias("w_all"),
       });
       expect_close(q.collect(opts(true, target)), q.collect(opts(false, target)));
+    }
+  }
+}
+
+// Windows whose keys are fixed-width and whose aggregations decompose run on the hash tables.
+TEST(CudaWindow, HashedOverMatchesCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  for (int64_t n : {0, 1, 31, 32, 33, 1024, 5000}) {
+    for (int card : {11, 3000}) {
+      for (int64_t target : {int64_t{7}, int64_t{1} << 20}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " card=" + std::to_string(card) + " target=" + std::to_string(target));
+        data_frame df = sample(n, card);
+        auto q = df.lazy().with_columns({
+            col("v64").sum().over({"k64"}).alias("w_sum"),
+            col("vf").mean().over({"k64", "kb"}).alias("w_mean"),
+            col("vstr").min().over({"kf"}).alias("w_min"),
+            col("vf").max().over({"kdate"}).alias("w_max"),
+            col("v32").first().over({"k32"}).alias("w_first"),
+            col("vb").last().over({"ku8"}).alias("w_last"),
+            col("v64").count().over({"kts"}).alias("w_count"),
+            len().over({"k64", "k32"}).alias("w_len"),
+            col("vf32").std().over({"k64"}).alias("w_std"),
+            col("vb").all().over({"kb"}).alias("w_all"),
+        });
+        expect_close(q.collect(opts(true, target)), q.collect(opts(false, target)));
+        if (n == 33) {
+          std::string plan = q.explain(opts(true, target));
+          EXPECT_NE(line_with(plan, "hash_window").find("@cuda"), std::string::npos) << plan;
+        }
+      }
     }
   }
 }
@@ -559,6 +651,39 @@ TEST(CudaHashPlan, MakeAggregateAbsorbsAFilter) {
   EXPECT_NE(chain.find("hash_aggregate[partial] filter"), std::string::npos) << chain;
   EXPECT_NE(chain.find("keys [#0] aggs [sum(#2)]"), std::string::npos) << chain;
   EXPECT_EQ(chain.find("project"), std::string::npos) << chain;
+}
+
+// Which predicates the aggregation kernels evaluate themselves: and-ed `column <op> literal` terms
+// in the column's type (the literal mirrored to the right), at most hp::max_fused_terms of them.
+TEST(CudaAggregatePlan, FusedPredicateTerms) {
+  schema in = in_schema();
+  auto terms = [&](const expr& e) { return hp::fused_predicate(resolve(e, in), in); };
+  auto one = terms(col("k") < 500);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].col, 0u);
+  EXPECT_EQ(one[0].op, fn::lt);
+  EXPECT_EQ(one[0].as, hp::cmp_as::s64);
+  EXPECT_EQ(static_cast<int64_t>(one[0].literal), 500);
+  auto mirrored = terms(expr(-7) <= col("i"));  // -7 <= i is i >= -7 (a dynamic literal takes int32)
+  ASSERT_EQ(mirrored.size(), 1u);
+  EXPECT_EQ(mirrored[0].col, 1u);
+  EXPECT_EQ(mirrored[0].op, fn::ge);
+  EXPECT_EQ(static_cast<int64_t>(mirrored[0].literal), -7);
+  auto flt = terms(col("f") != 2.5);
+  ASSERT_EQ(flt.size(), 1u);
+  EXPECT_EQ(flt[0].as, hp::cmp_as::f64);
+  double d = 0;
+  std::memcpy(&d, &flt[0].literal, sizeof d);
+  EXPECT_EQ(d, 2.5);
+  EXPECT_EQ(terms((col("k") > 1) & (col("u") == 3) & (col("d") >= lit(int64_t{0}).cast(duration(time_unit::ms)))).size(), 3u);
+  // not fused: an or, a column on both sides, a string, a null literal, a computed side, five terms
+  EXPECT_TRUE(terms((col("k") > 1) | (col("i") < 0)).empty());
+  EXPECT_TRUE(terms(col("k") > col("i")).empty());
+  EXPECT_TRUE(terms(col("s") == "x").empty());
+  EXPECT_TRUE(terms(col("k") == lit(scalar::null(data_type(type_id::int64)))).empty());
+  EXPECT_TRUE(terms(col("k") + 1 > 3).empty());
+  EXPECT_TRUE(terms(col("b")).empty());
+  EXPECT_TRUE(terms((col("k") > 1) & (col("k") < 9) & (col("i") > 1) & (col("i") < 9) & (col("u") > 0)).empty());
 }
 
 #endif

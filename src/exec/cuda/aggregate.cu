@@ -422,7 +422,7 @@ physical_ptr make_sort_aggregate(physical_ptr child, std::vector<size_t> keys, s
                      cpu::one(std::move(child)), std::move(out));
 }
 
-physical_ptr make_window(physical_ptr child, std::vector<window_spec> specs, schema out) {
+physical_ptr make_sort_window(physical_ptr child, std::vector<window_spec> specs, schema out) {
   return cpu::finish(std::make_unique<window_op>(std::move(specs)), backend::cuda, cpu::one(std::move(child)),
                      std::move(out));
 }

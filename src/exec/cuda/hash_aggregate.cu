@@ -14,6 +14,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include <atomic>
+#include <cuda/atomic>
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
@@ -279,14 +280,18 @@ __global__ void shared_pass_kernel(const dkey* keys, int nk, const dacc* accs, i
   }
 }
 
-/// A pass over the selected rows straight into the global table: pass 1 inserts groups, pass 2 finds them.
+/// A pass over the selected rows straight into the global table: pass 1 inserts groups (a new group
+/// beyond the table's limit sets *overflow), pass 2 finds them (all of them are in the table).
 __global__ void rows_pass_kernel(const dkey* keys, int nk, const dacc* accs, int na, dcol mask, int64_t n, dtable g,
-                                 bool insert) {
+                                 bool insert, ull* overflow) {
   TUG_GRID_LOOP(r, n) {
     if (!selected(mask, r)) continue;
     uint64_t h = hash_row(keys, nk, r);
     int64_t slot = insert ? find_or_insert(g, keys, nk, r, h) : find(g, keys, nk, r, h);
-    if (slot < 0) continue;  // cannot happen: the table has room for every row, and pass 2 finds them
+    if (slot < 0) {
+      if (insert) atomicExch(overflow, 1ull);
+      continue;
+    }
     for (int j = 0; j < na; ++j) {
       ull v = contribution(accs[j], r, slot);
       if (v != identity(accs[j].kind)) merge(accs[j], accs[j].out + slot, v);
@@ -311,12 +316,323 @@ __global__ void reduce_kernel(dacc d, dcol mask, int64_t n) {
   if (threadIdx.x == 0 && x != identity(d.kind)) merge(d, d.out, x);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The fused path: the predicate's `column <op> literal` terms, the keys and the accumulators read at
+// most kFCols columns, loaded kRows rows a thread (every load issued before any is used, so that many
+// are in flight) and evaluated in registers, with no mask column. It runs programs whose accumulators
+// are sums, counts and flags (add_u64 / add_f64 / or_u64 of one / valid / value / is_true / is_false,
+// identity 0) without a pass 2; the others take the mask path.
+
+constexpr int kFCols = 4, kFAccs = 4, kFKeys = 2, kRows = 4;
+constexpr int kFTerms = static_cast<int>(hash::max_fused_terms);
+constexpr ull kClaim = ~1ull;  ///< a shared slot being filled in (its key not yet written)
+
+struct fterm {
+  int col = 0;
+  fn op = fn::eq;
+  hash::cmp_as as = hash::cmp_as::s64;
+  ull lit = 0;
+};
+struct facc {
+  acc_kind kind = acc_kind::add_u64;
+  src_kind src = src_kind::one;
+  int col = -1;
+  ull* out = nullptr;
+};
+/// A fused program (passed by value: kernel parameters).
+struct fprog {
+  dcol cols[kFCols];
+  vkind kinds[kFCols] = {};
+  int ncols = 0;
+  fterm terms[kFTerms];
+  int nterms = 0;
+  facc accs[kFAccs];
+  int naccs = 0;
+  int keys[kFKeys] = {};
+  int nk = 0;
+};
+
+/// One row's columns: values widened to 64 bits (integers extended, floats as doubles), valid bits.
+struct frow {
+  ull v[kFCols];
+  unsigned valid;
+};
+
+__device__ inline ull raw_of(const dcol& c, vkind k, int64_t r) {
+  if (k == vkind::f64) return c.value<ull>(r);
+  if (k == vkind::f32) return bits_of(static_cast<double>(c.value<float>(r)));
+  return as_u64(c, k, r);
+}
+
+__device__ inline void load_row(const fprog& p, int64_t r, frow& x) {
+  x.valid = 0;
+#pragma unroll
+  for (int c = 0; c < kFCols; ++c)
+    if (c < p.ncols) {
+      x.v[c] = raw_of(p.cols[c], p.kinds[c], r);
+      x.valid |= static_cast<unsigned>(p.cols[c].valid(r)) << c;
+    }
+}
+
+/// x.v[c] without indexing the register array at run time (which would put it in local memory).
+__device__ inline ull pick(const frow& x, int c) {
+  ull v = x.v[0];
+#pragma unroll
+  for (int i = 1; i < kFCols; ++i)
+    if (c == i) v = x.v[i];
+  return v;
+}
+
+__device__ inline bool term_holds(const fterm& t, const frow& x) {
+  if (!((x.valid >> t.col) & 1)) return false;
+  ull a = pick(x, t.col);
+  int c = t.as == hash::cmp_as::f64   ? cmp_float(f64_of(a), f64_of(t.lit), true)
+          : t.as == hash::cmp_as::u64 ? cmp3(a, t.lit)
+                                      : cmp3(static_cast<long long>(a), static_cast<long long>(t.lit));
+  switch (t.op) {
+    case fn::eq:
+      return c == 0;
+    case fn::ne:
+      return c != 0;
+    case fn::lt:
+      return c < 0;
+    case fn::le:
+      return c <= 0;
+    case fn::gt:
+      return c > 0;
+    default:
+      return c >= 0;
+  }
+}
+
+__device__ inline bool row_selected(const fprog& p, const frow& x) {
+  bool s = true;
+#pragma unroll
+  for (int i = 0; i < kFTerms; ++i)
+    if (i < p.nterms) s = s && term_holds(p.terms[i], x);
+  return s;
+}
+
+__device__ inline ull fcontribution(const fprog& p, const facc& a, const frow& x) {
+  if (a.src == src_kind::one) return 1;
+  if (!((x.valid >> a.col) & 1)) return 0;
+  ull v = pick(x, a.col);
+  switch (a.src) {
+    case src_kind::valid:
+      return 1;
+    case src_kind::value: {
+      if (a.kind != acc_kind::add_f64) return v;
+      vkind k = p.kinds[a.col];
+      double d = k == vkind::f64 || k == vkind::f32 ? f64_of(v)
+                 : k == vkind::u64                  ? static_cast<double>(v)
+                                                    : static_cast<double>(static_cast<long long>(v));
+      return bits_of(d);
+    }
+    case src_kind::is_true:
+      return v != 0;
+    case src_kind::is_false:
+      return v == 0;
+    default:
+      return 0;
+  }
+}
+
+__device__ inline ull fadd(acc_kind k, ull a, ull b) {
+  if (k == acc_kind::add_f64) return bits_of(f64_of(a) + f64_of(b));
+  return k == acc_kind::or_u64 ? (a | b) : a + b;
+}
+
+__device__ inline void fmerge(acc_kind k, ull* p, ull v) {
+  if (k == acc_kind::add_f64) atomicAdd(reinterpret_cast<double*>(p), f64_of(v));
+  else if (k == acc_kind::or_u64) atomicOr(p, v);
+  else atomicAdd(p, v);
+}
+
+struct fadd_op {
+  acc_kind k;
+  __device__ ull operator()(ull a, ull b) const { return fadd(k, a, b); }
+};
+struct min_op {
+  __device__ ull operator()(ull a, ull b) const { return a < b ? a : b; }
+};
+
+/// Without keys: the accumulators over the selected rows (grid-stride tiles); per block one atomic per
+/// accumulator; `first` (when set) gets the smallest selected row.
+__global__ void __launch_bounds__(kBlock) fused_reduce_kernel(fprog p, int64_t n, ull* first) {
+  ull acc[kFAccs] = {0, 0, 0, 0};
+  ull lo = kEmpty;
+  const int64_t tile = int64_t(kBlock) * kRows;
+  for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
+    frow x[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      int64_t r = base + k * kBlock + threadIdx.x;
+      if (r < n) load_row(p, r, x[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      int64_t r = base + k * kBlock + threadIdx.x;
+      if (r >= n || !row_selected(p, x[k])) continue;
+      lo = static_cast<ull>(r) < lo ? static_cast<ull>(r) : lo;
+#pragma unroll
+      for (int j = 0; j < kFAccs; ++j)
+        if (j < p.naccs) acc[j] = fadd(p.accs[j].kind, acc[j], fcontribution(p, p.accs[j], x[k]));
+    }
+  }
+  using reduce_t = cub::BlockReduce<ull, kBlock>;
+  __shared__ typename reduce_t::TempStorage temp;
+#pragma unroll
+  for (int j = 0; j < kFAccs; ++j)
+    if (j < p.naccs) {
+      ull v = reduce_t(temp).Reduce(acc[j], fadd_op{p.accs[j].kind});
+      if (threadIdx.x == 0 && v != 0) fmerge(p.accs[j].kind, p.accs[j].out, v);
+      __syncthreads();
+    }
+  if (first) {
+    lo = reduce_t(temp).Reduce(lo, min_op{});
+    if (threadIdx.x == 0 && lo != kEmpty) atomicMin(first, lo);
+  }
+}
+
+/// The key words of row x (0 for a null key) and the null mask; floats normalized like the hash.
+__device__ inline uint32_t key_words(const fprog& p, const frow& x, ull* w) {
+  uint32_t nulls = 0;
+#pragma unroll
+  for (int i = 0; i < kFKeys; ++i)
+    if (i < p.nk) {
+      int c = p.keys[i];
+      bool valid = (x.valid >> c) & 1;
+      ull v = pick(x, c);
+      vkind k = p.kinds[c];
+      w[i] = !valid ? 0 : (k == vkind::f64 || k == vkind::f32) ? float_bits(f64_of(v)) : v;
+      nulls |= static_cast<uint32_t>(!valid) << i;
+    }
+  return nulls;
+}
+
+/// Adds row r (loaded in x) to the shared table; false when its group is new and the table already
+/// holds `limit` groups. A slot is claimed (kClaim), its key written, then published with its row.
+__device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull* srow, ull* skey, ull* sacc, int cap,
+                                  ull* count, ull limit) {
+  ull w[kFKeys] = {0, 0};
+  uint32_t nulls = key_words(p, x, w);
+  uint64_t h = (w[0] * 0x9e3779b97f4a7c15ULL) ^ ((w[1] + nulls) * 0xc2b2ae3d27d4eb4fULL);
+  const auto mask = static_cast<uint32_t>(cap - 1);
+  uint32_t i = static_cast<uint32_t>(h >> 40) & mask;
+  for (;; i = (i + 1) & mask) {
+    ::cuda::atomic_ref<ull, ::cuda::thread_scope_block> row(srow[i]);
+    ull cur = row.load(::cuda::memory_order_acquire);
+    if (cur == kEmpty) {
+      if (atomicAdd(count, 1ull) >= limit) {
+        atomicAdd(count, ~0ull);
+        return false;
+      }
+      cur = atomicCAS(&srow[i], kEmpty, kClaim);
+      if (cur == kEmpty) {
+#pragma unroll
+        for (int k = 0; k < kFKeys; ++k)
+          if (k < p.nk) skey[int64_t(k) * cap + i] = w[k];
+        skey[int64_t(p.nk) * cap + i] = nulls;
+        row.store(static_cast<ull>(r), ::cuda::memory_order_release);
+        break;
+      }
+      atomicAdd(count, ~0ull);  // another thread took the slot first
+    }
+    while (cur == kClaim)
+      cur = row.load(::cuda::memory_order_acquire);
+    bool same = skey[int64_t(p.nk) * cap + i] == nulls;
+#pragma unroll
+    for (int k = 0; k < kFKeys; ++k)
+      if (k < p.nk) same = same && skey[int64_t(k) * cap + i] == w[k];
+    if (same) {
+      if (static_cast<ull>(r) < cur) atomicMin(&srow[i], static_cast<ull>(r));
+      break;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kFAccs; ++j)
+    if (j < p.naccs) {
+      ull v = fcontribution(p, p.accs[j], x);
+      if (v != 0) fmerge(p.accs[j].kind, &sacc[int64_t(j) * cap + i], v);
+    }
+  return true;
+}
+
+/// Keys through shared memory: block b aggregates the selected rows of [b * per_block, (b + 1) * per_block)
+/// into a shared table of `cap` slots (row: the group's smallest row, kEmpty / kClaim; the key words
+/// and null mask; the accumulators), then merges its groups into `g`. A block that meets more than 3/4
+/// cap groups, or whose groups do not fit in `g`, sets *overflow and every block stops.
+__global__ void __launch_bounds__(kBlock) fused_shared_kernel(fprog p, const dkey* keys, int nk, int64_t n,
+                                                              int64_t per_block, int cap, dtable g, ull* overflow) {
+  extern __shared__ ull smem[];
+  __shared__ ull count;
+  ull* srow = smem;
+  ull* skey = smem + cap;                                  // word w of slot i at skey[w * cap + i]
+  ull* sacc = smem + static_cast<int64_t>(cap) * (2 + nk);  // accumulator j of slot i at sacc[j * cap + i]
+  for (int i = threadIdx.x; i < cap; i += blockDim.x) {
+    srow[i] = kEmpty;
+    for (int j = 0; j < p.naccs; ++j)
+      sacc[int64_t(j) * cap + i] = 0;
+  }
+  if (threadIdx.x == 0) count = 0;
+  __syncthreads();
+  const ull limit = static_cast<ull>(cap) / 4 * 3;
+  int64_t lo = int64_t(blockIdx.x) * per_block, hi = lo + per_block < n ? lo + per_block : n;
+  const int64_t tile = int64_t(kBlock) * kRows;
+  for (int64_t base = lo; base < hi; base += tile) {
+    frow x[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      int64_t r = base + k * kBlock + threadIdx.x;
+      if (r < hi) load_row(p, r, x[k]);
+    }
+    bool stop = false;
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      int64_t r = base + k * kBlock + threadIdx.x;
+      if (!stop && r < hi && row_selected(p, x[k])) stop = !shared_add(p, x[k], r, srow, skey, sacc, cap, &count, limit);
+    }
+    if (stop) atomicExch(overflow, 1ull);
+    if (threadIdx.x == 0 && *reinterpret_cast<volatile ull*>(overflow)) stop = true;
+    if (__syncthreads_or(stop)) return;
+  }
+  // the barrier above has seen every row of the block into the shared table
+  for (int i = threadIdx.x; i < cap; i += blockDim.x) {
+    ull row = srow[i];
+    if (row == kEmpty) continue;
+    auto r = static_cast<int64_t>(row);
+    int64_t slot = find_or_insert(g, keys, nk, r, hash_row(keys, nk, r));
+    if (slot < 0) {
+      atomicExch(overflow, 1ull);
+      return;
+    }
+    for (int j = 0; j < p.naccs; ++j) {
+      ull v = sacc[int64_t(j) * cap + i];
+      if (v != 0) fmerge(p.accs[j].kind, p.accs[j].out + slot, v);
+    }
+  }
+}
+
 /// mean[s] = sum[s] / count[s] (0 without values) for the slots of the groups.
 __global__ void mean_kernel(const int64_t* slots, int64_t g, const ull* count, const ull* sum, ull* mean) {
   TUG_GRID_LOOP(i, g) {
     int64_t s = slots[i];
     auto c = static_cast<int64_t>(count[s]);
     mean[s] = bits_of(c > 0 ? f64_of(sum[s]) / static_cast<double>(c) : 0.0);
+  }
+}
+
+/// group_of_slot[slots[i]] = i.
+__global__ void slot_groups_kernel(const int64_t* slots, int64_t g, int64_t* group_of_slot) {
+  TUG_GRID_LOOP(i, g) { group_of_slot[slots[i]] = i; }
+}
+
+/// out[r] = the group of row r (every row's group is in the table).
+__global__ void row_groups_kernel(const dkey* keys, int nk, dtable t, const int64_t* group_of_slot, int64_t n,
+                                  int64_t* out) {
+  TUG_GRID_LOOP(r, n) {
+    int64_t s = find(t, keys, nk, r, hash_row(keys, nk, r));
+    out[r] = s < 0 ? -1 : group_of_slot[s];
   }
 }
 
@@ -465,35 +781,132 @@ dtable table_of(const accumulators& a, ull limit) {
   return dtable{a.slots.p, static_cast<uint64_t>(a.cap - 1), a.control.p, limit};
 }
 
+/// The rows an aggregation reads: all of them, or those where a predicate is true. A predicate of
+/// `column <op> literal` terms is fused into the kernels (`terms`); any predicate is also evaluated
+/// into a mask column when a kernel without fusion needs it (once per table).
+struct row_filter {
+  const expr* predicate = nullptr;
+  const schema* input = nullptr;
+  std::vector<hash::pred_term> terms;
+  std::optional<column> mask;
+
+  bool any() const { return predicate != nullptr; }
+  /// The mask's device view (an empty view without a predicate), evaluated over `t` at the first call.
+  dcol mask_of(const table& t, memory_resource* mr) {
+    if (!predicate) return dcol{};
+    if (!mask) mask = evaluate({*predicate}, t, *input, mr)[0];
+    return view_of(*mask);
+  }
+};
+
+/// The fused program of `p` over `t` (keys `keys`, accumulators `a`), when the program, the keys and
+/// the filter fit it (see the fused path above).
+std::optional<fprog> fused_program(const hash::program& p, const table& t, const std::vector<size_t>& keys,
+                                   const row_filter& filter, const accumulators& a) {
+  if (p.pass2 > 0 || static_cast<int>(p.accs.size()) > kFAccs || static_cast<int>(keys.size()) > kFKeys) return {};
+  if (filter.any() && filter.terms.empty()) return {};
+  fprog f;
+  std::vector<size_t> cols;
+  auto slot = [&](size_t c) {
+    auto it = std::find(cols.begin(), cols.end(), c);
+    if (it != cols.end()) return static_cast<int>(it - cols.begin());
+    cols.push_back(c);
+    return static_cast<int>(cols.size()) - 1;
+  };
+  for (auto& d : p.accs) {
+    bool kind = d.kind == acc_kind::add_u64 || d.kind == acc_kind::add_f64 || d.kind == acc_kind::or_u64;
+    bool src = d.src == src_kind::one || d.src == src_kind::valid || d.src == src_kind::value ||
+               d.src == src_kind::is_true || d.src == src_kind::is_false;
+    if (!kind || !src || d.pass != 1) return {};
+    facc& x = f.accs[f.naccs];
+    x.kind = d.kind;
+    x.src = d.src;
+    x.col = d.src == src_kind::one ? -1 : slot(static_cast<size_t>(d.col));
+    x.out = a.host[static_cast<size_t>(f.naccs)].out;
+    ++f.naccs;
+  }
+  for (auto& term : filter.terms) {
+    fterm& x = f.terms[f.nterms++];
+    x.col = slot(term.col);
+    x.op = term.op;
+    x.as = term.as;
+    x.lit = term.literal;
+  }
+  for (size_t k : keys)
+    f.keys[f.nk++] = slot(k);
+  if (static_cast<int>(cols.size()) > kFCols) return {};
+  for (size_t c : cols) {
+    f.cols[f.ncols] = view_of(t[c]);
+    f.kinds[f.ncols] = kind_of(t[c].type());
+    if (f.kinds[f.ncols] == vkind::str) return {};
+    ++f.ncols;
+  }
+  return f;
+}
+
+/// How an operator's partitions group their rows: through shared-memory tables, a small global table
+/// (up to kSmallTable / 2 groups, in L2), or a global table of twice the rows; a partition that
+/// overflows one moves the operator's later partitions to the next.
+enum class tier : int { shared = 0, small = 1, big = 2 };
+
+/// Slots of the fused shared-memory table with `nk` keys and `na` accumulators (0: they do not fit).
+int fused_shared_capacity(int nk, int na) {
+  for (int cap = 4096; cap >= 256; cap /= 2)
+    if (static_cast<int64_t>(2 + nk + na) * cap * 8 <= kMaxShared) return cap;
+  return 0;
+}
+
 /// Pass 1 over the rows of `t` grouped by `keys` (uploaded as `dk`); returns the accumulators and the
-/// number of groups. Tries the shared-memory path first when `try_shared` (cleared when it overflows).
-accumulators group_pass(const hash::program& p, const table& t, const dkey* dk, int nk, const dcol& mask,
-                        std::atomic<bool>& try_shared, int64_t* groups, memory_resource* mr) {
+/// number of groups. Starts at the operator's tier `level` (raised when a partition overflows it).
+accumulators group_pass(const hash::program& p, const table& t, const std::vector<size_t>& keys, const dkey* dk,
+                        row_filter& filter, std::atomic<int>& level, int64_t* groups, memory_resource* mr) {
   int64_t n = t.num_rows();
+  int nk = static_cast<int>(keys.size());
   int64_t big = pow2_at_least(2 * n);
-  int cap_s = shared_capacity(p.pass1);
-  if (cap_s > 0 && try_shared.load(std::memory_order_relaxed)) {
-    accumulators a = make_accumulators(p, t, std::min(big, kSmallTable), mr);
-    int64_t want = (n + int64_t(sm_count()) * 4 - 1) / (int64_t(sm_count()) * 4);
-    int64_t per_block = std::max<int64_t>(kBlock * 4, (want + kBlock - 1) / kBlock * kBlock);
-    auto blocks = static_cast<int>((n + per_block - 1) / per_block);
-    size_t smem = sizeof(ull) * static_cast<size_t>(cap_s) * static_cast<size_t>(1 + p.pass1);
-    shared_pass_kernel<<<blocks, kBlock, smem, stream()>>>(dk, nk, a.accs.p, p.pass1, mask, n, per_block, cap_s,
-                                                           table_of(a, static_cast<ull>(a.cap / 2)), a.control.p + 1);
-    TUG_CUDA_CHECK_LAUNCH();
-    ull control[2] = {0, 0};
+  auto finish = [&](accumulators& a, ull* control) {
     read_back(a.control.p, control, 2);
-    if (control[1] == 0) {
-      *groups = static_cast<int64_t>(control[0]);
-      return a;
+    if (control[1] == 0) *groups = static_cast<int64_t>(control[0]);
+    return control[1] == 0;
+  };
+  auto raise = [&](tier to) {
+    int want = static_cast<int>(to), cur = level.load(std::memory_order_relaxed);
+    while (cur < want && !level.compare_exchange_weak(cur, want, std::memory_order_relaxed)) {
     }
-    try_shared.store(false, std::memory_order_relaxed);  // many groups: later partitions go direct
+  };
+  ull control[2] = {0, 0};
+  if (level.load(std::memory_order_relaxed) <= static_cast<int>(tier::shared)) {
+    accumulators a = make_accumulators(p, t, std::min(big, kSmallTable), mr);
+    std::optional<fprog> f = fused_program(p, t, keys, filter, a);
+    int cap = f ? fused_shared_capacity(nk, p.pass1) : shared_capacity(p.pass1);
+    if (cap > 0) {
+      int64_t want = (n + int64_t(sm_count()) * 4 - 1) / (int64_t(sm_count()) * 4);
+      int64_t per_block = std::max<int64_t>(kBlock * 4, (want + kBlock - 1) / kBlock * kBlock);
+      auto blocks = static_cast<int>((n + per_block - 1) / per_block);
+      dtable g = table_of(a, static_cast<ull>(a.cap / 2));
+      if (f) {
+        size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(2 + nk + p.pass1);
+        fused_shared_kernel<<<blocks, kBlock, smem, stream()>>>(*f, dk, nk, n, per_block, cap, g, a.control.p + 1);
+      } else {
+        size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(1 + p.pass1);
+        shared_pass_kernel<<<blocks, kBlock, smem, stream()>>>(dk, nk, a.accs.p, p.pass1, filter.mask_of(t, mr), n,
+                                                               per_block, cap, g, a.control.p + 1);
+      }
+      TUG_CUDA_CHECK_LAUNCH();
+      if (finish(a, control)) return a;
+    }
+    raise(tier::small);  // more groups than a block's table holds
+  }
+  if (level.load(std::memory_order_relaxed) <= static_cast<int>(tier::small) && big > kSmallTable) {
+    accumulators a = make_accumulators(p, t, kSmallTable, mr);
+    launch(n, rows_pass_kernel, dk, nk, a.accs.p, p.pass1, filter.mask_of(t, mr), n,
+           table_of(a, static_cast<ull>(kSmallTable / 2)), true, a.control.p + 1);
+    if (finish(a, control)) return a;
+    raise(tier::big);
   }
   accumulators a = make_accumulators(p, t, big, mr);
-  launch(n, rows_pass_kernel, dk, nk, a.accs.p, p.pass1, mask, n, table_of(a, kNoLimit), true);
-  ull count = 0;
-  read_back(a.control.p, &count);
-  *groups = static_cast<int64_t>(count);
+  launch(n, rows_pass_kernel, dk, nk, a.accs.p, p.pass1, filter.mask_of(t, mr), n, table_of(a, kNoLimit), true,
+         a.control.p + 1);
+  finish(a, control);
   return a;
 }
 
@@ -536,8 +949,9 @@ table empty_table(const std::vector<data_type>& types, memory_resource* mr) {
 /// is true, grouped by columns `keys`: the key columns of each group, then the program's outputs,
 /// groups in order of first appearance. Without keys one group, or none when no row is selected and
 /// not `one_group_if_empty`.
-table aggregate_table(const hash::program& p, const table& t, const std::vector<size_t>& keys, const column* filter,
-                      bool one_group_if_empty, std::atomic<bool>& try_shared, memory_resource* mr) {
+table aggregate_table(const hash::program& p, const table& t, const std::vector<size_t>& keys, row_filter& filter,
+                      bool one_group_if_empty, std::atomic<int>& level, memory_resource* mr,
+                      dbuf<int64_t>* row_groups = nullptr) {
   int64_t n = t.num_rows();
   int nk = static_cast<int>(keys.size());
   auto no_groups = [&] {
@@ -549,7 +963,6 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
     return empty_table(types, mr);
   };
   if (n == 0 && (nk > 0 || !one_group_if_empty)) return no_groups();
-  dcol mask = filter ? view_of(*filter) : dcol{};
   auto na = static_cast<int>(p.accs.size());
   int first2 = na - p.pass2;  // the first pass-2 accumulator
   accumulators a;
@@ -562,17 +975,26 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
     slots = dbuf<int64_t>(1, mr);
     first = dbuf<int64_t>(1, mr);
     TUG_CUDA_TRY(cudaMemsetAsync(slots.p, 0, sizeof(int64_t), stream()));
-    TUG_CUDA_TRY(cudaMemsetAsync(first.p, n > 0 && !filter ? 0 : 0xff, sizeof(int64_t), stream()));
-    if (filter) {
-      dacc f;
-      f.kind = acc_kind::min_u64;
-      f.src = src_kind::row;
-      f.out = reinterpret_cast<ull*>(first.p);
-      launch(n, reduce_kernel, f, mask, n);
+    TUG_CUDA_TRY(cudaMemsetAsync(first.p, n > 0 && !filter.any() ? 0 : 0xff, sizeof(int64_t), stream()));
+    ull* first_row = filter.any() ? reinterpret_cast<ull*>(first.p) : nullptr;
+    if (std::optional<fprog> f = fused_program(p, t, keys, filter, a)) {
+      int64_t tiles = (n + int64_t(kBlock) * kRows - 1) / (int64_t(kBlock) * kRows);
+      auto blocks = static_cast<int>(std::min<int64_t>(tiles, int64_t(sm_count()) * 8));
+      if (n > 0) fused_reduce_kernel<<<blocks, kBlock, 0, stream()>>>(*f, n, first_row);
+      TUG_CUDA_CHECK_LAUNCH();
+    } else {
+      dcol mask = filter.mask_of(t, mr);
+      if (first_row) {
+        dacc f;
+        f.kind = acc_kind::min_u64;
+        f.src = src_kind::row;
+        f.out = first_row;
+        launch(n, reduce_kernel, f, mask, n);
+      }
+      for (int j = 0; j < p.pass1; ++j)
+        launch(n, reduce_kernel, a.host[static_cast<size_t>(j)], mask, n);
     }
-    for (int j = 0; j < p.pass1; ++j)
-      launch(n, reduce_kernel, a.host[static_cast<size_t>(j)], mask, n);
-    if (filter && !one_group_if_empty) {
+    if (filter.any() && !one_group_if_empty) {
       int64_t row = -1;
       read_back(first.p, &row);
       if (row < 0) return no_groups();
@@ -583,7 +1005,7 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
       hk.push_back({view_of(t[k]), kind_of(t[k].type())});
     dk = dbuf<dkey>(nk, mr);
     TUG_CUDA_TRY(cudaMemcpyAsync(dk.p, hk.data(), hk.size() * sizeof(dkey), cudaMemcpyHostToDevice, stream()));
-    a = group_pass(p, t, dk.p, nk, mask, try_shared, &g, mr);
+    a = group_pass(p, t, keys, dk.p, filter, level, &g, mr);
     if (g == 0) return no_groups();  // the filter selected nothing
     // the groups' slots in order of first appearance: used slots, sorted by their smallest row
     dbuf<int64_t> used(g, mr), rows(g, mr), num(1, mr);
@@ -608,6 +1030,12 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
       first = rows;
       slots = used;
     }
+    if (row_groups) {
+      dbuf<int64_t> group_of_slot(a.cap, mr);
+      launch(g, slot_groups_kernel, slots.p, g, group_of_slot.p);
+      *row_groups = dbuf<int64_t>(n, mr);
+      launch(n, row_groups_kernel, dk.p, nk, table_of(a, kNoLimit), group_of_slot.p, n, row_groups->p);
+    }
   }
   if (p.pass2 > 0) {
     for (int j = 0; j < first2; ++j) {
@@ -617,9 +1045,10 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
     }
     if (nk == 0) {
       for (int j = first2; j < na; ++j)
-        launch(n, reduce_kernel, a.host[static_cast<size_t>(j)], mask, n);
+        launch(n, reduce_kernel, a.host[static_cast<size_t>(j)], filter.mask_of(t, mr), n);
     } else {
-      launch(n, rows_pass_kernel, dk.p, nk, a.accs.p + first2, p.pass2, mask, n, table_of(a, kNoLimit), false);
+      launch(n, rows_pass_kernel, dk.p, nk, a.accs.p + first2, p.pass2, filter.mask_of(t, mr), n,
+             table_of(a, kNoLimit), false, a.control.p + 1);
     }
   }
   std::vector<column> cols;
@@ -652,12 +1081,18 @@ class partial_op final : public physical_node {
   std::vector<table> run(exec_context& ctx) override {
     const schema& in = children[0]->output_schema;
     auto parts = input(0, ctx);
-    std::atomic<bool> try_shared{true};
+    std::atomic<int> level{0};
+    std::vector<hash::pred_term> terms;
+    if (_predicate) terms = hash::fused_predicate(*_predicate, in);
     return map_partitions(ctx, parts, [&](const table& t) {
       nvtx_range r{"hash_aggregate[partial]"};
-      std::optional<column> mask;
-      if (_predicate) mask = evaluate({*_predicate}, t, in, ctx.device_mr)[0];
-      return aggregate_table(_program, t, _keys, mask ? &*mask : nullptr, false, try_shared, ctx.device_mr);
+      row_filter filter;
+      if (_predicate) {
+        filter.predicate = &*_predicate;
+        filter.input = &in;
+        filter.terms = terms;
+      }
+      return aggregate_table(_program, t, _keys, filter, false, level, ctx.device_mr);
     });
   }
 
@@ -687,9 +1122,9 @@ class final_op final : public physical_node {
     // states arrive in partition order, each partition's groups in order of first appearance, so the
     // first appearance over the concatenation is the first appearance in the input
     table all = concat_all(parts, children[0]->output_schema, ctx);
-    std::atomic<bool> try_shared{true};
-    table out =
-        aggregate_table(_program, all, first_columns(_num_keys), nullptr, _num_keys == 0, try_shared, ctx.device_mr);
+    std::atomic<int> level{0};
+    row_filter none;
+    table out = aggregate_table(_program, all, first_columns(_num_keys), none, _num_keys == 0, level, ctx.device_mr);
     return split_rows(out, ctx.options);
   }
 
@@ -700,7 +1135,72 @@ class final_op final : public physical_node {
   hash::program _program;
 };
 
+/// `over` windows whose keys and aggregation hash (hash::unfit): per window, the groups of all rows
+/// (the partial program, which also gives each row its group), the groups' values (the final program
+/// over their states, one row per group, so in the same order), and each row's value gathered from its
+/// group. Output: the input columns, then one column per window, in the input's partitions.
+class window_op final : public physical_node {
+ public:
+  explicit window_op(std::vector<window_spec> specs) : _specs(std::move(specs)) {}
+  std::string name() const override { return "hash_window"; }
+  std::string detail() const override {
+    std::string s;
+    for (auto& w : _specs)
+      s += (s.empty() ? "" : ", ") + describe(w.agg) + " over " + describe_columns(w.keys);
+    return s;
+  }
+  bool sync_point() const override { return true; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    auto parts = input(0, ctx);
+    if (parts.empty()) return parts;
+    nvtx_range r{"hash_window"};
+    memory_resource* mr = ctx.device_mr;
+    table all = concat_all(parts, children[0]->output_schema, ctx);
+    int64_t n = all.num_rows();
+    std::vector<column> results;
+    for (auto& w : _specs) {
+      if (n == 0) {
+        results.push_back(to_device(table({make_empty_column(w.agg.output_type)}), mr)[0]);
+        continue;
+      }
+      std::vector<agg_spec> aggs{w.agg};
+      row_filter none;
+      std::atomic<int> level{0}, final_level{0};
+      dbuf<int64_t> groups;
+      table states = aggregate_table(hash::plan_partial(aggs), all, w.keys, none, false, level, mr, &groups);
+      size_t nk = w.keys.size();
+      table values =
+          aggregate_table(hash::plan_final(aggs, nk), states, first_columns(nk), none, false, final_level, mr);
+      results.push_back(cuda::gather(values[nk], groups.p, n, mr));
+    }
+    sync();
+    std::vector<table> out;
+    int64_t off = 0;
+    for (auto& p : parts) {
+      std::vector<column> cols = p.columns();
+      for (auto& c : results)
+        cols.push_back(c.slice(off, p.num_rows()));
+      off += p.num_rows();
+      out.push_back(table(std::move(cols)));
+    }
+    return out;
+  }
+
+ private:
+  std::vector<window_spec> _specs;
+};
+
 }  // namespace
+
+physical_ptr make_window(physical_ptr child, std::vector<window_spec> specs, schema out) {
+  for (auto& w : specs)
+    if (w.keys.empty() || !hash::unfit(child->output_schema, w.keys, {w.agg}).empty())
+      return make_sort_window(std::move(child), std::move(specs), std::move(out));
+  return cpu::finish(std::make_unique<window_op>(std::move(specs)), backend::cuda, cpu::one(std::move(child)),
+                     std::move(out));
+}
 
 physical_ptr make_aggregate(physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
                             bool maintain_order, schema out) {

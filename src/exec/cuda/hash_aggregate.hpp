@@ -80,6 +80,30 @@ struct program {
   int pass2 = 0;  ///< the last pass2 accumulators are fed by pass 2
 };
 
+/// How a fused predicate term compares a column's values with its literal.
+enum class cmp_as : uint8_t {
+  s64,  ///< signed integers, dates, times (widened to 64 bits)
+  u64,  ///< unsigned integers
+  f64,  ///< floats (widened to double), Polars' total order: NaN equals NaN and is above every number
+};
+
+/// One term of a fused predicate: `column <op> literal`, with the literal in the column's type. A
+/// null value makes the term false (Kleene AND of the terms then never selects the row).
+struct pred_term {
+  size_t col = 0;
+  fn op = fn::eq;  ///< eq ne lt le gt ge
+  cmp_as as = cmp_as::s64;
+  uint64_t literal = 0;  ///< the literal's bits: int64, uint64, or double (f32 widened)
+};
+
+/// The conjunction of `column <op> literal` terms that `pred` is (over input schema `in`), so that the
+/// aggregation kernels evaluate it while reading the rows, without a mask column; empty when `pred` has
+/// any other shape (the mask path evaluates it then).
+/// At most this many terms are fused.
+constexpr size_t max_fused_terms = 4;
+
+std::vector<pred_term> fused_predicate(const expr& pred, const schema& in);
+
 /// Empty when the hash aggregation can run keys `keys` of `in` with `aggs`: fixed-width keys (integers,
 /// booleans, floats, dates, timestamps, durations) and decomposable aggregations; else why not.
 std::string unfit(const schema& in, const std::vector<size_t>& keys, const std::vector<agg_spec>& aggs);

@@ -3,9 +3,11 @@
 // partial_states / merge_states (src/exec/cpu/agg_kernels.cpp).
 #ifdef TUG_WITH_CUDA
 #include <algorithm>
+#include <cstring>
 
 #include "exec/cpu/agg_kernels.hpp"
 #include "exec/cuda/hash_aggregate.hpp"
+#include "tug/exec/cpu/evaluate.hpp"
 
 namespace tug::cuda::hash {
 
@@ -113,7 +115,67 @@ acc_kind sum_kind(const data_type& t) { return is_floating(t.id) ? acc_kind::add
   throw internal_error(std::string("CUDA hash aggregation: no program for ") + to_string(s.op));
 }
 
+/// How a fused term compares values of type `t`; false when it cannot.
+bool comparison_of(const data_type& t, cmp_as* as) {
+  if (t.id == type_id::uint64) *as = cmp_as::u64;
+  else if (is_floating(t.id)) *as = cmp_as::f64;
+  else if (is_integer(t.id) || t.id == type_id::boolean || is_temporal(t.id) || t.id == type_id::duration) *as = cmp_as::s64;
+  else return false;
+  return true;
+}
+
+fn mirrored(fn f) {
+  switch (f) {
+    case fn::lt: return fn::gt;
+    case fn::le: return fn::ge;
+    case fn::gt: return fn::lt;
+    case fn::ge: return fn::le;
+    default: return f;
+  }
+}
+
+bool constant(const expr& e) { return referenced_columns(e).empty() && !contains_agg(e) && !contains_window(e); }
+
+/// Adds the terms of `e` (a conjunction of column-vs-constant comparisons) to `out`; false otherwise.
+bool add_terms(const expr& e, const schema& in, std::vector<pred_term>& out) {
+  const expr_node& n = e.node();
+  if (n.kind != expr_kind::function) return false;
+  if (n.func == fn::and_) return add_terms(n.args[0], in, out) && add_terms(n.args[1], in, out);
+  if (n.func != fn::eq && n.func != fn::ne && n.func != fn::lt && n.func != fn::le && n.func != fn::gt &&
+      n.func != fn::ge)
+    return false;
+  bool left = n.args[0]->kind == expr_kind::column && constant(n.args[1]);
+  bool right = n.args[1]->kind == expr_kind::column && constant(n.args[0]);
+  if ((!left && !right) || out.size() >= max_fused_terms) return false;
+  const expr& c = left ? n.args[0] : n.args[1];
+  const expr& k = left ? n.args[1] : n.args[0];
+  pred_term t;
+  t.col = in.index_of(c->name);
+  const data_type& type = in[t.col].type;
+  if (!(k->dtype == type) || !comparison_of(type, &t.as)) return false;  // resolved: both sides one type
+  column lit = cpu::evaluate(k, table::empty_with_rows(1), in);
+  if (!(lit.type() == type) || lit.size() != 1 || !lit.is_valid(0)) return false;
+  scalar v = get_scalar(lit, 0);
+  if (t.as == cmp_as::f64) {
+    double d = v.as_double();
+    std::memcpy(&t.literal, &d, sizeof d);
+  } else if (t.as == cmp_as::u64) {
+    t.literal = std::get<uint64_t>(v.value());
+  } else {
+    t.literal = static_cast<uint64_t>(v.as_int64());
+  }
+  t.op = left ? n.func : mirrored(n.func);
+  out.push_back(t);
+  return true;
+}
+
 }  // namespace
+
+std::vector<pred_term> fused_predicate(const expr& pred, const schema& in) {
+  std::vector<pred_term> terms;
+  if (!add_terms(pred, in, terms)) terms.clear();
+  return terms;
+}
 
 std::string unfit(const schema& in, const std::vector<size_t>& keys, const std::vector<agg_spec>& aggs) {
   for (size_t k : keys)

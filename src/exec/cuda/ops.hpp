@@ -19,7 +19,10 @@ physical_ptr make_aggregate(physical_ptr child, std::vector<size_t> keys, std::v
 /// (hash_aggregate.cu) picks it where hashing does not fit (hash::unfit).
 physical_ptr make_sort_aggregate(physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
                                  bool maintain_order, schema out);
+/// `over` windows: hashed (hash_aggregate.cu) when their keys and aggregations hash, else sorted.
 physical_ptr make_window(physical_ptr child, std::vector<window_spec> specs, schema out);
+/// The sort-based windows (aggregate.cu): every key type, every aggregation.
+physical_ptr make_sort_window(physical_ptr child, std::vector<window_spec> specs, schema out);
 physical_ptr make_join(physical_ptr left, physical_ptr right, join_spec spec, schema out);
 physical_ptr make_sort(physical_ptr child, std::vector<size_t> keys, std::vector<bool> descending,
                        std::vector<bool> nulls_last, bool stable, int64_t limit);
