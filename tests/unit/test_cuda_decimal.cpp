@@ -17,7 +17,8 @@ namespace tug {
 namespace {
 
 uint64_t mix(int64_t i, int64_t salt) {
-  uint64_t x = static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(salt) * 0xD1B54A32D192ED03ull;
+  uint64_t x =
+      static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(salt) * 0xD1B54A32D192ED03ull;
   x ^= x >> 29;
   x *= 0xBF58476D1CE4E5B9ull;
   return x ^ (x >> 32);
@@ -43,11 +44,11 @@ data_frame frame(int64_t n, int64_t off = 0) {
   const int64_t m = n + off;
   const __int128 e25 = static_cast<__int128>(10000000000000) * 1000000000000;
   std::vector<std::pair<std::string, column>> cols = {
-      {"p", gen<__int128>(decimal(15, 2), m, 1, -10000000, 20000000)},       // +-100000.00
-      {"q", gen<__int128>(decimal(10, 4), m, 2, -1000000, 2000000)},         // +-100.0000
+      {"p", gen<__int128>(decimal(15, 2), m, 1, -10000000, 20000000)},    // +-100000.00
+      {"q", gen<__int128>(decimal(10, 4), m, 2, -1000000, 2000000)},      // +-100.0000
       {"r", gen<__int128>(decimal(38, 6), m, 3, -900000, 1800000, e25)},  // about 1e31 unscaled
-      {"z", gen<__int128>(decimal(5, 0), m, 4, -20, 40)},                    // small, so that is_in hits
-      {"h", gen<__int128>(decimal(12, 3), m, 5, -3000, 6000)},              // +-3.000: rounding ties
+      {"z", gen<__int128>(decimal(5, 0), m, 4, -20, 40)},                 // small, so that is_in hits
+      {"h", gen<__int128>(decimal(12, 3), m, 5, -3000, 6000)},            // +-3.000: rounding ties
       {"i32", gen<int32_t>(type_id::int32, m, 6, -50, 100)},
       {"i64", gen<int64_t>(type_id::int64, m, 7, -4000000000000000000, 8000000000000000000)},
       {"u64", gen<uint64_t>(type_id::uint64, m, 8, 0, 1000000)},
@@ -124,8 +125,9 @@ std::vector<expr> projections() {
       coalesce({col("p"), col("h"), lit(int64_t{0})}).alias("n3"),
       when(col("i32") > 0).then(col("p")).otherwise(col("q")).alias("n4"),
       col("p").fill_null(lit(int64_t{0})).alias("n5"),
-      col("z").is_in({dec(5, 0, 3), scalar(type_id::int64, int64_t{-7}), scalar(type_id::float64, 2.5),
-                      scalar(type_id::float64, 11.0), scalar::null(type_id::int64)})
+      col("z")
+          .is_in({dec(5, 0, 3), scalar(type_id::int64, int64_t{-7}), scalar(type_id::float64, 2.5),
+                  scalar(type_id::float64, 11.0), scalar::null(type_id::int64)})
           .alias("n6"),
       col("h").is_in({dec(12, 3, 1500), dec(12, 3, -250), dec(6, 1, 7)}).alias("n7"),
       col("p").is_not_null().alias("n8"),

@@ -846,8 +846,8 @@ column run_program(const prog::program& p, const expr& e, const table& t, const 
       // error, with the same value, as it would have
       table host = to_host(t, default_host_resource());
       cpu::evaluate(e, host, input);
-      throw internal_error("the GPU flagged an error (strict cast or decimal overflow) at row " +
-                           std::to_string(row) + " but the CPU evaluator raised none: " + to_string(e));
+      throw internal_error("the GPU flagged an error (strict cast or decimal overflow) at row " + std::to_string(row) +
+                           " but the CPU evaluator raised none: " + to_string(e));
     }
   }
   return make_device_column(p.out_type, n, data.buf, bitmap.buf);

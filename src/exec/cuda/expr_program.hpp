@@ -18,7 +18,7 @@ enum class nk : uint8_t { b, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, str
 
 enum class op : uint8_t {
   load_col,  ///< dst = column slot i0
-  load_lit,  ///< dst = literal: bits i0 (d128: low word i0, high word i1; strings: chars offset i0, length i1), valid = flag
+  load_lit,  ///< dst = literal: bits i0 (d128: low i0, high i1; strings: chars offset i0, length i1), valid = flag
   add,
   sub,
   mul,  ///< d128 (checked, raising on overflow): the product is rounded by 10^i0 (half away from zero)
