@@ -1,6 +1,7 @@
 // The CUDA expression evaluator: each expression is compiled on the host into a register program
 // (expr_compile.cpp) and run by one interpreter kernel, one thread per row. Semantics mirror the CPU
-// evaluator (src/exec/cpu/expr); a strict cast that fails is re-run on the CPU for its exact error.
+// evaluator (src/exec/cpu/expr); a strict cast that fails, or decimal arithmetic that overflows, is
+// re-run on the CPU for its exact error.
 #include <cstring>
 #include <limits>
 
@@ -19,7 +20,7 @@ using prog::instr;
 using prog::nk;
 using prog::op;
 
-/// One register: a 64-bit value (or a string's bytes) and a valid flag.
+/// One register: a 64-bit value (or a string's bytes, or a decimal's low word) and a valid flag.
 struct rv {
   union {
     int64_t i;
@@ -27,9 +28,87 @@ struct rv {
     double f;
     const char* p;
   };
-  int64_t n;  ///< string length
+  int64_t n;  ///< string length; a decimal's high word
   bool v;
 };
+
+// ---- decimal128: the unscaled __int128 in (u, n), mirroring cpu::cast and the CPU's decimal kernels
+
+using u128 = unsigned __int128;
+
+__device__ inline __int128 get_d(const rv& r) {
+  return static_cast<__int128>((static_cast<u128>(static_cast<uint64_t>(r.n)) << 64) | r.u);
+}
+__device__ inline void set_d(rv& r, __int128 x) {
+  r.u = static_cast<uint64_t>(x);
+  r.n = static_cast<int64_t>(static_cast<uint64_t>(static_cast<u128>(x) >> 64));
+}
+/// 10^e, 0 <= e <= 38.
+__device__ inline __int128 pow10_128(int64_t e) {
+  __int128 p = 1;
+  for (int64_t k = 0; k < e; ++k)
+    p *= 10;
+  return p;
+}
+__device__ inline bool add_overflow(__int128 x, __int128 y, __int128& r) {
+  r = static_cast<__int128>(static_cast<u128>(x) + static_cast<u128>(y));
+  return (x < 0) == (y < 0) && (r < 0) != (x < 0);
+}
+__device__ inline bool sub_overflow(__int128 x, __int128 y, __int128& r) {
+  r = static_cast<__int128>(static_cast<u128>(x) - static_cast<u128>(y));
+  return (x < 0) != (y < 0) && (r < 0) != (x < 0);
+}
+/// x * y wrapped to 128 bits into r; true when the exact product does not fit (__builtin_mul_overflow).
+__device__ inline bool mul_overflow(__int128 x, __int128 y, __int128& r) {
+  const u128 ux = x < 0 ? 0 - static_cast<u128>(x) : static_cast<u128>(x);
+  const u128 uy = y < 0 ? 0 - static_cast<u128>(y) : static_cast<u128>(y);
+  const bool neg = (x < 0) != (y < 0);
+  const u128 p = ux * uy;
+  r = static_cast<__int128>(neg ? 0 - p : p);
+  if ((ux >> 64) != 0 || (uy >> 64) != 0)  // both below 2^64 cannot overflow 128 unsigned bits
+    if (ux != 0 && p / ux != uy) return true;
+  const u128 limit = (static_cast<u128>(1) << 127) - (neg ? 0 : 1);
+  return p > limit;
+}
+/// Rounds x / 10^e half away from zero (the CPU's decimal rescale).
+__device__ inline __int128 div_round(__int128 x, int64_t e) {
+  const __int128 p = pow10_128(e), q = x / p, r = x % p;
+  if (2 * r >= p) return q + 1;
+  if (-2 * r >= p) return q - 1;
+  return q;
+}
+__device__ inline bool fits_precision(__int128 x, int64_t precision) {
+  const __int128 bound = pow10_128(precision);
+  return x < bound && x > -bound;
+}
+/// static_cast<double>(x), rounded to nearest (even) as the host does.
+__device__ inline double to_double(__int128 x) {
+  const bool neg = x < 0;
+  const u128 u = neg ? 0 - static_cast<u128>(x) : static_cast<u128>(x);
+  const uint64_t hi = static_cast<uint64_t>(u >> 64);
+  double d;
+  if (hi == 0) {
+    d = __ull2double_rn(static_cast<uint64_t>(u));
+  } else {
+    // the top 64 bits with a sticky bit for the rest round as the whole value does
+    const int s = 64 - __clzll(static_cast<long long>(hi));
+    const uint64_t m = static_cast<uint64_t>(u >> s) | ((u & ((static_cast<u128>(1) << s) - 1)) != 0 ? 1u : 0u);
+    d = ldexp(__ull2double_rn(m), s);
+  }
+  return neg ? -d : d;
+}
+/// static_cast<__int128>(s) for an integral |s| < 2^127.
+__device__ inline __int128 from_double(double s) {
+  const double a = fabs(s);
+  u128 u;
+  if (a < 0x1p64) {
+    u = __double2ull_rz(a);
+  } else {
+    const double h = floor(a * 0x1p-64);  // exact: scaling by a power of two, then whole 2^64 units
+    u = (static_cast<u128>(__double2ull_rz(h)) << 64) + __double2ull_rz(a - h * 0x1p64);
+  }
+  return s < 0 ? static_cast<__int128>(0 - u) : static_cast<__int128>(u);
+}
 
 __device__ inline bool is_signed_kind(nk t) { return t >= nk::i8 && t <= nk::i64; }
 __device__ inline bool is_unsigned_kind(nk t) { return t >= nk::u8 && t <= nk::u64; }
@@ -90,11 +169,13 @@ __device__ inline bool bytes_eq(const char* a, const char* b, int64_t n) {
 __device__ inline bool reg_eq(const rv& x, const rv& y, nk t) {
   if (is_float_kind(t)) return total_eq(x.f, y.f);
   if (t == nk::str) return x.n == y.n && bytes_eq(x.p, y.p, x.n);
+  if (t == nk::d128) return x.i == y.i && x.n == y.n;
   return x.i == y.i;
 }
 __device__ inline bool reg_lt(const rv& x, const rv& y, nk t) {
   if (is_float_kind(t)) return total_lt(x.f, y.f);
   if (t == nk::str) return str_cmp(x, y) < 0;
+  if (t == nk::d128) return get_d(x) < get_d(y);
   if (is_unsigned_kind(t)) return x.u < y.u;
   return x.i < y.i;
 }
@@ -127,6 +208,52 @@ __device__ inline void int_bounds(nk t, int64_t& lo, uint64_t& hi) {
       lo = 0, hi = UINT64_MAX;
       return;
   }
+}
+
+/// A cast with a decimal side (instr::cast), as cpu::cast; false when the value does not fit.
+__device__ inline bool convert_decimal(const rv& x, const instr& in, rv& out) {
+  const nk from = in.t2, to = in.t;
+  if (from == nk::d128) {
+    const __int128 v = get_d(x);
+    if (to == nk::b) {  // the unscaled value
+      out.i = v != 0;
+      return true;
+    }
+    if (is_float_kind(to)) {
+      out.f = rf(__ddiv_rn(to_double(v), in.d0), to);
+      return true;
+    }
+    if (to == nk::d128) {
+      __int128 r;
+      if (in.i1 >= in.i0) {
+        if (mul_overflow(v, pow10_128(in.i1 - in.i0), r)) return false;
+      } else {
+        r = div_round(v, in.i0 - in.i1);
+      }
+      if (!fits_precision(r, in.i2)) return false;
+      set_d(out, r);
+      return true;
+    }
+    const __int128 w = v / pow10_128(in.i0);  // truncates toward zero
+    int64_t lo;
+    uint64_t hi;
+    int_bounds(to, lo, hi);
+    if (w < lo || w > static_cast<__int128>(hi)) return false;
+    out.i = static_cast<int64_t>(static_cast<uint64_t>(w));
+    return true;
+  }
+  __int128 r;
+  if (is_float_kind(from)) {
+    const double s = round(__dmul_rn(x.f, in.d0));
+    if (!(fabs(s) < 1.7e38)) return false;
+    r = from_double(s);
+  } else {
+    const __int128 w = is_unsigned_kind(from) ? static_cast<__int128>(x.u) : static_cast<__int128>(x.i);
+    if (mul_overflow(w, pow10_128(in.i1), r)) return false;
+  }
+  if (!fits_precision(r, in.i2)) return false;
+  set_d(out, r);
+  return true;
 }
 
 /// Numeric cast of `x` (kind `from`) to kind `to`, as cpu::cast; false when the value does not fit.
@@ -214,6 +341,12 @@ __device__ inline void load(rv& r, const dcol& c, int64_t i, nk t) {
       r.n = s.n;
       break;
     }
+    case nk::d128: {  // two words, low first (8-byte aligned reads)
+      const uint64_t* w = static_cast<const uint64_t*>(c.data) + 2 * (c.offset + i);
+      r.u = w[0];
+      r.n = static_cast<int64_t>(w[1]);
+      break;
+    }
   }
 }
 
@@ -240,10 +373,39 @@ __device__ inline void store(void* data, int64_t i, const rv& r, nk t) {
     case nk::f64:
       static_cast<double*>(data)[i] = r.f;
       break;
+    case nk::d128:
+      static_cast<uint64_t*>(data)[2 * i] = r.u;
+      static_cast<uint64_t*>(data)[2 * i + 1] = static_cast<uint64_t>(r.n);
+      break;
     default:
       static_cast<uint64_t*>(data)[i] = r.u;
       break;
   }
+}
+
+/// Decimal + - * (operands of one scale for + -; a product rounded by 10^i0): true on overflow, which
+/// the CPU raises for rows where both operands are valid.
+__device__ inline bool decimal_arith(const instr& in, const rv& x, const rv& y, rv& d) {
+  const __int128 a = get_d(x), b = get_d(y);
+  __int128 r;
+  bool overflow;
+  if (in.code == op::add) {
+    overflow = add_overflow(a, b, r);
+  } else if (in.code == op::sub) {
+    overflow = sub_overflow(a, b, r);
+  } else {
+    overflow = mul_overflow(a, b, r);
+    if (in.i0 > 0) {  // as the CPU: half away from zero against p / 2
+      const __int128 p = pow10_128(in.i0), half = p / 2, rem = r % p;
+      r /= p;
+      if (rem >= half)
+        ++r;
+      else if (-rem >= half)
+        --r;
+    }
+  }
+  set_d(d, r);
+  return overflow;
 }
 
 /// Integer and float arithmetic of kind t; clears `ok` for a row the CPU nulls.
@@ -343,12 +505,9 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
       return;
     case op::load_lit:
       d.v = in.flag;
-      if (in.t == nk::str) {
-        d.p = E.chars + in.i0;
-        d.n = in.i1;
-      } else {
-        d.i = in.i0;
-      }
+      d.i = in.i0;
+      d.n = in.i1;  // string length; decimal high word
+      if (in.t == nk::str) d.p = E.chars + in.i0;
       return;
     case op::add:
     case op::sub:
@@ -357,6 +516,11 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
     case op::floor_div:
     case op::mod:
     case op::pow: {
+      if (in.t == nk::d128) {
+        if (decimal_arith(in, x, y, d) && x.v && y.v) atomicMin(E.err, static_cast<unsigned long long>(row));
+        d.v = x.v && y.v;
+        return;
+      }
       bool ok = true;
       arith(in.code, in.t, x, y, d, ok);
       d.v = x.v && y.v && ok;
@@ -429,9 +593,11 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
           hit = reg_eq(x, s, nk::str);
         }
       } else {
+        const int64_t w = in.t == nk::d128 ? 2 : 1;  // d128: low and high words
         for (int64_t k = 0; k < in.i1 && !hit; ++k) {
           rv s;
-          s.i = E.pool[in.i0 + k];
+          s.i = E.pool[in.i0 + w * k];
+          s.n = w == 2 ? E.pool[in.i0 + w * k + 1] : 0;
           hit = reg_eq(x, s, in.t);
         }
       }
@@ -440,29 +606,51 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
       return;
     }
     case op::neg:
-      if (is_float_kind(in.t))
+      if (in.t == nk::d128)
+        set_d(d, static_cast<__int128>(0 - static_cast<u128>(get_d(x))));
+      else if (is_float_kind(in.t))
         d.f = -x.f;
       else
         d.i = wrap(0 - x.u, in.t);
       d.v = x.v;
       return;
     case op::abs:
-      if (is_float_kind(in.t))
+      if (in.t == nk::d128)
+        set_d(d, get_d(x) < 0 ? static_cast<__int128>(0 - static_cast<u128>(get_d(x))) : get_d(x));
+      else if (is_float_kind(in.t))
         d.f = fabs(x.f);
       else
         d.i = is_signed_kind(in.t) && x.i < 0 ? wrap(0 - x.u, in.t) : x.i;
       d.v = x.v;
       return;
     case op::round:
-      d.f = in.i0 == 0 ? round(x.f) : rf(__ddiv_rn(round(__dmul_rn(x.f, in.d0)), in.d0), in.t);
-      d.v = x.v;
-      return;
     case op::floor:
-      d.f = floor(x.f);
-      d.v = x.v;
-      return;
     case op::ceil:
-      d.f = ceil(x.f);
+      if (in.t == nk::d128) {  // to a multiple of 10^i1: half away from zero, floor or ceil (cpu round_to)
+        const __int128 v = get_d(x), p = pow10_128(in.i1);
+        __int128 q = v / p;
+        const __int128 r = v % p;
+        if (in.code == op::round) {
+          if (2 * r >= p)
+            ++q;
+          else if (-2 * r >= p)
+            --q;
+        } else if (in.code == op::floor) {
+          if (r < 0) --q;
+        } else if (r > 0) {
+          ++q;
+        }
+        set_d(d, q * p);
+        d.v = x.v;
+        return;
+      }
+      if (in.code == op::floor) {
+        d.f = floor(x.f);
+      } else if (in.code == op::ceil) {
+        d.f = ceil(x.f);
+      } else {
+        d.f = in.i0 == 0 ? round(x.f) : rf(__ddiv_rn(round(__dmul_rn(x.f, in.d0)), in.d0), in.t);
+      }
       d.v = x.v;
       return;
     case op::sqrt:
@@ -485,7 +673,7 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
     case op::change_unit: {
       bool ok = true;
       if (in.code == op::cast) {
-        ok = convert(x, in.t2, in.t, d);
+        ok = in.t == nk::d128 || in.t2 == nk::d128 ? convert_decimal(x, in, d) : convert(x, in.t2, in.t, d);
       } else if (in.code == op::date_to_ts) {
         __int128 p = static_cast<__int128>(x.i) * in.i0;
         ok = p >= INT64_MIN && p <= INT64_MAX;
@@ -505,6 +693,7 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
       d.v = x.v;
       if (!ok) {
         d.i = 0;
+        d.n = 0;
         if (x.v) {
           if (in.flag) atomicMin(E.err, static_cast<unsigned long long>(row));
           d.v = false;
@@ -613,6 +802,8 @@ int width_of(nk k) {
     case nk::u32:
     case nk::f32:
       return 4;
+    case nk::d128:
+      return 16;
     default:
       return 8;
   }
@@ -651,11 +842,12 @@ column run_program(const prog::program& p, const expr& e, const table& t, const 
     TUG_CUDA_TRY(cudaMemcpyAsync(&row, err.p, sizeof row, cudaMemcpyDeviceToHost, stream()));
     sync();
     if (row != std::numeric_limits<unsigned long long>::max()) {
-      // the CPU evaluator raises the same error, with the same value, as it would have
+      // a strict cast failed or decimal arithmetic overflowed: the CPU evaluator raises the same
+      // error, with the same value, as it would have
       table host = to_host(t, default_host_resource());
       cpu::evaluate(e, host, input);
-      throw internal_error("a strict cast failed on the GPU at row " + std::to_string(row) +
-                           " but not on the CPU: " + to_string(e));
+      throw internal_error("the GPU flagged an error (strict cast or decimal overflow) at row " + std::to_string(row) +
+                           " but the CPU evaluator raised none: " + to_string(e));
     }
   }
   return make_device_column(p.out_type, n, data.buf, bitmap.buf);

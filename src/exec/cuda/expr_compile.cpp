@@ -2,6 +2,7 @@
 // a resolved expression tree into a register program (expr_program.hpp). The semantics mirror the CPU
 // evaluator (src/exec/cpu/expr); constant subtrees are folded with the CPU evaluator itself.
 #ifdef TUG_WITH_CUDA
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string_view>
@@ -58,7 +59,8 @@ bool kind_of(const data_type& t, nk& out) {
       out = nk::str;
       return true;
     case type_id::decimal128:
-      return false;
+      out = nk::d128;
+      return true;
   }
   return false;
 }
@@ -66,7 +68,7 @@ bool kind_of(const data_type& t, nk& out) {
 namespace {
 
 bool is_float_kind(nk k) { return k == nk::f32 || k == nk::f64; }
-bool is_int_kind(nk k) { return k != nk::b && k != nk::str && !is_float_kind(k); }
+bool is_int_kind(nk k) { return k != nk::b && k != nk::str && k != nk::d128 && !is_float_kind(k); }
 bool is_time_like(type_id id) { return is_temporal(id) || id == type_id::duration; }
 int64_t ticks_per_day(const data_type& t) { return 86400 * ticks_per_second(t.unit); }
 
@@ -110,10 +112,16 @@ int64_t bits_of(const column& c, int64_t i, nk k) {
       std::memcpy(&r, &d, sizeof r);
       return r;
     }
+    case nk::d128:
+      return static_cast<int64_t>(static_cast<uint64_t>(c.value<__int128>(i)));
     case nk::str:
       break;
   }
   throw internal_error("bits_of: a string value");
+}
+/// The high word of row `i` of a host decimal128 column.
+int64_t high_bits_of(const column& c, int64_t i) {
+  return static_cast<int64_t>(static_cast<uint64_t>(static_cast<unsigned __int128>(c.value<__int128>(i)) >> 64));
 }
 
 class compiler {
@@ -192,6 +200,7 @@ class compiler {
       _p.chars.append(s);
     } else {
       in.i0 = bits_of(c, 0, k);
+      if (k == nk::d128) in.i1 = high_bits_of(c, 0);
     }
   }
 
@@ -269,7 +278,18 @@ class compiler {
       }
       return;  // same unit: only the time zone label changes
     }
-    checked(op::cast);
+    instr& in = checked(op::cast);
+    if (kf == nk::d128 || kt == nk::d128) {
+      // as cpu::cast: the decimal side's power of ten as the host's double, for float conversions
+      if ((kf != nk::d128 && kf != nk::b && !is_int_kind(kf) && !is_float_kind(kf)) ||
+          (kt != nk::d128 && kt != nk::b && !is_int_kind(kt) && !is_float_kind(kt)) || is_time_like(from.id) ||
+          is_time_like(to.id))
+        refuse("the CUDA expression evaluator does not cast " + to_string(from) + " to " + to_string(to));
+      in.i0 = kf == nk::d128 ? from.scale : 0;
+      in.i1 = kt == nk::d128 ? to.scale : 0;
+      in.i2 = kt == nk::d128 ? to.precision : 0;
+      in.d0 = std::pow(10.0, static_cast<double>(kf == nk::d128 ? from.scale : to.scale));
+    }
   }
 
   void binary(const expr& e, int r, op code, nk t) {
@@ -330,6 +350,7 @@ class compiler {
         _p.chars.append(s);
       } else {
         _p.pool.push_back(bits_of(c, 0, k));
+        if (k == nk::d128) _p.pool.push_back(high_bits_of(c, 0));
       }
       ++count;
     }
@@ -370,11 +391,18 @@ class compiler {
       case fn::add:
       case fn::sub:
         if (is_time_like(n.args[0]->dtype.id) || is_time_like(n.args[1]->dtype.id)) return temporal_arith(e, r);
-        need(is_int_kind(k) || is_float_kind(k));
+        need(is_int_kind(k) || is_float_kind(k) || k == nk::d128);
+        _p.can_fail = _p.can_fail || k == nk::d128;  // decimal overflow raises
         return binary(e, r, n.func == fn::add ? op::add : op::sub, k);
       case fn::mul:
-        need(is_int_kind(k) || is_float_kind(k));
-        return binary(e, r, op::mul, k);
+        need(is_int_kind(k) || is_float_kind(k) || k == nk::d128);
+        binary(e, r, op::mul, k);
+        if (k == nk::d128) {
+          need(arg_kind(0) == nk::d128 && arg_kind(1) == nk::d128);
+          _p.can_fail = true;
+          _p.code.back().i0 = n.args[0]->dtype.scale + n.args[1]->dtype.scale - e->dtype.scale;
+        }
+        return;
       case fn::div:
         need(is_float_kind(k));
         return binary(e, r, op::div, k);
@@ -428,14 +456,22 @@ class compiler {
         return is_between(e, r);
       case fn::neg:
       case fn::abs:
-        need(is_int_kind(k) || is_float_kind(k));
+        need(is_int_kind(k) || is_float_kind(k) || k == nk::d128);
         return unary(e, r, n.func == fn::neg ? op::neg : op::abs, k);
       case fn::round:
       case fn::floor:
       case fn::ceil: {
-        need(is_int_kind(k) || is_float_kind(k));
+        need(is_int_kind(k) || is_float_kind(k) || k == nk::d128);
         if (is_int_kind(k)) return go(n.args[0], r);  // integers are unchanged
-        unary(e, r, n.func == fn::round ? op::round : n.func == fn::floor ? op::floor : op::ceil, k);
+        const op code = n.func == fn::round ? op::round : n.func == fn::floor ? op::floor : op::ceil;
+        if (k == nk::d128) {  // as the CPU: to a multiple of 10^(scale - kept digits)
+          const int64_t keep = n.func == fn::round ? std::max<int64_t>(n.i0, 0) : 0, scale = e->dtype.scale;
+          if (keep >= scale) return go(n.args[0], r);
+          unary(e, r, code, k);
+          _p.code.back().i1 = scale - keep;
+          return;
+        }
+        unary(e, r, code, k);
         _p.code.back().i0 = n.i0;
         _p.code.back().d0 = std::pow(10.0, static_cast<double>(n.i0));
         return;

@@ -12,15 +12,16 @@
 namespace tug::cuda::prog {
 
 /// Value class of a register: integers are held sign- or zero-extended in 64 bits and wrapped to
-/// their width after every operation; float32 is held as a double rounded to float after every op.
-enum class nk : uint8_t { b, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, str };
+/// their width after every operation; float32 is held as a double rounded to float after every op;
+/// decimal128 (d128) is the unscaled __int128 in two 64-bit words (its scale lives in the program).
+enum class nk : uint8_t { b, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, str, d128 };
 
 enum class op : uint8_t {
   load_col,  ///< dst = column slot i0
-  load_lit,  ///< dst = literal: bits i0 (strings: chars offset i0, length i1), valid = flag
+  load_lit,  ///< dst = literal: bits i0 (d128: low i0, high i1; strings: chars offset i0, length i1), valid = flag
   add,
   sub,
-  mul,
+  mul,  ///< d128 (checked, raising on overflow): the product is rounded by 10^i0 (half away from zero)
   div,
   floor_div,
   mod,
@@ -40,7 +41,7 @@ enum class op : uint8_t {
   is_nan,
   coalesce,  ///< dst = a valid ? a : b
   select,    ///< dst = (a valid && a) ? b : c
-  is_in,     ///< dst = a in pool[i0, i0 + i1) (strings: pairs of chars offset, length)
+  is_in,     ///< dst = a in pool[i0, i0 + i1) (pairs: strings chars offset, length; d128 low, high words)
   neg,
   abs,
   round,
@@ -48,8 +49,9 @@ enum class op : uint8_t {
   ceil,
   sqrt,
   log,
-  exp,           ///< round: d0 = 10^i0; log: d0 = log(base) or 0
-  cast,          ///< dst = a of kind t2 converted to kind t; flag = strict
+  exp,           ///< round: d0 = 10^i0 (d128: round to a multiple of 10^i1); log: d0 = log(base) or 0
+  cast,          ///< dst = a of kind t2 converted to kind t; flag = strict. With a d128 side: i0 the source
+                 ///< scale, i1 / i2 the target scale / precision, d0 = 10^(the decimal side's scale)
   date_to_ts,    ///< dst = a (days) * i0 (ticks per day), checked; flag = strict
   ts_to_date,    ///< dst = floor(a / i0), checked to int32; flag = strict
   change_unit,   ///< dst = a * (i1 / i0) checked when i1 >= i0, else a / (i0 / i1) (floor when flag2)
@@ -90,7 +92,7 @@ struct program {
   std::vector<size_t> columns;  ///< input column of each load_col slot
   nk out = nk::i64;
   data_type out_type;
-  bool can_fail = false;  ///< has a strict cast
+  bool can_fail = false;  ///< has a strict cast or checked decimal arithmetic (raises as the CPU does)
 };
 
 /// The register kind of `t`, or false when the evaluator does not handle the type.
