@@ -11,12 +11,14 @@
 // multiplies every size (scripts/gpu-check.sh --quick uses 0.02). GPU times are CUDA events around
 // collect(); CPU times are the steady clock; each repetition is one run, the median is the figure.
 // Every benchmark skips when no GPU is visible (TUG_GPU_BENCH_FORCE_CPU=1 still runs the CPU peers).
+// TUG_GPU_BENCH_PROFILE=1 prints each operator query's per-operator statistics (one more run) on stderr.
 // bench/gpu_report.py turns --benchmark_out JSON into a Markdown table and a chart.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -562,6 +564,10 @@ void bm_op(benchmark::State& state, const op_query& q, bool gpu) {
     measure(
         state, gpu, gpu, n, static_cast<double>(input_bytes(d)), [&] { benchmark::DoNotOptimize(lf->collect(o)); },
         label);
+    // TUG_GPU_BENCH_PROFILE=1: one more run with per-operator statistics, on stderr
+    if (env_double("TUG_GPU_BENCH_PROFILE", 0) != 0)
+      std::fprintf(stderr, "profile %s/%s:\n%s\n", q.name.c_str(), gpu ? "gpu" : "cpu",
+                   lf->profile(o).statistics.c_str());
   } catch (const std::exception& e) {
     if (gpu) failed[q.name] = e.what();
     state.SkipWithError(e.what());

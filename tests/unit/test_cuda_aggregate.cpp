@@ -307,7 +307,7 @@ TEST(CudaAggregate, FusedPredicatesMatchCpu) {
       col("vf") <= 2.0,              // NaN is above every number
       col("vf") == lit(NAN),         // NaN equals NaN
       col("vf32") >= -3.0,
-      col("kdate") != 19002,
+      col("k32") != 1,
       col("ku8") >= 2,
       col("kf") == 0.0,  // -0.0 == 0.0
       (col("v64") > -500) & (col("v32") < 20) & (col("vf") != 3.0),

@@ -14,7 +14,6 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include <atomic>
-#include <cuda/atomic>
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
@@ -327,11 +326,13 @@ constexpr int kFCols = 4, kFAccs = 4, kFKeys = 2, kRows = 4;
 constexpr int kFTerms = static_cast<int>(hash::max_fused_terms);
 constexpr ull kClaim = ~1ull;  ///< a shared slot being filled in (its key not yet written)
 
+/// A predicate term as a range of order keys (order_key): true where the column is valid and its key
+/// is in [lo, hi] (outside it when `outside`); an empty range (lo > hi) holds nowhere.
 struct fterm {
   int col = 0;
-  fn op = fn::eq;
   hash::cmp_as as = hash::cmp_as::s64;
-  ull lit = 0;
+  bool outside = false;
+  ull lo = 0, hi = 0;
 };
 struct facc {
   acc_kind kind = acc_kind::add_u64;
@@ -350,7 +351,19 @@ struct fprog {
   int naccs = 0;
   int keys[kFKeys] = {};
   int nk = 0;
+  bool wide = false;   ///< every column 8 bytes (int64, uint64, float64, times): read without conversion
+  bool nulls = false;  ///< some column has a validity bitmap
 };
+
+/// A value's key in an unsigned order that matches the comparison: signed integers with the sign bit
+/// flipped; doubles (f32 widened) in Polars' total order (-0.0 as 0.0, every NaN the largest key).
+__host__ __device__ inline ull order_key(ull v, hash::cmp_as as) {
+  if (as == hash::cmp_as::u64) return v;
+  if (as == hash::cmp_as::s64) return v ^ 0x8000000000000000ULL;
+  if ((v & 0x7fffffffffffffffULL) > 0x7ff0000000000000ULL) return ~0ull;  // NaN
+  if (v == 0x8000000000000000ULL) v = 0;                                   // -0.0
+  return (v >> 63) ? ~v : (v | 0x8000000000000000ULL);
+}
 
 /// One row's columns: values widened to 64 bits (integers extended, floats as doubles), valid bits.
 struct frow {
@@ -364,13 +377,17 @@ __device__ inline ull raw_of(const dcol& c, vkind k, int64_t r) {
   return as_u64(c, k, r);
 }
 
+/// Loads row r; kWide / kNulls: the program's `wide` / `nulls` (compile-time, so that the common
+/// case, 8-byte columns without nulls, is one load per column).
+template <bool kWide, bool kNulls>
 __device__ inline void load_row(const fprog& p, int64_t r, frow& x) {
-  x.valid = 0;
+  x.valid = kNulls ? 0u : ~0u;
 #pragma unroll
   for (int c = 0; c < kFCols; ++c)
     if (c < p.ncols) {
-      x.v[c] = raw_of(p.cols[c], p.kinds[c], r);
-      x.valid |= static_cast<unsigned>(p.cols[c].valid(r)) << c;
+      if constexpr (kWide) x.v[c] = static_cast<const ull*>(p.cols[c].data)[p.cols[c].offset + r];
+      else x.v[c] = raw_of(p.cols[c], p.kinds[c], r);
+      if constexpr (kNulls) x.valid |= static_cast<unsigned>(p.cols[c].valid(r)) << c;
     }
 }
 
@@ -384,25 +401,9 @@ __device__ inline ull pick(const frow& x, int c) {
 }
 
 __device__ inline bool term_holds(const fterm& t, const frow& x) {
-  if (!((x.valid >> t.col) & 1)) return false;
-  ull a = pick(x, t.col);
-  int c = t.as == hash::cmp_as::f64   ? cmp_float(f64_of(a), f64_of(t.lit), true)
-          : t.as == hash::cmp_as::u64 ? cmp3(a, t.lit)
-                                      : cmp3(static_cast<long long>(a), static_cast<long long>(t.lit));
-  switch (t.op) {
-    case fn::eq:
-      return c == 0;
-    case fn::ne:
-      return c != 0;
-    case fn::lt:
-      return c < 0;
-    case fn::le:
-      return c <= 0;
-    case fn::gt:
-      return c > 0;
-    default:
-      return c >= 0;
-  }
+  ull k = order_key(pick(x, t.col), t.as);
+  bool in = k >= t.lo && k <= t.hi;
+  return ((x.valid >> t.col) & 1) && in != t.outside;
 }
 
 __device__ inline bool row_selected(const fprog& p, const frow& x) {
@@ -458,6 +459,7 @@ struct min_op {
 
 /// Without keys: the accumulators over the selected rows (grid-stride tiles); per block one atomic per
 /// accumulator; `first` (when set) gets the smallest selected row.
+template <bool kWide, bool kNulls>
 __global__ void __launch_bounds__(kBlock) fused_reduce_kernel(fprog p, int64_t n, ull* first) {
   ull acc[kFAccs] = {0, 0, 0, 0};
   ull lo = kEmpty;
@@ -467,7 +469,7 @@ __global__ void __launch_bounds__(kBlock) fused_reduce_kernel(fprog p, int64_t n
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       int64_t r = base + k * kBlock + threadIdx.x;
-      if (r < n) load_row(p, r, x[k]);
+      if (r < n) load_row<kWide, kNulls>(p, r, x[k]);
     }
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
@@ -520,8 +522,10 @@ __device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull*
   const auto mask = static_cast<uint32_t>(cap - 1);
   uint32_t i = static_cast<uint32_t>(h >> 40) & mask;
   for (;; i = (i + 1) & mask) {
-    ::cuda::atomic_ref<ull, ::cuda::thread_scope_block> row(srow[i]);
-    ull cur = row.load(::cuda::memory_order_acquire);
+    // writers publish with atomics after a block fence; a warp's shared-memory loads complete in order,
+    // so the key words read after a published row are that row's
+    volatile ull* row = &srow[i];
+    ull cur = *row;
     if (cur == kEmpty) {
       if (atomicAdd(count, 1ull) >= limit) {
         atomicAdd(count, ~0ull);
@@ -529,21 +533,24 @@ __device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull*
       }
       cur = atomicCAS(&srow[i], kEmpty, kClaim);
       if (cur == kEmpty) {
+        // atomic writes: the readers of a published slot read its key without a barrier between
 #pragma unroll
         for (int k = 0; k < kFKeys; ++k)
-          if (k < p.nk) skey[int64_t(k) * cap + i] = w[k];
-        skey[int64_t(p.nk) * cap + i] = nulls;
-        row.store(static_cast<ull>(r), ::cuda::memory_order_release);
+          if (k < p.nk) atomicExch(&skey[int64_t(k) * cap + i], w[k]);
+        atomicExch(&skey[int64_t(p.nk) * cap + i], static_cast<ull>(nulls));
+        __threadfence_block();
+        atomicExch(&srow[i], static_cast<ull>(r));
         break;
       }
       atomicAdd(count, ~0ull);  // another thread took the slot first
     }
     while (cur == kClaim)
-      cur = row.load(::cuda::memory_order_acquire);
-    bool same = skey[int64_t(p.nk) * cap + i] == nulls;
+      cur = *row;
+    const volatile ull* key = skey + i;
+    bool same = key[int64_t(p.nk) * cap] == nulls;
 #pragma unroll
     for (int k = 0; k < kFKeys; ++k)
-      if (k < p.nk) same = same && skey[int64_t(k) * cap + i] == w[k];
+      if (k < p.nk) same = same && key[int64_t(k) * cap] == w[k];
     if (same) {
       if (static_cast<ull>(r) < cur) atomicMin(&srow[i], static_cast<ull>(r));
       break;
@@ -562,6 +569,7 @@ __device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull*
 /// into a shared table of `cap` slots (row: the group's smallest row, kEmpty / kClaim; the key words
 /// and null mask; the accumulators), then merges its groups into `g`. A block that meets more than 3/4
 /// cap groups, or whose groups do not fit in `g`, sets *overflow and every block stops.
+template <bool kWide, bool kNulls>
 __global__ void __launch_bounds__(kBlock) fused_shared_kernel(fprog p, const dkey* keys, int nk, int64_t n,
                                                               int64_t per_block, int cap, dtable g, ull* overflow) {
   extern __shared__ ull smem[];
@@ -584,7 +592,7 @@ __global__ void __launch_bounds__(kBlock) fused_shared_kernel(fprog p, const dke
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       int64_t r = base + k * kBlock + threadIdx.x;
-      if (r < hi) load_row(p, r, x[k]);
+      if (r < hi) load_row<kWide, kNulls>(p, r, x[k]);
     }
     bool stop = false;
 #pragma unroll
@@ -828,17 +836,43 @@ std::optional<fprog> fused_program(const hash::program& p, const table& t, const
   for (auto& term : filter.terms) {
     fterm& x = f.terms[f.nterms++];
     x.col = slot(term.col);
-    x.op = term.op;
     x.as = term.as;
-    x.lit = term.literal;
+    const ull k = order_key(term.literal, term.as), top = ~0ull;
+    x.lo = 0;
+    x.hi = top;
+    switch (term.op) {
+      case fn::eq:
+      case fn::ne:
+        x.lo = x.hi = k;
+        x.outside = term.op == fn::ne;
+        break;
+      case fn::lt:
+        if (k == 0) x.lo = 1, x.hi = 0;  // nothing is below the smallest key
+        else x.hi = k - 1;
+        break;
+      case fn::le:
+        x.hi = k;
+        break;
+      case fn::gt:
+        if (k == top) x.lo = 1, x.hi = 0;
+        else x.lo = k + 1;
+        break;
+      default:  // ge
+        x.lo = k;
+        break;
+    }
   }
   for (size_t k : keys)
     f.keys[f.nk++] = slot(k);
   if (static_cast<int>(cols.size()) > kFCols) return {};
+  f.wide = true;
   for (size_t c : cols) {
     f.cols[f.ncols] = view_of(t[c]);
-    f.kinds[f.ncols] = kind_of(t[c].type());
-    if (f.kinds[f.ncols] == vkind::str) return {};
+    vkind k = kind_of(t[c].type());
+    if (k == vkind::str) return {};
+    f.kinds[f.ncols] = k;
+    f.wide = f.wide && (k == vkind::i64 || k == vkind::u64 || k == vkind::f64);
+    f.nulls = f.nulls || f.cols[f.ncols].validity != nullptr;
     ++f.ncols;
   }
   return f;
@@ -885,7 +919,9 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
       dtable g = table_of(a, static_cast<ull>(a.cap / 2));
       if (f) {
         size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(2 + nk + p.pass1);
-        fused_shared_kernel<<<blocks, kBlock, smem, stream()>>>(*f, dk, nk, n, per_block, cap, g, a.control.p + 1);
+        auto kernel = f->wide ? (f->nulls ? fused_shared_kernel<true, true> : fused_shared_kernel<true, false>)
+                              : (f->nulls ? fused_shared_kernel<false, true> : fused_shared_kernel<false, false>);
+        kernel<<<blocks, kBlock, smem, stream()>>>(*f, dk, nk, n, per_block, cap, g, a.control.p + 1);
       } else {
         size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(1 + p.pass1);
         shared_pass_kernel<<<blocks, kBlock, smem, stream()>>>(dk, nk, a.accs.p, p.pass1, filter.mask_of(t, mr), n,
@@ -980,7 +1016,9 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
     if (std::optional<fprog> f = fused_program(p, t, keys, filter, a)) {
       int64_t tiles = (n + int64_t(kBlock) * kRows - 1) / (int64_t(kBlock) * kRows);
       auto blocks = static_cast<int>(std::min<int64_t>(tiles, int64_t(sm_count()) * 8));
-      if (n > 0) fused_reduce_kernel<<<blocks, kBlock, 0, stream()>>>(*f, n, first_row);
+      auto kernel = f->wide ? (f->nulls ? fused_reduce_kernel<true, true> : fused_reduce_kernel<true, false>)
+                            : (f->nulls ? fused_reduce_kernel<false, true> : fused_reduce_kernel<false, false>);
+      if (n > 0) kernel<<<blocks, kBlock, 0, stream()>>>(*f, n, first_row);
       TUG_CUDA_CHECK_LAUNCH();
     } else {
       dcol mask = filter.mask_of(t, mr);
