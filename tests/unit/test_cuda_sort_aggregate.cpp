@@ -41,7 +41,8 @@ data_frame sample(int64_t n, int card, int64_t pad = 0) {
     bool null_key = rnd() % 9 == 0;
     k64.push_back(null_key ? std::nullopt : std::optional<int64_t>(r - card / 2));
     kone.push_back(7);
-    kstr.push_back(rnd() % 10 == 0 ? std::nullopt : std::optional<std::string>(r % 4 == 0 ? "" : "k" + std::to_string(r)));
+    kstr.push_back(rnd() % 10 == 0 ? std::nullopt
+                                   : std::optional<std::string>(r % 4 == 0 ? "" : "k" + std::to_string(r)));
     kdec.push_back(rnd() % 8 == 0 ? std::nullopt : std::optional<__int128>(static_cast<__int128>(r - card / 3) * 125));
     bool nv = rnd() % 5 == 0;
     v64.push_back(nv ? std::nullopt : std::optional<int64_t>(rnd() % 41 - 20));
@@ -55,7 +56,7 @@ data_frame sample(int64_t n, int card, int64_t pad = 0) {
                  : f == 3 ? std::optional<double>(0.0)
                  : f == 4 ? std::optional<double>(INFINITY)
                           : std::optional<double>(static_cast<double>(rnd() % 2000 - 1000) / 8.0));
-    vf32.push_back(rnd() % 6 == 0 ? std::nullopt
+    vf32.push_back(rnd() % 6 == 0   ? std::nullopt
                    : rnd() % 9 == 0 ? std::optional<float>(NAN)
                                     : std::optional<float>(static_cast<float>(rnd() % 64) * 0.25f - 8.0f));
     vb.push_back(rnd() % 6 == 0 ? std::nullopt : std::optional<bool>(rnd() % 3 != 0));
@@ -273,8 +274,12 @@ agg_spec make_spec(agg_op op, int64_t input, double q = 0.5, std::string interpo
 }
 
 std::vector<agg_spec> sort_only_aggs() {
-  return {make_spec(agg_op::n_unique, 2), make_spec(agg_op::n_unique, 1), make_spec(agg_op::median, 3, 0.5, "linear"),
-          make_spec(agg_op::quantile, 1, 0.9, "midpoint"), make_spec(agg_op::sum, 1), make_spec(agg_op::mean, 1),
+  return {make_spec(agg_op::n_unique, 2),
+          make_spec(agg_op::n_unique, 1),
+          make_spec(agg_op::median, 3, 0.5, "linear"),
+          make_spec(agg_op::quantile, 1, 0.9, "midpoint"),
+          make_spec(agg_op::sum, 1),
+          make_spec(agg_op::mean, 1),
           make_spec(agg_op::min, 1)};
 }
 
@@ -292,15 +297,14 @@ TEST(CudaSortAggregatePlan, NewAggregationsAndDecimalKeysAreOnTheGpu) {
     }
   }
   schema out{std::vector<field>{in[1], {"a", type_id::int64}}};
-  std::string plan = to_string(*cuda::make_aggregate(std::make_unique<schema_leaf>(in), {1},
-                                                     {make_spec(agg_op::n_unique, 2)}, false, out));
+  std::string plan = to_string(
+      *cuda::make_aggregate(std::make_unique<schema_leaf>(in), {1}, {make_spec(agg_op::n_unique, 2)}, false, out));
   EXPECT_NE(plan.find("sort_aggregate keys [#1] aggs [n_unique(#2)]"), std::string::npos) << plan;
   EXPECT_EQ(plan.find("@cpu"), std::string::npos) << plan;
   EXPECT_EQ(plan.find("hash_aggregate"), std::string::npos) << plan;
   schema out2{std::vector<field>{in[0], {"a", decimal(38, 2)}, {"b", type_id::float64}}};
-  std::string dec = to_string(*cuda::make_aggregate(std::make_unique<schema_leaf>(in), {0},
-                                                    {make_spec(agg_op::sum, 1), make_spec(agg_op::median, 3)},
-                                                    false, out2));
+  std::string dec = to_string(*cuda::make_aggregate(
+      std::make_unique<schema_leaf>(in), {0}, {make_spec(agg_op::sum, 1), make_spec(agg_op::median, 3)}, false, out2));
   EXPECT_NE(dec.find("sort_aggregate keys [#0] aggs [sum(#1), median(#3)]"), std::string::npos) << dec;
   EXPECT_EQ(dec.find("@cpu"), std::string::npos) << dec;
 }

@@ -572,8 +572,8 @@ physical_ptr make_sort_aggregate(physical_ptr child, std::vector<size_t> keys, s
                                  bool maintain_order, schema out) {
   for (auto& s : aggs)
     cpu::check_agg_spec(s);  // quantile's q and interpolation, as the CPU backend checks them
-  return cpu::finish(std::make_unique<sort_aggregate_op>(std::move(keys), std::move(aggs), maintain_order), backend::cuda,
-                     cpu::one(std::move(child)), std::move(out));
+  return cpu::finish(std::make_unique<sort_aggregate_op>(std::move(keys), std::move(aggs), maintain_order),
+                     backend::cuda, cpu::one(std::move(child)), std::move(out));
 }
 
 physical_ptr make_window(physical_ptr child, std::vector<window_spec> specs, schema out) {
