@@ -2,6 +2,7 @@
 // Test helpers: column builders and equality assertions that report the first differing row.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -46,6 +47,31 @@ inline void expect_frames_equal(const data_frame& a, const data_frame& b) {
   ASSERT_EQ(x.num_rows(), y.num_rows());
   for (size_t c = 0; c < x.num_columns(); ++c)
     expect_columns_equal(x[c], y[c], a.schema()[c].name);
+}
+
+/// Asserts equal schemas and rows, in order, with float64 cells within a relative 1e-9 (sums, means
+/// and variances round differently on the GPU) and NaN equal to NaN: for GPU-vs-CPU comparisons.
+inline void expect_frames_close(const data_frame& gpu, const data_frame& cpu) {
+  ASSERT_EQ(gpu.schema().to_string(), cpu.schema().to_string());
+  table a = gpu.to_table(), b = cpu.to_table();
+  ASSERT_EQ(a.num_rows(), b.num_rows());
+  for (size_t c = 0; c < a.num_columns(); ++c) {
+    if (a[c].type().id != type_id::float64) {
+      expect_columns_equal(a[c], b[c], gpu.schema()[c].name);
+      continue;
+    }
+    for (int64_t i = 0; i < a.num_rows(); ++i) {
+      ASSERT_EQ(a[c].is_null(i), b[c].is_null(i)) << gpu.schema()[c].name << " row " << i;
+      if (a[c].is_null(i)) continue;
+      double x = a[c].value<double>(i), y = b[c].value<double>(i);
+      if (x == y) continue;  // infinities too
+      if (std::isnan(x) || std::isnan(y)) {
+        EXPECT_EQ(std::isnan(x), std::isnan(y)) << gpu.schema()[c].name << " row " << i;
+        continue;
+      }
+      EXPECT_NEAR(x, y, 1e-9 * std::max(1.0, std::abs(y))) << gpu.schema()[c].name << " row " << i;
+    }
+  }
 }
 
 /// Rows of a frame as strings "v1|v2|...", for order-insensitive comparison after sorting.

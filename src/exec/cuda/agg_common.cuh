@@ -14,8 +14,9 @@
 
 namespace tug::cuda {
 
-/// How a kernel reads a column's values (dates and times read as their integer storage).
-enum class vkind : uint8_t { i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, str };
+/// How a kernel reads a column's values (dates and times read as their integer storage; decimals as
+/// their unscaled __int128).
+enum class vkind : uint8_t { i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, str, d128 };
 
 /// The vkind of `t`. @throws not_implemented_error for types the CUDA aggregation does not read.
 inline vkind kind_of(const data_type& t) {
@@ -46,6 +47,8 @@ inline vkind kind_of(const data_type& t) {
       return vkind::f64;
     case type_id::string:
       return vkind::str;
+    case type_id::decimal128:
+      return vkind::d128;
     default:
       break;
   }
@@ -104,6 +107,8 @@ __device__ inline int cmp_values(const dcol& c, vkind k, int64_t i, int64_t j, b
       return cmp_float(c.value<double>(i), c.value<double>(j), nan_high);
     case vkind::str:
       return cmp_str(c.str(i), c.str(j));
+    case vkind::d128:
+      return cmp3(c.value<__int128>(i), c.value<__int128>(j));
   }
   return 0;
 }

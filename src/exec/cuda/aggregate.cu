@@ -3,12 +3,14 @@
 // keys are the groups ("segments"), and every aggregation is a reduce-by-key over the sorted rows.
 // Aggregate outputs groups in order of first appearance (as the CPU backend); a window gathers each
 // row's group value back in row order. Group-bys that hashing fits run in hash_aggregate.cu instead;
-// this one ("sort_aggregate") takes string keys, and every window.
+// this one ("sort_aggregate") takes string and decimal keys, decimal inputs, the aggregations that do
+// not decompose (n_unique, median, quantile: values sorted within their segments), and every window.
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include "exec/cpu/agg_kernels.hpp"
 #include "exec/cuda/agg_common.cuh"
 #include "exec/cuda/ops.hpp"
 #include "tug/exec/cpu/require.hpp"
@@ -80,20 +82,42 @@ __global__ void load_u64_kernel(dcol c, vkind k, const int64_t* order, int64_t n
   }
 }
 
+// The value of valid row r as the CPU's aggregations read it: decimals as unscaled / `div` (10^scale).
+__device__ inline double value_f64(const dcol& c, vkind k, int64_t r, double div) {
+  return k == vkind::d128 ? static_cast<double>(c.value<__int128>(r)) / div : as_f64(c, k, r);
+}
+
+// 10^scale as the CPU computes it (agg_kernels.cpp: repeated multiplication).
+double scale_divisor(const data_type& t) {
+  double d = 1;
+  if (t.id == type_id::decimal128)
+    for (int i = 0; i < t.scale; ++i)
+      d *= 10;
+  return d;
+}
+
 // Per sorted position: the value as double, or its squared deviation from its segment's mean.
-__global__ void load_f64_kernel(dcol c, vkind k, const int64_t* order, int64_t n, const int64_t* seg,
+__global__ void load_f64_kernel(dcol c, vkind k, double div, const int64_t* order, int64_t n, const int64_t* seg,
                                 const double* mean, double* out) {
   TUG_GRID_LOOP(p, n) {
     int64_t r = order[p];
     double x = 0;
     if (c.valid(r)) {
-      x = as_f64(c, k, r);
+      x = value_f64(c, k, r, div);
       if (mean) {
         double d = x - mean[seg[p]];
         x = d * d;
       }
     }
     out[p] = x;
+  }
+}
+
+// Per sorted position: the decimal value, 0 for null rows (decimal sums wrap in 128 bits, as the CPU's).
+__global__ void load_d128_kernel(dcol c, const int64_t* order, int64_t n, unsigned __int128* out) {
+  TUG_GRID_LOOP(p, n) {
+    int64_t r = order[p];
+    out[p] = c.valid(r) ? static_cast<unsigned __int128>(c.value<__int128>(r)) : 0;
   }
 }
 
@@ -248,7 +272,7 @@ dbuf<double> f64_sums(const dgroups& d, const column& in, const double* mean, me
   dbuf<double> vals(d.n, mr), out(d.g, mr);
   dcol c = view_of(in);
   vkind k = kind_of(in.type());
-  launch(d.n, load_f64_kernel, c, k, d.order.p, d.n, d.seg.p, mean, vals.p);
+  launch(d.n, load_f64_kernel, c, k, scale_divisor(in.type()), d.order.p, d.n, d.seg.p, mean, vals.p);
   reduce_segments<double>(d, vals.p, out.p, plus_op{}, 0.0, mr);
   return out;
 }
@@ -262,6 +286,108 @@ column finish_column(finish_op op, const data_type& t, const dgroups& d, const d
   return make_device_column(t, d.g, std::move(data), valid.buf);
 }
 
+// Orders sorted positions by segment, then by the value of their row: valid before null, NaN above
+// every number, -0.0 == 0.0, strings by bytes, decimals by value.
+struct segment_value_less {
+  const int64_t* seg;
+  const int64_t* order;
+  dcol c;
+  vkind k;
+  __device__ bool operator()(int64_t a, int64_t b) const {
+    if (seg[a] != seg[b]) return seg[a] < seg[b];
+    int64_t ra = order[a], rb = order[b];
+    bool va = c.valid(ra), vb = c.valid(rb);
+    if (va != vb) return va;
+    return va && cmp_values(c, k, ra, rb, true) < 0;
+  }
+};
+
+__global__ void take_kernel(const int64_t* order, const int64_t* pos, int64_t n, int64_t* out) {
+  TUG_GRID_LOOP(p, n) out[p] = order[pos[p]];
+}
+
+/// The rows of `in` sorted by (segment, value) as segment_value_less orders them: position p of the
+/// result is in segment d.seg[p] (the segments keep their bounds), each segment's valid values first
+/// and ascending, its nulls last.
+dbuf<int64_t> sort_within_segments(const dgroups& d, const column& in, memory_resource* mr) {
+  dbuf<int64_t> pos(d.n, mr), rows(d.n, mr);
+  if (d.n == 0) return rows;
+  launch(d.n, iota_kernel, pos.p, d.n);
+  segment_value_less less{d.seg.p, d.order.p, view_of(in), kind_of(in.type())};
+  cub_run(mr, [&](void* temp, size_t& bytes) {
+    return cub::DeviceMergeSort::SortKeys(temp, bytes, pos.p, d.n, less, stream());
+  });
+  launch(d.n, take_kernel, d.order.p, pos.p, d.n, rows.p);
+  return rows;
+}
+
+// flag[p] = 1 where sorted position p holds the first of a distinct value of its segment (null is
+// one value; NaNs equal; -0.0 == 0.0), given rows sorted within segments.
+__global__ void distinct_kernel(dcol c, vkind k, const int64_t* seg, const int64_t* rows, int64_t n, uint64_t* flag) {
+  TUG_GRID_LOOP(p, n) {
+    bool first = p == 0 || seg[p] != seg[p - 1];
+    if (!first) {
+      int64_t a = rows[p - 1], b = rows[p];
+      bool va = c.valid(a), vb = c.valid(b);
+      first = va != vb || (va && cmp_values(c, k, a, b, true) != 0);
+    }
+    flag[p] = first;
+  }
+}
+
+enum class interp : uint8_t { nearest, lower, higher, midpoint, linear };
+
+interp interp_of(const std::string& m) {
+  if (m == "nearest") return interp::nearest;
+  if (m == "lower") return interp::lower;
+  if (m == "higher") return interp::higher;
+  if (m == "midpoint") return interp::midpoint;
+  if (m == "linear") return interp::linear;
+  throw invalid_argument_error("quantile: unknown interpolation '" + m +
+                               "' (expected nearest, lower, higher, midpoint or linear)");
+}
+
+// Per segment: quantile q of its cnt[s] valid values, ascending from sorted position start[s] (rows
+// sorted within segments), as agg_kernels.cpp's quantile_of computes it; null when it has none.
+// Roundings are explicit (__dmul_rn / __dadd_rn): no fused multiply-add, as on the CPU.
+__global__ void quantile_kernel(dcol c, vkind k, double div, const int64_t* rows, const int64_t* start,
+                                const uint64_t* cnt, int64_t g, double q, interp m, double* out, uint32_t* valid_out) {
+  int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  int lane = threadIdx.x & 31;
+  for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s - lane < g; s += stride) {
+    bool valid = false;
+    if (s < g) {
+      auto n = static_cast<int64_t>(cnt[s]);
+      valid = n > 0;
+      double r = 0;
+      if (valid) {
+        const int64_t* v = rows + start[s];
+        double fidx = static_cast<double>(n - 1) * q;
+        auto at = [&](int64_t i) { return value_f64(c, k, v[i < n - 1 ? i : n - 1], div); };
+        if (m == interp::nearest) {
+          r = at(static_cast<int64_t>(round(fidx)));
+        } else if (m == interp::higher) {
+          r = at(static_cast<int64_t>(ceil(fidx)));
+        } else {
+          int64_t base = static_cast<int64_t>(fidx) < n - 1 ? static_cast<int64_t>(fidx) : n - 1;
+          int64_t top = static_cast<int64_t>(ceil(fidx)) < n - 1 ? static_cast<int64_t>(ceil(fidx)) : n - 1;
+          double lower = at(base);
+          r = lower;
+          if (m != interp::lower && top != base) {
+            double upper = at(base + 1);
+            if (m == interp::midpoint)
+              r = (lower + upper) / 2;
+            else if (!(lower == upper))
+              r = __dadd_rn(__dmul_rn(fidx - static_cast<double>(base), upper - lower), lower);
+          }
+        }
+      }
+      out[s] = r;
+    }
+    store_valid_bit(valid_out, s, valid);
+  }
+}
+
 /// One row per segment: aggregation `s` of `in` (nullptr for len).
 column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory_resource* mr) {
   if (s.op == agg_op::len || s.op == agg_op::count) {
@@ -273,6 +399,12 @@ column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory
   bool floating = t.id == type_id::float32 || t.id == type_id::float64;
   switch (s.op) {
     case agg_op::sum: {
+      if (t.id == type_id::decimal128) {
+        dbuf<unsigned __int128> vals(d.n, mr), out(d.g, mr);
+        launch(d.n, load_d128_kernel, view_of(*in), d.order.p, d.n, vals.p);
+        reduce_segments<unsigned __int128>(d, vals.p, out.p, plus_op{}, 0, mr);
+        return make_device_column(s.output_type, d.g, out.buf);
+      }
       TUG_EXPECTS(size_of(s.output_type.id) == 8, "CUDA sum: unexpected output type " + to_string(s.output_type));
       buffer_ptr b = floating ? f64_sums(d, *in, nullptr, mr).buf : u64_sums(d, in, load_mode::value, mr).buf;
       return make_device_column(s.output_type, d.g, std::move(b));
@@ -309,6 +441,26 @@ column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory
       launch(d.n, load_row_kernel, c, d.order.p, d.n, cand.p);
       reduce_segments<int64_t>(d, cand.p, rows.p, best_row{c, kind_of(t), s.op == agg_op::max}, int64_t{-1}, mr);
       return cuda::gather(*in, rows.p, d.g, mr);
+    }
+    case agg_op::n_unique: {
+      dbuf<int64_t> rows = sort_within_segments(d, *in, mr);
+      dbuf<uint64_t> flag(d.n, mr), out(d.g, mr);
+      launch(d.n, distinct_kernel, view_of(*in), kind_of(t), d.seg.p, rows.p, d.n, flag.p);
+      reduce_segments<uint64_t>(d, flag.p, out.p, plus_op{}, 0, mr);
+      return make_device_column(s.output_type, d.g, out.buf);
+    }
+    case agg_op::median:
+    case agg_op::quantile: {
+      if (!is_numeric(t.id) && t.id != type_id::boolean)
+        throw type_error(std::string("cannot compute ") + to_string(s.op) + " of a " + to_string(t) + " column");
+      interp m = interp_of(s.interpolation);
+      dbuf<int64_t> rows = sort_within_segments(d, *in, mr);
+      auto cnt = u64_sums(d, in, load_mode::valid, mr);
+      buffer_ptr data = make_buffer(static_cast<size_t>(d.g) * sizeof(double), mr);
+      dbuf<uint32_t> valid = make_bitmap(d.g, mr);
+      launch(d.g, quantile_kernel, view_of(*in), kind_of(t), scale_divisor(t), rows.p, d.start.p, cnt.p, d.g, s.q, m,
+             data->as<double>(), valid.p);
+      return make_device_column(s.output_type, d.g, std::move(data), valid.buf);
     }
     default:
       break;
@@ -418,11 +570,15 @@ class window_op final : public physical_node {
 
 physical_ptr make_sort_aggregate(physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
                                  bool maintain_order, schema out) {
-  return cpu::finish(std::make_unique<sort_aggregate_op>(std::move(keys), std::move(aggs), maintain_order), backend::cuda,
-                     cpu::one(std::move(child)), std::move(out));
+  for (auto& s : aggs)
+    cpu::check_agg_spec(s);  // quantile's q and interpolation, as the CPU backend checks them
+  return cpu::finish(std::make_unique<sort_aggregate_op>(std::move(keys), std::move(aggs), maintain_order),
+                     backend::cuda, cpu::one(std::move(child)), std::move(out));
 }
 
 physical_ptr make_sort_window(physical_ptr child, std::vector<window_spec> specs, schema out) {
+  for (auto& w : specs)
+    cpu::check_agg_spec(w.agg);
   return cpu::finish(std::make_unique<window_op>(std::move(specs)), backend::cuda, cpu::one(std::move(child)),
                      std::move(out));
 }

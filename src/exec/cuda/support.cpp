@@ -7,18 +7,6 @@
 
 namespace tug::cuda {
 
-namespace {
-
-std::string type_unsupported(const schema& s, const std::vector<size_t>& cols, const char* what) {
-  for (size_t c : cols)
-    if (s[c].type.id == type_id::decimal128)
-      return std::string(what) + " column " + s[c].name +
-             " has type decimal128, which the CUDA backend does not handle";
-  return {};
-}
-
-}  // namespace
-
 std::string unsupported(const exec::op_request& r) {
   std::string op = r.op;
   if (r.input)
@@ -29,19 +17,10 @@ std::string unsupported(const exec::op_request& r) {
   if (op == "filter" || op == "project") return {};
   if (op == "aggregate" || op == "window") {
     // hash_aggregate.cu: fixed-width keys (integers, booleans, floats, dates, timestamps, durations) or
-    // none, decomposable aggregations: partial per partition + final, hash tables (hash::unfit);
-    // aggregate.cu: the rest (string keys; every window), sort-based grouping over any key type but
-    // decimal128, segmented reductions
-    if (r.input) {
-      std::string why = type_unsupported(*r.input, r.keys, "key");
-      if (!why.empty()) return why;
-    }
-    for (auto& a : r.aggs) {
-      if (a.op == agg_op::n_unique || a.op == agg_op::median || a.op == agg_op::quantile)
-        return std::string("aggregation ") + to_string(a.op) + " has no CUDA implementation";
-      if (a.input >= 0 && a.input_type.id == type_id::decimal128)
-        return std::string("aggregation ") + to_string(a.op) + " of a decimal128 column has no CUDA implementation";
-    }
+    // none, decomposable aggregations of non-decimal columns: partial per partition + final, hash
+    // tables (hash::unfit); aggregate.cu: the rest (string and decimal128 keys, decimal128 inputs,
+    // n_unique / median / quantile; every window), sort-based grouping over any key type, segmented
+    // reductions and values sorted within segments
     return {};
   }
   // join: every join type (inner/left/full/semi/anti/cross; right joins arrive as left joins) and
