@@ -65,6 +65,23 @@ bool filter_node::narrow_output(const std::vector<std::string>& names) {
   return true;
 }
 
+std::string project_node::detail() const {
+  std::string s;
+  for (auto& e : _exprs)
+    s += (s.empty() ? "" : ", ") + to_string(e);
+  return "[" + s + "]";
+}
+
+std::vector<table> project_node::run(exec_context& ctx) {
+  const schema& in = children[0]->output_schema;
+  auto parts = input(0, ctx);
+  return map_partitions(ctx, parts, [&](const table& t) {
+    std::vector<column> cols = evaluate_partition(t, in, ctx);
+    if (cols.empty()) return table::empty_with_rows(t.num_rows());
+    return table(std::move(cols));
+  });
+}
+
 std::string slice_node::detail() const {
   return "offset " + std::to_string(_offset) + " len " + (_length < 0 ? "all" : std::to_string(_length));
 }
@@ -124,6 +141,12 @@ std::string join_node::detail() const {
   return s.empty() ? s : "on " + s;
 }
 
+std::vector<table> join_node::run(exec_context& ctx) {
+  std::vector<table> left = input(0, ctx);
+  std::vector<table> right = input(1, ctx);
+  return join_partitions(std::move(left), std::move(right), ctx);
+}
+
 int64_t join_node::target_rows(const exec_context& ctx) {
   return std::max<int64_t>(1, ctx.options.target_partition_rows);
 }
@@ -174,6 +197,20 @@ std::vector<table> sort_node::run(exec_context& ctx) {
   int64_t n = total_rows(parts);
   if (n == 0 || _limit == 0) return {parts[0].slice(0, 0)};
   return sort_partitions(parts, n, ctx);
+}
+
+std::vector<table> unique_node::run(exec_context& ctx) {
+  auto parts = input(0, ctx);
+  if (parts.empty()) return {};
+  return unique_partitions(std::move(parts), ctx);
+}
+
+std::vector<table> concat_node::run(exec_context& ctx) {
+  std::vector<table> out;
+  for (size_t i = 0; i < children.size(); ++i)
+    for (auto& p : input(i, ctx))
+      out.push_back(std::move(p));
+  return out;
 }
 
 std::string unique_node::detail() const {

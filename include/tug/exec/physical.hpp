@@ -144,6 +144,26 @@ struct join_spec {
   std::vector<size_t> right_columns;
 };
 
+/// What the projections of every backend share: the expressions, name, detail, and the output of
+/// a partition (one column per expression; no expressions: the partition's rows and no columns). A
+/// backend evaluates the expressions over one partition.
+class project_node : public physical_node {
+ public:
+  explicit project_node(std::vector<expr> exprs) : _exprs(std::move(exprs)) {}
+  std::string name() const override { return "project"; }
+  std::string detail() const override;
+  const std::vector<expr>& exprs() const { return _exprs; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) final;
+  /// One column per expression over partition `t`, whose schema is `in`. Called for every partition
+  /// in parallel.
+  virtual std::vector<column> evaluate_partition(const table& t, const schema& in, exec_context& ctx) const = 0;
+
+ private:
+  std::vector<expr> _exprs;
+};
+
 /// What the slices of every backend share: the window of rows [offset, offset+length) of the
 /// concatenated input (Polars semantics: a negative offset counts from the end, the window is clipped
 /// to the rows that exist; length -1 = all). A backend's subclass runs `window` over its partitions.
@@ -193,6 +213,9 @@ class join_node : public physical_node {
   const join_spec& spec() const { return _spec; }
 
  protected:
+  std::vector<table> run(exec_context& ctx) final;
+  /// Joins the left (child 0) and right (child 1) partitions.
+  virtual std::vector<table> join_partitions(std::vector<table> left, std::vector<table> right, exec_context& ctx) = 0;
   /// Semi and anti joins: the output is the left rows that have (semi) or lack (anti) a match.
   bool filtering() const { return _spec.how == join_type::semi || _spec.how == join_type::anti; }
   /// Rows per output partition (options.target_partition_rows, at least 1).
@@ -233,7 +256,7 @@ class sort_node : public physical_node {
 
 /// What the distinct operators of every backend share: the subset of key columns (empty: all), which
 /// row of a group survives, maintain_order (informational: both backends keep input order), name and
-/// detail. A backend's subclass deduplicates in run().
+/// detail. A backend deduplicates the partitions (none when there are no partitions).
 class unique_node : public physical_node {
  public:
   unique_node(std::vector<size_t> subset, unique_keep keep, bool maintain_order)
@@ -243,9 +266,21 @@ class unique_node : public physical_node {
   bool sync_point() const override { return true; }
 
  protected:
+  std::vector<table> run(exec_context& ctx) final;
+  /// The surviving rows of `parts` (at least one partition), in input order.
+  virtual std::vector<table> unique_partitions(std::vector<table> parts, exec_context& ctx) = 0;
   std::vector<size_t> _subset;
   unique_keep _keep;
   bool _maintain_order;
+};
+
+/// The children's partitions one after another, moved to this node's memory: the same on every backend.
+class concat_node final : public physical_node {
+ public:
+  std::string name() const override { return "concat"; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override;
 };
 
 /// Operator factories. The backend is chosen by the lowering; `backend::cuda` throws

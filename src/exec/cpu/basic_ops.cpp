@@ -56,33 +56,18 @@ class filter_op final : public filter_node {
   }
 };
 
-class project_op final : public physical_node {
+class project_op final : public project_node {
  public:
-  explicit project_op(std::vector<expr> exprs) : _exprs(std::move(exprs)) {}
-  std::string name() const override { return "project"; }
-  std::string detail() const override {
-    std::string s;
-    for (auto& e : _exprs)
-      s += (s.empty() ? "" : ", ") + to_string(e);
-    return "[" + s + "]";
-  }
+  using project_node::project_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    const schema& in = children[0]->output_schema;
-    auto parts = input(0, ctx);
-    return map_partitions(ctx, parts, [&](const table& t) {
-      std::vector<column> cols;
-      cols.reserve(_exprs.size());
-      for (auto& e : _exprs)
-        cols.push_back(cpu::evaluate(e, t, in, ctx.mr));
-      if (cols.empty()) return table::empty_with_rows(t.num_rows());
-      return table(std::move(cols));
-    });
+  std::vector<column> evaluate_partition(const table& t, const schema& in, exec_context& ctx) const override {
+    std::vector<column> cols;
+    cols.reserve(exprs().size());
+    for (auto& e : exprs())
+      cols.push_back(cpu::evaluate(e, t, in, ctx.mr));
+    return cols;
   }
-
- private:
-  std::vector<expr> _exprs;
 };
 
 class slice_op final : public slice_node {
@@ -91,20 +76,6 @@ class slice_op final : public slice_node {
 
  protected:
   std::vector<table> run(exec_context& ctx) override { return window(input(0, ctx)); }
-};
-
-class concat_op final : public physical_node {
- public:
-  std::string name() const override { return "concat"; }
-
- protected:
-  std::vector<table> run(exec_context& ctx) override {
-    std::vector<table> out;
-    for (size_t i = 0; i < children.size(); ++i)
-      for (auto& p : input(i, ctx))
-        out.push_back(std::move(p));
-    return out;
-  }
 };
 
 class row_index_op final : public row_index_node {
@@ -188,7 +159,7 @@ physical_ptr make_slice(backend b, physical_ptr child, int64_t offset, int64_t l
 
 physical_ptr make_concat(backend b, std::vector<physical_ptr> children, schema out) {
   TUG_DISPATCH_CUDA(b, make_concat(std::move(children), std::move(out)));
-  return finish(std::make_unique<concat_op>(), b, std::move(children), std::move(out));
+  return finish(std::make_unique<concat_node>(), b, std::move(children), std::move(out));
 }
 
 physical_ptr make_row_index(backend b, physical_ptr child, int64_t offset, schema out) {

@@ -103,9 +103,7 @@ class join_op final : public join_node {
   using join_node::join_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    std::vector<table> left = input(0, ctx);
-    std::vector<table> right = input(1, ctx);
+  std::vector<table> join_partitions(std::vector<table> left, std::vector<table> right, exec_context& ctx) override {
     int64_t nl = total_rows(left), nr = total_rows(right);
     bool swappable = _spec.how == join_type::inner || _spec.how == join_type::left ||
                      _spec.how == join_type::semi || _spec.how == join_type::anti;

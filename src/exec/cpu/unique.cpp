@@ -21,9 +21,7 @@ class unique_op final : public unique_node {
   using unique_node::unique_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
-    if (parts.empty()) return {};
+  std::vector<table> unique_partitions(std::vector<table> parts, exec_context& ctx) override {
     // a row kept globally under any/first/last is also kept within its partition
     if (_keep != unique_keep::none && parts.size() > 1)
       parts = map_partitions(ctx, parts, [&](const table& t) {

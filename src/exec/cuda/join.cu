@@ -299,9 +299,8 @@ class join_op final : public join_node {
   using join_node::join_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    std::vector<table> left = input(0, ctx);
-    std::vector<table> right_parts = input(1, ctx);
+  std::vector<table> join_partitions(std::vector<table> left, std::vector<table> right_parts,
+                                     exec_context& ctx) override {
     memory_resource* mr = ctx.device_mr;
     build_side b;
     {

@@ -1,6 +1,6 @@
-// CUDA slice, concat and row index. Slice and concat move no data: device partitions are sliced and
-// passed on zero-copy (column::slice counts nulls on device bitmaps); row index fills one int64 column
-// per partition with a kernel.
+// CUDA slice and row index (concat is concat_node, the same on every backend). Slice moves no data:
+// device partitions are sliced and passed on zero-copy (column::slice counts nulls on device bitmaps);
+// row index fills one int64 column per partition with a kernel.
 #include "exec/cuda/common.cuh"
 #include "exec/cuda/ops.hpp"
 #include "tug/exec/cpu/require.hpp"
@@ -19,20 +19,6 @@ class slice_op final : public slice_node {
     nvtx_range r{"slice"};
     std::vector<table> out = window(parts);  // column::slice may count nulls on the device
     sync();
-    return out;
-  }
-};
-
-class concat_op final : public physical_node {
- public:
-  std::string name() const override { return "concat"; }
-
- protected:
-  std::vector<table> run(exec_context& ctx) override {
-    std::vector<table> out;
-    for (size_t i = 0; i < children.size(); ++i)
-      for (auto& p : input(i, ctx))
-        out.push_back(std::move(p));
     return out;
   }
 };
@@ -68,7 +54,7 @@ physical_ptr make_slice(physical_ptr child, int64_t offset, int64_t length) {
 }
 
 physical_ptr make_concat(std::vector<physical_ptr> children, schema out) {
-  return cpu::finish(std::make_unique<concat_op>(), backend::cuda, std::move(children), std::move(out));
+  return cpu::finish(std::make_unique<concat_node>(), backend::cuda, std::move(children), std::move(out));
 }
 
 physical_ptr make_row_index(physical_ptr child, int64_t offset, schema out) {

@@ -272,9 +272,7 @@ class unique_op final : public unique_node {
   using unique_node::unique_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
-    if (parts.empty()) return {};
+  std::vector<table> unique_partitions(std::vector<table> parts, exec_context& ctx) override {
     nvtx_range r{"unique"};
     memory_resource* mr = ctx.device_mr;
     int64_t n = total_rows(parts);
