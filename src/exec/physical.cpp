@@ -52,6 +52,12 @@ std::string filter_node::detail() const {
   return to_string(_pred) + (_keep.empty() ? "" : " -> " + std::to_string(_keep.size()) + " columns");
 }
 
+std::vector<table> filter_node::run(exec_context& ctx) {
+  const schema& in = children[0]->output_schema;
+  auto parts = input(0, ctx);
+  return map_partitions(ctx, parts, [&](const table& t) { return filter_partition(t, in, ctx); });
+}
+
 bool filter_node::narrow_output(const std::vector<std::string>& names) {
   const schema& in = children[0]->output_schema;
   std::vector<size_t> keep;

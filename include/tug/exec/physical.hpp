@@ -91,8 +91,7 @@ class physical_node {
 };
 
 /// What the filters of every backend share: the predicate, and which input columns the output keeps
-/// (narrow_output: the predicate may read columns no consumer needs). A backend's subclass filters
-/// partitions in run().
+/// (narrow_output: the predicate may read columns no consumer needs). A backend filters one partition.
 class filter_node : public physical_node {
  public:
   explicit filter_node(expr pred) : _pred(std::move(pred)) {}
@@ -104,6 +103,10 @@ class filter_node : public physical_node {
   const std::vector<size_t>& kept() const { return _keep; }
 
  protected:
+  std::vector<table> run(exec_context& ctx) final;
+  /// The rows of partition `t` (whose schema is `in`) where the predicate is true, kept_columns(t)
+  /// only. Called for every partition in parallel.
+  virtual table filter_partition(const table& t, const schema& in, exec_context& ctx) const = 0;
   /// The columns of input partition `t` that the output keeps.
   table kept_columns(const table& t) const { return _keep.empty() ? t : t.select(_keep); }
   expr _pred;

@@ -45,14 +45,10 @@ class filter_op final : public filter_node {
   using filter_node::filter_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    const schema& in = children[0]->output_schema;
-    auto parts = input(0, ctx);
-    return map_partitions(ctx, parts, [&](const table& t) {
-      column mask = cpu::evaluate(_pred, t, in, ctx.mr);
-      // the predicate may read columns no consumer needs: copy only the kept ones
-      return filter(kept_columns(t), mask, ctx.mr);
-    });
+  table filter_partition(const table& t, const schema& in, exec_context& ctx) const override {
+    column mask = cpu::evaluate(_pred, t, in, ctx.mr);
+    // the predicate may read columns no consumer needs: copy only the kept ones
+    return filter(kept_columns(t), mask, ctx.mr);
   }
 };
 

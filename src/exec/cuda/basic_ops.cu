@@ -15,16 +15,12 @@ class filter_op final : public filter_node {
   using filter_node::filter_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    const schema& in = children[0]->output_schema;
-    auto parts = input(0, ctx);
-    return map_partitions(ctx, parts, [&](const table& t) {
-      nvtx_range r{"filter"};
-      column mask = evaluate({_pred}, t, in, ctx.device_mr)[0];
-      table out = cuda::filter(kept_columns(t), mask, ctx.device_mr);
-      sync();
-      return out;
-    });
+  table filter_partition(const table& t, const schema& in, exec_context& ctx) const override {
+    nvtx_range r{"filter"};
+    column mask = evaluate({_pred}, t, in, ctx.device_mr)[0];
+    table out = cuda::filter(kept_columns(t), mask, ctx.device_mr);
+    sync();
+    return out;
   }
 };
 
