@@ -1,5 +1,6 @@
 #include "tug/exec/physical.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "exec/nvtx.hpp"
@@ -51,6 +52,12 @@ std::string filter_node::detail() const {
   return to_string(_pred) + (_keep.empty() ? "" : " -> " + std::to_string(_keep.size()) + " columns");
 }
 
+std::vector<table> filter_node::run(exec_context& ctx) {
+  const schema& in = children[0]->output_schema;
+  auto parts = input(0, ctx);
+  return map_partitions(ctx, parts, [&](const table& t) { return filter_partition(t, in, ctx); });
+}
+
 bool filter_node::narrow_output(const std::vector<std::string>& names) {
   const schema& in = children[0]->output_schema;
   std::vector<size_t> keep;
@@ -62,6 +69,163 @@ bool filter_node::narrow_output(const std::vector<std::string>& names) {
   _keep = std::move(keep);
   output_schema = std::move(out);
   return true;
+}
+
+std::string project_node::detail() const {
+  std::string s;
+  for (auto& e : _exprs)
+    s += (s.empty() ? "" : ", ") + to_string(e);
+  return "[" + s + "]";
+}
+
+std::vector<table> project_node::run(exec_context& ctx) {
+  const schema& in = children[0]->output_schema;
+  auto parts = input(0, ctx);
+  return map_partitions(ctx, parts, [&](const table& t) {
+    std::vector<column> cols = evaluate_partition(t, in, ctx);
+    if (cols.empty()) return table::empty_with_rows(t.num_rows());
+    return table(std::move(cols));
+  });
+}
+
+std::string slice_node::detail() const {
+  return "offset " + std::to_string(_offset) + " len " + (_length < 0 ? "all" : std::to_string(_length));
+}
+
+std::vector<table> slice_node::window(const std::vector<table>& parts) const {
+  int64_t n = total_rows(parts);
+  // Polars semantics: a negative offset counts from the end, and the window [start, start+length)
+  // is clipped to the rows that exist (so slice(-28, 1) of 10 rows is empty).
+  int64_t start = _offset < 0 ? n + _offset : _offset;
+  int64_t end = _length < 0 ? n : start + _length;
+  start = std::clamp<int64_t>(start, 0, n);
+  end = std::clamp<int64_t>(end, start, n);
+  std::vector<table> out;
+  int64_t pos = 0;
+  for (auto& p : parts) {
+    int64_t a = std::max(start, pos), b = std::min(end, pos + p.num_rows());
+    if (a < b) out.push_back(p.slice(a - pos, b - a));
+    pos += p.num_rows();
+  }
+  if (out.empty() && !parts.empty()) out.push_back(parts[0].slice(0, 0));
+  return out;
+}
+
+std::vector<table> row_index_node::run(exec_context& ctx) {
+  auto parts = input(0, ctx);
+  std::vector<int64_t> starts(parts.size());
+  int64_t pos = _offset;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    starts[i] = pos;
+    pos += parts[i].num_rows();
+  }
+  std::vector<table> out(parts.size());
+  ctx.pool.parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t k) {
+    auto i = static_cast<size_t>(k);
+    const table& t = parts[i];
+    std::vector<column> cols{index_column(starts[i], t.num_rows(), ctx)};
+    for (auto& c : t.columns())
+      cols.push_back(c);
+    out[i] = table(std::move(cols));
+  });
+  return out;
+}
+
+join_node::join_node(join_spec spec) : _spec(std::move(spec)) {
+  TUG_EXPECTS(_spec.left_keys.size() == _spec.right_keys.size(), "join: key counts differ");
+  TUG_EXPECTS(_spec.how != join_type::right, "join: right joins must be lowered to left joins");
+  TUG_EXPECTS(_spec.how == join_type::cross || !_spec.left_keys.empty(), "join: no keys");
+}
+
+std::string join_node::name() const { return std::string("hash_join[") + to_string(_spec.how) + "]"; }
+
+std::string join_node::detail() const {
+  std::string s;
+  for (size_t i = 0; i < _spec.left_keys.size(); ++i)
+    s += (i ? ", " : "") + children[0]->output_schema[_spec.left_keys[i]].name + " = " +
+         children[1]->output_schema[_spec.right_keys[i]].name;
+  return s.empty() ? s : "on " + s;
+}
+
+std::vector<table> join_node::run(exec_context& ctx) {
+  std::vector<table> left = input(0, ctx);
+  std::vector<table> right = input(1, ctx);
+  return join_partitions(std::move(left), std::move(right), ctx);
+}
+
+int64_t join_node::target_rows(const exec_context& ctx) {
+  return std::max<int64_t>(1, ctx.options.target_partition_rows);
+}
+
+table join_node::empty_table(const schema& s) {
+  std::vector<column> cols;
+  for (auto& f : s)
+    cols.push_back(make_empty_column(f.type));
+  return cols.empty() ? table::empty_with_rows(0) : table(std::move(cols));
+}
+
+table join_node::join_columns(const table& left, const table& right) {
+  std::vector<column> cols = left.columns();
+  for (auto& c : right.columns())
+    cols.push_back(c);
+  if (cols.empty()) return table::empty_with_rows(left.num_rows());
+  return table(std::move(cols));
+}
+
+sort_node::sort_node(std::vector<size_t> keys, std::vector<bool> descending, std::vector<bool> nulls_last, bool stable,
+                     int64_t limit)
+    : _keys(std::move(keys)),
+      _descending(std::move(descending)),
+      _nulls_last(std::move(nulls_last)),
+      _stable(stable),
+      _limit(limit) {
+  TUG_EXPECTS(!_keys.empty(), "sort needs at least one key");
+  TUG_EXPECTS(_descending.size() == _keys.size() && _nulls_last.size() == _keys.size(),
+              "sort: descending and nulls_last need one entry per key");
+}
+
+std::string sort_node::detail() const {
+  std::string s;
+  for (size_t i = 0; i < _keys.size(); ++i) {
+    s += (i ? ", " : "") + output_schema[_keys[i]].name;
+    if (_descending[i]) s += " desc";
+    if (_nulls_last[i]) s += " nulls_last";
+  }
+  s = "by [" + s + "]";
+  if (_stable) s += " stable";
+  if (_limit >= 0) s += " limit " + std::to_string(_limit);
+  return s;
+}
+
+std::vector<table> sort_node::run(exec_context& ctx) {
+  auto parts = input(0, ctx);
+  if (parts.empty()) return {};
+  int64_t n = total_rows(parts);
+  if (n == 0 || _limit == 0) return {parts[0].slice(0, 0)};
+  return sort_partitions(parts, n, ctx);
+}
+
+std::vector<table> unique_node::run(exec_context& ctx) {
+  auto parts = input(0, ctx);
+  if (parts.empty()) return {};
+  return unique_partitions(std::move(parts), ctx);
+}
+
+std::vector<table> concat_node::run(exec_context& ctx) {
+  std::vector<table> out;
+  for (size_t i = 0; i < children.size(); ++i)
+    for (auto& p : input(i, ctx))
+      out.push_back(std::move(p));
+  return out;
+}
+
+std::string unique_node::detail() const {
+  std::string s;
+  for (size_t i : _subset)
+    s += (s.empty() ? "" : ", ") + output_schema[i].name;
+  s = "subset [" + (_subset.empty() ? std::string("all") : s) + "] keep " + to_string(_keep);
+  if (_maintain_order) s += " maintain_order";
+  return s;
 }
 
 std::vector<table> physical_node::input(size_t i, exec_context& ctx) {

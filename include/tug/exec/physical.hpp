@@ -4,6 +4,7 @@
 /// parallel on the thread pool; blocking operators (aggregate, join, sort, unique, window) collect
 /// what they need, and are split into phases (partial -> [exchange] -> final) where that pays, so
 /// the multi-GPU issue can put exchanges between them.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -90,8 +91,7 @@ class physical_node {
 };
 
 /// What the filters of every backend share: the predicate, and which input columns the output keeps
-/// (narrow_output: the predicate may read columns no consumer needs). A backend's subclass filters
-/// partitions in run().
+/// (narrow_output: the predicate may read columns no consumer needs). A backend filters one partition.
 class filter_node : public physical_node {
  public:
   explicit filter_node(expr pred) : _pred(std::move(pred)) {}
@@ -103,6 +103,10 @@ class filter_node : public physical_node {
   const std::vector<size_t>& kept() const { return _keep; }
 
  protected:
+  std::vector<table> run(exec_context& ctx) final;
+  /// The rows of partition `t` (whose schema is `in`) where the predicate is true, kept_columns(t)
+  /// only. Called for every partition in parallel.
+  virtual table filter_partition(const table& t, const schema& in, exec_context& ctx) const = 0;
   /// The columns of input partition `t` that the output keeps.
   table kept_columns(const table& t) const { return _keep.empty() ? t : t.select(_keep); }
   expr _pred;
@@ -141,6 +145,145 @@ struct join_spec {
   std::vector<size_t> right_keys;
   /// Right columns appended after all left columns (inner/left/full/cross); ignored for semi/anti.
   std::vector<size_t> right_columns;
+};
+
+/// What the projections of every backend share: the expressions, name, detail, and the output of
+/// a partition (one column per expression; no expressions: the partition's rows and no columns). A
+/// backend evaluates the expressions over one partition.
+class project_node : public physical_node {
+ public:
+  explicit project_node(std::vector<expr> exprs) : _exprs(std::move(exprs)) {}
+  std::string name() const override { return "project"; }
+  std::string detail() const override;
+  const std::vector<expr>& exprs() const { return _exprs; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) final;
+  /// One column per expression over partition `t`, whose schema is `in`. Called for every partition
+  /// in parallel.
+  virtual std::vector<column> evaluate_partition(const table& t, const schema& in, exec_context& ctx) const = 0;
+
+ private:
+  std::vector<expr> _exprs;
+};
+
+/// What the slices of every backend share: the window of rows [offset, offset+length) of the
+/// concatenated input (Polars semantics: a negative offset counts from the end, the window is clipped
+/// to the rows that exist; length -1 = all). A backend's subclass runs `window` over its partitions.
+class slice_node : public physical_node {
+ public:
+  slice_node(int64_t offset, int64_t length) : _offset(offset), _length(length) {}
+  std::string name() const override { return "slice"; }
+  std::string detail() const override;
+
+ protected:
+  /// The window as zero-copy slices of `parts`, in order; one empty slice of parts[0] when no row is
+  /// in it (none when there are no partitions).
+  std::vector<table> window(const std::vector<table>& parts) const;
+
+ private:
+  int64_t _offset, _length;
+};
+
+/// What the row indexes of every backend share: each partition's first index (the offset plus the
+/// rows before it), and the output layout (the int64 index column, then the input columns). A backend
+/// supplies the index column of one partition.
+class row_index_node : public physical_node {
+ public:
+  explicit row_index_node(int64_t offset) : _offset(offset) {}
+  std::string name() const override { return "row_index"; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) final;
+  /// The non-null int64 column start, start + 1, ..., start + n - 1, in this backend's memory.
+  /// Called for every partition in parallel.
+  virtual column index_column(int64_t start, int64_t n, exec_context& ctx) const = 0;
+
+ private:
+  int64_t _offset;
+};
+
+/// What the joins of every backend share: the spec (checked), name, detail, and the output layout:
+/// all left columns then `right_columns` (inner, left, full, cross), or the left columns alone (semi,
+/// anti); the left columns are null in a full join's unmatched right rows. A backend's subclass joins
+/// in run().
+class join_node : public physical_node {
+ public:
+  explicit join_node(join_spec spec);
+  std::string name() const override;
+  std::string detail() const override;
+  bool sync_point() const override { return true; }
+  const join_spec& spec() const { return _spec; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) final;
+  /// Joins the left (child 0) and right (child 1) partitions.
+  virtual std::vector<table> join_partitions(std::vector<table> left, std::vector<table> right, exec_context& ctx) = 0;
+  /// Semi and anti joins: the output is the left rows that have (semi) or lack (anti) a match.
+  bool filtering() const { return _spec.how == join_type::semi || _spec.how == join_type::anti; }
+  /// Rows per output partition (options.target_partition_rows, at least 1).
+  static int64_t target_rows(const exec_context& ctx);
+  /// Empty host table with the column types of `s` (no columns: zero rows).
+  static table empty_table(const schema& s);
+  /// An output table: the columns of `left`, then those of `right` (equal row counts); a table of
+  /// left's rows when neither has columns.
+  static table join_columns(const table& left, const table& right);
+  join_spec _spec;
+};
+
+/// What the sorts of every backend share: the keys with descending / nulls_last per key (checked),
+/// stable, the limit (top-k: >= 0 keeps the first `limit` rows), name and detail, and the cases that
+/// need no sorting (no partitions, no rows, limit 0). A backend sorts the rest.
+class sort_node : public physical_node {
+ public:
+  sort_node(std::vector<size_t> keys, std::vector<bool> descending, std::vector<bool> nulls_last, bool stable,
+            int64_t limit);
+  std::string name() const override { return _limit >= 0 ? "top_k" : "sort"; }
+  std::string detail() const override;
+  bool sync_point() const override { return true; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) final;
+  /// Sorts the `n` > 0 rows of `parts` (at least one partition; limit != 0) and returns the first
+  /// rows_wanted(n) of them, in order.
+  virtual std::vector<table> sort_partitions(const std::vector<table>& parts, int64_t n, exec_context& ctx) = 0;
+  /// How many rows the output has for `n` input rows: all, or the limit when smaller.
+  int64_t rows_wanted(int64_t n) const { return _limit < 0 ? n : std::min(_limit, n); }
+
+  std::vector<size_t> _keys;
+  std::vector<bool> _descending;
+  std::vector<bool> _nulls_last;
+  bool _stable;  ///< informational: both backends always sort stably
+  int64_t _limit;
+};
+
+/// What the distinct operators of every backend share: the subset of key columns (empty: all), which
+/// row of a group survives, maintain_order (informational: both backends keep input order), name and
+/// detail. A backend deduplicates the partitions (none when there are no partitions).
+class unique_node : public physical_node {
+ public:
+  unique_node(std::vector<size_t> subset, unique_keep keep, bool maintain_order)
+      : _subset(std::move(subset)), _keep(keep), _maintain_order(maintain_order) {}
+  std::string name() const override { return "unique"; }
+  std::string detail() const override;
+  bool sync_point() const override { return true; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) final;
+  /// The surviving rows of `parts` (at least one partition), in input order.
+  virtual std::vector<table> unique_partitions(std::vector<table> parts, exec_context& ctx) = 0;
+  std::vector<size_t> _subset;
+  unique_keep _keep;
+  bool _maintain_order;
+};
+
+/// The children's partitions one after another, moved to this node's memory: the same on every backend.
+class concat_node final : public physical_node {
+ public:
+  std::string name() const override { return "concat"; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override;
 };
 
 /// Operator factories. The backend is chosen by the lowering; `backend::cuda` throws

@@ -45,124 +45,46 @@ class filter_op final : public filter_node {
   using filter_node::filter_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    const schema& in = children[0]->output_schema;
-    auto parts = input(0, ctx);
-    return map_partitions(ctx, parts, [&](const table& t) {
-      column mask = cpu::evaluate(_pred, t, in, ctx.mr);
-      // the predicate may read columns no consumer needs: copy only the kept ones
-      return filter(kept_columns(t), mask, ctx.mr);
-    });
+  table filter_partition(const table& t, const schema& in, exec_context& ctx) const override {
+    column mask = cpu::evaluate(_pred, t, in, ctx.mr);
+    // the predicate may read columns no consumer needs: copy only the kept ones
+    return filter(kept_columns(t), mask, ctx.mr);
   }
 };
 
-class project_op final : public physical_node {
+class project_op final : public project_node {
  public:
-  explicit project_op(std::vector<expr> exprs) : _exprs(std::move(exprs)) {}
-  std::string name() const override { return "project"; }
-  std::string detail() const override {
-    std::string s;
-    for (auto& e : _exprs)
-      s += (s.empty() ? "" : ", ") + to_string(e);
-    return "[" + s + "]";
-  }
+  using project_node::project_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    const schema& in = children[0]->output_schema;
-    auto parts = input(0, ctx);
-    return map_partitions(ctx, parts, [&](const table& t) {
-      std::vector<column> cols;
-      cols.reserve(_exprs.size());
-      for (auto& e : _exprs)
-        cols.push_back(cpu::evaluate(e, t, in, ctx.mr));
-      if (cols.empty()) return table::empty_with_rows(t.num_rows());
-      return table(std::move(cols));
-    });
-  }
-
- private:
-  std::vector<expr> _exprs;
-};
-
-class slice_op final : public physical_node {
- public:
-  slice_op(int64_t offset, int64_t length) : _offset(offset), _length(length) {}
-  std::string name() const override { return "slice"; }
-  std::string detail() const override {
-    return "offset " + std::to_string(_offset) + " len " + (_length < 0 ? "all" : std::to_string(_length));
-  }
-
- protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
-    int64_t n = total_rows(parts);
-    // Polars semantics: a negative offset counts from the end, and the window [start, start+length)
-    // is clipped to the rows that exist (so slice(-28, 1) of 10 rows is empty).
-    int64_t start = _offset < 0 ? n + _offset : _offset;
-    int64_t end = _length < 0 ? n : start + _length;
-    start = std::clamp<int64_t>(start, 0, n);
-    end = std::clamp<int64_t>(end, start, n);
-    std::vector<table> out;
-    int64_t pos = 0;
-    for (auto& p : parts) {
-      int64_t a = std::max(start, pos), b = std::min(end, pos + p.num_rows());
-      if (a < b) out.push_back(p.slice(a - pos, b - a));
-      pos += p.num_rows();
-    }
-    if (out.empty() && !parts.empty()) out.push_back(parts[0].slice(0, 0));
-    return out;
-  }
-
- private:
-  int64_t _offset, _length;
-};
-
-class concat_op final : public physical_node {
- public:
-  std::string name() const override { return "concat"; }
-
- protected:
-  std::vector<table> run(exec_context& ctx) override {
-    std::vector<table> out;
-    for (size_t i = 0; i < children.size(); ++i)
-      for (auto& p : input(i, ctx))
-        out.push_back(std::move(p));
-    return out;
+  std::vector<column> evaluate_partition(const table& t, const schema& in, exec_context& ctx) const override {
+    std::vector<column> cols;
+    cols.reserve(exprs().size());
+    for (auto& e : exprs())
+      cols.push_back(cpu::evaluate(e, t, in, ctx.mr));
+    return cols;
   }
 };
 
-class row_index_op final : public physical_node {
+class slice_op final : public slice_node {
  public:
-  explicit row_index_op(int64_t offset) : _offset(offset) {}
-  std::string name() const override { return "row_index"; }
+  using slice_node::slice_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
-    std::vector<int64_t> starts(parts.size());
-    int64_t pos = _offset;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      starts[i] = pos;
-      pos += parts[i].num_rows();
-    }
-    std::vector<table> out(parts.size());
-    ctx.pool.parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t k) {
-      auto i = static_cast<size_t>(k);
-      const table& t = parts[i];
-      fixed_width_builder<int64_t> b(type_id::int64, t.num_rows(), ctx.mr);
-      for (int64_t r = 0; r < t.num_rows(); ++r)
-        b.set(r, starts[i] + r);
-      std::vector<column> cols{b.finish()};
-      for (auto& c : t.columns())
-        cols.push_back(c);
-      out[i] = table(std::move(cols));
-    });
-    return out;
-  }
+  std::vector<table> run(exec_context& ctx) override { return window(input(0, ctx)); }
+};
 
- private:
-  int64_t _offset;
+class row_index_op final : public row_index_node {
+ public:
+  using row_index_node::row_index_node;
+
+ protected:
+  column index_column(int64_t start, int64_t n, exec_context& ctx) const override {
+    fixed_width_builder<int64_t> b(type_id::int64, n, ctx.mr);
+    for (int64_t r = 0; r < n; ++r)
+      b.set(r, start + r);
+    return b.finish();
+  }
 };
 
 }  // namespace
@@ -233,7 +155,7 @@ physical_ptr make_slice(backend b, physical_ptr child, int64_t offset, int64_t l
 
 physical_ptr make_concat(backend b, std::vector<physical_ptr> children, schema out) {
   TUG_DISPATCH_CUDA(b, make_concat(std::move(children), std::move(out)));
-  return finish(std::make_unique<concat_op>(), b, std::move(children), std::move(out));
+  return finish(std::make_unique<concat_node>(), b, std::move(children), std::move(out));
 }
 
 physical_ptr make_row_index(backend b, physical_ptr child, int64_t offset, schema out) {

@@ -21,13 +21,6 @@ using cpu::finish;
 
 namespace {
 
-/// Empty table with the column types of `s`.
-table empty_table(const schema& s) {
-  std::vector<column> cols;
-  for (auto& f : s) cols.push_back(make_empty_column(f.type));
-  return cols.empty() ? table::empty_with_rows(0) : table(std::move(cols));
-}
-
 /// Columns `cols` of every partition, concatenated (in parallel) into one table.
 table concat_columns(const std::vector<table>& parts, const std::vector<size_t>& cols, exec_context& ctx) {
   std::vector<table> selected;
@@ -105,40 +98,12 @@ struct morsel {
   int64_t offset, length;
 };
 
-/// Output tables of the rows (left_idx[i], right_idx[i]), at most `target` rows each. An empty
-/// `left_idx` means left rows 0..n-1 in order; -1 gives nulls.
-std::vector<table> emit(const table& left, const std::vector<int64_t>& left_idx, const table& right,
-                        const std::vector<int64_t>& right_idx, int64_t target, memory_resource* mr) {
-  std::vector<table> out;
-  auto n = static_cast<int64_t>(right_idx.size());
-  for (int64_t a = 0; a < n; a += target) {
-    int64_t len = std::min(target, n - a);
-    table l = left_idx.empty() ? left.slice(a, len) : gather(left, left_idx.data() + a, len, mr);
-    table r = gather(right, right_idx.data() + a, len, mr);
-    std::vector<column> cols = l.columns();
-    for (auto& c : r.columns()) cols.push_back(c);
-    out.emplace_back(std::move(cols));
-  }
-  return out;
-}
-
-class join_op final : public physical_node {
+class join_op final : public join_node {
  public:
-  explicit join_op(join_spec spec) : _spec(std::move(spec)) {}
-  std::string name() const override { return std::string("hash_join[") + to_string(_spec.how) + "]"; }
-  std::string detail() const override {
-    std::string s;
-    for (size_t i = 0; i < _spec.left_keys.size(); ++i)
-      s += (i ? ", " : "") + children[0]->output_schema[_spec.left_keys[i]].name + " = " +
-           children[1]->output_schema[_spec.right_keys[i]].name;
-    return s.empty() ? s : "on " + s;
-  }
-  bool sync_point() const override { return true; }
+  using join_node::join_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    std::vector<table> left = input(0, ctx);
-    std::vector<table> right = input(1, ctx);
+  std::vector<table> join_partitions(std::vector<table> left, std::vector<table> right, exec_context& ctx) override {
     int64_t nl = total_rows(left), nr = total_rows(right);
     bool swappable = _spec.how == join_type::inner || _spec.how == join_type::left ||
                      _spec.how == join_type::semi || _spec.how == join_type::anti;
@@ -149,9 +114,19 @@ class join_op final : public physical_node {
   }
 
  private:
-  join_spec _spec;
-
-  int64_t target(exec_context& ctx) const { return std::max<int64_t>(1, ctx.options.target_partition_rows); }
+  /// Output tables of the rows (left_idx[i], right_idx[i]), at most `target` rows each. An empty
+  /// `left_idx` means left rows 0..n-1 in order; -1 gives nulls.
+  static std::vector<table> emit(const table& left, const std::vector<int64_t>& left_idx, const table& right,
+                                 const std::vector<int64_t>& right_idx, int64_t target, memory_resource* mr) {
+    std::vector<table> out;
+    auto n = static_cast<int64_t>(right_idx.size());
+    for (int64_t a = 0; a < n; a += target) {
+      int64_t len = std::min(target, n - a);
+      table l = left_idx.empty() ? left.slice(a, len) : gather(left, left_idx.data() + a, len, mr);
+      out.push_back(join_columns(l, gather(right, right_idx.data() + a, len, mr)));
+    }
+    return out;
+  }
 
   /// Rows per task that keep every thread busy when `total` rows are split: at most `target`.
   static int64_t morsel_rows(int64_t total, exec_context& ctx, int64_t target) {
@@ -193,7 +168,7 @@ class join_op final : public physical_node {
       b.emplace(std::move(keys), _spec.how == join_type::full);
     }
 
-    int64_t tgt = target(ctx);
+    int64_t tgt = target_rows(ctx);
     int64_t cross_rows = _spec.how == join_type::cross ? right.num_rows() : 0;
     std::vector<morsel> tasks = split(left, ctx, tgt, cross_rows);
     std::vector<std::vector<table>> outs(tasks.size());
@@ -214,14 +189,13 @@ class join_op final : public physical_node {
 
   std::vector<table> probe(const table& left, build_side& b, const table& payload, int64_t target,
                            memory_resource* mr) const {
-    bool filtering = _spec.how == join_type::semi || _spec.how == join_type::anti;
     bool keep_matched = _spec.how == join_type::semi;
     bool keep_unmatched = _spec.how != join_type::inner;
     // the output rows: left row left_idx[i] with right row right_idx[i] (-1: nulls)
     std::vector<int64_t> left_idx, right_idx;
     int64_t most = 0;  // most output rows of one left row
     b.probe_chunks(left, _spec.left_keys, [&](const int64_t* g, int64_t off, int64_t len) {
-      if (filtering) {  // semi/anti: left rows with (semi) or without (anti) a match
+      if (filtering()) {  // semi/anti: left rows with (semi) or without (anti) a match
         for (int64_t i = 0; i < len; ++i)
           if ((g[i] >= 0) == keep_matched) left_idx.push_back(off + i);
         return;
@@ -242,7 +216,7 @@ class join_op final : public physical_node {
       }
       if (!b.matched.empty()) b.mark(g, len);
     });
-    if (filtering) {
+    if (filtering()) {
       if (static_cast<int64_t>(left_idx.size()) == left.num_rows()) return {left};
       return {gather_in_range(left, left_idx.data(), static_cast<int64_t>(left_idx.size()), mr)};
     }
@@ -287,11 +261,10 @@ class join_op final : public physical_node {
   /// Inner, left, semi and anti joins with the smaller left side indexed and the right side probing.
   std::vector<table> run_left_build(const std::vector<table>& left, const std::vector<table>& right,
                                     exec_context& ctx) {
-    bool filtering = _spec.how == join_type::semi || _spec.how == join_type::anti;
     table lkeys = concat_columns(left, _spec.left_keys, ctx);
-    build_side b(lkeys.columns(), filtering);
-    std::vector<morsel> tasks = split(right, ctx, target(ctx), 0);
-    if (filtering) {
+    build_side b(lkeys.columns(), filtering());
+    std::vector<morsel> tasks = split(right, ctx, target_rows(ctx), 0);
+    if (filtering()) {
       ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
         const morsel& m = tasks[static_cast<size_t>(t)];
         b.probe_chunks(right[m.part].slice(m.offset, m.length), _spec.right_keys,
@@ -389,16 +362,13 @@ class join_op final : public physical_node {
         std::fill(left_idx.begin() + start[l], left_idx.begin() + start[l + 1], static_cast<int64_t>(l));
     }
     table lall = cpu::concat_partitions(left, ctx);
-    int64_t tgt = morsel_rows(static_cast<int64_t>(count), ctx, target(ctx));  // output partitions in parallel
+    int64_t tgt = morsel_rows(static_cast<int64_t>(count), ctx, target_rows(ctx));  // output partitions in parallel
     auto chunks = static_cast<int64_t>((count + static_cast<size_t>(tgt) - 1) / static_cast<size_t>(tgt));
     std::vector<table> out(static_cast<size_t>(chunks));
     ctx.pool.parallel_for(chunks, [&](int64_t c) {
       int64_t a = c * tgt, len = std::min<int64_t>(tgt, static_cast<int64_t>(count) - a);
       table l = identity ? lall.slice(a, len) : gather_in_range(lall, left_idx.data() + a, len, ctx.mr);
-      table r = gather(payload, right_idx.data() + a, len, ctx.mr);
-      std::vector<column> cols = l.columns();
-      for (auto& col : r.columns()) cols.push_back(col);
-      out[static_cast<size_t>(c)] = cols.empty() ? table::empty_with_rows(len) : table(std::move(cols));
+      out[static_cast<size_t>(c)] = join_columns(l, gather(payload, right_idx.data() + a, len, ctx.mr));
     });
     return out;
   }
@@ -408,9 +378,6 @@ class join_op final : public physical_node {
 
 physical_ptr make_join(backend b, physical_ptr left, physical_ptr right, join_spec spec, schema out) {
   TUG_DISPATCH_CUDA(b, make_join(std::move(left), std::move(right), std::move(spec), std::move(out)));
-  TUG_EXPECTS(spec.left_keys.size() == spec.right_keys.size(), "join: key counts differ");
-  TUG_EXPECTS(spec.how != join_type::right, "join: right joins must be lowered to left joins");
-  TUG_EXPECTS(spec.how == join_type::cross || !spec.left_keys.empty(), "join: no keys");
   std::vector<physical_ptr> kids;
   kids.push_back(std::move(left));
   kids.push_back(std::move(right));

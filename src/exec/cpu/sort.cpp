@@ -272,36 +272,12 @@ std::vector<int64_t> sorted_rows(entry* e, int64_t n, int64_t limit, Less less, 
   return rows;
 }
 
-class sort_op final : public physical_node {
+class sort_op final : public sort_node {
  public:
-  sort_op(std::vector<size_t> keys, std::vector<bool> descending, std::vector<bool> nulls_last, bool stable,
-          int64_t limit)
-      : _keys(std::move(keys)),
-        _descending(std::move(descending)),
-        _nulls_last(std::move(nulls_last)),
-        _stable(stable),
-        _limit(limit) {}
-  std::string name() const override { return _limit >= 0 ? "top_k" : "sort"; }
-  std::string detail() const override {
-    std::string s;
-    for (size_t i = 0; i < _keys.size(); ++i) {
-      s += (i ? ", " : "") + output_schema[_keys[i]].name;
-      if (_descending[i]) s += " desc";
-      if (_nulls_last[i]) s += " nulls_last";
-    }
-    s = "by [" + s + "]";
-    if (_stable) s += " stable";
-    if (_limit >= 0) s += " limit " + std::to_string(_limit);
-    return s;
-  }
-  bool sync_point() const override { return true; }
+  using sort_node::sort_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
-    if (parts.empty()) return {};
-    int64_t n = total_rows(parts);
-    if (n == 0 || _limit == 0) return {parts[0].slice(0, 0)};
+  std::vector<table> sort_partitions(const std::vector<table>& parts, int64_t n, exec_context& ctx) override {
     // only the key columns are concatenated; the other columns are gathered once at the end
     std::vector<table> key_parts;
     for (auto& p : parts) key_parts.push_back(p.select(_keys));
@@ -415,12 +391,6 @@ class sort_op final : public physical_node {
     });
     return sorted_rows(e.get(), n, _limit, multi_key_less{&keys}, pool);
   }
-
-  std::vector<size_t> _keys;
-  std::vector<bool> _descending;
-  std::vector<bool> _nulls_last;
-  bool _stable;
-  int64_t _limit;
 };
 
 }  // namespace
@@ -428,9 +398,6 @@ class sort_op final : public physical_node {
 physical_ptr make_sort(backend b, physical_ptr child, std::vector<size_t> keys, std::vector<bool> descending,
                        std::vector<bool> nulls_last, bool stable, int64_t limit) {
   TUG_DISPATCH_CUDA(b, make_sort(std::move(child), std::move(keys), std::move(descending), std::move(nulls_last), stable, limit));
-  TUG_EXPECTS(!keys.empty(), "sort needs at least one key");
-  TUG_EXPECTS(descending.size() == keys.size() && nulls_last.size() == keys.size(),
-              "sort: descending and nulls_last need one entry per key");
   schema s = child->output_schema;
   return finish(std::make_unique<sort_op>(std::move(keys), std::move(descending), std::move(nulls_last), stable, limit),
                 b, one(std::move(child)), std::move(s));

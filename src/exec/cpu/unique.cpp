@@ -16,24 +16,12 @@ using cpu::one;
 
 namespace {
 
-class unique_op final : public physical_node {
+class unique_op final : public unique_node {
  public:
-  unique_op(std::vector<size_t> subset, unique_keep keep, bool maintain_order)
-      : _subset(std::move(subset)), _keep(keep), _maintain_order(maintain_order) {}
-  std::string name() const override { return "unique"; }
-  std::string detail() const override {
-    std::string s;
-    for (size_t i : _subset) s += (s.empty() ? "" : ", ") + output_schema[i].name;
-    s = "subset [" + (_subset.empty() ? std::string("all") : s) + "] keep " + to_string(_keep);
-    if (_maintain_order) s += " maintain_order";
-    return s;
-  }
-  bool sync_point() const override { return true; }
+  using unique_node::unique_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
-    if (parts.empty()) return {};
+  std::vector<table> unique_partitions(std::vector<table> parts, exec_context& ctx) override {
     // a row kept globally under any/first/last is also kept within its partition
     if (_keep != unique_keep::none && parts.size() > 1)
       parts = map_partitions(ctx, parts, [&](const table& t) {
@@ -76,10 +64,6 @@ class unique_op final : public physical_node {
       if (count[static_cast<size_t>(group_of_row[static_cast<size_t>(i)])] == 1) rows.push_back(i);
     return rows;
   }
-
-  std::vector<size_t> _subset;
-  unique_keep _keep;
-  bool _maintain_order;
 };
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Per-partition operators of the CUDA backend: filter and project.
+// Per-partition operators of the CUDA backend: filter and project (their plumbing is filter_node's
+// and project_node's, shared with the CPU).
 #include "exec/cuda/common.cuh"
 #include "exec/cuda/evaluate.hpp"
 #include "exec/cuda/ops.hpp"
@@ -14,46 +15,26 @@ class filter_op final : public filter_node {
   using filter_node::filter_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    const schema& in = children[0]->output_schema;
-    auto parts = input(0, ctx);
-    return map_partitions(ctx, parts, [&](const table& t) {
-      nvtx_range r{"filter"};
-      column mask = evaluate({_pred}, t, in, ctx.device_mr)[0];
-      table out = cuda::filter(kept_columns(t), mask, ctx.device_mr);
-      sync();
-      return out;
-    });
+  table filter_partition(const table& t, const schema& in, exec_context& ctx) const override {
+    nvtx_range r{"filter"};
+    column mask = evaluate({_pred}, t, in, ctx.device_mr)[0];
+    table out = cuda::filter(kept_columns(t), mask, ctx.device_mr);
+    sync();
+    return out;
   }
 };
 
-class project_op final : public physical_node {
+class project_op final : public project_node {
  public:
-  explicit project_op(std::vector<expr> exprs) : _exprs(std::move(exprs)) {}
-  std::string name() const override { return "project"; }
-  const std::vector<expr>& exprs() const { return _exprs; }
-  std::string detail() const override {
-    std::string s;
-    for (auto& e : _exprs)
-      s += (s.empty() ? "" : ", ") + to_string(e);
-    return "[" + s + "]";
-  }
+  using project_node::project_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    const schema& in = children[0]->output_schema;
-    auto parts = input(0, ctx);
-    return map_partitions(ctx, parts, [&](const table& t) {
-      nvtx_range r{"project"};
-      std::vector<column> cols = evaluate(_exprs, t, in, ctx.device_mr);
-      sync();
-      if (cols.empty()) return table::empty_with_rows(t.num_rows());
-      return table(std::move(cols));
-    });
+  std::vector<column> evaluate_partition(const table& t, const schema& in, exec_context& ctx) const override {
+    nvtx_range r{"project"};
+    std::vector<column> cols = evaluate(exprs(), t, in, ctx.device_mr);
+    sync();
+    return cols;
   }
-
- private:
-  std::vector<expr> _exprs;
 };
 
 /// The column a bare reference (under aliases) names; nullptr for any other expression.

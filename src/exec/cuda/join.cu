@@ -277,23 +277,6 @@ dbuf<dkey> key_views(const table& t, const std::vector<size_t>& idx, memory_reso
   return d;
 }
 
-/// Empty host table with the column types of `s` (device views of empty columns need no device memory).
-table empty_table(const schema& s) {
-  std::vector<column> cols;
-  for (auto& f : s)
-    cols.push_back(make_empty_column(f.type));
-  return cols.empty() ? table::empty_with_rows(0) : table(std::move(cols));
-}
-
-/// Left columns then right columns of one output table.
-table join_columns(const table& l, const table& r) {
-  std::vector<column> cols = l.columns();
-  for (auto& c : r.columns())
-    cols.push_back(c);
-  if (cols.empty()) return table::empty_with_rows(l.num_rows());
-  return table(std::move(cols));
-}
-
 /// The build side: all right rows, and their hash table of key groups. Slot s holds the first row
 /// of a key; its rows (ascending) are rows[offsets[s] .. offsets[s] + counts[s]).
 struct build_side {
@@ -309,23 +292,15 @@ struct build_side {
   dbuf<uint8_t> matched;  ///< full joins: per slot, whether a left row matched it
 };
 
-class join_op final : public physical_node {
+/// The CUDA join: the output layout is join_node's (empty host tables from join_node::empty_table need
+/// no device memory: device views of empty columns point at nothing).
+class join_op final : public join_node {
  public:
-  explicit join_op(join_spec spec) : _spec(std::move(spec)) {}
-  std::string name() const override { return std::string("hash_join[") + to_string(_spec.how) + "]"; }
-  std::string detail() const override {
-    std::string s;
-    for (size_t i = 0; i < _spec.left_keys.size(); ++i)
-      s += (i ? ", " : "") + children[0]->output_schema[_spec.left_keys[i]].name + " = " +
-           children[1]->output_schema[_spec.right_keys[i]].name;
-    return s.empty() ? s : "on " + s;
-  }
-  bool sync_point() const override { return true; }
+  using join_node::join_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    std::vector<table> left = input(0, ctx);
-    std::vector<table> right_parts = input(1, ctx);
+  std::vector<table> join_partitions(std::vector<table> left, std::vector<table> right_parts,
+                                     exec_context& ctx) override {
     memory_resource* mr = ctx.device_mr;
     build_side b;
     {
@@ -337,7 +312,7 @@ class join_op final : public physical_node {
       if (_spec.how != join_type::cross) build(b, mr);
       sync();
     }
-    int64_t target = std::max<int64_t>(1, ctx.options.target_partition_rows);
+    int64_t target = target_rows(ctx);
     std::vector<std::vector<table>> outs(left.size());
     ctx.pool.parallel_for(static_cast<int64_t>(left.size()), [&](int64_t p) {
       nvtx_range r{"join probe"};
@@ -358,8 +333,6 @@ class join_op final : public physical_node {
   }
 
  private:
-  join_spec _spec;
-
   void build(build_side& b, memory_resource* mr) const {
     int64_t n = b.n;
     auto nk = static_cast<int>(_spec.right_keys.size());
@@ -498,9 +471,6 @@ std::string join_key_unsupported(const schema& s, const std::vector<size_t>& key
 }
 
 physical_ptr make_join(physical_ptr left, physical_ptr right, join_spec spec, schema out) {
-  TUG_EXPECTS(spec.left_keys.size() == spec.right_keys.size(), "join: key counts differ");
-  TUG_EXPECTS(spec.how != join_type::right, "join: right joins must be lowered to left joins");
-  TUG_EXPECTS(spec.how == join_type::cross || !spec.left_keys.empty(), "join: no keys");
   std::vector<physical_ptr> kids;
   kids.push_back(std::move(left));
   kids.push_back(std::move(right));

@@ -1,8 +1,6 @@
-// CUDA slice, concat and row index. Slice and concat move no data: device partitions are sliced and
-// passed on zero-copy (column::slice counts nulls on device bitmaps); row index fills one int64 column
-// per partition with a kernel.
-#include <algorithm>
-
+// CUDA slice and row index (concat is concat_node, the same on every backend). Slice moves no data:
+// device partitions are sliced and passed on zero-copy (column::slice counts nulls on device bitmaps);
+// row index fills one int64 column per partition with a kernel.
 #include "exec/cuda/common.cuh"
 #include "exec/cuda/ops.hpp"
 #include "tug/exec/cpu/require.hpp"
@@ -11,50 +9,16 @@ namespace tug::cuda {
 
 namespace {
 
-class slice_op final : public physical_node {
+class slice_op final : public slice_node {
  public:
-  slice_op(int64_t offset, int64_t length) : _offset(offset), _length(length) {}
-  std::string name() const override { return "slice"; }
-  std::string detail() const override {
-    return "offset " + std::to_string(_offset) + " len " + (_length < 0 ? "all" : std::to_string(_length));
-  }
+  using slice_node::slice_node;
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
     auto parts = input(0, ctx);
     nvtx_range r{"slice"};
-    int64_t n = total_rows(parts);
-    // Polars semantics, as the CPU slice: a negative offset counts from the end, the window is clipped
-    int64_t start = _offset < 0 ? n + _offset : _offset;
-    int64_t end = _length < 0 ? n : start + _length;
-    start = std::clamp<int64_t>(start, 0, n);
-    end = std::clamp<int64_t>(end, start, n);
-    std::vector<table> out;
-    int64_t pos = 0;
-    for (auto& p : parts) {
-      int64_t a = std::max(start, pos), b = std::min(end, pos + p.num_rows());
-      if (a < b) out.push_back(p.slice(a - pos, b - a));
-      pos += p.num_rows();
-    }
-    if (out.empty() && !parts.empty()) out.push_back(parts[0].slice(0, 0));
+    std::vector<table> out = window(parts);  // column::slice may count nulls on the device
     sync();
-    return out;
-  }
-
- private:
-  int64_t _offset, _length;
-};
-
-class concat_op final : public physical_node {
- public:
-  std::string name() const override { return "concat"; }
-
- protected:
-  std::vector<table> run(exec_context& ctx) override {
-    std::vector<table> out;
-    for (size_t i = 0; i < children.size(); ++i)
-      for (auto& p : input(i, ctx))
-        out.push_back(std::move(p));
     return out;
   }
 };
@@ -65,40 +29,20 @@ __global__ void sequence_kernel(int64_t start, int64_t n, int64_t* out) {
     out[i] = start + i;
 }
 
-class row_index_op final : public physical_node {
+class row_index_op final : public row_index_node {
  public:
-  explicit row_index_op(int64_t offset) : _offset(offset) {}
-  std::string name() const override { return "row_index"; }
+  using row_index_node::row_index_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
-    std::vector<int64_t> starts(parts.size());
-    int64_t pos = _offset;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      starts[i] = pos;
-      pos += parts[i].num_rows();
-    }
-    std::vector<table> out(parts.size());
-    ctx.pool.parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t k) {
-      nvtx_range r{"row_index"};
-      auto i = static_cast<size_t>(k);
-      const table& t = parts[i];
-      int64_t n = t.num_rows();
-      dbuf<int64_t> index(n, ctx.device_mr);
-      if (n > 0) sequence_kernel<<<grid_for(n), 256, 0, stream()>>>(starts[i], n, index.p);
-      TUG_CUDA_CHECK_LAUNCH();
-      std::vector<column> cols{make_device_column(type_id::int64, n, index.buf)};
-      for (auto& c : t.columns())
-        cols.push_back(c);
-      out[i] = table(std::move(cols));
-      sync();
-    });
+  column index_column(int64_t start, int64_t n, exec_context& ctx) const override {
+    nvtx_range r{"row_index"};
+    dbuf<int64_t> index(n, ctx.device_mr);
+    if (n > 0) sequence_kernel<<<grid_for(n), 256, 0, stream()>>>(start, n, index.p);
+    TUG_CUDA_CHECK_LAUNCH();
+    column out = make_device_column(type_id::int64, n, index.buf);
+    sync();
     return out;
   }
-
- private:
-  int64_t _offset;
 };
 
 }  // namespace
@@ -110,7 +54,7 @@ physical_ptr make_slice(physical_ptr child, int64_t offset, int64_t length) {
 }
 
 physical_ptr make_concat(std::vector<physical_ptr> children, schema out) {
-  return cpu::finish(std::make_unique<concat_op>(), backend::cuda, std::move(children), std::move(out));
+  return cpu::finish(std::make_unique<concat_node>(), backend::cuda, std::move(children), std::move(out));
 }
 
 physical_ptr make_row_index(physical_ptr child, int64_t offset, schema out) {

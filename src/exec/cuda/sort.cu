@@ -213,51 +213,19 @@ table concat_all(const std::vector<table>& parts, memory_resource* mr) {
   return parts.size() == 1 ? parts[0] : cuda::concatenate(parts, mr);
 }
 
-class sort_op final : public physical_node {
+class sort_op final : public sort_node {
  public:
-  sort_op(std::vector<size_t> keys, std::vector<bool> descending, std::vector<bool> nulls_last, bool stable,
-          int64_t limit)
-      : _keys(std::move(keys)),
-        _descending(std::move(descending)),
-        _nulls_last(std::move(nulls_last)),
-        _stable(stable),
-        _limit(limit) {}
-  std::string name() const override { return _limit >= 0 ? "top_k" : "sort"; }
-  std::string detail() const override {
-    std::string s;
-    for (size_t i = 0; i < _keys.size(); ++i) {
-      s += (i ? ", " : "") + output_schema[_keys[i]].name;
-      if (_descending[i]) s += " desc";
-      if (_nulls_last[i]) s += " nulls_last";
-    }
-    s = "by [" + s + "]";
-    if (_stable) s += " stable";
-    if (_limit >= 0) s += " limit " + std::to_string(_limit);
-    return s;
-  }
-  bool sync_point() const override { return true; }
+  using sort_node::sort_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
-    if (parts.empty()) return {};
+  std::vector<table> sort_partitions(const std::vector<table>& parts, int64_t n, exec_context& ctx) override {
     nvtx_range r{"sort"};
-    int64_t n = total_rows(parts);
-    if (n == 0 || _limit == 0) return {parts[0].slice(0, 0)};
     table all = concat_all(parts, ctx.device_mr);
     auto perm = sort_permutation(all.select(_keys).columns(), _descending, _nulls_last, n, ctx.device_mr);
-    int64_t want = _limit < 0 ? n : std::min(_limit, n);
-    table out = cuda::gather(all, perm.p, want, ctx.device_mr);
+    table out = cuda::gather(all, perm.p, rows_wanted(n), ctx.device_mr);
     sync();
     return split_rows(out, ctx.options.target_partition_rows);
   }
-
- private:
-  std::vector<size_t> _keys;
-  std::vector<bool> _descending;
-  std::vector<bool> _nulls_last;
-  bool _stable;  ///< informational: the CUDA sort is always stable
-  int64_t _limit;
 };
 
 // ---- unique: sort by the keys, mark group starts, keep rows per `keep` in input order ----
@@ -299,25 +267,12 @@ __global__ void mark_kept_kernel(const uint8_t* diff, const int64_t* perm, int64
   }
 }
 
-class unique_op final : public physical_node {
+class unique_op final : public unique_node {
  public:
-  unique_op(std::vector<size_t> subset, unique_keep keep, bool maintain_order)
-      : _subset(std::move(subset)), _keep(keep), _maintain_order(maintain_order) {}
-  std::string name() const override { return "unique"; }
-  std::string detail() const override {
-    std::string s;
-    for (size_t i : _subset)
-      s += (s.empty() ? "" : ", ") + output_schema[i].name;
-    s = "subset [" + (_subset.empty() ? std::string("all") : s) + "] keep " + to_string(_keep);
-    if (_maintain_order) s += " maintain_order";
-    return s;
-  }
-  bool sync_point() const override { return true; }
+  using unique_node::unique_node;
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
-    if (parts.empty()) return {};
+  std::vector<table> unique_partitions(std::vector<table> parts, exec_context& ctx) override {
     nvtx_range r{"unique"};
     memory_resource* mr = ctx.device_mr;
     int64_t n = total_rows(parts);
@@ -351,20 +306,12 @@ class unique_op final : public physical_node {
     sync();
     return split_rows(out, ctx.options.target_partition_rows);
   }
-
- private:
-  std::vector<size_t> _subset;
-  unique_keep _keep;
-  bool _maintain_order;  ///< informational: the output always keeps input order, as on the CPU
 };
 
 }  // namespace
 
 physical_ptr make_sort(physical_ptr child, std::vector<size_t> keys, std::vector<bool> descending,
                        std::vector<bool> nulls_last, bool stable, int64_t limit) {
-  TUG_EXPECTS(!keys.empty(), "sort needs at least one key");
-  TUG_EXPECTS(descending.size() == keys.size() && nulls_last.size() == keys.size(),
-              "sort: descending and nulls_last need one entry per key");
   schema s = child->output_schema;
   return cpu::finish(
       std::make_unique<sort_op>(std::move(keys), std::move(descending), std::move(nulls_last), stable, limit),
