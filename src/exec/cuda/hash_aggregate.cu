@@ -283,7 +283,10 @@ __global__ void shared_pass_kernel(const dkey* keys, int nk, const dacc* accs, i
 /// beyond the table's limit sets *overflow), pass 2 finds them (all of them are in the table).
 __global__ void rows_pass_kernel(const dkey* keys, int nk, const dacc* accs, int na, dcol mask, int64_t n, dtable g,
                                  bool insert, ull* overflow) {
+  const bool limited = insert && g.limit != kNoLimit;
   TUG_GRID_LOOP(r, n) {
+    // a limited table that overflowed is dropped: stop early (the flag is read every 8th row)
+    if (limited && (r & 0x700) == 0 && *reinterpret_cast<volatile ull*>(overflow)) return;
     if (!selected(mask, r)) continue;
     uint64_t h = hash_row(keys, nk, r);
     int64_t slot = insert ? find_or_insert(g, keys, nk, r, h) : find(g, keys, nk, r, h);
@@ -514,6 +517,7 @@ __device__ inline uint32_t key_words(const fprog& p, const frow& x, ull* w) {
 
 /// Adds row r (loaded in x) to the shared table; false when its group is new and the table already
 /// holds `limit` groups. A slot is claimed (kClaim), its key written, then published with its row.
+template <bool kNulls>
 __device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull* srow, ull* skey, ull* sacc, int cap,
                                   ull* count, ull limit) {
   ull w[kFKeys] = {0, 0};
@@ -537,7 +541,7 @@ __device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull*
 #pragma unroll
         for (int k = 0; k < kFKeys; ++k)
           if (k < p.nk) atomicExch(&skey[int64_t(k) * cap + i], w[k]);
-        atomicExch(&skey[int64_t(p.nk) * cap + i], static_cast<ull>(nulls));
+        if (kNulls) atomicExch(&skey[int64_t(p.nk) * cap + i], static_cast<ull>(nulls));
         __threadfence_block();
         atomicExch(&srow[i], static_cast<ull>(r));
         break;
@@ -547,7 +551,7 @@ __device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull*
     while (cur == kClaim)
       cur = *row;
     const volatile ull* key = skey + i;
-    bool same = key[int64_t(p.nk) * cap] == nulls;
+    bool same = !kNulls || key[int64_t(p.nk) * cap] == nulls;
 #pragma unroll
     for (int k = 0; k < kFKeys; ++k)
       if (k < p.nk) same = same && key[int64_t(k) * cap] == w[k];
@@ -570,7 +574,7 @@ __device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull*
 /// and null mask; the accumulators), then merges its groups into `g`. A block that meets more than 3/4
 /// cap groups, or whose groups do not fit in `g`, sets *overflow and every block stops.
 template <bool kWide, bool kNulls>
-__global__ void __launch_bounds__(kBlock) fused_shared_kernel(fprog p, const dkey* keys, int nk, int64_t n,
+__global__ void __launch_bounds__(kBlock, 4) fused_shared_kernel(fprog p, const dkey* keys, int nk, int64_t n,
                                                               int64_t per_block, int cap, dtable g, ull* overflow) {
   extern __shared__ ull smem[];
   __shared__ ull count;
@@ -598,7 +602,7 @@ __global__ void __launch_bounds__(kBlock) fused_shared_kernel(fprog p, const dke
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       int64_t r = base + k * kBlock + threadIdx.x;
-      if (!stop && r < hi && row_selected(p, x[k])) stop = !shared_add(p, x[k], r, srow, skey, sacc, cap, &count, limit);
+      if (!stop && r < hi && row_selected(p, x[k])) stop = !shared_add<kNulls>(p, x[k], r, srow, skey, sacc, cap, &count, limit);
     }
     if (stop) atomicExch(overflow, 1ull);
     if (threadIdx.x == 0 && *reinterpret_cast<volatile ull*>(overflow)) stop = true;
@@ -913,17 +917,26 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
     std::optional<fprog> f = fused_program(p, t, keys, filter, a);
     int cap = f ? fused_shared_capacity(nk, p.pass1) : shared_capacity(p.pass1);
     if (cap > 0) {
-      int64_t want = (n + int64_t(sm_count()) * 4 - 1) / (int64_t(sm_count()) * 4);
-      int64_t per_block = std::max<int64_t>(kBlock * 4, (want + kBlock - 1) / kBlock * kBlock);
-      auto blocks = static_cast<int>((n + per_block - 1) / per_block);
       dtable g = table_of(a, static_cast<ull>(a.cap / 2));
+      // one wave of blocks (as many as fit on the device at once), each over an equal share of the rows
+      auto split = [&](const void* kernel, size_t smem, int64_t* per_block) {
+        int resident = 0;
+        TUG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kBlock, smem));
+        int64_t wave = std::max<int64_t>(1, int64_t(resident) * sm_count());
+        int64_t share = (n + wave - 1) / wave;
+        *per_block = std::max<int64_t>(kBlock * kRows, (share + kBlock - 1) / kBlock * kBlock);
+        return static_cast<int>((n + *per_block - 1) / *per_block);
+      };
+      int64_t per_block = 0;
       if (f) {
         size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(2 + nk + p.pass1);
         auto kernel = f->wide ? (f->nulls ? fused_shared_kernel<true, true> : fused_shared_kernel<true, false>)
                               : (f->nulls ? fused_shared_kernel<false, true> : fused_shared_kernel<false, false>);
+        int blocks = split(reinterpret_cast<const void*>(kernel), smem, &per_block);
         kernel<<<blocks, kBlock, smem, stream()>>>(*f, dk, nk, n, per_block, cap, g, a.control.p + 1);
       } else {
         size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(1 + p.pass1);
+        int blocks = split(reinterpret_cast<const void*>(shared_pass_kernel), smem, &per_block);
         shared_pass_kernel<<<blocks, kBlock, smem, stream()>>>(dk, nk, a.accs.p, p.pass1, filter.mask_of(t, mr), n,
                                                                per_block, cap, g, a.control.p + 1);
       }
