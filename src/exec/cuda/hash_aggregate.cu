@@ -284,9 +284,10 @@ __global__ void shared_pass_kernel(const dkey* keys, int nk, const dacc* accs, i
 __global__ void rows_pass_kernel(const dkey* keys, int nk, const dacc* accs, int na, dcol mask, int64_t n, dtable g,
                                  bool insert, ull* overflow) {
   const bool limited = insert && g.limit != kNoLimit;
+  unsigned step = 0;
   TUG_GRID_LOOP(r, n) {
-    // a limited table that overflowed is dropped: stop early (the flag is read every 8th row)
-    if (limited && (r & 0x700) == 0 && *reinterpret_cast<volatile ull*>(overflow)) return;
+    // a limited table that overflowed is dropped: stop early (each thread reads the flag every 8th row)
+    if (limited && (++step & 7) == 0 && *reinterpret_cast<volatile ull*>(overflow)) return;
     if (!selected(mask, r)) continue;
     uint64_t h = hash_row(keys, nk, r);
     int64_t slot = insert ? find_or_insert(g, keys, nk, r, h) : find(g, keys, nk, r, h);
