@@ -526,11 +526,20 @@ __device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull*
   uint64_t h = (w[0] * 0x9e3779b97f4a7c15ULL) ^ ((w[1] + nulls) * 0xc2b2ae3d27d4eb4fULL);
   const auto mask = static_cast<uint32_t>(cap - 1);
   uint32_t i = static_cast<uint32_t>(h >> 40) & mask;
+  // Writers publish a slot with atomics after a block fence (key words, then the row); a warp's
+  // shared-memory loads complete in order, so key words loaded after a published row are that row's.
+  // The row and the key words are loaded back to back (one round trip), then compared.
+  auto same_key = [&](const volatile ull* key, ull k0) {
+    bool same = k0 == w[0];
+    if (kFKeys > 1 && p.nk > 1) same = same && key[cap] == w[1];
+    if (kNulls) same = same && key[int64_t(p.nk) * cap] == nulls;
+    return same;
+  };
   for (;; i = (i + 1) & mask) {
-    // writers publish with atomics after a block fence; a warp's shared-memory loads complete in order,
-    // so the key words read after a published row are that row's
     volatile ull* row = &srow[i];
+    const volatile ull* key = skey + i;
     ull cur = *row;
+    ull k0 = key[0];
     if (cur == kEmpty) {
       if (atomicAdd(count, 1ull) >= limit) {
         atomicAdd(count, ~0ull);
@@ -548,15 +557,13 @@ __device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull*
         break;
       }
       atomicAdd(count, ~0ull);  // another thread took the slot first
+      k0 = key[0];
     }
-    while (cur == kClaim)
+    while (cur == kClaim) {
       cur = *row;
-    const volatile ull* key = skey + i;
-    bool same = !kNulls || key[int64_t(p.nk) * cap] == nulls;
-#pragma unroll
-    for (int k = 0; k < kFKeys; ++k)
-      if (k < p.nk) same = same && key[int64_t(k) * cap] == w[k];
-    if (same) {
+      k0 = key[0];
+    }
+    if (same_key(key, k0)) {
       if (static_cast<ull>(r) < cur) atomicMin(&srow[i], static_cast<ull>(r));
       break;
     }
