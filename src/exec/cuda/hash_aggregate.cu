@@ -1194,10 +1194,17 @@ class final_op final : public physical_node {
   hash::program _program;
 };
 
-/// `over` windows whose keys and aggregation hash (hash::unfit): per window, the groups of all rows
-/// (the partial program, which also gives each row its group), the groups' values (the final program
-/// over their states, one row per group, so in the same order), and each row's value gathered from its
-/// group. Output: the input columns, then one column per window, in the input's partitions.
+/// out[r] = state_group[offset + local[r]]: a partition's rows' groups among all partitions'.
+__global__ void global_groups_kernel(const int64_t* local, int64_t n, const int64_t* state_group, int64_t offset,
+                                     int64_t* out) {
+  TUG_GRID_LOOP(r, n) { out[r] = state_group[offset + local[r]]; }
+}
+
+/// `over` windows whose keys and aggregation hash (hash::unfit), without concatenating the input: per
+/// window, the partial program groups each partition's rows (giving each row its group within the
+/// partition), the final program merges the states of all partitions (giving each state row its group
+/// overall, in order of first appearance), and each row gathers its group's value. Output: the input
+/// columns, then one column per window, in the input's partitions.
 class window_op final : public physical_node {
  public:
   explicit window_op(std::vector<window_spec> specs) : _specs(std::move(specs)) {}
@@ -1216,32 +1223,51 @@ class window_op final : public physical_node {
     if (parts.empty()) return parts;
     nvtx_range r{"hash_window"};
     memory_resource* mr = ctx.device_mr;
-    table all = concat_all(parts, children[0]->output_schema, ctx);
-    int64_t n = all.num_rows();
-    std::vector<column> results;
+    auto np = static_cast<int64_t>(parts.size());
+    std::vector<std::vector<column>> results(parts.size());
     for (auto& w : _specs) {
-      if (n == 0) {
-        results.push_back(to_device(table({make_empty_column(w.agg.output_type)}), mr)[0]);
+      std::vector<agg_spec> aggs{w.agg};
+      size_t nk = w.keys.size();
+      hash::program partial = hash::plan_partial(aggs);
+      std::vector<table> states(parts.size());
+      std::vector<dbuf<int64_t>> local(parts.size());
+      std::atomic<int> level{0}, final_level{0};
+      ctx.pool.parallel_for(np, [&](int64_t p) {
+        auto i = static_cast<size_t>(p);
+        row_filter none;
+        states[i] = aggregate_table(partial, parts[i], w.keys, none, false, level, mr, &local[i]);
+      });
+      std::vector<table> nonempty;
+      for (auto& t : states)
+        if (t.num_rows() > 0) nonempty.push_back(t);
+      if (nonempty.empty()) {  // no rows at all
+        for (auto& out : results)
+          out.push_back(to_device(table({make_empty_column(w.agg.output_type)}), mr)[0]);
         continue;
       }
-      std::vector<agg_spec> aggs{w.agg};
+      table all = nonempty.size() == 1 ? nonempty[0] : cuda::concatenate(nonempty, mr);
+      dbuf<int64_t> state_group;
       row_filter none;
-      std::atomic<int> level{0}, final_level{0};
-      dbuf<int64_t> groups;
-      table states = aggregate_table(hash::plan_partial(aggs), all, w.keys, none, false, level, mr, &groups);
-      size_t nk = w.keys.size();
-      table values =
-          aggregate_table(hash::plan_final(aggs, nk), states, first_columns(nk), none, false, final_level, mr);
-      results.push_back(cuda::gather(values[nk], groups.p, n, mr));
+      table values = aggregate_table(hash::plan_final(aggs, nk), all, first_columns(nk), none, false, final_level, mr,
+                                     &state_group);
+      std::vector<int64_t> offsets(parts.size(), 0);
+      for (size_t i = 1; i < parts.size(); ++i)
+        offsets[i] = offsets[i - 1] + states[i - 1].num_rows();
+      ctx.pool.parallel_for(np, [&](int64_t p) {
+        auto i = static_cast<size_t>(p);
+        int64_t n = parts[i].num_rows();
+        dbuf<int64_t> groups(n, mr);
+        launch(n, global_groups_kernel, local[i].p, n, state_group.p, offsets[i], groups.p);
+        results[i].push_back(cuda::gather(values[nk], groups.p, n, mr));
+        sync();
+      });
     }
     sync();
     std::vector<table> out;
-    int64_t off = 0;
-    for (auto& p : parts) {
-      std::vector<column> cols = p.columns();
-      for (auto& c : results)
-        cols.push_back(c.slice(off, p.num_rows()));
-      off += p.num_rows();
+    for (size_t i = 0; i < parts.size(); ++i) {
+      std::vector<column> cols = parts[i].columns();
+      for (auto& c : results[i])
+        cols.push_back(c);
       out.push_back(table(std::move(cols)));
     }
     return out;
