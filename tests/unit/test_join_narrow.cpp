@@ -196,6 +196,8 @@ TEST(JoinNarrow, LazyQueriesMatchTheWholeJoin) {
     lazy_frame lf = join_of(l, r, {"k", "k2"}, how);
     data_frame whole = lf.collect(o);
     std::vector<std::string> names = lf.schema().names();
+    std::string plan = lf.select({col(names.back())}).explain(o);
+    EXPECT_NE(plan.find("-> left"), std::string::npos) << to_string(how) << ": the join was not narrowed\n" << plan;
     // the last column alone, then the first and the last (a key on most joins)
     for (auto subset :
          {std::vector<std::string>{names.back()}, std::vector<std::string>{names.front(), names.back()}}) {

@@ -175,9 +175,8 @@ class join_op final : public join_node {
     ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
       const morsel& m = tasks[static_cast<size_t>(t)];
       table slice = left[m.part].slice(m.offset, m.length);
-      outs[static_cast<size_t>(t)] = _spec.how == join_type::cross
-                                         ? cross(slice.select(lcols), payload, tgt, ctx.mr)
-                                         : probe(slice, lcols, *b, payload, tgt, ctx.mr);
+      outs[static_cast<size_t>(t)] = _spec.how == join_type::cross ? cross(slice.select(lcols), payload, tgt, ctx.mr)
+                                                                   : probe(slice, lcols, *b, payload, tgt, ctx.mr);
     });
 
     std::vector<table> result;
@@ -255,7 +254,8 @@ class join_op final : public join_node {
     for (int64_t a = 0; a < n; a += target) {
       int64_t len = std::min(target, n - a);
       std::vector<column> cols;
-      for (size_t c : left_columns()) cols.push_back(make_null_column(ls[c].type, len, mr));
+      for (size_t c : left_columns())
+        cols.push_back(make_null_column(ls[c].type, len, mr));
       for (auto& c : payload.columns()) cols.push_back(gather(c, idx.data() + a, len, mr));
       out.push_back(cols.empty() ? table::empty_with_rows(len) : table(std::move(cols)));
     }

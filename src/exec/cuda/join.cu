@@ -332,8 +332,8 @@ class join_op final : public join_node {
       nvtx_range r{"join probe"};
       const table& l = left[static_cast<size_t>(p)];
       if (l.num_rows() > 0)
-        outs[static_cast<size_t>(p)] = _spec.how == join_type::cross ? cross(l.select(lcols), b, target, mr)
-                                                                     : probe(l, lcols, b, target, mr);
+        outs[static_cast<size_t>(p)] =
+            _spec.how == join_type::cross ? cross(l.select(lcols), b, target, mr) : probe(l, lcols, b, target, mr);
       sync();
     });
     std::vector<table> result;
