@@ -78,6 +78,32 @@ std::string project_node::detail() const {
   return "[" + s + "]";
 }
 
+bool project_node::narrow_output(const std::vector<std::string>& names) {
+  std::vector<expr> exprs;
+  schema out;
+  for (auto& n : names) {
+    size_t i = output_schema.index_of(n);
+    exprs.push_back(_exprs[i]);
+    out.push_back(output_schema[i]);
+  }
+  narrow_to_used(*children[0], exprs);
+  _exprs = std::move(exprs);
+  output_schema = std::move(out);
+  return true;
+}
+
+void narrow_to_used(physical_node& child, const std::vector<expr>& exprs) {
+  std::vector<std::string> used;
+  for (auto& e : exprs)
+    for (auto& c : referenced_columns(e))
+      if (std::find(used.begin(), used.end(), c) == used.end()) used.push_back(c);
+  if (used.empty() || used.size() >= child.output_schema.size()) return;
+  std::vector<std::string> ordered;  // keep the child's column order
+  for (auto& f : child.output_schema)
+    if (std::find(used.begin(), used.end(), f.name) != used.end()) ordered.push_back(f.name);
+  child.narrow_output(ordered);
+}
+
 std::vector<table> project_node::run(exec_context& ctx) {
   const schema& in = children[0]->output_schema;
   auto parts = input(0, ctx);
@@ -144,7 +170,54 @@ std::string join_node::detail() const {
   for (size_t i = 0; i < _spec.left_keys.size(); ++i)
     s += (i ? ", " : "") + children[0]->output_schema[_spec.left_keys[i]].name + " = " +
          children[1]->output_schema[_spec.right_keys[i]].name;
-  return s.empty() ? s : "on " + s;
+  if (!s.empty()) s = "on " + s;
+  if (!_narrowed) return s;
+  // the kept columns, by their input names (the output's are the lowering's temporaries)
+  auto names = [](const schema& in, const std::vector<size_t>& cols) {
+    std::string r;
+    for (size_t c : cols)
+      r += (r.empty() ? "" : ", ") + in[c].name;
+    return "[" + r + "]";
+  };
+  s += (s.empty() ? "" : " ") + std::string("-> left ") + names(children[0]->output_schema, _left_keep);
+  if (!filtering()) s += " right " + names(children[1]->output_schema, _spec.right_columns);
+  return s;
+}
+
+bool join_node::narrow_output(const std::vector<std::string>& names) {
+  std::vector<size_t> left = left_columns(), keep_left, keep_right;
+  schema out;
+  size_t next = 0;  // names must follow the output order
+  for (auto& n : names) {
+    size_t i = output_schema.index_of(n);
+    TUG_EXPECTS(i >= next, "join: narrow_output wants a subset of the output in its order");
+    next = i + 1;
+    if (i < left.size())
+      keep_left.push_back(left[i]);
+    else
+      keep_right.push_back(_spec.right_columns[i - left.size()]);
+    out.push_back(output_schema[i]);
+  }
+  _left_keep = std::move(keep_left);
+  _narrowed = true;
+  if (!filtering()) _spec.right_columns = std::move(keep_right);
+  output_schema = std::move(out);
+  return true;
+}
+
+std::vector<size_t> join_node::left_columns() const {
+  if (_narrowed) return _left_keep;
+  std::vector<size_t> all(children[0]->output_schema.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    all[i] = i;
+  return all;
+}
+
+std::vector<size_t> join_node::build_columns() const {
+  std::vector<size_t> cols;
+  if (_spec.how != join_type::cross) cols = _spec.right_keys;
+  cols.insert(cols.end(), _spec.right_columns.begin(), _spec.right_columns.end());
+  return cols;
 }
 
 std::vector<table> join_node::run(exec_context& ctx) {

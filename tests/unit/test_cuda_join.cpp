@@ -247,3 +247,34 @@ TEST(CudaJoin, SlicedInputs) {
     expect_gpu_matches_cpu(lf, 33, "sliced " + std::string(to_string(how)));
   }
 }
+
+TEST(CudaJoin, NarrowedOutputs) {
+  // consumers that read some of the join's columns: the join gathers only those (keys included only
+  // when read), on the GPU as on the CPU
+  REQUIRE_GPU();
+  for (key_kind kind : {key_kind::i64, key_kind::str, key_kind::dec}) {
+    auto [l, r] = make_pair(kind, 130, 70, 31 + static_cast<uint64_t>(kind));
+    for (join_type how : all_types) {
+      auto lf = how == join_type::cross ? l.lazy().cross_join(r.lazy()) : l.lazy().join(r.lazy(), {"k", "k2"}, how);
+      std::vector<std::string> names = lf.schema().names();
+      std::string what = "narrowed kind " + std::to_string(static_cast<int>(kind)) + " " + to_string(how);
+      std::string plan = lf.select({col(names.back())}).explain(engine_options{});
+      EXPECT_NE(plan.find("-> left"), std::string::npos) << what << ": the join was not narrowed\n" << plan;
+      for (auto subset : {std::vector<std::string>{names.back()}, std::vector<std::string>{names.front()},
+                          std::vector<std::string>{names[1], names.back()}}) {
+        std::vector<expr> cols;
+        for (auto& n : subset)
+          cols.push_back(col(n));
+        expect_gpu_matches_cpu(lf.select(cols), 7, what + " " + subset.back());
+        expect_gpu_matches_cpu(lf.select(cols), 1 << 20, what + " one partition " + subset.back());
+      }
+      expect_gpu_matches_cpu(lf.select({col("v").sum(), col(names.back()).count().alias("n")}), 7, what + " sum");
+    }
+  }
+  // an empty side
+  auto [l, r] = make_pair(key_kind::i64, 40, 30, 9);
+  auto none = r.lazy().filter(col("v") < -1);
+  for (join_type how : {join_type::left, join_type::full, join_type::anti})
+    expect_gpu_matches_cpu(l.lazy().join(none, {"k"}, how).select({col("s")}), 7,
+                           std::string("narrowed, empty right ") + to_string(how));
+}

@@ -115,6 +115,10 @@ class filter_node : public physical_node {
   std::vector<size_t> _keep;
 };
 
+/// Asks `child` to output only the columns that `exprs` read (in the child's order), when they are
+/// some but not all of its columns; the expressions refer to columns by name, so they still resolve.
+void narrow_to_used(physical_node& child, const std::vector<expr>& exprs);
+
 /// True when any node of the plan runs on `b`.
 bool uses_backend(const physical_node& root, backend b);
 
@@ -155,6 +159,8 @@ class project_node : public physical_node {
   explicit project_node(std::vector<expr> exprs) : _exprs(std::move(exprs)) {}
   std::string name() const override { return "project"; }
   std::string detail() const override;
+  /// Drops the expressions of the other columns and narrows the child to the columns the rest read.
+  bool narrow_output(const std::vector<std::string>& names) override;
   const std::vector<expr>& exprs() const { return _exprs; }
 
  protected:
@@ -204,16 +210,21 @@ class row_index_node : public physical_node {
 };
 
 /// What the joins of every backend share: the spec (checked), name, detail, and the output layout:
-/// all left columns then `right_columns` (inner, left, full, cross), or the left columns alone (semi,
-/// anti); the left columns are null in a full join's unmatched right rows. A backend's subclass joins
-/// in run().
+/// left_columns() then `right_columns` (inner, left, full, cross), or left_columns() alone (semi,
+/// anti); the left columns are null in a full join's unmatched right rows. left_columns() is every
+/// left column unless narrow_output kept fewer (narrowing also drops entries of `right_columns`): key
+/// columns still match rows but are gathered into the output only when kept. A backend's subclass
+/// joins in join_partitions().
 class join_node : public physical_node {
  public:
   explicit join_node(join_spec spec);
   std::string name() const override;
   std::string detail() const override;
   bool sync_point() const override { return true; }
+  bool narrow_output(const std::vector<std::string>& names) override;
   const join_spec& spec() const { return _spec; }
+  /// Left input columns the output holds, in order (all of them unless narrowed).
+  std::vector<size_t> left_columns() const;
 
  protected:
   std::vector<table> run(exec_context& ctx) final;
@@ -228,7 +239,13 @@ class join_node : public physical_node {
   /// An output table: the columns of `left`, then those of `right` (equal row counts); a table of
   /// left's rows when neither has columns.
   static table join_columns(const table& left, const table& right);
+  /// The right input columns a build side needs: the keys (none for cross joins), then `right_columns`.
+  std::vector<size_t> build_columns() const;
   join_spec _spec;
+
+ private:
+  bool _narrowed = false;
+  std::vector<size_t> _left_keep;  ///< left_columns() once narrowed
 };
 
 /// What the sorts of every backend share: the keys with descending / nulls_last per key (checked),

@@ -154,8 +154,7 @@ class join_op final : public join_node {
                                      exec_context& ctx) {
     // the key columns, then the payload columns, of all right partitions
     size_t nk = _spec.how == join_type::cross ? 0 : _spec.right_keys.size();
-    std::vector<size_t> needed(_spec.right_keys.begin(), _spec.right_keys.begin() + static_cast<std::ptrdiff_t>(nk));
-    needed.insert(needed.end(), _spec.right_columns.begin(), _spec.right_columns.end());
+    std::vector<size_t> needed = build_columns();
     table right = right_parts.empty() ? empty_table(children[1]->output_schema).select(needed)
                                       : concat_columns(right_parts, needed, ctx);
     right_parts.clear();
@@ -172,11 +171,12 @@ class join_op final : public join_node {
     int64_t cross_rows = _spec.how == join_type::cross ? right.num_rows() : 0;
     std::vector<morsel> tasks = split(left, ctx, tgt, cross_rows);
     std::vector<std::vector<table>> outs(tasks.size());
+    std::vector<size_t> lcols = left_columns();
     ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
       const morsel& m = tasks[static_cast<size_t>(t)];
       table slice = left[m.part].slice(m.offset, m.length);
-      outs[static_cast<size_t>(t)] =
-          _spec.how == join_type::cross ? cross(slice, payload, tgt, ctx.mr) : probe(slice, *b, payload, tgt, ctx.mr);
+      outs[static_cast<size_t>(t)] = _spec.how == join_type::cross ? cross(slice.select(lcols), payload, tgt, ctx.mr)
+                                                                   : probe(slice, lcols, *b, payload, tgt, ctx.mr);
     });
 
     std::vector<table> result;
@@ -187,8 +187,9 @@ class join_op final : public join_node {
     return result;
   }
 
-  std::vector<table> probe(const table& left, build_side& b, const table& payload, int64_t target,
-                           memory_resource* mr) const {
+  /// The output rows of probing `b` with the rows of `left` (its columns `lcols` kept).
+  std::vector<table> probe(const table& left, const std::vector<size_t>& lcols, build_side& b, const table& payload,
+                           int64_t target, memory_resource* mr) const {
     bool keep_matched = _spec.how == join_type::semi;
     bool keep_unmatched = _spec.how != join_type::inner;
     // the output rows: left row left_idx[i] with right row right_idx[i] (-1: nulls)
@@ -216,13 +217,14 @@ class join_op final : public join_node {
       }
       if (!b.matched.empty()) b.mark(g, len);
     });
+    table kept = left.select(lcols);
     if (filtering()) {
-      if (static_cast<int64_t>(left_idx.size()) == left.num_rows()) return {left};
-      return {gather_in_range(left, left_idx.data(), static_cast<int64_t>(left_idx.size()), mr)};
+      if (static_cast<int64_t>(left_idx.size()) == left.num_rows()) return {kept};
+      return {gather_in_range(kept, left_idx.data(), static_cast<int64_t>(left_idx.size()), mr)};
     }
     // each left row exactly once, in order: no left gather
     if (static_cast<int64_t>(left_idx.size()) == left.num_rows() && most <= 1) left_idx.clear();
-    return emit(left, left_idx, payload, right_idx, target, mr);
+    return emit(kept, left_idx, payload, right_idx, target, mr);
   }
 
   /// Every pair of a left row and a right row, left-major.
@@ -252,9 +254,10 @@ class join_op final : public join_node {
     for (int64_t a = 0; a < n; a += target) {
       int64_t len = std::min(target, n - a);
       std::vector<column> cols;
-      for (auto& f : ls) cols.push_back(make_null_column(f.type, len, mr));
+      for (size_t c : left_columns())
+        cols.push_back(make_null_column(ls[c].type, len, mr));
       for (auto& c : payload.columns()) cols.push_back(gather(c, idx.data() + a, len, mr));
-      out.emplace_back(std::move(cols));
+      out.push_back(cols.empty() ? table::empty_with_rows(len) : table(std::move(cols)));
     }
   }
 
@@ -282,15 +285,17 @@ class join_op final : public join_node {
     std::vector<int64_t> base(left.size() + 1, 0);
     for (size_t p = 0; p < left.size(); ++p) base[p + 1] = base[p] + left[p].num_rows();
     std::vector<table> out(left.size());
+    std::vector<size_t> lcols = left_columns();
     ctx.pool.parallel_for(static_cast<int64_t>(left.size()), [&](int64_t pi) {
       auto p = static_cast<size_t>(pi);
       std::vector<int64_t> idx;
       for (int64_t i = 0, n = left[p].num_rows(); i < n; ++i)
         if ((b.matched[static_cast<size_t>(gid[static_cast<size_t>(base[p] + i)])] != 0) == keep_matched)
           idx.push_back(i);
+      table kept = left[p].select(lcols);
       out[p] = static_cast<int64_t>(idx.size()) == left[p].num_rows()
-                   ? left[p]
-                   : gather_in_range(left[p], idx.data(), static_cast<int64_t>(idx.size()), ctx.mr);
+                   ? kept
+                   : gather_in_range(kept, idx.data(), static_cast<int64_t>(idx.size()), ctx.mr);
     });
     std::vector<table> result;
     for (auto& t : out)
@@ -361,7 +366,7 @@ class join_op final : public join_node {
       for (size_t l = 0; l < static_cast<size_t>(nl); ++l)
         std::fill(left_idx.begin() + start[l], left_idx.begin() + start[l + 1], static_cast<int64_t>(l));
     }
-    table lall = cpu::concat_partitions(left, ctx);
+    table lall = concat_columns(left, left_columns(), ctx);
     int64_t tgt = morsel_rows(static_cast<int64_t>(count), ctx, target_rows(ctx));  // output partitions in parallel
     auto chunks = static_cast<int64_t>((count + static_cast<size_t>(tgt) - 1) / static_cast<size_t>(tgt));
     std::vector<table> out(static_cast<size_t>(chunks));

@@ -277,11 +277,13 @@ dbuf<dkey> key_views(const table& t, const std::vector<size_t>& idx, memory_reso
   return d;
 }
 
-/// The build side: all right rows, and their hash table of key groups. Slot s holds the first row
-/// of a key; its rows (ascending) are rows[offsets[s] .. offsets[s] + counts[s]).
+/// The build side: all right rows (their key columns, then their payload columns), and their hash
+/// table of key groups. Slot s holds the first row of a key; its rows (ascending) are
+/// rows[offsets[s] .. offsets[s] + counts[s]).
 struct build_side {
   table right;
   table payload;
+  std::vector<size_t> key_cols;  ///< the key columns of `right`
   int64_t n = 0;
   uint64_t mask = 0;
   dbuf<dkey> keys;
@@ -305,21 +307,33 @@ class join_op final : public join_node {
     build_side b;
     {
       nvtx_range r{"join build"};
-      b.right = right_parts.empty() ? empty_table(children[1]->output_schema) : cuda::concatenate(right_parts, mr);
+      // only the columns the build needs: keys, then the payload columns the output keeps
+      std::vector<size_t> needed = build_columns();
+      for (auto& p : right_parts)
+        p = p.select(needed);
+      b.right = right_parts.empty() ? empty_table(children[1]->output_schema).select(needed)
+                                    : cuda::concatenate(right_parts, mr);
       right_parts.clear();
-      b.payload = b.right.select(_spec.right_columns);
+      size_t nk = needed.size() - _spec.right_columns.size();
+      std::vector<size_t> payload_cols;
+      for (size_t i = nk; i < needed.size(); ++i)
+        payload_cols.push_back(i);
+      for (size_t i = 0; i < nk; ++i)
+        b.key_cols.push_back(i);
+      b.payload = b.right.select(payload_cols);
       b.n = b.right.num_rows();
       if (_spec.how != join_type::cross) build(b, mr);
       sync();
     }
     int64_t target = target_rows(ctx);
     std::vector<std::vector<table>> outs(left.size());
+    std::vector<size_t> lcols = left_columns();
     ctx.pool.parallel_for(static_cast<int64_t>(left.size()), [&](int64_t p) {
       nvtx_range r{"join probe"};
       const table& l = left[static_cast<size_t>(p)];
       if (l.num_rows() > 0)
         outs[static_cast<size_t>(p)] =
-            _spec.how == join_type::cross ? cross(l, b, target, mr) : probe(l, b, target, mr);
+            _spec.how == join_type::cross ? cross(l.select(lcols), b, target, mr) : probe(l, lcols, b, target, mr);
       sync();
     });
     std::vector<table> result;
@@ -340,7 +354,7 @@ class join_op final : public join_node {
     while (cap < 2 * static_cast<uint64_t>(n))
       cap <<= 1;
     b.mask = cap - 1;
-    b.keys = key_views(b.right, _spec.right_keys, mr);
+    b.keys = key_views(b.right, b.key_cols, mr);
     b.hash = dbuf<uint64_t>(n, mr);
     dbuf<uint8_t> nulls(n, mr);
     b.slots = dbuf<unsigned long long>(static_cast<int64_t>(cap), mr);
@@ -392,7 +406,9 @@ class join_op final : public join_node {
     }
   }
 
-  std::vector<table> probe(const table& left, build_side& b, int64_t target, memory_resource* mr) const {
+  /// The output rows of probing `b` with the rows of `left` (its columns `lcols` kept).
+  std::vector<table> probe(const table& left, const std::vector<size_t>& lcols, build_side& b, int64_t target,
+                           memory_resource* mr) const {
     int64_t n = left.num_rows();
     auto nk = static_cast<int>(_spec.left_keys.size());
     dbuf<dkey> keys = key_views(left, _spec.left_keys, mr);
@@ -411,16 +427,17 @@ class join_op final : public join_node {
     int64_t total = 0;
     dbuf<int64_t> pos = exclusive_scan(cnt.p, n, &total, mr);
     bool filter = mode == m_semi || mode == m_anti;
-    if (filter && total == n) return {left};
+    table kept = left.select(lcols);
+    if (filter && total == n) return {kept};
     dbuf<int64_t> left_idx(total, mr), right_idx(filter ? 0 : total, mr);
     fill_kernel<<<grid_for(n), 256, 0, stream()>>>(n, slot.p, pos.p, b.counts.p, b.offsets.p, b.rows.p, mode,
                                                    left_idx.p, right_idx.p, b.matched.p);
     TUG_CUDA_CHECK_LAUNCH();
     std::vector<table> out;
     if (filter) {
-      if (total > 0) out.push_back(cuda::gather(left, left_idx.p, total, mr));
+      if (total > 0) out.push_back(cuda::gather(kept, left_idx.p, total, mr));
     } else {
-      emit(left, left_idx.p, b.payload, right_idx.p, total, target, mr, out);
+      emit(kept, left_idx.p, b.payload, right_idx.p, total, target, mr, out);
     }
     sync();
     return out;
@@ -455,7 +472,8 @@ class join_op final : public join_node {
     select_kernel<<<grid_for(n), 256, 0, stream()>>>(n, pos.p, idx.p);
     TUG_CUDA_CHECK_LAUNCH();
     TUG_CUDA_TRY(cudaMemsetAsync(none.p, 0xff, static_cast<size_t>(total) * sizeof(int64_t), stream()));
-    emit(empty_table(children[0]->output_schema), none.p, b.payload, idx.p, total, target, mr, out);
+    emit(empty_table(children[0]->output_schema).select(left_columns()), none.p, b.payload, idx.p, total, target, mr,
+         out);
     sync();
   }
 };

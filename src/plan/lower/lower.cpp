@@ -114,17 +114,9 @@ struct lowerer {
   }
 
   physical_ptr project(physical_ptr child, const std::vector<expr>& exprs) {
-    // let the child skip columns this projection does not read (e.g. a filter's predicate-only columns)
-    std::vector<std::string> used;
-    for (auto& e : exprs)
-      for (auto& c : referenced_columns(e))
-        if (std::find(used.begin(), used.end(), c) == used.end()) used.push_back(c);
-    if (!used.empty() && used.size() < child->output_schema.size()) {
-      std::vector<std::string> ordered;  // keep the child's column order
-      for (auto& f : child->output_schema)
-        if (std::find(used.begin(), used.end(), f.name) != used.end()) ordered.push_back(f.name);
-      child->narrow_output(ordered);
-    }
+    // let the child skip columns this projection does not read (e.g. a filter's predicate-only
+    // columns, or a join's keys: through projections, which pass the narrowing on)
+    narrow_to_used(*child, exprs);
     const schema& in = child->output_schema;
     std::vector<expr> resolved;
     std::vector<field> fields;
