@@ -30,7 +30,7 @@ void sink_parquet(const lazy_frame& q, const std::string& path, const io::parque
   if (ec) throw io_error("cannot create directory " + path + ": " + ec.message());
   const auto& parts = df.partitions();
   for (size_t i = 0; i < std::max<size_t>(parts.size(), 1); ++i) {
-    char name[32];
+    char name[48];  // "part-" + up to 20 digits + ".parquet"
     std::snprintf(name, sizeof name, "part-%05zu.parquet", i);
     std::vector<table> one;
     if (i < parts.size()) one.push_back(parts[i]);
