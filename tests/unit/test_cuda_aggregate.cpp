@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
@@ -14,6 +15,7 @@
 #include "tug/memory/device.hpp"
 #ifdef TUG_WITH_CUDA
 #include "exec/cpu/agg_kernels.hpp"
+#include "tug/exec/cpu/evaluate.hpp"
 #include "exec/cuda/hash_aggregate.hpp"
 #include "exec/cuda/ops.hpp"
 #endif
@@ -650,6 +652,66 @@ TEST(CudaAggregatePlan, FusedPredicateTerms) {
   EXPECT_TRUE(terms(col("k") + 1 > 3).empty());
   EXPECT_TRUE(terms(col("b")).empty());
   EXPECT_TRUE(terms((col("k") > 1) & (col("k") < 9) & (col("i") > 1) & (col("i") < 9) & (col("u") > 0)).empty());
+}
+
+// The fused kernels decide a term by the order key of the value and the term's key range
+// (hp::order_key, hp::range_of): for every comparison and literal, that agrees with the CPU
+// evaluator on every value, including the extremes, NaN (equal to NaN, above every number), -0.0
+// (equal to 0.0) and infinities.
+TEST(CudaAggregatePlan, FusedTermRangesMatchCpuComparisons) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  const uint64_t umax = std::numeric_limits<uint64_t>::max();
+  std::vector<int64_t> ints = {lo, lo + 1, -1000, -1, 0, 1, 7, 1000, hi - 1, hi};
+  std::vector<uint64_t> uints = {0, 1, 7, uint64_t{1} << 63, umax - 1, umax};
+  std::vector<double> dbls = {-inf, -1e300, -1.5, -0.0, 0.0, 5e-324, 1.5, 1e300, inf, nan, -nan};
+  std::vector<float> flts = {-std::numeric_limits<float>::infinity(), -2.5f, -0.0f, 0.0f, 0.25f, 3e38f,
+                             std::numeric_limits<float>::quiet_NaN()};
+  auto frame_of = [](const column& c) { return data_frame::from_columns({{"x", c}}); };
+  std::vector<std::pair<data_frame, std::vector<expr>>> cases;
+  std::vector<expr> int_lits, uint_lits, dbl_lits, flt_lits;
+  for (int64_t v : ints)
+    int_lits.push_back(lit(v));
+  for (uint64_t v : uints)
+    uint_lits.push_back(lit(scalar(data_type(type_id::uint64), v)));
+  for (double v : dbls)
+    dbl_lits.push_back(lit(v));
+  for (float v : flts)
+    flt_lits.push_back(lit(scalar(data_type(type_id::float32), static_cast<double>(v))));
+  cases.push_back({frame_of(make_column<int64_t>(type_id::int64, ints)), int_lits});
+  cases.push_back({frame_of(make_column<uint64_t>(type_id::uint64, uints)), uint_lits});
+  cases.push_back({frame_of(make_column<double>(type_id::float64, dbls)), dbl_lits});
+  cases.push_back({frame_of(make_column<float>(type_id::float32, flts)), flt_lits});
+  using cmp = expr (expr::*)(const expr&) const;
+  std::vector<std::pair<fn, cmp>> ops = {{fn::eq, &expr::eq}, {fn::ne, &expr::ne}, {fn::lt, &expr::lt},
+                                         {fn::le, &expr::le}, {fn::gt, &expr::gt}, {fn::ge, &expr::ge}};
+  int64_t checked = 0;
+  for (auto& [df, lits] : cases) {
+    schema in = df.schema();
+    column x = df.to_table()[0];
+    for (auto& l : lits)
+      for (auto& [f, method] : ops) {
+        expr pred = resolve((col("x").*method)(l), in);
+        SCOPED_TRACE(to_string(pred));
+        std::vector<hp::pred_term> terms = hp::fused_predicate(pred, in);
+        ASSERT_EQ(terms.size(), 1u);
+        EXPECT_EQ(terms[0].op, f);
+        hp::key_range range = hp::range_of(terms[0]);
+        column want = cpu::evaluate(pred, df.to_table(), in);
+        for (int64_t i = 0; i < x.size(); ++i) {
+          uint64_t bits = 0;
+          if (x.type().id == type_id::float32) {
+            double d = x.value<float>(i);  // the kernels widen float32 to double
+            std::memcpy(&bits, &d, sizeof d);
+          } else {
+            std::memcpy(&bits, x.data_buffer()->as<uint8_t>() + 8 * (x.offset() + i), 8);
+          }
+          EXPECT_EQ(range.holds(hp::order_key(bits, terms[0].as)), want.value<bool>(i)) << "row " << i;
+          ++checked;
+        }
+      }
+  }
+  EXPECT_EQ(checked, 6 * (10 * 10 + 6 * 6 + 11 * 11 + 7 * 7));
 }
 
 #endif

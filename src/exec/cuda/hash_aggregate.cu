@@ -359,16 +359,6 @@ struct fprog {
   bool nulls = false;  ///< some column has a validity bitmap
 };
 
-/// A value's key in an unsigned order that matches the comparison: signed integers with the sign bit
-/// flipped; doubles (f32 widened) in Polars' total order (-0.0 as 0.0, every NaN the largest key).
-__host__ __device__ inline ull order_key(ull v, hash::cmp_as as) {
-  if (as == hash::cmp_as::u64) return v;
-  if (as == hash::cmp_as::s64) return v ^ 0x8000000000000000ULL;
-  if ((v & 0x7fffffffffffffffULL) > 0x7ff0000000000000ULL) return ~0ull;  // NaN
-  if (v == 0x8000000000000000ULL) v = 0;                                   // -0.0
-  return (v >> 63) ? ~v : (v | 0x8000000000000000ULL);
-}
-
 /// One row's columns: values widened to 64 bits (integers extended, floats as doubles), valid bits.
 struct frow {
   ull v[kFCols];
@@ -405,7 +395,7 @@ __device__ inline ull pick(const frow& x, int c) {
 }
 
 __device__ inline bool term_holds(const fterm& t, const frow& x) {
-  ull k = order_key(pick(x, t.col), t.as);
+  ull k = hash::order_key(pick(x, t.col), t.as);
   bool in = k >= t.lo && k <= t.hi;
   return ((x.valid >> t.col) & 1) && in != t.outside;
 }
@@ -849,30 +839,10 @@ std::optional<fprog> fused_program(const hash::program& p, const table& t, const
     fterm& x = f.terms[f.nterms++];
     x.col = slot(term.col);
     x.as = term.as;
-    const ull k = order_key(term.literal, term.as), top = ~0ull;
-    x.lo = 0;
-    x.hi = top;
-    switch (term.op) {
-      case fn::eq:
-      case fn::ne:
-        x.lo = x.hi = k;
-        x.outside = term.op == fn::ne;
-        break;
-      case fn::lt:
-        if (k == 0) x.lo = 1, x.hi = 0;  // nothing is below the smallest key
-        else x.hi = k - 1;
-        break;
-      case fn::le:
-        x.hi = k;
-        break;
-      case fn::gt:
-        if (k == top) x.lo = 1, x.hi = 0;
-        else x.lo = k + 1;
-        break;
-      default:  // ge
-        x.lo = k;
-        break;
-    }
+    hash::key_range range = hash::range_of(term);
+    x.lo = range.lo;
+    x.hi = range.hi;
+    x.outside = range.outside;
   }
   for (size_t k : keys)
     f.keys[f.nk++] = slot(k);

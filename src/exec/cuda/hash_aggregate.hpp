@@ -99,6 +99,31 @@ struct pred_term {
 /// The conjunction of `column <op> literal` terms that `pred` is (over input schema `in`), so that the
 /// aggregation kernels evaluate it while reading the rows, without a mask column; empty when `pred` has
 /// any other shape (the mask path evaluates it then).
+#ifdef __CUDACC__
+#define TUG_HOST_DEVICE __host__ __device__
+#else
+#define TUG_HOST_DEVICE
+#endif
+
+/// A value's key in an unsigned order that matches the comparison `as`: signed integers with the sign
+/// bit flipped; doubles (f32 widened) in Polars' total order (-0.0 as 0.0, every NaN the largest key).
+/// `v` holds the value's bits: an int64, a uint64, or a double.
+TUG_HOST_DEVICE inline uint64_t order_key(uint64_t v, cmp_as as) {
+  if (as == cmp_as::u64) return v;
+  if (as == cmp_as::s64) return v ^ 0x8000000000000000ULL;
+  if ((v & 0x7fffffffffffffffULL) > 0x7ff0000000000000ULL) return ~0ULL;  // NaN
+  if (v == 0x8000000000000000ULL) v = 0;                                   // -0.0
+  return (v >> 63) ? ~v : (v | 0x8000000000000000ULL);
+}
+
+/// A term as the order keys where it holds: [lo, hi], or outside it when `outside`; lo > hi is empty.
+struct key_range {
+  uint64_t lo = 0, hi = ~0ULL;
+  bool outside = false;
+  bool holds(uint64_t key) const { return (key >= lo && key <= hi) != outside; }
+};
+key_range range_of(const pred_term& t);
+
 /// At most this many terms are fused.
 constexpr size_t max_fused_terms = 4;
 

@@ -171,6 +171,35 @@ bool add_terms(const expr& e, const schema& in, std::vector<pred_term>& out) {
 
 }  // namespace
 
+key_range range_of(const pred_term& t) {
+  const uint64_t k = order_key(t.literal, t.as), top = ~0ULL;
+  key_range r;
+  switch (t.op) {
+    case fn::eq:
+    case fn::ne:
+      r.lo = r.hi = k;
+      r.outside = t.op == fn::ne;
+      break;
+    case fn::lt:  // nothing is below the smallest key
+      if (k == 0) r.lo = 1, r.hi = 0;
+      else r.hi = k - 1;
+      break;
+    case fn::le:
+      r.hi = k;
+      break;
+    case fn::gt:
+      if (k == top) r.lo = 1, r.hi = 0;
+      else r.lo = k + 1;
+      break;
+    case fn::ge:
+      r.lo = k;
+      break;
+    default:
+      throw internal_error(std::string("fused predicate: unexpected comparison ") + to_string(t.op));
+  }
+  return r;
+}
+
 std::vector<pred_term> fused_predicate(const expr& pred, const schema& in) {
   std::vector<pred_term> terms;
   if (!add_terms(pred, in, terms)) terms.clear();
