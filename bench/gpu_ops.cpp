@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -567,8 +568,9 @@ void bm_op(benchmark::State& state, const op_query& q, bool gpu) {
     measure(
         state, gpu, gpu, n, static_cast<double>(input_bytes(d)), [&] { benchmark::DoNotOptimize(lf->collect(o)); },
         label);
-    // TUG_GPU_BENCH_PROFILE=1: one more run with per-operator statistics, on stderr
-    if (env_double("TUG_GPU_BENCH_PROFILE", 0) != 0)
+    // TUG_GPU_BENCH_PROFILE=1: one more run with per-operator statistics, on stderr (once a query and engine)
+    static std::set<std::string> profiled;
+    if (env_double("TUG_GPU_BENCH_PROFILE", 0) != 0 && profiled.insert(q.name + (gpu ? "/gpu" : "/cpu")).second)
       std::fprintf(stderr, "profile %s/%s:\n%s\n", q.name.c_str(), gpu ? "gpu" : "cpu",
                    lf->profile(o).statistics.c_str());
   } catch (const std::exception& e) {

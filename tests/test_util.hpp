@@ -9,6 +9,7 @@
 #include "tug/api/data_frame.hpp"
 #include "tug/api/lazy_frame.hpp"
 #include "tug/core/scalar.hpp"
+#include "tug/exec/physical.hpp"
 
 namespace tug {
 
@@ -18,6 +19,14 @@ namespace tug {
 inline engine_options cpu_engine() {
   engine_options o;
   o.engine = engine_kind::cpu;
+  return o;
+}
+
+/// Options that pin the GPU engine and raise on any fallback: a CUDA test must run every node on the GPU.
+inline engine_options gpu_engine() {
+  engine_options o;
+  o.engine = engine_kind::gpu;
+  o.fallback = fallback_mode::raise;
   return o;
 }
 
@@ -73,6 +82,27 @@ inline void expect_frames_close(const data_frame& gpu, const data_frame& cpu) {
     }
   }
 }
+
+/// Asserts that `lf` gives the same frame on the GPU engine (`gpu`) as on the CPU engine (`cpu`).
+inline void expect_gpu_matches_cpu(const lazy_frame& lf, const engine_options& gpu = gpu_engine(),
+                                   const engine_options& cpu = cpu_engine()) {
+  data_frame want = lf.collect(cpu);
+  data_frame got = lf.collect(gpu);
+  expect_frames_equal(got, want);
+}
+
+/// A physical plan leaf with a schema, for plan tests that build operators without running them.
+class schema_leaf final : public physical_node {
+ public:
+  explicit schema_leaf(schema s, backend b = backend::cuda) {
+    output_schema = std::move(s);
+    where = b;
+  }
+  std::string name() const override { return "schema_leaf"; }
+
+ protected:
+  std::vector<table> run(exec_context&) override { return {}; }
+};
 
 /// Rows of a frame as strings "v1|v2|...", for order-insensitive comparison after sorting.
 inline std::vector<std::string> rows_of(const data_frame& f) {

@@ -473,18 +473,7 @@ std::vector<agg_spec> every_decomposable() {
           spec(agg_op::var, 2, 0)};
 }
 
-// A plan leaf with a schema (never executed).
-class leaf final : public physical_node {
- public:
-  explicit leaf(schema s) {
-    output_schema = std::move(s);
-    where = backend::cuda;
-  }
-  std::string name() const override { return "leaf"; }
-
- protected:
-  std::vector<table> run(exec_context&) override { return {}; }
-};
+using leaf = schema_leaf;
 
 void expect_well_formed(const hp::program& p) {
   int n = static_cast<int>(p.accs.size());

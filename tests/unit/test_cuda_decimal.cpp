@@ -136,23 +136,6 @@ std::vector<expr> projections() {
   };
 }
 
-engine_options gpu_opts() {
-  engine_options o;
-  o.engine = engine_kind::gpu;
-  o.fallback = fallback_mode::raise;
-  return o;
-}
-engine_options cpu_opts() {
-  engine_options o;
-  o.engine = engine_kind::cpu;
-  return o;
-}
-
-void check_same(const lazy_frame& lf, engine_options gpu = gpu_opts(), engine_options cpu = cpu_opts()) {
-  auto want = lf.collect(cpu);
-  auto got = lf.collect(gpu);
-  expect_frames_equal(got, want);
-}
 
 /// The message of the compute_error that collecting `lf` with `o` raises ("" when none).
 std::string error_of(const lazy_frame& lf, const engine_options& o) {
@@ -168,7 +151,7 @@ TEST(CudaDecimal, ProjectionsMatchCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   for (int64_t n : {0, 1, 31, 32, 33, 1024, 5000}) {
     SCOPED_TRACE("rows " + std::to_string(n));
-    check_same(frame(n).lazy().with_columns(projections()));
+    expect_gpu_matches_cpu(frame(n).lazy().with_columns(projections()));
   }
 }
 
@@ -176,7 +159,7 @@ TEST(CudaDecimal, SlicedInputsMatchCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   for (int64_t off : {1, 5, 37}) {
     SCOPED_TRACE("offset " + std::to_string(off));
-    check_same(frame(100, off).lazy().with_columns(projections()));
+    expect_gpu_matches_cpu(frame(100, off).lazy().with_columns(projections()));
   }
 }
 
@@ -185,19 +168,19 @@ TEST(CudaDecimal, FiltersMatchCpu) {
   for (int64_t n : {0, 1, 33, 1024, 5000}) {
     SCOPED_TRACE("rows " + std::to_string(n));
     auto lf = frame(n).lazy();
-    check_same(lf.filter(col("p") > col("q")));
-    check_same(lf.filter((col("p") * col("q") >= 0) & col("h").is_between(lit(int64_t{-1}), lit(int64_t{2}))));
-    check_same(lf.filter(col("z") == 3).select({col("p"), (col("h") + col("h")).alias("x")}));
-    check_same(frame(n, 3).lazy().filter(col("h").round(1) != col("h")).with_columns({(-col("r")).alias("x")}));
+    expect_gpu_matches_cpu(lf.filter(col("p") > col("q")));
+    expect_gpu_matches_cpu(lf.filter((col("p") * col("q") >= 0) & col("h").is_between(lit(int64_t{-1}), lit(int64_t{2}))));
+    expect_gpu_matches_cpu(lf.filter(col("z") == 3).select({col("p"), (col("h") + col("h")).alias("x")}));
+    expect_gpu_matches_cpu(frame(n, 3).lazy().filter(col("h").round(1) != col("h")).with_columns({(-col("r")).alias("x")}));
   }
 }
 
 TEST(CudaDecimal, MultiplePartitionsMatchCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
-  engine_options g = gpu_opts(), c = cpu_opts();
+  engine_options g = gpu_engine(), c = cpu_engine();
   g.target_partition_rows = c.target_partition_rows = 300;
   auto lf = frame(2000).lazy().filter(col("q") != 0).with_columns(projections()).sort("p");
-  check_same(lf, g, c);
+  expect_gpu_matches_cpu(lf, g, c);
 }
 
 TEST(CudaDecimal, OverflowRaisesAsTheCpu) {
@@ -208,7 +191,7 @@ TEST(CudaDecimal, OverflowRaisesAsTheCpu) {
   for (const expr& e : {col("a") + col("b"), col("a") - (-col("b")), col("a") * col("b"), col("a") * 100}) {
     SCOPED_TRACE(to_string(e));
     auto lf = df.lazy().with_columns({e.alias("x")});
-    std::string cpu = error_of(lf, cpu_opts()), gpu = error_of(lf, gpu_opts());
+    std::string cpu = error_of(lf, cpu_engine()), gpu = error_of(lf, gpu_engine());
     EXPECT_NE(cpu.find("decimal overflow"), std::string::npos) << cpu;
     EXPECT_EQ(gpu, cpu);
   }
@@ -216,24 +199,24 @@ TEST(CudaDecimal, OverflowRaisesAsTheCpu) {
   column vals = big_col({big, 1, big}), nulls = big_col({std::nullopt, 1, std::nullopt});
   column hidden(decimal(38, 0), 3, vals.data_buffer(), nulls.validity_buffer(), 2);
   auto masked = data_frame::from_columns({{"a", hidden}, {"b", big_col({big, 7, big})}});
-  check_same(masked.lazy().with_columns({(col("a") + col("b")).alias("x"), (col("a") * col("b")).alias("y")}));
+  expect_gpu_matches_cpu(masked.lazy().with_columns({(col("a") + col("b")).alias("x"), (col("a") * col("b")).alias("y")}));
   // a failing strict cast raises the CPU's error, naming the value
   auto strict = df.lazy().with_columns({col("b").cast(decimal(20, 2)).alias("x")});
-  std::string cpu = error_of(strict, cpu_opts());
+  std::string cpu = error_of(strict, cpu_engine());
   EXPECT_NE(cpu.find("strict cast"), std::string::npos) << cpu;
-  EXPECT_EQ(error_of(strict, gpu_opts()), cpu);
-  check_same(df.lazy().with_columns({col("b").cast(decimal(20, 2), false).alias("x")}));
+  EXPECT_EQ(error_of(strict, gpu_engine()), cpu);
+  expect_gpu_matches_cpu(df.lazy().with_columns({col("b").cast(decimal(20, 2), false).alias("x")}));
 }
 
 TEST(CudaDecimal, FourWayJoinRunsOnTheGpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   auto w = gen::wholesale_tables(5000, 5, 1000);
   auto lf = seed::four_way_join(w.lineitem.lazy(), w.orders.lazy(), w.customer.lazy(), w.supplier.lazy());
-  auto got = rows_of(lf.collect(gpu_opts())), want = rows_of(lf.collect(cpu_opts()));
+  auto got = rows_of(lf.collect(gpu_engine())), want = rows_of(lf.collect(cpu_engine()));
   std::sort(got.begin(), got.end());
   std::sort(want.begin(), want.end());
   EXPECT_EQ(got, want);
-  engine_options silent = gpu_opts();
+  engine_options silent = gpu_engine();
   silent.fallback = fallback_mode::silent;
   EXPECT_EQ(lf.explain(silent).find("decimal"), std::string::npos) << lf.explain(silent);
 }

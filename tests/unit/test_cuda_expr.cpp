@@ -231,29 +231,12 @@ std::vector<expr> projections() {
   };
 }
 
-engine_options gpu_opts() {
-  engine_options o;
-  o.engine = engine_kind::gpu;
-  o.fallback = fallback_mode::raise;
-  return o;
-}
-engine_options cpu_opts() {
-  engine_options o;
-  o.engine = engine_kind::cpu;
-  return o;
-}
-
-void check_same(const lazy_frame& lf, engine_options gpu = gpu_opts(), engine_options cpu = cpu_opts()) {
-  auto want = lf.collect(cpu);
-  auto got = lf.collect(gpu);
-  expect_frames_equal(got, want);
-}
 
 TEST(CudaExpr, ProjectionsMatchCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
     SCOPED_TRACE("rows " + std::to_string(n));
-    check_same(frame(n).lazy().with_columns(projections()));
+    expect_gpu_matches_cpu(frame(n).lazy().with_columns(projections()));
   }
 }
 
@@ -261,7 +244,7 @@ TEST(CudaExpr, SlicedInputsMatchCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   for (int64_t off : {1, 5, 37}) {
     SCOPED_TRACE("offset " + std::to_string(off));
-    check_same(frame(100, off).lazy().with_columns(projections()));
+    expect_gpu_matches_cpu(frame(100, off).lazy().with_columns(projections()));
   }
 }
 
@@ -269,18 +252,18 @@ TEST(CudaExpr, FiltersMatchCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   for (int64_t n : {0, 1, 33, 1024}) {
     auto lf = frame(n).lazy();
-    check_same(lf.filter((col("i32") > 0) & col("s").str_contains("a")));
-    check_same(lf.filter(col("f64").is_between(lit(-10.0), lit(10.0)) | col("b")));
-    check_same(lf.filter(col("ts").dt_year() >= 1990).with_columns({(col("i64") * 2).alias("x")}));
+    expect_gpu_matches_cpu(lf.filter((col("i32") > 0) & col("s").str_contains("a")));
+    expect_gpu_matches_cpu(lf.filter(col("f64").is_between(lit(-10.0), lit(10.0)) | col("b")));
+    expect_gpu_matches_cpu(lf.filter(col("ts").dt_year() >= 1990).with_columns({(col("i64") * 2).alias("x")}));
   }
 }
 
 TEST(CudaExpr, MultiplePartitionsMatchCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
-  engine_options g = gpu_opts(), c = cpu_opts();
+  engine_options g = gpu_engine(), c = cpu_engine();
   g.target_partition_rows = c.target_partition_rows = 100;
   auto lf = frame(1024).lazy().filter(col("i8") != 3).with_columns(projections());
-  check_same(lf, g, c);
+  expect_gpu_matches_cpu(lf, g, c);
   EXPECT_GT(lf.collect(g).partitions().size(), 1u);
 }
 
@@ -289,7 +272,7 @@ TEST(CudaExpr, TranscendentalsCloseToCpu) {
   // pow, exp and log may differ from the host libm in the last bit
   auto lf = frame(1024).lazy().select({col("f64").abs().log().alias("a"), (col("f32") / 1000).exp().alias("b"),
                                        col("f64").pow(lit(2.0)).alias("c"), col("f32").abs().log(10).alias("d")});
-  table g = lf.collect(gpu_opts()).to_table(), c = lf.collect(cpu_opts()).to_table();
+  table g = lf.collect(gpu_engine()).to_table(), c = lf.collect(cpu_engine()).to_table();
   ASSERT_EQ(g.num_rows(), c.num_rows());
   for (size_t k = 0; k < c.num_columns(); ++k) {
     ASSERT_EQ(to_string(g[k].type()), to_string(c[k].type()));
@@ -311,19 +294,19 @@ TEST(CudaExpr, StrictCastErrorMatchesCpu) {
   auto lf = df.lazy().with_columns({col("a").cast(type_id::int8).alias("b")});
   std::string cpu_msg, gpu_msg;
   try {
-    lf.collect(cpu_opts());
+    lf.collect(cpu_engine());
   } catch (const compute_error& e) {
     cpu_msg = e.what();
   }
   try {
-    lf.collect(gpu_opts());
+    lf.collect(gpu_engine());
   } catch (const compute_error& e) {
     gpu_msg = e.what();
   }
   EXPECT_NE(cpu_msg.find("1000"), std::string::npos) << cpu_msg;
   EXPECT_EQ(gpu_msg, cpu_msg);
   // null rows never fail, non-strict casts null the value
-  check_same(df.lazy().with_columns({col("a").cast(type_id::int8, false).alias("b")}));
+  expect_gpu_matches_cpu(df.lazy().with_columns({col("a").cast(type_id::int8, false).alias("b")}));
 }
 
 #ifdef TUG_WITH_CUDA
@@ -367,7 +350,7 @@ TEST(CudaExpr, EveryProjectionCompiles) {
   EXPECT_EQ(is_in.pool, std::vector<int64_t>{1});  // 2.5 cannot match an integer, null never matches
   auto lit_str = cuda::prog::compile(resolve(col("s") == "abc", s), s);
   EXPECT_EQ(lit_str.chars, "abc");
-  EXPECT_EQ(df.lazy().with_columns(projections()).collect(cpu_opts()).num_columns(), s.size() + projections().size());
+  EXPECT_EQ(df.lazy().with_columns(projections()).collect(cpu_engine()).num_columns(), s.size() + projections().size());
 }
 #endif
 

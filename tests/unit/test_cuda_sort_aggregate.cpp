@@ -245,18 +245,6 @@ TEST(CudaSortAggregate, GpuPlanHasNoFallback) {
 #ifdef TUG_WITH_CUDA
 namespace {
 
-// A plan leaf with a schema (never executed).
-class schema_leaf final : public physical_node {
- public:
-  explicit schema_leaf(schema s) {
-    output_schema = std::move(s);
-    where = backend::cuda;
-  }
-  std::string name() const override { return "schema_leaf"; }
-
- protected:
-  std::vector<table> run(exec_context&) override { return {}; }
-};
 
 schema plan_input() {
   return schema({{"k", type_id::int64}, {"d", decimal(12, 2)}, {"s", type_id::string}, {"f", type_id::float64}});

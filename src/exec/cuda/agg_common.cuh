@@ -232,6 +232,14 @@ inline std::string describe_columns(const std::vector<size_t>& cols) {
   return s + "]";
 }
 
+/// "mean(#2) over [#0, #1], ..." for explain().
+inline std::string describe(const std::vector<window_spec>& specs) {
+  std::string s;
+  for (auto& w : specs)
+    s += (s.empty() ? "" : ", ") + describe(w.agg) + " over " + describe_columns(w.keys);
+  return s;
+}
+
 /// "keys [#0] aggs [sum(#1)]" (+ " maintain_order"), for explain().
 inline std::string describe(const std::vector<size_t>& keys, const std::vector<agg_spec>& aggs, bool maintain_order) {
   std::string s = "keys " + describe_columns(keys) + " aggs [";

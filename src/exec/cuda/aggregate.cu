@@ -522,12 +522,7 @@ class window_op final : public physical_node {
  public:
   explicit window_op(std::vector<window_spec> specs) : _specs(std::move(specs)) {}
   std::string name() const override { return "window"; }
-  std::string detail() const override {
-    std::string s;
-    for (auto& w : _specs)
-      s += (s.empty() ? "" : ", ") + describe(w.agg) + " over " + describe_columns(w.keys);
-    return s;
-  }
+  std::string detail() const override { return describe(_specs); }
   bool sync_point() const override { return true; }
 
  protected:

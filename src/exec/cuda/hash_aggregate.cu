@@ -84,14 +84,24 @@ __device__ inline ull better(const dcol& c, vkind k, bool max, ull a, ull b) {
   return (max ? r > 0 : r < 0) ? a : b;
 }
 
+/// Sums, counts and flags (add_u64, add_f64, or_u64: identity 0): combined and merged atomically.
+__device__ inline ull fadd(acc_kind k, ull a, ull b) {
+  if (k == acc_kind::add_f64) return bits_of(f64_of(a) + f64_of(b));
+  return k == acc_kind::or_u64 ? (a | b) : a + b;
+}
+
+__device__ inline void fmerge(acc_kind k, ull* p, ull v) {
+  if (k == acc_kind::add_f64) atomicAdd(reinterpret_cast<double*>(p), f64_of(v));
+  else if (k == acc_kind::or_u64) atomicOr(p, v);
+  else atomicAdd(p, v);
+}
+
 __device__ inline ull combine(const dacc& d, ull a, ull b) {
   switch (d.kind) {
     case acc_kind::add_u64:
-      return a + b;
     case acc_kind::add_f64:
-      return bits_of(f64_of(a) + f64_of(b));
     case acc_kind::or_u64:
-      return a | b;
+      return fadd(d.kind, a, b);
     case acc_kind::max_u64:
       return a > b ? a : b;
     case acc_kind::min_u64:
@@ -145,13 +155,9 @@ __device__ inline ull contribution(const dacc& d, int64_t r, int64_t slot) {
 __device__ inline void merge(const dacc& d, ull* p, ull v) {
   switch (d.kind) {
     case acc_kind::add_u64:
-      atomicAdd(p, v);
-      return;
     case acc_kind::add_f64:
-      atomicAdd(reinterpret_cast<double*>(p), f64_of(v));
-      return;
     case acc_kind::or_u64:
-      atomicOr(p, v);
+      fmerge(d.kind, p, v);
       return;
     case acc_kind::max_u64:
       atomicMax(p, v);
@@ -229,6 +235,25 @@ __device__ inline int64_t find(const dtable& t, const dkey* keys, int nk, int64_
   return -1;
 }
 
+/// Merges a block's shared-memory table into the global table `g` at the block's end: each used slot
+/// (its smallest row at srow[i]) finds or inserts its group in `g`, then `merge_slot(i, slot)` adds
+/// its accumulators. A group that does not fit sets *overflow and ends the merge.
+template <typename F>
+__device__ inline void merge_block_table(const ull* srow, int cap, const dkey* keys, int nk, const dtable& g,
+                                         ull* overflow, F&& merge_slot) {
+  for (int i = threadIdx.x; i < cap; i += blockDim.x) {
+    ull row = srow[i];
+    if (row == kEmpty) continue;
+    auto r = static_cast<int64_t>(row);
+    int64_t slot = find_or_insert(g, keys, nk, r, hash_row(keys, nk, r));
+    if (slot < 0) {
+      atomicExch(overflow, 1ull);
+      return;
+    }
+    merge_slot(i, slot);
+  }
+}
+
 /// Pass 1 through shared memory: block b aggregates the selected rows of [b * per_block, (b + 1) * per_block) into a
 /// table of `cap` slots, then merges its groups into `g`. A block that meets more than cap / 2 groups,
 /// or whose groups do not fit in `g`, sets *overflow and every block stops.
@@ -263,20 +288,12 @@ __global__ void shared_pass_kernel(const dkey* keys, int nk, const dacc* accs, i
     if (__syncthreads_or(stop)) return;
   }
   // the barrier above (or the first one) has seen every row of the block into the shared table
-  for (int i = threadIdx.x; i < cap; i += blockDim.x) {
-    ull row = stab[i];
-    if (row == kEmpty) continue;
-    auto r = static_cast<int64_t>(row);
-    int64_t slot = find_or_insert(g, keys, nk, r, hash_row(keys, nk, r));
-    if (slot < 0) {
-      atomicExch(overflow, 1ull);
-      return;
-    }
+  merge_block_table(stab, cap, keys, nk, g, overflow, [&](int i, int64_t slot) {
     for (int j = 0; j < na; ++j) {
       ull v = sacc[int64_t(j) * cap + i];
       if (v != identity(accs[j].kind)) merge(accs[j], accs[j].out + slot, v);
     }
-  }
+  });
 }
 
 /// A pass over the selected rows straight into the global table: pass 1 inserts groups (a new group
@@ -430,17 +447,6 @@ __device__ inline ull fcontribution(const fprog& p, const facc& a, const frow& x
     default:
       return 0;
   }
-}
-
-__device__ inline ull fadd(acc_kind k, ull a, ull b) {
-  if (k == acc_kind::add_f64) return bits_of(f64_of(a) + f64_of(b));
-  return k == acc_kind::or_u64 ? (a | b) : a + b;
-}
-
-__device__ inline void fmerge(acc_kind k, ull* p, ull v) {
-  if (k == acc_kind::add_f64) atomicAdd(reinterpret_cast<double*>(p), f64_of(v));
-  else if (k == acc_kind::or_u64) atomicOr(p, v);
-  else atomicAdd(p, v);
 }
 
 struct fadd_op {
@@ -607,20 +613,12 @@ __global__ void __launch_bounds__(kBlock, 4) fused_shared_kernel(fprog p, const 
     if (__syncthreads_or(stop)) return;
   }
   // the barrier above has seen every row of the block into the shared table
-  for (int i = threadIdx.x; i < cap; i += blockDim.x) {
-    ull row = srow[i];
-    if (row == kEmpty) continue;
-    auto r = static_cast<int64_t>(row);
-    int64_t slot = find_or_insert(g, keys, nk, r, hash_row(keys, nk, r));
-    if (slot < 0) {
-      atomicExch(overflow, 1ull);
-      return;
-    }
+  merge_block_table(srow, cap, keys, nk, g, overflow, [&](int i, int64_t slot) {
     for (int j = 0; j < p.naccs; ++j) {
       ull v = sacc[int64_t(j) * cap + i];
       if (v != 0) fmerge(p.accs[j].kind, p.accs[j].out + slot, v);
     }
-  }
+  });
 }
 
 /// mean[s] = sum[s] / count[s] (0 without values) for the slots of the groups.
@@ -1179,12 +1177,7 @@ class window_op final : public physical_node {
  public:
   explicit window_op(std::vector<window_spec> specs) : _specs(std::move(specs)) {}
   std::string name() const override { return "hash_window"; }
-  std::string detail() const override {
-    std::string s;
-    for (auto& w : _specs)
-      s += (s.empty() ? "" : ", ") + describe(w.agg) + " over " + describe_columns(w.keys);
-    return s;
-  }
+  std::string detail() const override { return describe(_specs); }
   bool sync_point() const override { return true; }
 
  protected:
