@@ -101,7 +101,9 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts) {
   exec_context ctx{opts, global_thread_pool(opts.num_threads), mr.get(), opts.statistics ? &stats : nullptr};
   std::shared_ptr<memory_budget> device_budget;
   std::shared_ptr<memory_resource> device_mr, pinned_mr;
+  device_slots slots(opts.num_streams);
   if (uses_backend(*phys, backend::cuda)) {
+    ctx.partition_slots = &slots;
     device_budget = std::make_shared<memory_budget>(
         parse_device_limit(opts.spill_device_limit, current_device_info().total_memory), "device");
     device_mr = make_device_resource(device_budget);

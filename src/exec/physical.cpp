@@ -333,11 +333,44 @@ bool uses_backend(const physical_node& root, backend b) {
 }
 
 std::vector<table> physical_node::map_partitions(exec_context& ctx, const std::vector<table>& in,
-                                                 const std::function<table(const table&)>& f) {
+                                                 const std::function<table(const table&)>& f) const {
   std::vector<table> out(in.size());
-  ctx.pool.parallel_for(static_cast<int64_t>(in.size()),
-                        [&](int64_t i) { out[static_cast<size_t>(i)] = f(in[static_cast<size_t>(i)]); });
+  for_partitions(ctx, static_cast<int64_t>(in.size()),
+                 [&](int64_t i) { out[static_cast<size_t>(i)] = f(in[static_cast<size_t>(i)]); });
   return out;
+}
+
+void physical_node::for_partitions(exec_context& ctx, int64_t n, const std::function<void(int64_t)>& f) const {
+  if (where != backend::cuda || !ctx.partition_slots) return ctx.pool.parallel_for(n, f);
+  ctx.pool.parallel_for(n, [&](int64_t i) {
+    device_slots::guard g(ctx.partition_slots);
+    f(i);
+  });
+}
+
+namespace {
+thread_local bool holds_device_slot = false;
+}
+
+device_slots::guard::guard(device_slots* s) {
+  if (!s || holds_device_slot) return;
+  std::unique_lock<std::mutex> lock(s->_mu);
+  s->_cv.wait(lock, [&] { return s->_free > 0; });
+  --s->_free;
+  s->_peak = std::max(s->_peak, ++s->_held);
+  _s = s;
+  holds_device_slot = true;
+}
+
+device_slots::guard::~guard() {
+  if (!_s) return;
+  {
+    std::lock_guard<std::mutex> lock(_s->_mu);
+    ++_s->_free;
+    --_s->_held;
+  }
+  holds_device_slot = false;
+  _s->_cv.notify_one();
 }
 
 std::string exec_statistics::to_string() const {

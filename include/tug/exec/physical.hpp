@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,6 +44,37 @@ struct exec_statistics {
   std::string to_string() const;
 };
 
+/// Bounds how many partitions the GPU engine works on at once (engine_options::num_streams). Each
+/// partition's work holds its device temporaries until it ends and every partition fills the GPU on
+/// its own, so running them all at once buys no speed and multiplies the memory (a 16-partition join
+/// probe held 16 sets of per-row temporaries). A thread that holds a slot takes no second one, so
+/// nested per-partition work passes through.
+class device_slots {
+ public:
+  explicit device_slots(int slots) : _free(slots < 1 ? 1 : slots) {}
+  device_slots(const device_slots&) = delete;
+  device_slots& operator=(const device_slots&) = delete;
+  /// Holds one slot for its lifetime (none when `s` is null or the thread already holds one).
+  class guard {
+   public:
+    explicit guard(device_slots* s);
+    ~guard();
+    guard(const guard&) = delete;
+    guard& operator=(const guard&) = delete;
+
+   private:
+    device_slots* _s = nullptr;
+  };
+  /// The most partitions that were in flight at once (statistics and tests).
+  int peak() const { return _peak; }
+
+ private:
+  std::mutex _mu;
+  std::condition_variable _cv;
+  int _free;
+  int _held = 0, _peak = 0;
+};
+
 /// What an executing operator needs: options, the thread pool, the memory resource, statistics.
 struct exec_context {
   const engine_options& options;
@@ -52,6 +85,8 @@ struct exec_context {
   memory_resource* device_mr = nullptr;
   /// Pinned host memory for data on its way to the device (nullptr: pageable `mr` is used).
   memory_resource* staging_mr = nullptr;
+  /// Partitions CUDA operators work on at once (nullptr: no bound).
+  device_slots* partition_slots = nullptr;
 };
 
 class physical_node;
@@ -85,9 +120,12 @@ class physical_node {
   virtual std::vector<table> run(exec_context& ctx) = 0;
   /// Executes child `i`, with its partitions moved to this node's memory (device for CUDA nodes).
   std::vector<table> input(size_t i, exec_context& ctx);
-  /// Applies `f` to every partition in parallel, keeping order.
-  static std::vector<table> map_partitions(exec_context& ctx, const std::vector<table>& in,
-                                           const std::function<table(const table&)>& f);
+  /// Applies `f` to every partition in parallel, keeping order (see for_partitions).
+  std::vector<table> map_partitions(exec_context& ctx, const std::vector<table>& in,
+                                    const std::function<table(const table&)>& f) const;
+  /// Runs f(i) for i in [0, n) on the thread pool; on a CUDA node each call holds a device slot, so at
+  /// most `num_streams` partitions have device work in flight.
+  void for_partitions(exec_context& ctx, int64_t n, const std::function<void(int64_t)>& f) const;
 };
 
 /// What the filters of every backend share: the predicate, and which input columns the output keeps

@@ -33,7 +33,8 @@ struct engine_options {
   /// Host bytes for spilled buffers before they go to disk (0 = unlimited).
   int64_t host_spill_limit = 0;
   std::string spill_directory = "/tmp";
-  /// CUDA streams used by the GPU engine.
+  /// GPU engine: partitions with device work in flight at once, each on its thread's own CUDA stream.
+  /// Every partition's kernels fill the GPU, so more buys little and multiplies device temporaries.
   int num_streams = 4;
   /// Collect per-operator statistics (rows, partitions, time).
   bool statistics = true;

@@ -328,7 +328,7 @@ class join_op final : public join_node {
     int64_t target = target_rows(ctx);
     std::vector<std::vector<table>> outs(left.size());
     std::vector<size_t> lcols = left_columns();
-    ctx.pool.parallel_for(static_cast<int64_t>(left.size()), [&](int64_t p) {
+    for_partitions(ctx, static_cast<int64_t>(left.size()), [&](int64_t p) {
       nvtx_range r{"join probe"};
       const table& l = left[static_cast<size_t>(p)];
       if (l.num_rows() > 0)
