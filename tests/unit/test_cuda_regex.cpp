@@ -23,9 +23,10 @@ uint64_t mix(uint64_t x) {
 /// Comments like PDS-H's (o_comment, s_comment) with line breaks, UTF-8, digits and punctuation; a null
 /// every 7th row. Column "c" of `n` rows, a slice from row `off` of a longer column.
 data_frame comments(int64_t n, int64_t off = 0) {
-  static const char* words[] = {"special", "requests", "Customer", "Complaints", "pending", "deposits", "the",
-                                "carefully", "x.y", "42", "\n", "d\xC3\xA9j\xC3\xA0", "Customer,", "ironic",
-                                "requests.", "special\r\n", "foo", "bar", "", "A1b2"};
+  static const char* words[] = {"special",   "requests",  "Customer",  "Complaints",  "pending", "deposits",
+                                "the",       "carefully", "x.y",       "42",          "\n",      "d\xC3\xA9j\xC3\xA0",
+                                "Customer,", "ironic",    "requests.", "special\r\n", "foo",     "bar",
+                                "",          "A1b2"};
   std::vector<std::optional<std::string>> v;
   for (int64_t i = 0; i < n + off; ++i) {
     if (i % 7 == 3) {
@@ -128,7 +129,7 @@ TEST(CudaRegex, PdshFiltersMatchCpu) {
   for (int64_t n : {1, 33, 1024, 100000}) {
     SCOPED_TRACE("rows " + std::to_string(n));
     auto lf = comments(n, n % 3).lazy();
-    expect_gpu_matches_cpu(lf.filter(!col("c").str_contains("special.*requests", false)));  // Q13
+    expect_gpu_matches_cpu(lf.filter(!col("c").str_contains("special.*requests", false)));    // Q13
     expect_gpu_matches_cpu(lf.filter(col("c").str_contains("Customer.*Complaints", false)));  // Q16
     expect_gpu_matches_cpu(lf.filter(col("c").str_contains("^(the|foo) ", false) | col("c").is_null()));
   }

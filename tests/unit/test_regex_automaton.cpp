@@ -81,6 +81,7 @@ const std::vector<std::string>& subjects() {
 }
 
 TEST(RegexAutomaton, FixedPatternsAgreeWithStdRegex) {
+  // clang-format off
   const std::vector<std::string> patterns = {
       // PDS-H Q13 and Q16
       "special.*requests", "Customer.*Complaints",
@@ -105,11 +106,13 @@ TEST(RegexAutomaton, FixedPatternsAgreeWithStdRegex) {
       // literal ] and } outside brackets; '\n' in the pattern
       "]", "}", "a]", "a}", "\n", "a\nb", "a.b", "a..b", "\xC3\xA9", "j.",
   };
+  // clang-format on
   for (const std::string& p : patterns)
     expect_agrees(p, subjects());
 }
 
 TEST(RegexAutomaton, RefusesWhatItCannotRun) {
+  // clang-format off
   const std::vector<std::string> refused = {
       "(a)\\1", "(?=a)", "(?!a)b", "\\bfoo", "a\\B", "[[:alpha:]]", "\\cA", "\\u0041", "\\0", "a**", "a+*",
       "a{2}{3}", "a???", "^*", "[]", "[^]", "[a-z-0]", "[\\w-z]",
@@ -117,6 +120,7 @@ TEST(RegexAutomaton, RefusesWhatItCannotRun) {
       // invalid for std::regex: the CPU raises its error
       "(", ")", "a)", "[a", "a{2,1}", "{", "x{3", "*a", "a|*", "[z-a]", "\\",
   };
+  // clang-format on
   for (const std::string& p : refused)
     EXPECT_NE(cuda::regex::compile(p).why, "") << "pattern \"" << p << "\"";
   EXPECT_NE(cuda::regex::compile("(").why.find("invalid"), std::string::npos);
@@ -128,9 +132,10 @@ TEST(RegexAutomaton, RefusesWhatItCannotRun) {
 // Random patterns over tokens that make many valid patterns, random subjects over a small alphabet;
 // every pattern std::regex rejects must be refused, every compiled one must agree on every subject.
 TEST(RegexAutomaton, RandomPatternsAgreeWithStdRegex) {
-  const std::vector<std::string> tokens = {
-      "a", "b", "c", ".", "|", "(", ")", "(?:", "*", "+", "?", "*?", "[", "]", "[^", "^", "$", "-", "\\d", "\\w",
-      "\\s", "\\D", "\\W", "\\n", "\\.", "\\-", "{1}", "{0,2}", "{2,}", "{1,2}?", "\\\\", "\n", " ", "a-c", "\xE9"};
+  const std::vector<std::string> tokens = {"a",     "b",    "c",      ".",    "|",   "(",   ")",   "(?:", "*",
+                                           "+",     "?",    "*?",     "[",    "]",   "[^",  "^",   "$",   "-",
+                                           "\\d",   "\\w",  "\\s",    "\\D",  "\\W", "\\n", "\\.", "\\-", "{1}",
+                                           "{0,2}", "{2,}", "{1,2}?", "\\\\", "\n",  " ",   "a-c", "\xE9"};
   const std::string alphabet = std::string("abc\n\r-. _1\\\xE9") + '\0';
   std::mt19937_64 rng(20260512);
   int valid = 0, compiled = 0;

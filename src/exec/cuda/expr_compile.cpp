@@ -512,7 +512,8 @@ class compiler {
       case fn::str_contains: {
         need(arg_kind(0) == nk::str && arg_kind(1) == nk::str);
         const expr& p = n.args[1];
-        if (!n.flag && !(p->kind == expr_kind::literal && (p->value.is_null() || !has_regex_meta(p->value.as_string()))))
+        if (!n.flag &&
+            !(p->kind == expr_kind::literal && (p->value.is_null() || !has_regex_meta(p->value.as_string()))))
           return regex_contains(e, r);
         return binary(e, r, op::str_contains, nk::b);
       }

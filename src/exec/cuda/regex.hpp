@@ -23,14 +23,14 @@ namespace tug::cuda::regex {
 /// Word layout of a compiled table. Bit p of a mask is position p (a byte class of the pattern).
 /// The automaton's state is the set of positions that consumed the previous byte.
 enum word : int {
-  w_mask = 0,            ///< [0, 256): the positions whose class holds byte b, at w_mask + b
-  w_first_begin = 256,   ///< positions that can consume the first byte (`^` holds there)
-  w_first_mid = 257,     ///< positions that can consume a later byte: a match may start anywhere
-  w_last_mid = 258,      ///< positions after which the match may end before the string's end
-  w_last_end = 259,      ///< positions after which the match may end at the string's end (`$` holds)
-  w_linear = 260,        ///< positions p < 63 whose only follower is p + 1 (a shift replaces the lookup)
-  w_flags = 261,         ///< empty matches (f_*)
-  w_follow = 262,        ///< [262, 262 + positions): the positions that may consume the byte after p
+  w_mask = 0,           ///< [0, 256): the positions whose class holds byte b, at w_mask + b
+  w_first_begin = 256,  ///< positions that can consume the first byte (`^` holds there)
+  w_first_mid = 257,    ///< positions that can consume a later byte: a match may start anywhere
+  w_last_mid = 258,     ///< positions after which the match may end before the string's end
+  w_last_end = 259,     ///< positions after which the match may end at the string's end (`$` holds)
+  w_linear = 260,       ///< positions p < 63 whose only follower is p + 1 (a shift replaces the lookup)
+  w_flags = 261,        ///< empty matches (f_*)
+  w_follow = 262,       ///< [262, 262 + positions): the positions that may consume the byte after p
 };
 
 /// Where the empty string matches (bits of the w_flags word), by whether the match is at the string's
