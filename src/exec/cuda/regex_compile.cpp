@@ -248,7 +248,8 @@ class parser {
         }
       return s;
     }
-    if (c == '[') refuse("'[' in a bracket expression (POSIX classes)");
+    if (c == '[' && (peek() == ':' || peek() == '.' || peek() == '=') && has(0))
+      refuse("POSIX classes in a bracket expression");
     if (c == '\0') refuse("a NUL byte in the pattern");
     single = static_cast<unsigned char>(c);
     return one(single);
