@@ -8,6 +8,7 @@
 #include "exec/cuda/common.cuh"
 #include "exec/cuda/evaluate.hpp"
 #include "exec/cuda/expr_program.hpp"
+#include "exec/cuda/regex.hpp"
 #include "tug/core/temporal.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
 #include "tug/memory/device.hpp"
@@ -760,6 +761,11 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
       d.i = hit;
       break;
     }
+    case op::str_regex:
+      d.i = x.v && regex::search(reinterpret_cast<const uint64_t*>(E.pool + in.i0),
+                                 reinterpret_cast<const unsigned char*>(x.p), x.n);
+      d.v = x.v;
+      return;
   }
   d.v = x.v && y.v;  // binary operations that fall through: null when either operand is
 }

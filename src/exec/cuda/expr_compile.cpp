@@ -9,6 +9,7 @@
 
 #include "exec/cuda/expr_program.hpp"
 #include "exec/cuda/ops.hpp"
+#include "exec/cuda/regex.hpp"
 #include "tug/core/scalar.hpp"
 #include "tug/core/table.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
@@ -379,6 +380,19 @@ class compiler {
     return s.find_first_of("\\^$.|?*+()[]{}") != std::string_view::npos;
   }
 
+  /// str.contains with a regular expression: a constant pattern compiled to an automaton (regex.hpp).
+  void regex_contains(const expr& e, int r) {
+    const expr& p = e->args[1];
+    if (p->kind != expr_kind::literal)
+      refuse("the CUDA expression evaluator runs regular expressions with a constant pattern only: " + to_string(e));
+    regex::automaton a = regex::compile(p->value.as_string());
+    if (!a.why.empty())
+      refuse("the CUDA expression evaluator does not run this regular expression (" + a.why + "): " + to_string(e));
+    go(e->args[0], r);
+    emit(op::str_regex, nk::b, r, r).i0 = static_cast<int64_t>(_p.pool.size());
+    if (!_dry) _p.pool.insert(_p.pool.end(), a.table.begin(), a.table.end());
+  }
+
   void function(const expr& e, int r) {
     const expr_node& n = e.node();
     const char* name = to_string(n.func);
@@ -497,13 +511,10 @@ class compiler {
         return binary(e, r, n.func == fn::str_starts_with ? op::str_starts_with : op::str_ends_with, nk::b);
       case fn::str_contains: {
         need(arg_kind(0) == nk::str && arg_kind(1) == nk::str);
-        if (!n.flag) {
-          const expr& p = n.args[1];
-          bool plain = p->kind == expr_kind::literal && (p->value.is_null() || !has_regex_meta(p->value.as_string()));
-          if (!plain)
-            refuse(
-                "the CUDA expression evaluator does not run regular expressions (str_contains with a regex pattern)");
-        }
+        const expr& p = n.args[1];
+        if (!n.flag &&
+            !(p->kind == expr_kind::literal && (p->value.is_null() || !has_regex_meta(p->value.as_string()))))
+          return regex_contains(e, r);
         return binary(e, r, op::str_contains, nk::b);
       }
       case fn::dt_year:

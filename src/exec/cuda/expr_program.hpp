@@ -67,6 +67,7 @@ enum class op : uint8_t {
   str_starts_with,
   str_ends_with,
   str_contains,
+  str_regex,  ///< dst = a matches the regex automaton at pool[i0] (regex.hpp); null when a is
 };
 
 struct instr {
@@ -87,7 +88,7 @@ constexpr size_t max_code = 256;
 /// A compiled expression: `code` leaves the result in register 0, of kind `out` and type `out_type`.
 struct program {
   std::vector<instr> code;
-  std::vector<int64_t> pool;    ///< is_in values (64-bit patterns) or string (offset, length) pairs
+  std::vector<int64_t> pool;    ///< is_in values (64-bit patterns) or string (offset, length) pairs; regex tables
   std::string chars;            ///< bytes of string literals
   std::vector<size_t> columns;  ///< input column of each load_col slot
   nk out = nk::i64;
