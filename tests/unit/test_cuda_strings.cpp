@@ -1,0 +1,308 @@
+// Strings made by the CUDA expression evaluator (str.slice, str.strip_chars, str.to_uppercase /
+// to_lowercase, concat_str, casts to and from strings): lazy queries on engine=gpu (fallback=raise)
+// against the CPU engine over nulls, sliced inputs, multi-byte UTF-8 and sizes around warp and block
+// boundaries; and the host half (expr_unsupported, compile) without a GPU.
+#include <limits>
+
+#include "test_util.hpp"
+#include "tug/api/lazy_frame.hpp"
+#include "tug/expr/resolve.hpp"
+#include "tug/memory/device.hpp"
+#ifdef TUG_WITH_CUDA
+#include "exec/cuda/expr_program.hpp"
+#include "exec/cuda/ops.hpp"
+#endif
+
+namespace tug {
+namespace {
+
+uint64_t mix(int64_t i, int64_t salt) {
+  uint64_t x = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(salt) * 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 31;
+  x *= 0x94D049BB133111EBull;
+  return x ^ (x >> 29);
+}
+
+/// Row i of a column: null every 7th row (shifted by salt), else pick(mix).
+template <typename T, typename F>
+column gen(const data_type& type, int64_t n, int64_t salt, F pick) {
+  std::vector<std::optional<T>> v;
+  for (int64_t i = 0; i < n; ++i) {
+    if ((i + salt) % 7 == 0)
+      v.push_back(std::nullopt);
+    else
+      v.push_back(static_cast<T>(pick(mix(i, salt))));
+  }
+  return make_column<T>(type, v);
+}
+
+// Subjects for slicing, case mapping and stripping, and strings that parse (or nearly parse) as
+// integers, dates, booleans, durations and decimals.
+const std::vector<std::string>& words() {
+  static const std::vector<std::string> w = {
+      "", "a", "abc", "héllo", "日本語テキスト", "  padded  ", "\t tab\n", "ÀÉÎõüÿ", "Straße", "Ωμέγα ς", "Привет",
+      "ǅǆ", "xx\u00A0", "\u3000full\u3000", "13-555-1234", "31-800", "-42", "+17", "+-5", "--5", "1e3", " 7",
+      "99999999999999999999", "255", "-128", "2021-03-04", "2020-02-30", "1970-1-1", " 2000-12-31", "-800-01-01",
+      "2000-01-01x", "true", "false", "True", "12.345", "-0.5", ".5", "5.", "15ms", "15", "abab", "ba"};
+  return w;
+}
+
+column gen_strings(int64_t n, int64_t salt) {
+  std::vector<std::optional<std::string>> v;
+  for (int64_t i = 0; i < n; ++i) {
+    if ((i + salt) % 7 == 0)
+      v.push_back(std::nullopt);
+    else
+      v.push_back(words()[mix(i, salt) % words().size()]);
+  }
+  return make_string_column(v);
+}
+
+/// A frame of `n` rows, each column a slice starting at row `off` of a longer one.
+data_frame frame(int64_t n, int64_t off = 0) {
+  const int64_t m = n + off;
+  auto span = [](int64_t lo, int64_t width) { return [=](uint64_t x) { return lo + static_cast<int64_t>(x % width); }; };
+  auto extremes = [](uint64_t x) {  // extremes of int64 among ordinary values
+    switch (x % 5) {
+      case 0: return std::numeric_limits<int64_t>::min();
+      case 1: return std::numeric_limits<int64_t>::max();
+      default: return static_cast<int64_t>(x % 2000001) - 1000000;
+    }
+  };
+  std::vector<std::pair<std::string, column>> cols = {
+      {"s", gen_strings(m, 1)},
+      {"t", gen_strings(m, 2)},
+      {"i", gen<int64_t>(type_id::int64, m, 3, extremes)},
+      {"i8", gen<int8_t>(type_id::int8, m, 4, span(-128, 256))},
+      {"u64", gen<uint64_t>(type_id::uint64, m, 5, [](uint64_t x) { return x; })},
+      {"b", gen<bool>(type_id::boolean, m, 6, [](uint64_t x) { return x % 2; })},
+      {"d", gen<int32_t>(type_id::date32, m, 7, span(-1000000, 2000000))},
+      {"ts", gen<int64_t>(timestamp(time_unit::us), m, 8, span(-4000000000000000, 8000000000000000))},
+      {"ts_s", gen<int64_t>(timestamp(time_unit::s), m, 9, extremes)},
+      {"ts_ns", gen<int64_t>(timestamp(time_unit::ns), m, 10, span(-2000000000000, 4000000000000))},
+      {"dur", gen<int64_t>(duration(time_unit::ms), m, 11, extremes)},
+      {"dec", gen<__int128>(decimal(10, 2), m, 12, span(-2000000, 4000000))},
+      {"dec0", gen<__int128>(decimal(38, 0), m, 13, extremes)},
+  };
+  if (off)
+    for (auto& [name, c] : cols)
+      c = c.slice(off, n);
+  return data_frame::from_columns(std::move(cols));
+}
+
+scalar s_(const char* v) { return scalar(type_id::string, std::string(v)); }
+
+std::vector<expr> projections() {
+  return {
+      // slices by code point: negative offsets, absent and zero lengths, windows past the end
+      col("s").str_slice(0, 2).alias("sl1"),
+      col("s").str_slice(1, 3).alias("sl2"),
+      col("s").str_slice(-3).alias("sl3"),
+      col("s").str_slice(-3, 2).alias("sl4"),
+      col("s").str_slice(-10, 3).alias("sl5"),
+      col("s").str_slice(2, 0).alias("sl6"),
+      col("s").str_slice(100, 5).alias("sl7"),
+      col("s").str_slice(0).alias("sl8"),
+      // case mapping, stripping
+      col("s").str_to_upper().alias("up"),
+      col("s").str_to_lower().alias("lo"),
+      col("s").str_strip().alias("st1"),
+      col("s").str_strip("ab ").alias("st2"),
+      col("s").str_strip("é日ｘ").alias("st3"),
+      col("s").str_strip("\u3000").alias("st4"),
+      // concat_str (non-string operands are cast to strings)
+      concat_str({col("s"), lit("-"), col("i")}, "|").alias("c1"),
+      concat_str({col("s"), col("t")}).alias("c2"),
+      concat_str({col("s"), col("b"), col("d")}, ", ").alias("c3"),
+      concat_str({col("t")}, "x").alias("c4"),
+      concat_str({lit("k"), col("s").str_slice(0, 1), col("t").str_to_upper()}, "é").alias("c5"),
+      // formatting
+      col("i").cast(type_id::string).alias("f1"),
+      col("i8").cast(type_id::string).alias("f2"),
+      col("u64").cast(type_id::string).alias("f3"),
+      col("b").cast(type_id::string).alias("f4"),
+      col("d").cast(type_id::string).alias("f5"),
+      col("ts").cast(type_id::string).alias("f6"),
+      col("ts_s").cast(type_id::string).alias("f7"),
+      col("ts_ns").cast(type_id::string).alias("f8"),
+      col("dur").cast(type_id::string).alias("f9"),
+      col("dec").cast(type_id::string).alias("f10"),
+      col("dec0").cast(type_id::string).alias("f11"),
+      // parsing (non-strict: what does not parse is null)
+      col("s").cast(type_id::int64, false).alias("p1"),
+      col("s").cast(type_id::int8, false).alias("p2"),
+      col("s").cast(type_id::uint32, false).alias("p3"),
+      col("s").cast(type_id::uint8, false).alias("p4"),
+      col("s").cast(type_id::date32, false).alias("p5"),
+      col("s").cast(type_id::boolean, false).alias("p6"),
+      col("s").cast(duration(time_unit::ms), false).alias("p7"),
+      col("s").cast(decimal(10, 2), false).alias("p8"),
+      col("s").cast(decimal(5, 0), false).alias("p9"),
+      // strings inside larger expressions
+      col("s").str_slice(0, 2).is_in({s_("13"), s_("31"), s_("日本"), s_("ab")}).alias("e1"),
+      (col("s").str_slice(1, 2) == "bc").alias("e2"),
+      col("s").str_slice(0, 3).str_len_chars().alias("e3"),
+      col("s").str_to_upper().str_slice(0, 3).alias("e4"),
+      col("s").str_strip().str_to_lower().alias("e5"),
+      (col("s").str_to_upper() == "ABC").alias("e6"),
+      col("i").cast(type_id::string).str_len_bytes().alias("e7"),
+      col("d").cast(type_id::string).str_slice(0, 4).cast(type_id::int32, false).alias("e8"),
+      when(col("b")).then(col("s").str_slice(0, 1)).otherwise(lit("z")).alias("e9"),
+      col("s").fill_null(lit("NULL")).alias("e10"),
+      coalesce({col("s").str_slice(1), col("t"), lit("none")}).alias("e11"),
+      col("i").cast(type_id::string).cast(type_id::int64).alias("e12"),
+      (col("s").str_strip() < col("t").str_strip()).alias("e13"),
+      col("t").str_to_lower().str_to_upper().str_contains("É").alias("e14"),
+      concat_str({col("s"), col("t")}, "/").str_slice(-4, 3).alias("e15"),
+      (col("s").cast(type_id::int64, false) + col("i8")).alias("e16"),
+      lit("const").alias("e17"),
+  };
+}
+
+TEST(CudaStrings, ProjectionsMatchCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  for (int64_t n : {0, 1, 31, 32, 33, 1024, 100000}) {
+    SCOPED_TRACE("rows " + std::to_string(n));
+    expect_gpu_matches_cpu(frame(n).lazy().with_columns(projections()));
+  }
+}
+
+TEST(CudaStrings, SlicedInputsMatchCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  for (int64_t off : {1, 5, 37}) {
+    SCOPED_TRACE("offset " + std::to_string(off));
+    expect_gpu_matches_cpu(frame(100, off).lazy().with_columns(projections()));
+  }
+}
+
+TEST(CudaStrings, MultiplePartitionsMatchCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  engine_options g = gpu_engine(), c = cpu_engine();
+  g.target_partition_rows = c.target_partition_rows = 300;
+  auto lf = frame(2000).lazy().filter(col("i8") != 3).with_columns(projections());
+  expect_gpu_matches_cpu(lf, g, c);
+  EXPECT_GT(lf.collect(g).partitions().size(), 1u);
+}
+
+TEST(CudaStrings, FiltersMatchCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  for (int64_t n : {0, 33, 1024}) {
+    auto lf = frame(n).lazy();
+    expect_gpu_matches_cpu(lf.filter(col("s").str_slice(0, 2).is_in({s_("13"), s_("31"), s_("ab")})));
+    expect_gpu_matches_cpu(lf.filter(col("s").str_to_upper().str_starts_with("A")));
+    expect_gpu_matches_cpu(lf.filter(col("d").cast(type_id::string).str_slice(0, 2) == "19"));
+  }
+}
+
+TEST(CudaStrings, Q22CountryCodesMatchCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  // PDS-H Q22's first step: country codes sliced from phone numbers, kept when in a list, grouped
+  std::vector<std::optional<std::string>> phones;
+  std::vector<std::optional<double>> bal;
+  for (int64_t i = 0; i < 5000; ++i) {
+    phones.push_back(std::to_string(10 + mix(i, 1) % 25) + "-" + std::to_string(100 + mix(i, 2) % 900) + "-1234");
+    bal.push_back(static_cast<double>(mix(i, 3) % 10000) / 100.0);
+  }
+  auto lf = data_frame::from_columns({{"c_phone", str(phones)}, {"c_acctbal", f64(bal)}})
+                .lazy()
+                .with_columns({col("c_phone").str_slice(0, 2).alias("cntrycode")})
+                .filter(col("cntrycode").is_in({s_("13"), s_("31"), s_("23"), s_("29"), s_("30"), s_("18"), s_("17")}));
+  expect_gpu_matches_cpu(lf);
+  expect_frames_close(lf.group_by({"cntrycode"}).agg({len().alias("n"), col("c_acctbal").sum().alias("t")})
+                          .sort("cntrycode")
+                          .collect(gpu_engine()),
+                      lf.group_by({"cntrycode"}).agg({len().alias("n"), col("c_acctbal").sum().alias("t")})
+                          .sort("cntrycode")
+                          .collect(cpu_engine()));
+}
+
+/// The message of the compute_error collecting `lf` raises ("" when none).
+std::string error_of(const lazy_frame& lf, const engine_options& o) {
+  try {
+    lf.collect(o);
+  } catch (const compute_error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+TEST(CudaStrings, StrictCastErrorMatchesCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  auto df = data_frame::from_columns({{"s", str({"1", std::nullopt, "12", "x7", "2020-01-01"})}});
+  for (const expr& e : {col("s").cast(type_id::int64), col("s").cast(type_id::int8), col("s").cast(type_id::date32),
+                        col("s").cast(decimal(5, 1)),
+                        // failures inside a string result and inside a column made before the program
+                        col("s").cast(type_id::int64).cast(type_id::string),
+                        concat_str({col("s"), col("s").cast(type_id::int32)}, "-")}) {
+    SCOPED_TRACE(to_string(e));
+    auto lf = df.lazy().with_columns({e.alias("r")});
+    std::string cpu = error_of(lf, cpu_engine());
+    EXPECT_NE(cpu.find("strict cast"), std::string::npos) << cpu;
+    EXPECT_EQ(error_of(lf, gpu_engine()), cpu);
+  }
+}
+
+// ---- host side: runs without a GPU -------------------------------------------------------------------
+
+TEST(CudaStrings, CpuCaseMappingIsPerRow) {
+  // a 2-byte sequence split across rows (invalid UTF-8) is not mapped as one character: each row's
+  // result depends on that row alone, as on the GPU
+  auto df = data_frame::from_columns({{"s", str({"\xC3", "\xA9", "\xC3\xA9"})}});
+  table t = df.lazy().select({col("s").str_to_upper().alias("u")}).collect(cpu_engine()).to_table();
+  EXPECT_EQ(t[0].view().string(0), "\xC3");
+  EXPECT_EQ(t[0].view().string(1), "\xA9");
+  EXPECT_EQ(t[0].view().string(2), "\xC3\x89");  // é -> É
+}
+
+#ifdef TUG_WITH_CUDA
+std::string why(const expr& e, const schema& s) { return cuda::expr_unsupported(resolve(e, s), s); }
+
+TEST(CudaStrings, UnsupportedNamesTheReason) {
+  schema s = frame(1).schema();
+  s.push_back({"f", type_id::float64});
+  for (const expr& e : projections())
+    EXPECT_EQ(why(e, s), "") << to_string(e);
+  EXPECT_NE(why(col("f").cast(type_id::string), s).find("does not format floats"), std::string::npos);
+  EXPECT_NE(why(concat_str({col("s"), col("f")}), s).find("does not format floats"), std::string::npos);
+  EXPECT_NE(why(col("s").cast(type_id::float64, false), s).find("does not parse f64"), std::string::npos);
+  EXPECT_NE(why(col("s").cast(timestamp(time_unit::us), false), s).find("does not parse datetime"),
+            std::string::npos);
+  EXPECT_NE(why(col("s").str_slice(0, 2).str_contains("a.*b", false), s).find("regular expression"),
+            std::string::npos);
+}
+
+TEST(CudaStrings, ProgramsMakeStringsInStages) {
+  data_frame df = frame(33);
+  const schema& s = df.schema();
+  auto compile = [&](const expr& e) { return cuda::prog::compile(resolve(e, s), s); };
+  for (const expr& e : projections()) {
+    cuda::prog::program p = compile(e);
+    EXPECT_EQ(to_string(p.out_type), to_string(resolve(e, s)->dtype)) << to_string(e);
+  }
+  // a slice is a view in a register: no column is made before the program
+  auto q22 = compile(col("s").str_slice(0, 2).is_in({s_("13"), s_("31")}));
+  EXPECT_TRUE(q22.subs.empty());
+  EXPECT_EQ(q22.out, cuda::prog::nk::b);
+  // a root slice copies its view's bytes
+  auto slice = compile(col("s").str_slice(0, 2));
+  EXPECT_EQ(slice.stage.kind, cuda::prog::emit::copy);
+  // new bytes under another expression: made first, by a sub-program
+  auto upper = compile(col("s").str_to_upper() == "ABC");
+  ASSERT_EQ(upper.subs.size(), 1u);
+  EXPECT_EQ(upper.subs[0].stage.kind, cuda::prog::emit::upper);
+  EXPECT_EQ(upper.subs[0].chars.size(), 2u * 0x800);  // the case table
+  // concat_str: its operands in registers, the integer formatted by a sub-program
+  auto cat = compile(concat_str({col("s"), col("i")}, "|"));
+  EXPECT_EQ(cat.stage.kind, cuda::prog::emit::concat);
+  EXPECT_EQ(cat.stage.args, 2);
+  ASSERT_EQ(cat.subs.size(), 1u);
+  EXPECT_EQ(cat.subs[0].stage.kind, cuda::prog::emit::format);
+  EXPECT_EQ(cat.chars, "|");
+  // a strict parse can fail, a non-strict one cannot
+  EXPECT_TRUE(compile(col("s").cast(type_id::int64)).can_fail);
+  EXPECT_FALSE(compile(col("s").cast(type_id::int64, false)).can_fail);
+}
+#endif
+
+}  // namespace
+}  // namespace tug
