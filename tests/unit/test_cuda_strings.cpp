@@ -3,9 +3,13 @@
 // against the CPU engine over nulls, sliced inputs, multi-byte UTF-8 and sizes around warp and block
 // boundaries; and the host half (expr_unsupported, compile) without a GPU.
 #include <limits>
+#include <random>
 
+#include "exec/cpu/expr/unicode.hpp"
+#include "exec/cuda/strings.hpp"
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
+#include "tug/exec/cpu/evaluate.hpp"
 #include "tug/expr/resolve.hpp"
 #include "tug/memory/device.hpp"
 #ifdef TUG_WITH_CUDA
@@ -243,6 +247,149 @@ TEST(CudaStrings, StrictCastErrorMatchesCpu) {
 }
 
 // ---- host side: runs without a GPU -------------------------------------------------------------------
+
+/// Strings made of random pieces that exercise the UTF-8 helpers and the parsers (signs, spaces,
+/// digits, multi-byte characters, stray UTF-8 bytes, NUL), and the test words.
+std::vector<std::string> fuzz_strings() {
+  const std::vector<std::string> pieces = {"0",  "1",  "2",     "5",     "9",      "-",    "+",  " ",  "\t", ".",
+                                           "e",  "x",  "a",     "A",     "é",      "É",    "ß",  "日", "ς",  "Ω",
+                                           "\xC3", "\xA9", "12", "2020", "-01", "-31", "02-29", "ms", "true",
+                                           "\u3000", "\u00A0", std::string(1, '\0'), "99999999999", "4294967297"};
+  std::vector<std::string> out = words();
+  std::mt19937_64 rng(42);
+  for (int k = 0; k < 4000; ++k) {
+    std::string s;
+    for (uint64_t p = rng() % 7; p > 0; --p)
+      s += pieces[rng() % pieces.size()];
+    out.push_back(s);
+  }
+  return out;
+}
+
+/// `e` (over column "x" = `c`) on the CPU engine.
+column cpu_eval(const column& c, const expr& e) {
+  return data_frame::from_columns({{"x", c}}).lazy().select({e.alias("r")}).collect(cpu_engine()).to_table()[0];
+}
+
+column string_column(const std::vector<std::string>& v) {
+  std::vector<std::optional<std::string>> o(v.begin(), v.end());
+  return make_string_column(o);
+}
+
+TEST(CudaStrings, HelpersSliceStripAndMapCaseAsTheCpu) {
+  const std::vector<std::string> in = fuzz_strings();
+  const column c = string_column(in);
+  const std::pair<int64_t, int64_t> windows[] = {{0, 2},  {1, 3},  {-3, -1}, {-3, 2}, {-10, 3},
+                                                 {2, 0},  {100, 5}, {0, -1}, {-1, 1},  {3, -1}};
+  for (auto [off, len] : windows) {
+    column want = cpu_eval(c, col("x").str_slice(off, len));
+    for (size_t i = 0; i < in.size(); ++i) {
+      const char* p = in[i].data();
+      auto n = static_cast<int64_t>(in[i].size());
+      cuda::strings::slice(p, n, off, len);
+      ASSERT_EQ(std::string_view(p, static_cast<size_t>(n)), want.view().string(static_cast<int64_t>(i)))
+          << "slice(" << off << ", " << len << ") of \"" << in[i] << "\"";
+    }
+  }
+  for (std::string set : {std::string(), std::string("ab "), std::string("é日"), std::string("\u3000 \xC3")}) {
+    column want = cpu_eval(c, col("x").str_strip(set));
+    const std::string_view chars = set.empty() ? cpu::detail::unicode_white_space : std::string_view(set);
+    for (size_t i = 0; i < in.size(); ++i) {
+      const char* p = in[i].data();
+      auto n = static_cast<int64_t>(in[i].size());
+      cuda::strings::strip(p, n, chars.data(), static_cast<int64_t>(chars.size()));
+      ASSERT_EQ(std::string_view(p, static_cast<size_t>(n)), want.view().string(static_cast<int64_t>(i)))
+          << "strip(\"" << set << "\") of \"" << in[i] << "\"";
+    }
+  }
+  for (bool upper : {true, false}) {
+    column want = cpu_eval(c, upper ? col("x").str_to_upper() : col("x").str_to_lower());
+    std::string table;
+    for (uint16_t u : upper ? cpu::detail::case_mapping().upper : cpu::detail::case_mapping().lower) {
+      table.push_back(static_cast<char>(u & 0xFF));
+      table.push_back(static_cast<char>(u >> 8));
+    }
+    for (size_t i = 0; i < in.size(); ++i) {
+      std::string got(in[i].size(), '\0');
+      cuda::strings::map_case(in[i].data(), static_cast<int64_t>(in[i].size()), got.data(),
+                              reinterpret_cast<const unsigned char*>(table.data()));
+      ASSERT_EQ(got, want.view().string(static_cast<int64_t>(i))) << (upper ? "upper" : "lower") << " of " << in[i];
+    }
+  }
+}
+
+TEST(CudaStrings, HelpersParseAsTheCpu) {
+  const std::vector<std::string> in = fuzz_strings();
+  const column c = string_column(in);
+  struct target {
+    data_type type;
+    bool is_signed;
+    int64_t lo;
+    uint64_t hi;
+  };
+  for (const target& t : {target{type_id::int8, true, -128, 127}, target{type_id::int64, true, INT64_MIN, INT64_MAX},
+                          target{type_id::uint32, false, 0, UINT32_MAX}, target{type_id::uint64, false, 0, UINT64_MAX}}) {
+    column want = cpu_eval(c, col("x").cast(t.type, false));
+    for (size_t i = 0; i < in.size(); ++i) {
+      int64_t v = 0;
+      const bool ok = cuda::strings::parse_int(in[i].data(), static_cast<int64_t>(in[i].size()), t.is_signed, t.lo,
+                                               t.hi, v);
+      const auto row = static_cast<int64_t>(i);
+      ASSERT_EQ(ok, want.is_valid(row)) << to_string(t.type) << " of \"" << in[i] << "\"";
+      if (ok)
+        EXPECT_EQ(format_value(want, row), t.is_signed ? std::to_string(v) : std::to_string(static_cast<uint64_t>(v)))
+            << in[i];
+    }
+  }
+  column want = cpu_eval(c, col("x").cast(type_id::date32, false));
+  for (size_t i = 0; i < in.size(); ++i) {
+    int64_t days = 0;
+    const bool ok = cuda::strings::parse_date(in[i].data(), static_cast<int64_t>(in[i].size()), days);
+    ASSERT_EQ(ok, want.is_valid(static_cast<int64_t>(i))) << "date of \"" << in[i] << "\"";
+    if (ok) EXPECT_EQ(days, want.value<int32_t>(static_cast<int64_t>(i))) << in[i];
+  }
+}
+
+TEST(CudaStrings, HelpersFormatAsTheCpu) {
+  std::mt19937_64 rng(7);
+  std::vector<std::optional<int64_t>> v = {0,         1,         -1,    9,      10, -10, INT64_MIN, INT64_MAX,
+                                           INT32_MIN, INT32_MAX, 86399, -86400, 999};
+  for (int k = 0; k < 3000; ++k)
+    v.push_back(static_cast<int64_t>(rng()) >> (rng() % 64));
+  const column ints = make_column<int64_t>(type_id::int64, v);
+  // every valid row of `c` formatted by `fmt` as the CPU's cast to string
+  auto check = [&](const column& c, auto fmt) {
+    column want = cpu_eval(c, col("x").cast(type_id::string));
+    for (int64_t i = 0; i < c.size(); ++i) {
+      if (c.is_null(i)) continue;
+      char buf[64];
+      const int m = fmt(c, i, buf);
+      ASSERT_EQ(std::string_view(buf, static_cast<size_t>(m)), want.view().string(i))
+          << to_string(c.type()) << " row " << i;
+    }
+  };
+  using cuda::strings::format_int;
+  check(ints, [](const column& c, int64_t i, char* b) { return format_int(c.value<int64_t>(i), b); });
+  check(cpu::cast(ints, type_id::uint64, false), [](const column& c, int64_t i, char* b) {
+    return cuda::strings::format_digits(c.value<uint64_t>(i), 1, b);
+  });
+  check(cpu::cast(ints, type_id::date32, false),  // out-of-range rows are null
+        [](const column& c, int64_t i, char* b) { return cuda::strings::format_date(c.value<int32_t>(i), b); });
+  for (time_unit u : {time_unit::s, time_unit::ms, time_unit::us, time_unit::ns})
+    check(cpu::cast(ints, timestamp(u), false), [u](const column& c, int64_t i, char* b) {
+      return cuda::strings::format_timestamp(c.value<int64_t>(i), ticks_per_second(u), b);
+    });
+  for (int scale : {0, 2, 20, 38}) {
+    std::vector<std::optional<__int128>> d;
+    for (const auto& x : v) {  // small, and scaled up to 37 or 38 digits
+      d.push_back(*x);
+      d.push_back(static_cast<__int128>(*x) * 10000000000000000000ull);
+    }
+    check(make_column<__int128>(decimal(38, scale), d), [scale](const column& c, int64_t i, char* b) {
+      return cuda::strings::format_decimal(c.value<__int128>(i), scale, b);
+    });
+  }
+}
 
 TEST(CudaStrings, CpuCaseMappingIsPerRow) {
   // a 2-byte sequence split across rows (invalid UTF-8) is not mapped as one character: each row's

@@ -6,10 +6,11 @@
 #include <cstring>
 #include <limits>
 
+#include "exec/cpu/expr/parse_decimal.hpp"
 #include "exec/cuda/common.cuh"
 #include "exec/cuda/evaluate.hpp"
 #include "exec/cuda/expr_program.hpp"
-#include "exec/cuda/strings.cuh"
+#include "exec/cuda/strings.hpp"
 #include "exec/cuda/table_ops.hpp"
 #include "tug/core/temporal.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
@@ -111,60 +112,6 @@ __device__ inline __int128 from_double(double s) {
     u = (static_cast<u128>(__double2ull_rz(h)) << 64) + __double2ull_rz(a - h * 0x1p64);
   }
   return s < 0 ? static_cast<__int128>(0 - u) : static_cast<__int128>(u);
-}
-
-/// cpu parse_decimal: "[-+]digits[.digits]" to an unscaled value of `scale`, extra digits rounding half
-/// away from zero; false when malformed or beyond `precision`.
-__device__ inline bool parse_decimal(const char* s, int64_t n, int64_t scale, int64_t precision, __int128& out) {
-  int64_t i = 0;
-  bool neg = false;
-  if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
-  __int128 v = 0;
-  int64_t digits = 0, frac = 0;
-  bool dot = false, round_up = false;
-  for (; i < n; ++i) {
-    const char ch = s[i];
-    if (ch == '.' && !dot) {
-      dot = true;
-      continue;
-    }
-    if (ch < '0' || ch > '9') return false;
-    ++digits;
-    if (dot && frac >= scale) {  // the first dropped digit decides the rounding; the rest are only checked
-      if (frac++ == scale) round_up = ch >= '5';
-      continue;
-    }
-    if (dot) ++frac;
-    if (mul_overflow(v, 10, v) || add_overflow(v, ch - '0', v)) return false;
-  }
-  if (digits == 0) return false;
-  for (; frac < scale; ++frac)
-    if (mul_overflow(v, 10, v)) return false;
-  if (round_up) v = static_cast<__int128>(static_cast<u128>(v) + 1);
-  if (neg) v = static_cast<__int128>(0 - static_cast<u128>(v));
-  if (!fits_precision(v, precision)) return false;
-  out = v;
-  return true;
-}
-
-/// decimal_to_string: the digits of |v| with a point before the last `scale` of them (zero padded).
-__device__ inline int format_decimal(__int128 v, int64_t scale, char* out) {
-  char t[48];
-  int k = 0;
-  u128 u = v < 0 ? 0 - static_cast<u128>(v) : static_cast<u128>(v);
-  do {
-    t[k++] = static_cast<char>('0' + static_cast<int>(u % 10));
-    u /= 10;
-  } while (u);
-  while (scale > 0 && k <= scale)
-    t[k++] = '0';
-  int m = 0;
-  if (v < 0) out[m++] = '-';
-  for (int j = k - 1; j >= 0; --j) {
-    out[m++] = t[j];
-    if (scale > 0 && j == scale) out[m++] = '.';
-  }
-  return m;
 }
 
 __device__ inline bool is_signed_kind(nk t) { return t >= nk::i8 && t <= nk::i64; }
@@ -370,7 +317,7 @@ __device__ inline bool parse(const rv& x, const instr& in, const char* chars, rv
     }
     case prog::parse_as::decimal: {
       __int128 v;
-      if (!parse_decimal(x.p, x.n, in.i1, in.i2, v)) return false;
+      if (!cpu::detail::parse_decimal(x.p, x.n, static_cast<int>(in.i1), static_cast<int>(in.i2), v)) return false;
       set_d(out, v);
       return true;
     }
@@ -873,7 +820,10 @@ __device__ inline const instr* stage_code(const instr* code, int ncode) {
 }
 static_assert(sizeof(instr) % sizeof(int64_t) == 0, "instr is copied as 64-bit words");
 
-__global__ void interpret_kernel(const instr* code, int ncode, env E, int64_t n, nk out, void* data, uint32_t* bitmap) {
+/// Runs the program for each row of a grid-stride loop: `row(i, R)` takes row i's registers and
+/// returns its validity, stored into `bitmap` unless it is null.
+template <typename F>
+__device__ inline void for_each_row(const instr* code, int ncode, const env& E, int64_t n, uint32_t* bitmap, F&& row) {
   const instr* staged = stage_code(code, ncode);
   rv R[prog::max_regs] = {};
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -883,11 +833,17 @@ __global__ void interpret_kernel(const instr* code, int ncode, env E, int64_t n,
     if (i < n) {
       for (int k = 0; k < ncode; ++k)
         step(staged[k], R, i, E);
-      valid = R[0].v;
-      store(data, i, R[0], out);
+      valid = row(i, static_cast<const rv*>(R));
     }
-    if (base + (threadIdx.x & ~31u) < n) store_valid_bit(bitmap, i, valid);
+    if (bitmap && base + (threadIdx.x & ~31u) < n) store_valid_bit(bitmap, i, valid);
   }
+}
+
+__global__ void interpret_kernel(const instr* code, int ncode, env E, int64_t n, nk out, void* data, uint32_t* bitmap) {
+  for_each_row(code, ncode, E, n, bitmap, [&](int64_t i, const rv* R) {
+    store(data, i, R[0], out);
+    return R[0].v;
+  });
 }
 
 // ---- string results ---------------------------------------------------------------------------------
@@ -908,7 +864,7 @@ __device__ inline int format_register(const prog::string_stage& st, const rv& x,
     case type_id::timestamp:
       return strings::format_timestamp(x.i, st.ticks, out);
     case type_id::decimal128:
-      return format_decimal(get_d(x), st.scale, out);
+      return strings::format_decimal(get_d(x), st.scale, out);
     case type_id::duration: {
       const int m = strings::format_int(x.i, out);
       copy_bytes(out + m, chars + st.text, st.text_len);
@@ -956,26 +912,17 @@ __device__ inline int64_t emit_row(const prog::string_stage& st, const rv* R, co
 /// and its validity into bitmap; pass 2: each valid row's bytes at out + offsets[i].
 __global__ void string_kernel(const instr* code, int ncode, env E, int64_t n, prog::string_stage st, int64_t* len,
                               uint32_t* bitmap, const int64_t* offsets, char* out) {
-  const instr* staged = stage_code(code, ncode);
-  rv R[prog::max_regs] = {};
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x; base < n; base += stride) {
-    const int64_t i = base + threadIdx.x;
-    bool valid = false;
-    if (i < n) {
-      for (int k = 0; k < ncode; ++k)
-        step(staged[k], R, i, E);
-      valid = R[0].v;
-      if (st.kind == prog::emit::concat)
-        for (int k = 1; k < st.args; ++k)
-          valid = valid && R[k].v;
-      if (!out)
-        len[i] = valid ? emit_row(st, R, E.chars, nullptr) : 0;
-      else if (valid)
-        emit_row(st, R, E.chars, out + offsets[i]);
-    }
-    if (!out && base + (threadIdx.x & ~31u) < n) store_valid_bit(bitmap, i, valid);
-  }
+  for_each_row(code, ncode, E, n, out ? nullptr : bitmap, [&](int64_t i, const rv* R) {
+    bool valid = R[0].v;
+    if (st.kind == prog::emit::concat)
+      for (int k = 1; k < st.args; ++k)
+        valid = valid && R[k].v;
+    if (!out)
+      len[i] = valid ? emit_row(st, R, E.chars, nullptr) : 0;
+    else if (valid)
+      emit_row(st, R, E.chars, out + offsets[i]);
+    return valid;
+  });
   if (!out && blockIdx.x == 0 && threadIdx.x == 0) len[n] = 0;
 }
 

@@ -1,18 +1,28 @@
 #pragma once
-// Device string helpers of the CUDA expression evaluator (evaluate.cu), each mirroring its CPU
-// counterpart byte for byte: slicing and stripping (src/exec/cpu/expr/strings.cpp), case mapping of
-// a row, formatting and parsing of integers, booleans and dates as cpu::cast does
-// (src/exec/cpu/expr/cast.cpp, src/core/temporal.cpp). Strings are (pointer, length) views.
+// String helpers of the CUDA expression evaluator (evaluate.cu), each mirroring its CPU counterpart
+// byte for byte: slicing and stripping (src/exec/cpu/expr/strings.cpp), case mapping of a row,
+// formatting and parsing of integers, dates, timestamps and decimals as cpu::cast does
+// (src/exec/cpu/expr/cast.cpp, src/core/temporal.cpp, src/core/scalar.cpp). Strings are (pointer,
+// length) views. Host and device code: tests/unit/test_cuda_strings.cpp checks them against the CPU
+// engine without a GPU.
 #include <cstdint>
 
 #include "tug/core/temporal.hpp"
 
+#ifndef TUG_HOST_DEVICE
+#ifdef __CUDACC__
+#define TUG_HOST_DEVICE __host__ __device__
+#else
+#define TUG_HOST_DEVICE
+#endif
+#endif
+
 namespace tug::cuda::strings {
 
-__device__ inline bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+TUG_HOST_DEVICE inline bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 /// Code points of s (bytes that are not UTF-8 continuation bytes).
-__device__ inline int64_t count_chars(const char* s, int64_t n) {
+TUG_HOST_DEVICE inline int64_t count_chars(const char* s, int64_t n) {
   int64_t c = 0;
   for (int64_t k = 0; k < n; ++k)
     c += !is_continuation(s[k]);
@@ -20,7 +30,7 @@ __device__ inline int64_t count_chars(const char* s, int64_t n) {
 }
 
 /// Byte position `k` code points after byte position `pos` (clamped to the end).
-__device__ inline int64_t advance_chars(const char* s, int64_t n, int64_t pos, int64_t k) {
+TUG_HOST_DEVICE inline int64_t advance_chars(const char* s, int64_t n, int64_t pos, int64_t k) {
   for (; k > 0 && pos < n; --k) {
     ++pos;
     while (pos < n && is_continuation(s[pos]))
@@ -29,14 +39,14 @@ __device__ inline int64_t advance_chars(const char* s, int64_t n, int64_t pos, i
   return pos;
 }
 
-__device__ inline bool bytes_equal(const char* a, const char* b, int64_t n) {
+TUG_HOST_DEVICE inline bool bytes_equal(const char* a, const char* b, int64_t n) {
   for (int64_t k = 0; k < n; ++k)
     if (a[k] != b[k]) return false;
   return true;
 }
 
 /// Code points [offset, offset + length) of (s, n) in place (cpu utf8_slice).
-__device__ inline void slice(const char*& s, int64_t& n, int64_t offset, int64_t length) {
+TUG_HOST_DEVICE inline void slice(const char*& s, int64_t& n, int64_t offset, int64_t length) {
   if (offset < 0) {
     offset += count_chars(s, n);
     if (offset < 0) {
@@ -51,7 +61,7 @@ __device__ inline void slice(const char*& s, int64_t& n, int64_t offset, int64_t
 }
 
 /// Whether the code point (c, len) is one of the code points of `set` (cpu strip_set::match).
-__device__ inline bool in_set(const char* c, int64_t len, const char* set, int64_t set_len) {
+TUG_HOST_DEVICE inline bool in_set(const char* c, int64_t len, const char* set, int64_t set_len) {
   for (int64_t i = 0; i < set_len;) {
     const int64_t next = advance_chars(set, set_len, i, 1);
     if (next - i == len && bytes_equal(set + i, c, len)) return true;
@@ -61,7 +71,7 @@ __device__ inline bool in_set(const char* c, int64_t len, const char* set, int64
 }
 
 /// (s, n) without leading and trailing code points of `set`, in place (cpu strip_set::strip).
-__device__ inline void strip(const char*& s, int64_t& n, const char* set, int64_t set_len) {
+TUG_HOST_DEVICE inline void strip(const char*& s, int64_t& n, const char* set, int64_t set_len) {
   int64_t b = 0, e = n;
   while (b < e) {
     const int64_t next = advance_chars(s, n, b, 1);
@@ -81,7 +91,7 @@ __device__ inline void strip(const char*& s, int64_t& n, const char* set, int64_
 
 /// One row's bytes case-mapped into `out` (cpu map_case): ASCII through the table, 2-byte sequences
 /// through the code point table (0x800 little-endian uint16), longer sequences copied.
-__device__ inline void map_case(const char* s, int64_t n, char* out, const unsigned char* table) {
+TUG_HOST_DEVICE inline void map_case(const char* s, int64_t n, char* out, const unsigned char* table) {
   auto mapped = [table](unsigned c) { return static_cast<unsigned>(table[2 * c]) | (unsigned{table[2 * c + 1]} << 8); };
   int64_t i = 0;
   while (i < n) {
@@ -104,7 +114,7 @@ __device__ inline void map_case(const char* s, int64_t n, char* out, const unsig
 // ---- formatting (into a buffer of at least 64 bytes; each returns the length written) ---------------
 
 /// The decimal digits of u, at least `width` of them (zero padded), as std::to_chars / "%0*d".
-__device__ inline int format_digits(uint64_t u, int width, char* out) {
+TUG_HOST_DEVICE inline int format_digits(uint64_t u, int width, char* out) {
   char t[24];
   int k = 0;
   do {
@@ -119,14 +129,14 @@ __device__ inline int format_digits(uint64_t u, int width, char* out) {
 }
 
 /// std::to_chars of a signed value.
-__device__ inline int format_int(int64_t v, char* out) {
+TUG_HOST_DEVICE inline int format_int(int64_t v, char* out) {
   if (v >= 0) return format_digits(static_cast<uint64_t>(v), 1, out);
   out[0] = '-';
   return 1 + format_digits(0 - static_cast<uint64_t>(v), 1, out + 1);
 }
 
 /// temporal::format_date: "%04lld-%02u-%02u".
-__device__ inline int format_date(int64_t days, char* out) {
+TUG_HOST_DEVICE inline int format_date(int64_t days, char* out) {
   const temporal::civil_date c = temporal::civil_from_days(days);
   int m = 0;
   if (c.year < 0) {
@@ -143,7 +153,7 @@ __device__ inline int format_date(int64_t days, char* out) {
 }
 
 /// temporal::format_timestamp: "YYYY-MM-DD HH:MM:SS[.fraction]" of ticks at `tps` ticks per second.
-__device__ inline int format_timestamp(int64_t ticks, int64_t tps, char* out) {
+TUG_HOST_DEVICE inline int format_timestamp(int64_t ticks, int64_t tps, char* out) {
   const int64_t secs = temporal::floor_div(ticks, tps), frac = temporal::floor_mod(ticks, tps);
   const int64_t days = temporal::floor_div(secs, 86400), sod = temporal::floor_mod(secs, 86400);
   int m = format_date(days, out);
@@ -160,11 +170,32 @@ __device__ inline int format_timestamp(int64_t ticks, int64_t tps, char* out) {
   return m;
 }
 
+/// decimal_to_string: the digits of |v| with a point before the last `scale` of them (zero padded).
+TUG_HOST_DEVICE inline int format_decimal(__int128 v, int64_t scale, char* out) {
+  using u128 = unsigned __int128;
+  char t[48];
+  int k = 0;
+  u128 u = v < 0 ? 0 - static_cast<u128>(v) : static_cast<u128>(v);
+  do {
+    t[k++] = static_cast<char>('0' + static_cast<int>(u % 10));
+    u /= 10;
+  } while (u);
+  while (scale > 0 && k <= scale)
+    t[k++] = '0';
+  int m = 0;
+  if (v < 0) out[m++] = '-';
+  for (int j = k - 1; j >= 0; --j) {
+    out[m++] = t[j];
+    if (scale > 0 && j == scale) out[m++] = '.';
+  }
+  return m;
+}
+
 // ---- parsing ------------------------------------------------------------------------------------------
 
 /// std::from_chars of a whole (s, n) after one optional leading '+' (cpu parse_number): an optional
 /// '-' when signed, then only digits, within [lo, hi]. The value, sign-extended, into `out`.
-__device__ inline bool parse_int(const char* s, int64_t n, bool is_signed, int64_t lo, uint64_t hi, int64_t& out) {
+TUG_HOST_DEVICE inline bool parse_int(const char* s, int64_t n, bool is_signed, int64_t lo, uint64_t hi, int64_t& out) {
   int64_t i = 0;
   if (n > 0 && s[0] == '+') i = 1;
   const bool neg = is_signed && i < n && s[i] == '-';
@@ -189,7 +220,7 @@ __device__ inline bool parse_int(const char* s, int64_t n, bool is_signed, int64
 
 /// One sscanf "%d" at `pos` of s[0, n): whitespace, an optional sign, digits; the value saturated to
 /// 64 bits as strtol does, then truncated to int (glibc stores strtol's long into the int).
-__device__ inline bool scan_int(const char* s, int64_t n, int64_t& pos, int32_t& out) {
+TUG_HOST_DEVICE inline bool scan_int(const char* s, int64_t n, int64_t& pos, int32_t& out) {
   while (pos < n && (s[pos] == ' ' || (s[pos] >= '\t' && s[pos] <= '\r')))
     ++pos;
   bool neg = false;
@@ -214,7 +245,7 @@ __device__ inline bool scan_int(const char* s, int64_t n, int64_t& pos, int32_t&
 
 /// temporal::parse_date of (s, n) (sscanf "%d-%d-%d%c" over the bytes before the first NUL, exactly
 /// three conversions), then cpu parse_value's check that the day number fits date32.
-__device__ inline bool parse_date(const char* s, int64_t n, int64_t& days) {
+TUG_HOST_DEVICE inline bool parse_date(const char* s, int64_t n, int64_t& days) {
   for (int64_t k = 0; k < n; ++k)
     if (s[k] == '\0') {
       n = k;
