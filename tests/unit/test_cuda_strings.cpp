@@ -43,11 +43,48 @@ column gen(const data_type& type, int64_t n, int64_t salt, F pick) {
 // Subjects for slicing, case mapping and stripping, and strings that parse (or nearly parse) as
 // integers, dates, booleans, durations and decimals.
 const std::vector<std::string>& words() {
-  static const std::vector<std::string> w = {
-      "", "a", "abc", "héllo", "日本語テキスト", "  padded  ", "\t tab\n", "ÀÉÎõüÿ", "Straße", "Ωμέγα ς", "Привет",
-      "ǅǆ", "xx\u00A0", "\u3000full\u3000", "13-555-1234", "31-800", "-42", "+17", "+-5", "--5", "1e3", " 7",
-      "99999999999999999999", "255", "-128", "2021-03-04", "2020-02-30", "1970-1-1", " 2000-12-31", "-800-01-01",
-      "2000-01-01x", "true", "false", "True", "12.345", "-0.5", ".5", "5.", "15ms", "15", "abab", "ba"};
+  static const std::vector<std::string> w = {"",
+                                             "a",
+                                             "abc",
+                                             "héllo",
+                                             "日本語テキスト",
+                                             "  padded  ",
+                                             "\t tab\n",
+                                             "ÀÉÎõüÿ",
+                                             "Straße",
+                                             "Ωμέγα ς",
+                                             "Привет",
+                                             "ǅǆ",
+                                             "xx\u00A0",
+                                             "\u3000full\u3000",
+                                             "13-555-1234",
+                                             "31-800",
+                                             "-42",
+                                             "+17",
+                                             "+-5",
+                                             "--5",
+                                             "1e3",
+                                             " 7",
+                                             "99999999999999999999",
+                                             "255",
+                                             "-128",
+                                             "2021-03-04",
+                                             "2020-02-30",
+                                             "1970-1-1",
+                                             " 2000-12-31",
+                                             "-800-01-01",
+                                             "2000-01-01x",
+                                             "true",
+                                             "false",
+                                             "True",
+                                             "12.345",
+                                             "-0.5",
+                                             ".5",
+                                             "5.",
+                                             "15ms",
+                                             "15",
+                                             "abab",
+                                             "ba"};
   return w;
 }
 
@@ -65,12 +102,17 @@ column gen_strings(int64_t n, int64_t salt) {
 /// A frame of `n` rows, each column a slice starting at row `off` of a longer one.
 data_frame frame(int64_t n, int64_t off = 0) {
   const int64_t m = n + off;
-  auto span = [](int64_t lo, int64_t width) { return [=](uint64_t x) { return lo + static_cast<int64_t>(x % width); }; };
+  auto span = [](int64_t lo, int64_t width) {
+    return [=](uint64_t x) { return lo + static_cast<int64_t>(x % width); };
+  };
   auto extremes = [](uint64_t x) {  // extremes of int64 among ordinary values
     switch (x % 5) {
-      case 0: return std::numeric_limits<int64_t>::min();
-      case 1: return std::numeric_limits<int64_t>::max();
-      default: return static_cast<int64_t>(x % 2000001) - 1000000;
+      case 0:
+        return std::numeric_limits<int64_t>::min();
+      case 1:
+        return std::numeric_limits<int64_t>::max();
+      default:
+        return static_cast<int64_t>(x % 2000001) - 1000000;
     }
   };
   std::vector<std::pair<std::string, column>> cols = {
@@ -212,10 +254,12 @@ TEST(CudaStrings, Q22CountryCodesMatchCpu) {
                 .with_columns({col("c_phone").str_slice(0, 2).alias("cntrycode")})
                 .filter(col("cntrycode").is_in({s_("13"), s_("31"), s_("23"), s_("29"), s_("30"), s_("18"), s_("17")}));
   expect_gpu_matches_cpu(lf);
-  expect_frames_close(lf.group_by({"cntrycode"}).agg({len().alias("n"), col("c_acctbal").sum().alias("t")})
+  expect_frames_close(lf.group_by({"cntrycode"})
+                          .agg({len().alias("n"), col("c_acctbal").sum().alias("t")})
                           .sort("cntrycode")
                           .collect(gpu_engine()),
-                      lf.group_by({"cntrycode"}).agg({len().alias("n"), col("c_acctbal").sum().alias("t")})
+                      lf.group_by({"cntrycode"})
+                          .agg({len().alias("n"), col("c_acctbal").sum().alias("t")})
                           .sort("cntrycode")
                           .collect(cpu_engine()));
 }
@@ -251,10 +295,12 @@ TEST(CudaStrings, StrictCastErrorMatchesCpu) {
 /// Strings made of random pieces that exercise the UTF-8 helpers and the parsers (signs, spaces,
 /// digits, multi-byte characters, stray UTF-8 bytes, NUL), and the test words.
 std::vector<std::string> fuzz_strings() {
-  const std::vector<std::string> pieces = {"0",  "1",  "2",     "5",     "9",      "-",    "+",  " ",  "\t", ".",
-                                           "e",  "x",  "a",     "A",     "é",      "É",    "ß",  "日", "ς",  "Ω",
-                                           "\xC3", "\xA9", "12", "2020", "-01", "-31", "02-29", "ms", "true",
-                                           "\u3000", "\u00A0", std::string(1, '\0'), "99999999999", "4294967297"};
+  const std::vector<std::string> pieces = {
+      "0",           "1",         "2",     "5",  "9",    "-",      "+",      " ",
+      "\t",          ".",         "e",     "x",  "a",    "A",      "é",      "É",
+      "ß",           "日",        "ς",     "Ω",  "\xC3", "\xA9",   "12",     "2020",
+      "-01",         "-31",       "02-29", "ms", "true", "\u3000", "\u00A0", std::string(1, '\0'),
+      "99999999999", "4294967297"};
   std::vector<std::string> out = words();
   std::mt19937_64 rng(42);
   for (int k = 0; k < 4000; ++k) {
@@ -279,8 +325,8 @@ column string_column(const std::vector<std::string>& v) {
 TEST(CudaStrings, HelpersSliceStripAndMapCaseAsTheCpu) {
   const std::vector<std::string> in = fuzz_strings();
   const column c = string_column(in);
-  const std::pair<int64_t, int64_t> windows[] = {{0, 2},  {1, 3},  {-3, -1}, {-3, 2}, {-10, 3},
-                                                 {2, 0},  {100, 5}, {0, -1}, {-1, 1},  {3, -1}};
+  const std::pair<int64_t, int64_t> windows[] = {{0, 2}, {1, 3},   {-3, -1}, {-3, 2}, {-10, 3},
+                                                 {2, 0}, {100, 5}, {0, -1},  {-1, 1}, {3, -1}};
   for (auto [off, len] : windows) {
     column want = cpu_eval(c, col("x").str_slice(off, len));
     for (size_t i = 0; i < in.size(); ++i) {
@@ -327,13 +373,14 @@ TEST(CudaStrings, HelpersParseAsTheCpu) {
     int64_t lo;
     uint64_t hi;
   };
-  for (const target& t : {target{type_id::int8, true, -128, 127}, target{type_id::int64, true, INT64_MIN, INT64_MAX},
-                          target{type_id::uint32, false, 0, UINT32_MAX}, target{type_id::uint64, false, 0, UINT64_MAX}}) {
+  for (const target& t :
+       {target{type_id::int8, true, -128, 127}, target{type_id::int64, true, INT64_MIN, INT64_MAX},
+        target{type_id::uint32, false, 0, UINT32_MAX}, target{type_id::uint64, false, 0, UINT64_MAX}}) {
     column want = cpu_eval(c, col("x").cast(t.type, false));
     for (size_t i = 0; i < in.size(); ++i) {
       int64_t v = 0;
-      const bool ok = cuda::strings::parse_int(in[i].data(), static_cast<int64_t>(in[i].size()), t.is_signed, t.lo,
-                                               t.hi, v);
+      const bool ok =
+          cuda::strings::parse_int(in[i].data(), static_cast<int64_t>(in[i].size()), t.is_signed, t.lo, t.hi, v);
       const auto row = static_cast<int64_t>(i);
       ASSERT_EQ(ok, want.is_valid(row)) << to_string(t.type) << " of \"" << in[i] << "\"";
       if (ok)
@@ -352,8 +399,8 @@ TEST(CudaStrings, HelpersParseAsTheCpu) {
 
 TEST(CudaStrings, HelpersFormatAsTheCpu) {
   std::mt19937_64 rng(7);
-  std::vector<std::optional<int64_t>> v = {0,         1,         -1,    9,      10, -10, INT64_MIN, INT64_MAX,
-                                           INT32_MIN, INT32_MAX, 86399, -86400, 999};
+  std::vector<std::optional<int64_t>> v = {0,         1,         -1,        9,     10,     -10, INT64_MIN,
+                                           INT64_MAX, INT32_MIN, INT32_MAX, 86399, -86400, 999};
   for (int k = 0; k < 3000; ++k)
     v.push_back(static_cast<int64_t>(rng()) >> (rng() % 64));
   const column ints = make_column<int64_t>(type_id::int64, v);
@@ -370,9 +417,8 @@ TEST(CudaStrings, HelpersFormatAsTheCpu) {
   };
   using cuda::strings::format_int;
   check(ints, [](const column& c, int64_t i, char* b) { return format_int(c.value<int64_t>(i), b); });
-  check(cpu::cast(ints, type_id::uint64, false), [](const column& c, int64_t i, char* b) {
-    return cuda::strings::format_digits(c.value<uint64_t>(i), 1, b);
-  });
+  check(cpu::cast(ints, type_id::uint64, false),
+        [](const column& c, int64_t i, char* b) { return cuda::strings::format_digits(c.value<uint64_t>(i), 1, b); });
   check(cpu::cast(ints, type_id::date32, false),  // out-of-range rows are null
         [](const column& c, int64_t i, char* b) { return cuda::strings::format_date(c.value<int32_t>(i), b); });
   for (time_unit u : {time_unit::s, time_unit::ms, time_unit::us, time_unit::ns})
@@ -412,10 +458,8 @@ TEST(CudaStrings, UnsupportedNamesTheReason) {
   EXPECT_NE(why(col("f").cast(type_id::string), s).find("does not format floats"), std::string::npos);
   EXPECT_NE(why(concat_str({col("s"), col("f")}), s).find("does not format floats"), std::string::npos);
   EXPECT_NE(why(col("s").cast(type_id::float64, false), s).find("does not parse f64"), std::string::npos);
-  EXPECT_NE(why(col("s").cast(timestamp(time_unit::us), false), s).find("does not parse datetime"),
-            std::string::npos);
-  EXPECT_NE(why(col("s").str_slice(0, 2).str_contains("a.*b", false), s).find("regular expression"),
-            std::string::npos);
+  EXPECT_NE(why(col("s").cast(timestamp(time_unit::us), false), s).find("does not parse datetime"), std::string::npos);
+  EXPECT_NE(why(col("s").str_slice(0, 2).str_contains("a.*b", false), s).find("regular expression"), std::string::npos);
 }
 
 TEST(CudaStrings, ProgramsMakeStringsInStages) {

@@ -1002,7 +1002,7 @@ column run_program(const prog::program& p, const expr& e, const table& t, const 
   }
   dbuf<int64_t> len(n + 1, mr);
   string_kernel<<<grid_for(n), 256, code_bytes, stream()>>>(code, ncode, E, n, p.stage, len.p, bitmap.p, nullptr,
-                                                             nullptr);
+                                                            nullptr);
   TUG_CUDA_CHECK_LAUNCH();
   if (p.can_fail) raise_flagged(err.p, e, t, input);
   int64_t total = 0;
@@ -1010,7 +1010,7 @@ column run_program(const prog::program& p, const expr& e, const table& t, const 
   dbuf<char> chars(total, mr);
   if (total > 0) {
     string_kernel<<<grid_for(n), 256, code_bytes, stream()>>>(code, ncode, E, n, p.stage, nullptr, nullptr,
-                                                               offsets->as<int64_t>(), chars.p);
+                                                              offsets->as<int64_t>(), chars.p);
     TUG_CUDA_CHECK_LAUNCH();
   }
   return make_device_column(p.out_type, n, chars.buf, bitmap.buf, std::move(offsets));

@@ -297,7 +297,8 @@ class compiler {
     st.kind = n.func == fn::str_to_upper ? emit::upper : emit::lower;
     go(n.args[0], 0);
     if (_dry) return;
-    const auto& table = n.func == fn::str_to_upper ? cpu::detail::case_mapping().upper : cpu::detail::case_mapping().lower;
+    const auto& table =
+        n.func == fn::str_to_upper ? cpu::detail::case_mapping().upper : cpu::detail::case_mapping().lower;
     std::string bytes;
     for (uint16_t c : table) {
       bytes.push_back(static_cast<char>(c & 0xFF));
