@@ -207,27 +207,24 @@ std::vector<expr> projections() {
 
 TEST(CudaStrings, ProjectionsMatchCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
-  for (int64_t n : {0, 1, 31, 32, 33, 1024, 100000}) {
-    SCOPED_TRACE("rows " + std::to_string(n));
-    expect_gpu_matches_cpu(frame(n).lazy().with_columns(projections()));
+  struct run {
+    int64_t rows, offset, partition_rows;
+  };
+  // sizes around warp and block boundaries and beyond one block, inputs sliced at offsets != 0, then
+  // several partitions (after a filter)
+  for (const run& r : {run{0, 0, 0}, run{1, 0, 0}, run{31, 0, 0}, run{32, 0, 0}, run{33, 0, 0}, run{1024, 0, 0},
+                       run{100000, 0, 0}, run{100, 1, 0}, run{100, 5, 0}, run{100, 37, 0}, run{2000, 0, 300}}) {
+    SCOPED_TRACE("rows " + std::to_string(r.rows) + ", offset " + std::to_string(r.offset));
+    engine_options g = gpu_engine(), c = cpu_engine();
+    lazy_frame lf = frame(r.rows, r.offset).lazy();
+    if (r.partition_rows) {
+      g.target_partition_rows = c.target_partition_rows = r.partition_rows;
+      lf = lf.filter(col("i8") != 3);
+    }
+    lf = lf.with_columns(projections());
+    expect_gpu_matches_cpu(lf, g, c);
+    if (r.partition_rows) EXPECT_GT(lf.collect(g).partitions().size(), 1u);
   }
-}
-
-TEST(CudaStrings, SlicedInputsMatchCpu) {
-  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
-  for (int64_t off : {1, 5, 37}) {
-    SCOPED_TRACE("offset " + std::to_string(off));
-    expect_gpu_matches_cpu(frame(100, off).lazy().with_columns(projections()));
-  }
-}
-
-TEST(CudaStrings, MultiplePartitionsMatchCpu) {
-  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
-  engine_options g = gpu_engine(), c = cpu_engine();
-  g.target_partition_rows = c.target_partition_rows = 300;
-  auto lf = frame(2000).lazy().filter(col("i8") != 3).with_columns(projections());
-  expect_gpu_matches_cpu(lf, g, c);
-  EXPECT_GT(lf.collect(g).partitions().size(), 1u);
 }
 
 TEST(CudaStrings, FiltersMatchCpu) {

@@ -7,15 +7,8 @@
 // engine without a GPU.
 #include <cstdint>
 
+#include "exec/host_device.hpp"
 #include "tug/core/temporal.hpp"
-
-#ifndef TUG_HOST_DEVICE
-#ifdef __CUDACC__
-#define TUG_HOST_DEVICE __host__ __device__
-#else
-#define TUG_HOST_DEVICE
-#endif
-#endif
 
 namespace tug::cuda::strings {
 

@@ -3,13 +3,7 @@
 // expression evaluator (evaluate.cu), so both accept and round the same strings.
 #include <cstdint>
 
-#ifndef TUG_HOST_DEVICE
-#ifdef __CUDACC__
-#define TUG_HOST_DEVICE __host__ __device__
-#else
-#define TUG_HOST_DEVICE
-#endif
-#endif
+#include "exec/host_device.hpp"
 
 namespace tug::cpu::detail {
 
