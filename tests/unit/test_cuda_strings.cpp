@@ -20,22 +20,17 @@
 namespace tug {
 namespace {
 
-uint64_t mix(int64_t i, int64_t salt) {
-  uint64_t x = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(salt) * 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 31;
-  x *= 0x94D049BB133111EBull;
-  return x ^ (x >> 29);
-}
-
-/// Row i of a column: null every 7th row (shifted by salt), else pick(mix).
+/// Row i of a column: null every 7th row (shifted by salt), else pick(a random number seeded by salt).
 template <typename T, typename F>
 column gen(const data_type& type, int64_t n, int64_t salt, F pick) {
+  std::mt19937_64 rng(static_cast<uint64_t>(salt));
   std::vector<std::optional<T>> v;
   for (int64_t i = 0; i < n; ++i) {
+    const uint64_t x = rng();
     if ((i + salt) % 7 == 0)
       v.push_back(std::nullopt);
     else
-      v.push_back(static_cast<T>(pick(mix(i, salt))));
+      v.push_back(static_cast<T>(pick(x)));
   }
   return make_column<T>(type, v);
 }
@@ -89,12 +84,14 @@ const std::vector<std::string>& words() {
 }
 
 column gen_strings(int64_t n, int64_t salt) {
+  std::mt19937_64 rng(static_cast<uint64_t>(salt));
   std::vector<std::optional<std::string>> v;
   for (int64_t i = 0; i < n; ++i) {
+    const uint64_t x = rng();
     if ((i + salt) % 7 == 0)
       v.push_back(std::nullopt);
     else
-      v.push_back(words()[mix(i, salt) % words().size()]);
+      v.push_back(words()[x % words().size()]);
   }
   return make_string_column(v);
 }
@@ -242,9 +239,10 @@ TEST(CudaStrings, Q22CountryCodesMatchCpu) {
   // PDS-H Q22's first step: country codes sliced from phone numbers, kept when in a list, grouped
   std::vector<std::optional<std::string>> phones;
   std::vector<std::optional<double>> bal;
+  std::mt19937_64 rng(22);
   for (int64_t i = 0; i < 5000; ++i) {
-    phones.push_back(std::to_string(10 + mix(i, 1) % 25) + "-" + std::to_string(100 + mix(i, 2) % 900) + "-1234");
-    bal.push_back(static_cast<double>(mix(i, 3) % 10000) / 100.0);
+    phones.push_back(std::to_string(10 + rng() % 25) + "-" + std::to_string(100 + rng() % 900) + "-1234");
+    bal.push_back(static_cast<double>(rng() % 10000) / 100.0);
   }
   auto lf = data_frame::from_columns({{"c_phone", str(phones)}, {"c_acctbal", f64(bal)}})
                 .lazy()
@@ -261,16 +259,6 @@ TEST(CudaStrings, Q22CountryCodesMatchCpu) {
                           .collect(cpu_engine()));
 }
 
-/// The message of the compute_error collecting `lf` raises ("" when none).
-std::string error_of(const lazy_frame& lf, const engine_options& o) {
-  try {
-    lf.collect(o);
-  } catch (const compute_error& e) {
-    return e.what();
-  }
-  return {};
-}
-
 TEST(CudaStrings, StrictCastErrorMatchesCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   auto df = data_frame::from_columns({{"s", str({"1", std::nullopt, "12", "x7", "2020-01-01"})}});
@@ -281,9 +269,9 @@ TEST(CudaStrings, StrictCastErrorMatchesCpu) {
                         concat_str({col("s"), col("s").cast(type_id::int32)}, "-")}) {
     SCOPED_TRACE(to_string(e));
     auto lf = df.lazy().with_columns({e.alias("r")});
-    std::string cpu = error_of(lf, cpu_engine());
+    std::string cpu = collect_error(lf, cpu_engine());
     EXPECT_NE(cpu.find("strict cast"), std::string::npos) << cpu;
-    EXPECT_EQ(error_of(lf, gpu_engine()), cpu);
+    EXPECT_EQ(collect_error(lf, gpu_engine()), cpu);
   }
 }
 
