@@ -366,7 +366,7 @@ class compiler {
     const data_type& to = e->dtype;
     if (from == to) return go(e->args[0], r);
     if (from.id == type_id::string) return parse(e, r);
-    if (to.id == type_id::string)  // reached only for a constant operand's cast (makes_bytes)
+    if (to.id == type_id::string)  // go() and string_result() take casts to strings elsewhere
       throw internal_error("cuda::prog: a cast to a string outside a string result: " + to_string(e));
     nk kt = kind(e), kf = kind(e->args[0]);
     go(e->args[0], r);
