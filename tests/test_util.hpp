@@ -91,6 +91,16 @@ inline void expect_gpu_matches_cpu(const lazy_frame& lf, const engine_options& g
   expect_frames_equal(got, want);
 }
 
+/// The message of the compute_error that collecting `lf` with `o` raises ("" when none).
+inline std::string collect_error(const lazy_frame& lf, const engine_options& o) {
+  try {
+    lf.collect(o);
+  } catch (const compute_error& e) {
+    return e.what();
+  }
+  return {};
+}
+
 /// A physical plan leaf with a schema, for plan tests that build operators without running them.
 class schema_leaf final : public physical_node {
  public:

@@ -137,16 +137,6 @@ std::vector<expr> projections() {
 }
 
 
-/// The message of the compute_error that collecting `lf` with `o` raises ("" when none).
-std::string error_of(const lazy_frame& lf, const engine_options& o) {
-  try {
-    lf.collect(o);
-  } catch (const compute_error& e) {
-    return e.what();
-  }
-  return {};
-}
-
 TEST(CudaDecimal, ProjectionsMatchCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   for (int64_t n : {0, 1, 31, 32, 33, 1024, 5000}) {
@@ -191,7 +181,7 @@ TEST(CudaDecimal, OverflowRaisesAsTheCpu) {
   for (const expr& e : {col("a") + col("b"), col("a") - (-col("b")), col("a") * col("b"), col("a") * 100}) {
     SCOPED_TRACE(to_string(e));
     auto lf = df.lazy().with_columns({e.alias("x")});
-    std::string cpu = error_of(lf, cpu_engine()), gpu = error_of(lf, gpu_engine());
+    std::string cpu = collect_error(lf, cpu_engine()), gpu = collect_error(lf, gpu_engine());
     EXPECT_NE(cpu.find("decimal overflow"), std::string::npos) << cpu;
     EXPECT_EQ(gpu, cpu);
   }
@@ -202,9 +192,9 @@ TEST(CudaDecimal, OverflowRaisesAsTheCpu) {
   expect_gpu_matches_cpu(masked.lazy().with_columns({(col("a") + col("b")).alias("x"), (col("a") * col("b")).alias("y")}));
   // a failing strict cast raises the CPU's error, naming the value
   auto strict = df.lazy().with_columns({col("b").cast(decimal(20, 2)).alias("x")});
-  std::string cpu = error_of(strict, cpu_engine());
+  std::string cpu = collect_error(strict, cpu_engine());
   EXPECT_NE(cpu.find("strict cast"), std::string::npos) << cpu;
-  EXPECT_EQ(error_of(strict, gpu_engine()), cpu);
+  EXPECT_EQ(collect_error(strict, gpu_engine()), cpu);
   expect_gpu_matches_cpu(df.lazy().with_columns({col("b").cast(decimal(20, 2), false).alias("x")}));
 }
 

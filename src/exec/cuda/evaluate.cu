@@ -1,14 +1,18 @@
 // The CUDA expression evaluator: each expression is compiled on the host into a register program
 // (expr_compile.cpp) and run by one interpreter kernel, one thread per row. Semantics mirror the CPU
 // evaluator (src/exec/cpu/expr); a strict cast that fails, or decimal arithmetic that overflows, is
-// re-run on the CPU for its exact error.
+// re-run on the CPU for its exact error. A string result is written in two passes of the program:
+// row lengths and validity, a scan into offsets, then the bytes (string_kernel).
 #include <cstring>
 #include <limits>
 
+#include "exec/cpu/expr/parse_decimal.hpp"
 #include "exec/cuda/common.cuh"
 #include "exec/cuda/evaluate.hpp"
 #include "exec/cuda/expr_program.hpp"
 #include "exec/cuda/regex.hpp"
+#include "exec/cuda/strings.hpp"
+#include "exec/cuda/table_ops.hpp"
 #include "tug/core/temporal.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
 #include "tug/memory/device.hpp"
@@ -160,16 +164,12 @@ __device__ inline int str_cmp(const rv& x, const rv& y) {
   }
   return x.n < y.n ? -1 : x.n > y.n ? 1 : 0;
 }
-__device__ inline bool bytes_eq(const char* a, const char* b, int64_t n) {
-  for (int64_t k = 0; k < n; ++k)
-    if (a[k] != b[k]) return false;
-  return true;
-}
+using strings::bytes_equal;
 
 /// x == y and x < y for registers of kind t.
 __device__ inline bool reg_eq(const rv& x, const rv& y, nk t) {
   if (is_float_kind(t)) return total_eq(x.f, y.f);
-  if (t == nk::str) return x.n == y.n && bytes_eq(x.p, y.p, x.n);
+  if (t == nk::str) return x.n == y.n && bytes_equal(x.p, y.p, x.n);
   if (t == nk::d128) return x.i == y.i && x.n == y.n;
   return x.i == y.i;
 }
@@ -293,8 +293,42 @@ __device__ inline bool convert(const rv& x, nk from, nk to, rv& out) {
   return true;
 }
 
+/// A cast from a string (instr::cast with t2 == str), as cpu::cast's parse_column; false when the
+/// string does not parse.
+__device__ inline bool parse(const rv& x, const instr& in, const char* chars, rv& out) {
+  switch (static_cast<prog::parse_as>(in.i0)) {
+    case prog::parse_as::number: {
+      if (in.t == nk::b) {
+        const bool t = x.n == 4 && strings::bytes_equal(x.p, "true", 4);
+        out.i = t;
+        return t || (x.n == 5 && strings::bytes_equal(x.p, "false", 5));
+      }
+      int64_t lo;
+      uint64_t hi;
+      int_bounds(in.t, lo, hi);
+      return strings::parse_int(x.p, x.n, is_signed_kind(in.t), lo, hi, out.i);
+    }
+    case prog::parse_as::date:
+      return strings::parse_date(x.p, x.n, out.i);
+    case prog::parse_as::duration: {
+      int64_t n = x.n;
+      const char* unit = chars + in.i1;
+      if (n > in.i2 && strings::bytes_equal(x.p + (n - in.i2), unit, in.i2)) n -= in.i2;
+      return strings::parse_int(x.p, n, true, INT64_MIN, INT64_MAX, out.i);
+    }
+    case prog::parse_as::decimal: {
+      __int128 v;
+      if (!cpu::detail::parse_decimal(x.p, x.n, static_cast<int>(in.i1), static_cast<int>(in.i2), v)) return false;
+      set_d(out, v);
+      return true;
+    }
+  }
+  return false;
+}
+
 struct env {
   const dcol* cols;
+  const dcol* subs;  ///< the columns of the program's sub-programs
   const int64_t* pool;
   const char* chars;
   unsigned long long* err;
@@ -502,7 +536,7 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
   const rv y = R[in.b];
   switch (in.code) {
     case op::load_col:
-      load(d, E.cols[in.i0], row, in.t);
+      load(d, (in.flag ? E.subs : E.cols)[in.i0], row, in.t);
       return;
     case op::load_lit:
       d.v = in.flag;
@@ -673,7 +707,9 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
     case op::ts_to_date:
     case op::change_unit: {
       bool ok = true;
-      if (in.code == op::cast) {
+      if (in.code == op::cast && in.t2 == nk::str) {
+        ok = parse(x, in, E.chars, d);
+      } else if (in.code == op::cast) {
         ok = in.t == nk::d128 || in.t2 == nk::d128 ? convert_decimal(x, in, d) : convert(x, in.t2, in.t, d);
       } else if (in.code == op::date_to_ts) {
         __int128 p = static_cast<__int128>(x.i) * in.i0;
@@ -749,15 +785,15 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
       return;
     }
     case op::str_starts_with:
-      d.i = y.n <= x.n && bytes_eq(x.p, y.p, y.n);
+      d.i = y.n <= x.n && bytes_equal(x.p, y.p, y.n);
       break;
     case op::str_ends_with:
-      d.i = y.n <= x.n && bytes_eq(x.p + (x.n - y.n), y.p, y.n);
+      d.i = y.n <= x.n && bytes_equal(x.p + (x.n - y.n), y.p, y.n);
       break;
     case op::str_contains: {
       bool hit = y.n == 0;
       for (int64_t k = 0; !hit && k + y.n <= x.n; ++k)
-        hit = bytes_eq(x.p + k, y.p, y.n);
+        hit = bytes_equal(x.p + k, y.p, y.n);
       d.i = hit;
       break;
     }
@@ -766,19 +802,35 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
                                  reinterpret_cast<const unsigned char*>(x.p), x.n);
       d.v = x.v;
       return;
+    case op::str_slice:
+    case op::str_strip:
+      d = x;
+      if (in.code == op::str_slice)
+        strings::slice(d.p, d.n, in.i0, in.i1);
+      else
+        strings::strip(d.p, d.n, E.chars + in.i0, in.i1);
+      return;
   }
   d.v = x.v && y.v;  // binary operations that fall through: null when either operand is
 }
 
-__global__ void interpret_kernel(const instr* code, int ncode, env E, int64_t n, nk out, void* data, uint32_t* bitmap) {
+/// The program, staged in shared memory (it is read by every row).
+__device__ inline const instr* stage_code(const instr* code, int ncode) {
   extern __shared__ int64_t smem[];
-  // the program is read by every row: stage it in shared memory
   const int words = ncode * static_cast<int>(sizeof(instr) / sizeof(int64_t));
   const int64_t* src = reinterpret_cast<const int64_t*>(code);
   for (int k = threadIdx.x; k < words; k += blockDim.x)
     smem[k] = src[k];
   __syncthreads();
-  const instr* staged = reinterpret_cast<const instr*>(smem);
+  return reinterpret_cast<const instr*>(smem);
+}
+static_assert(sizeof(instr) % sizeof(int64_t) == 0, "instr is copied as 64-bit words");
+
+/// Runs the program for each row of a grid-stride loop: `row(i, R)` takes row i's registers and
+/// returns its validity, stored into `bitmap` unless it is null.
+template <typename F>
+__device__ inline void for_each_row(const instr* code, int ncode, const env& E, int64_t n, uint32_t* bitmap, F&& row) {
+  const instr* staged = stage_code(code, ncode);
   rv R[prog::max_regs] = {};
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x; base < n; base += stride) {
@@ -787,13 +839,98 @@ __global__ void interpret_kernel(const instr* code, int ncode, env E, int64_t n,
     if (i < n) {
       for (int k = 0; k < ncode; ++k)
         step(staged[k], R, i, E);
-      valid = R[0].v;
-      store(data, i, R[0], out);
+      valid = row(i, static_cast<const rv*>(R));
     }
-    if (base + (threadIdx.x & ~31u) < n) store_valid_bit(bitmap, i, valid);
+    if (bitmap && base + (threadIdx.x & ~31u) < n) store_valid_bit(bitmap, i, valid);
   }
 }
-static_assert(sizeof(instr) % sizeof(int64_t) == 0, "instr is copied as 64-bit words");
+
+__global__ void interpret_kernel(const instr* code, int ncode, env E, int64_t n, nk out, void* data, uint32_t* bitmap) {
+  for_each_row(code, ncode, E, n, bitmap, [&](int64_t i, const rv* R) {
+    store(data, i, R[0], out);
+    return R[0].v;
+  });
+}
+
+// ---- string results ---------------------------------------------------------------------------------
+
+__device__ inline void copy_bytes(char* out, const char* s, int64_t n) {
+  for (int64_t k = 0; k < n; ++k)
+    out[k] = s[k];
+}
+
+/// Register `x` (of type `st.from`) as cpu::cast formats it, into `out` (64 bytes); returns the length.
+__device__ inline int format_register(const prog::string_stage& st, const rv& x, const char* chars, char* out) {
+  switch (st.from) {
+    case type_id::boolean:
+      copy_bytes(out, x.i ? "true" : "false", x.i ? 4 : 5);
+      return x.i ? 4 : 5;
+    case type_id::date32:
+      return strings::format_date(x.i, out);
+    case type_id::timestamp:
+      return strings::format_timestamp(x.i, st.ticks, out);
+    case type_id::decimal128:
+      return strings::format_decimal(get_d(x), st.scale, out);
+    case type_id::duration: {
+      const int m = strings::format_int(x.i, out);
+      copy_bytes(out + m, chars + st.text, st.text_len);
+      return m + static_cast<int>(st.text_len);
+    }
+    default:
+      return is_unsigned_kind(st.from_kind) ? strings::format_digits(x.u, 1, out) : strings::format_int(x.i, out);
+  }
+}
+
+/// The bytes of a string result's row from the registers: written to `out` unless it is null; returns
+/// their count.
+__device__ inline int64_t emit_row(const prog::string_stage& st, const rv* R, const char* chars, char* out) {
+  switch (st.kind) {
+    case prog::emit::copy:
+      if (out) copy_bytes(out, R[0].p, R[0].n);
+      return R[0].n;
+    case prog::emit::concat: {
+      int64_t m = 0;
+      for (int k = 0; k < st.args; ++k) {
+        if (k) {
+          if (out) copy_bytes(out + m, chars + st.text, st.text_len);
+          m += st.text_len;
+        }
+        if (out) copy_bytes(out + m, R[k].p, R[k].n);
+        m += R[k].n;
+      }
+      return m;
+    }
+    case prog::emit::upper:
+    case prog::emit::lower:
+      if (out) strings::map_case(R[0].p, R[0].n, out, reinterpret_cast<const unsigned char*>(chars + st.text));
+      return R[0].n;
+    case prog::emit::format: {
+      char buf[64];
+      const int m = format_register(st, R[0], chars, buf);
+      if (out) copy_bytes(out, buf, m);
+      return m;
+    }
+  }
+  return 0;
+}
+
+/// A string result. Pass 1 (out == nullptr): each row's length (0 when null) into len (len[n] = 0)
+/// and its validity into bitmap; pass 2: each valid row's bytes at out + offsets[i].
+__global__ void string_kernel(const instr* code, int ncode, env E, int64_t n, prog::string_stage st, int64_t* len,
+                              uint32_t* bitmap, const int64_t* offsets, char* out) {
+  for_each_row(code, ncode, E, n, out ? nullptr : bitmap, [&](int64_t i, const rv* R) {
+    bool valid = R[0].v;
+    if (st.kind == prog::emit::concat)
+      for (int k = 1; k < st.args; ++k)
+        valid = valid && R[k].v;
+    if (!out)
+      len[i] = valid ? emit_row(st, R, E.chars, nullptr) : 0;
+    else if (valid)
+      emit_row(st, R, E.chars, out + offsets[i]);
+    return valid;
+  });
+  if (!out && blockIdx.x == 0 && threadIdx.x == 0) len[n] = 0;
+}
 
 int width_of(nk k) {
   switch (k) {
@@ -817,12 +954,32 @@ int width_of(nk k) {
 
 size_t align8(size_t x) { return (x + 7) & ~size_t{7}; }
 
+/// Raises the CPU evaluator's error when the GPU flagged a row (a strict cast failed or decimal
+/// arithmetic overflowed): the CPU raises the same error, with the same value, as it would have.
+void raise_flagged(const unsigned long long* err, const expr& e, const table& t, const schema& input) {
+  unsigned long long row = 0;
+  TUG_CUDA_TRY(cudaMemcpyAsync(&row, err, sizeof row, cudaMemcpyDeviceToHost, stream()));
+  sync();
+  if (row == std::numeric_limits<unsigned long long>::max()) return;
+  table host = to_host(t, default_host_resource());
+  cpu::evaluate(e, host, input);
+  throw internal_error("the GPU flagged an error (strict cast or decimal overflow) at row " + std::to_string(row) +
+                       " but the CPU evaluator raised none: " + to_string(e));
+}
+
+/// Runs `p` (compiled from `e`, or from a subexpression of `e` whose errors `e` raises on the CPU)
+/// over `t`.
 column run_program(const prog::program& p, const expr& e, const table& t, const schema& input, memory_resource* mr) {
   const int64_t n = t.num_rows();
-  // one upload: program, column views, pool, literal bytes
+  std::vector<column> subs;
+  for (const prog::program& sub : p.subs)
+    subs.push_back(run_program(sub, e, t, input, mr));
+  // one upload: program, column views (inputs, then sub-programs' columns), pool, literal bytes
   std::vector<dcol> views;
   for (size_t c : p.columns)
     views.push_back(view_of(t[c]));
+  for (const column& c : subs)
+    views.push_back(view_of(c));
   const size_t code_bytes = p.code.size() * sizeof(instr), view_bytes = views.size() * sizeof(dcol),
                pool_bytes = p.pool.size() * sizeof(int64_t);
   const size_t o_views = align8(code_bytes), o_pool = align8(o_views + view_bytes), o_chars = o_pool + pool_bytes;
@@ -836,27 +993,33 @@ column run_program(const prog::program& p, const expr& e, const table& t, const 
   dbuf<unsigned long long> err(1, mr);
   TUG_CUDA_TRY(cudaMemsetAsync(err.p, 0xff, sizeof(unsigned long long), stream()));
 
-  env E{reinterpret_cast<const dcol*>(dev.p + o_views), reinterpret_cast<const int64_t*>(dev.p + o_pool),
+  const auto* cols = reinterpret_cast<const dcol*>(dev.p + o_views);
+  env E{cols, cols + p.columns.size(), reinterpret_cast<const int64_t*>(dev.p + o_pool),
         reinterpret_cast<const char*>(dev.p + o_chars), err.p};
-  dbuf<unsigned char> data(n * width_of(p.out), mr);
+  const auto* code = reinterpret_cast<const instr*>(dev.p);
+  const int ncode = static_cast<int>(p.code.size());
   dbuf<uint32_t> bitmap = make_bitmap(n, mr);
-  interpret_kernel<<<grid_for(n), 256, code_bytes, stream()>>>(
-      reinterpret_cast<const instr*>(dev.p), static_cast<int>(p.code.size()), E, n, p.out, data.p, bitmap.p);
-  TUG_CUDA_CHECK_LAUNCH();
-  if (p.can_fail) {
-    unsigned long long row = 0;
-    TUG_CUDA_TRY(cudaMemcpyAsync(&row, err.p, sizeof row, cudaMemcpyDeviceToHost, stream()));
-    sync();
-    if (row != std::numeric_limits<unsigned long long>::max()) {
-      // a strict cast failed or decimal arithmetic overflowed: the CPU evaluator raises the same
-      // error, with the same value, as it would have
-      table host = to_host(t, default_host_resource());
-      cpu::evaluate(e, host, input);
-      throw internal_error("the GPU flagged an error (strict cast or decimal overflow) at row " + std::to_string(row) +
-                           " but the CPU evaluator raised none: " + to_string(e));
-    }
+  if (p.out != nk::str) {
+    dbuf<unsigned char> data(n * width_of(p.out), mr);
+    interpret_kernel<<<grid_for(n), 256, code_bytes, stream()>>>(code, ncode, E, n, p.out, data.p, bitmap.p);
+    TUG_CUDA_CHECK_LAUNCH();
+    if (p.can_fail) raise_flagged(err.p, e, t, input);
+    return make_device_column(p.out_type, n, data.buf, bitmap.buf);
   }
-  return make_device_column(p.out_type, n, data.buf, bitmap.buf);
+  dbuf<int64_t> len(n + 1, mr);
+  string_kernel<<<grid_for(n), 256, code_bytes, stream()>>>(code, ncode, E, n, p.stage, len.p, bitmap.p, nullptr,
+                                                            nullptr);
+  TUG_CUDA_CHECK_LAUNCH();
+  if (p.can_fail) raise_flagged(err.p, e, t, input);
+  int64_t total = 0;
+  buffer_ptr offsets = scan_offsets(len.p, n, &total, mr);
+  dbuf<char> chars(total, mr);
+  if (total > 0) {
+    string_kernel<<<grid_for(n), 256, code_bytes, stream()>>>(code, ncode, E, n, p.stage, nullptr, nullptr,
+                                                              offsets->as<int64_t>(), chars.p);
+    TUG_CUDA_CHECK_LAUNCH();
+  }
+  return make_device_column(p.out_type, n, chars.buf, bitmap.buf, std::move(offsets));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "exec/cpu/expr/unicode.hpp"
 #include "exec/cuda/expr_program.hpp"
 #include "exec/cuda/ops.hpp"
 #include "exec/cuda/regex.hpp"
@@ -130,10 +131,11 @@ class compiler {
   compiler(const schema& input, bool dry) : _input(input), _dry(dry) {}
 
   program run(const expr& e) {
-    nk out;
-    if (!kind_of(e->dtype, out)) refuse(type_reason(e, e->dtype));
-    if (out == nk::str) refuse("the CUDA expression evaluator does not produce string columns: " + to_string(e));
-    go(e, 0);
+    nk out = kind(e);
+    if (out == nk::str)
+      string_result(e);
+    else
+      go(e, 0);
     if (_p.code.size() > max_code) refuse("expression too long for the CUDA expression evaluator");
     _p.out = out;
     _p.out_type = e->dtype;
@@ -154,14 +156,25 @@ class compiler {
     if (!kind_of(e->dtype, k)) refuse(type_reason(e, e->dtype));
     return k;
   }
-  /// The kind of a function's result: fixed width.
-  nk fixed_kind(const expr& e) {
-    nk k = kind(e);
-    if (k == nk::str)
-      refuse("the CUDA expression evaluator does not produce strings (" +
-             std::string(e->kind == expr_kind::function ? to_string(e->func) : "when/cast") + " in " + to_string(e) +
-             ")");
-    return k;
+
+  /// Folded on the host (with the CPU evaluator) into a literal.
+  static bool is_constant(const expr& e) {
+    return e->kind != expr_kind::alias && referenced_columns(e).empty() && !contains_agg(e) && !contains_window(e);
+  }
+
+  /// Makes new bytes (not a view of its operand's): a string column made by a sub-program.
+  static bool makes_bytes(const expr& e) {
+    if (is_constant(e)) return false;
+    if (e->kind == expr_kind::cast) return e->dtype.id == type_id::string && e->args[0]->dtype.id != type_id::string;
+    return e->kind == expr_kind::function &&
+           (e->func == fn::str_to_upper || e->func == fn::str_to_lower || e->func == fn::str_concat);
+  }
+
+  /// Appends bytes to the literal pool; returns their offset.
+  int64_t add_chars(std::string_view s) {
+    const auto at = static_cast<int64_t>(_p.chars.size());
+    _p.chars.append(s);
+    return at;
   }
 
   uint8_t reg(int r) {
@@ -196,9 +209,8 @@ class compiler {
     if (!in.flag) return;
     if (k == nk::str) {
       std::string_view s = c.view().string(0);
-      in.i0 = static_cast<int64_t>(_p.chars.size());
+      in.i0 = add_chars(s);
       in.i1 = static_cast<int64_t>(s.size());
-      _p.chars.append(s);
     } else {
       in.i0 = bits_of(c, 0, k);
       if (k == nk::d128) in.i1 = high_bits_of(c, 0);
@@ -221,8 +233,8 @@ class compiler {
     const expr_node& n = e.node();
     if (n.kind == expr_kind::agg || n.kind == expr_kind::window)
       refuse("the CUDA expression evaluator does not run aggregations or windows: " + to_string(e));
-    if (n.kind != expr_kind::alias && referenced_columns(e).empty() && !contains_agg(e) && !contains_window(e))
-      return literal(e, r);
+    if (is_constant(e)) return literal(e, r);
+    if (makes_bytes(e)) return sub_column(e, r);
     switch (n.kind) {
       case expr_kind::column:
         return column_ref(e, r);
@@ -233,7 +245,7 @@ class compiler {
       case expr_kind::cast:
         return cast(e, r);
       case expr_kind::when: {
-        nk k = fixed_kind(e);
+        nk k = kind(e);
         go(n.args[0], r);
         go(n.args[1], r + 1);
         go(n.args[2], r + 2);
@@ -248,14 +260,117 @@ class compiler {
     refuse("unexpected expression " + to_string(e));
   }
 
+  // ---- strings made before the program: sub-programs whose result is a string -------------------
+
+  /// Register r = the column a sub-program makes of `e` (a string expression that makes bytes).
+  void sub_column(const expr& e, int r) {
+    program sub = compiler(_input, _dry).run(e);
+    _p.subs.push_back(std::move(sub));
+    instr& in = emit(op::load_col, nk::str, r);
+    in.flag = true;
+    in.i0 = static_cast<int64_t>(_p.subs.size() - 1);
+  }
+
+  /// A string result: its operands into registers 0.. and the stage that writes its bytes.
+  void string_result(const expr& e) {
+    const expr* x = &e;
+    while ((*x)->kind == expr_kind::alias)
+      x = &(*x)->args[0];
+    const expr_node& n = x->node();
+    string_stage& st = _p.stage;
+    if (!makes_bytes(*x)) {
+      st.kind = emit::copy;
+      return go(*x, 0);
+    }
+    if (n.kind == expr_kind::cast) return format(*x);
+    if (n.func == fn::str_concat) {
+      st.kind = emit::concat;
+      st.args = static_cast<int>(n.args.size());
+      for (size_t k = 0; k < n.args.size(); ++k) {
+        if (kind(n.args[k]) != nk::str) refuse("concat_str of a non-string operand: " + to_string(*x));
+        go(n.args[k], static_cast<int>(k));
+      }
+      st.text_len = static_cast<int64_t>(n.s0.size());
+      st.text = add_chars(n.s0);
+      return;
+    }
+    // str_to_upper / str_to_lower: the table's code points as little-endian uint16
+    st.kind = n.func == fn::str_to_upper ? emit::upper : emit::lower;
+    go(n.args[0], 0);
+    if (_dry) return;
+    const auto& table =
+        n.func == fn::str_to_upper ? cpu::detail::case_mapping().upper : cpu::detail::case_mapping().lower;
+    std::string bytes;
+    for (uint16_t c : table) {
+      bytes.push_back(static_cast<char>(c & 0xFF));
+      bytes.push_back(static_cast<char>(c >> 8));
+    }
+    st.text = add_chars(bytes);
+  }
+
+  /// A cast to a string at the root: register 0 formatted as cpu::cast does.
+  void format(const expr& e) {
+    const data_type& from = e->args[0]->dtype;
+    string_stage& st = _p.stage;
+    st.kind = emit::format;
+    st.from = from.id;
+    st.from_kind = kind(e->args[0]);
+    if (is_float_kind(st.from_kind))
+      refuse(
+          "the CUDA expression evaluator does not format floats as strings (shortest round-trip digits; it runs on "
+          "the CPU): " +
+          to_string(e));
+    if (from.id == type_id::timestamp) st.ticks = ticks_per_second(from.unit);
+    if (from.id == type_id::decimal128) st.scale = from.scale;
+    if (from.id == type_id::duration) {
+      const std::string unit = to_string(from.unit);
+      st.text_len = static_cast<int64_t>(unit.size());
+      st.text = add_chars(unit);
+    }
+    go(e->args[0], 0);
+  }
+
+  /// A cast from a string: parsed as cpu::cast's parse_column.
+  void parse(const expr& e, int r) {
+    const data_type& to = e->dtype;
+    nk kt = kind(e);
+    parse_as how;
+    if (kt == nk::b || (is_int_kind(kt) && !is_time_like(to.id)))
+      how = parse_as::number;
+    else if (to.id == type_id::date32)
+      how = parse_as::date;
+    else if (to.id == type_id::duration)
+      how = parse_as::duration;
+    else if (to.id == type_id::decimal128)
+      how = parse_as::decimal;
+    else
+      refuse("the CUDA expression evaluator does not parse " + to_string(to) +
+             " from strings (correctly rounded floats and timestamps run on the CPU): " + to_string(e));
+    go(e->args[0], r);
+    instr& in = emit(op::cast, kt, r, r);
+    in.t2 = nk::str;
+    in.flag = e->flag;
+    _p.can_fail = _p.can_fail || e->flag;
+    in.i0 = static_cast<int64_t>(how);
+    if (how == parse_as::decimal) {
+      in.i1 = to.scale;
+      in.i2 = to.precision;
+    } else if (how == parse_as::duration) {
+      const std::string unit = to_string(to.unit);
+      in.i2 = static_cast<int64_t>(unit.size());
+      in.i1 = add_chars(unit);
+    }
+  }
+
   void cast(const expr& e, int r) {
     const data_type& from = e->args[0]->dtype;
     const data_type& to = e->dtype;
-    if (from.id == type_id::string || to.id == type_id::string)
-      refuse("the CUDA expression evaluator does not cast from or to strings: " + to_string(e));
-    nk kt = fixed_kind(e), kf = kind(e->args[0]);
+    if (from == to) return go(e->args[0], r);
+    if (from.id == type_id::string) return parse(e, r);
+    if (to.id == type_id::string)  // go() and string_result() take casts to strings elsewhere
+      throw internal_error("cuda::prog: a cast to a string outside a string result: " + to_string(e));
+    nk kt = kind(e), kf = kind(e->args[0]);
     go(e->args[0], r);
-    if (from == to) return;
     const bool strict = e->flag;
     auto checked = [&](op code) -> instr& {
       instr& in = emit(code, kt, r, r);
@@ -346,9 +461,8 @@ class compiler {
       if (!both_float && get_scalar(cpu::cast(c, v.type(), false), 0) != v) continue;
       if (k == nk::str) {
         std::string_view s = c.view().string(0);
-        _p.pool.push_back(static_cast<int64_t>(_p.chars.size()));
+        _p.pool.push_back(add_chars(s));
         _p.pool.push_back(static_cast<int64_t>(s.size()));
-        _p.chars.append(s);
       } else {
         _p.pool.push_back(bits_of(c, 0, k));
         if (k == nk::d128) _p.pool.push_back(high_bits_of(c, 0));
@@ -396,7 +510,7 @@ class compiler {
   void function(const expr& e, int r) {
     const expr_node& n = e.node();
     const char* name = to_string(n.func);
-    nk k = fixed_kind(e);
+    nk k = kind(e);
     auto arg_kind = [&](size_t i) { return kind(n.args[i]); };
     auto need = [&](bool ok) {
       if (!ok) refuse(std::string("the CUDA expression evaluator does not run ") + name + " here: " + to_string(e));
@@ -516,6 +630,20 @@ class compiler {
             !(p->kind == expr_kind::literal && (p->value.is_null() || !has_regex_meta(p->value.as_string()))))
           return regex_contains(e, r);
         return binary(e, r, op::str_contains, nk::b);
+      }
+      case fn::str_slice:
+        need(arg_kind(0) == nk::str);
+        unary(e, r, op::str_slice, nk::str);
+        _p.code.back().i0 = n.i0;
+        _p.code.back().i1 = n.i1;
+        return;
+      case fn::str_strip: {
+        need(arg_kind(0) == nk::str);
+        const std::string_view set = n.s0.empty() ? cpu::detail::unicode_white_space : std::string_view(n.s0);
+        unary(e, r, op::str_strip, nk::str);
+        _p.code.back().i1 = static_cast<int64_t>(set.size());
+        _p.code.back().i0 = add_chars(set);
+        return;
       }
       case fn::dt_year:
       case fn::dt_month:

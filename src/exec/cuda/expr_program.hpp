@@ -1,7 +1,9 @@
 #pragma once
 // The register program of the CUDA expression evaluator: expr_compile.cpp translates one resolved
 // expression tree into it on the host, evaluate.cu interprets it with one thread per row. Plain data,
-// shared by host and device code.
+// shared by host and device code. A string register is a view (bytes, length) into an input column,
+// a column made before the program runs (program::subs) or the literal bytes; a program whose result
+// is a string writes its bytes in a final stage (string_stage), in two passes: lengths, then bytes.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,7 +19,7 @@ namespace tug::cuda::prog {
 enum class nk : uint8_t { b, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, str, d128 };
 
 enum class op : uint8_t {
-  load_col,  ///< dst = column slot i0
+  load_col,  ///< dst = column slot i0 (flag: the column of sub-program i0)
   load_lit,  ///< dst = literal: bits i0 (d128: low i0, high i1; strings: chars offset i0, length i1), valid = flag
   add,
   sub,
@@ -51,7 +53,8 @@ enum class op : uint8_t {
   log,
   exp,           ///< round: d0 = 10^i0 (d128: round to a multiple of 10^i1); log: d0 = log(base) or 0
   cast,          ///< dst = a of kind t2 converted to kind t; flag = strict. With a d128 side: i0 the source
-                 ///< scale, i1 / i2 the target scale / precision, d0 = 10^(the decimal side's scale)
+                 ///< scale, i1 / i2 the target scale / precision, d0 = 10^(the decimal side's scale).
+                 ///< From a string (t2 == str): i0 a parse_as; duration: its unit's name at chars [i1, i1 + i2)
   date_to_ts,    ///< dst = a (days) * i0 (ticks per day), checked; flag = strict
   ts_to_date,    ///< dst = floor(a / i0), checked to int32; flag = strict
   change_unit,   ///< dst = a * (i1 / i0) checked when i1 >= i0, else a / (i0 / i1) (floor when flag2)
@@ -68,6 +71,37 @@ enum class op : uint8_t {
   str_ends_with,
   str_contains,
   str_regex,  ///< dst = a matches the regex automaton at pool[i0] (regex.hpp); null when a is
+  str_slice,  ///< dst = code points [i0, i0 + i1) of a (cpu utf8_slice: i0 < 0 from the end, i1 < 0 to the end)
+  str_strip,  ///< dst = a without leading / trailing code points of the set whose bytes are chars [i0, i0 + i1)
+};
+
+/// What a cast from a string parses (instr::i0), as cpu::cast's parse_column.
+enum class parse_as : uint8_t {
+  number,    ///< booleans ("true" / "false") and integers of kind t
+  date,      ///< date32 (sscanf "%d-%d-%d")
+  duration,  ///< int64 ticks, optionally followed by the unit's name
+  decimal,   ///< "[-+]digits[.digits]" to scale i1, precision i2
+};
+
+/// How a program whose result is a string makes its bytes from the registers its code leaves.
+enum class emit : uint8_t {
+  copy,    ///< register 0's bytes
+  concat,  ///< registers [0, args) joined by the separator (chars [text, text + text_len)); null when any is
+  upper,   ///< register 0's bytes case-mapped through the table at chars[text] (0x800 little-endian
+  lower,   ///< uint16 code points: exec/cpu/expr/unicode.hpp), row by row
+  format,  ///< register 0 (of type `from`) as cpu::cast formats it; durations append their unit's name
+           ///< (chars [text, text + text_len)), timestamps use `ticks` per second, decimals `scale`
+};
+
+/// The final stage of a string program (plain data, passed to the kernel by value).
+struct string_stage {
+  emit kind = emit::copy;
+  type_id from = type_id::int64;  ///< format: the register's type
+  nk from_kind = nk::i64;         ///< format: the register's kind
+  int args = 1;                   ///< concat: operand count
+  int64_t text = 0, text_len = 0;
+  int64_t ticks = 1;  ///< format: ticks per second of a timestamp
+  int64_t scale = 0;  ///< format: scale of a decimal
 };
 
 struct instr {
@@ -85,14 +119,18 @@ constexpr int max_regs = 24;
 /// Instructions per program (staged in shared memory); longer expressions fall back to the CPU.
 constexpr size_t max_code = 256;
 
-/// A compiled expression: `code` leaves the result in register 0, of kind `out` and type `out_type`.
+/// A compiled expression: `code` leaves the result in register 0, of kind `out` and type `out_type`
+/// (a string result: the operands of `stage`).
 struct program {
   std::vector<instr> code;
-  std::vector<int64_t> pool;    ///< is_in values (64-bit patterns) or string (offset, length) pairs; regex tables
-  std::string chars;            ///< bytes of string literals
+  std::vector<int64_t> pool;    ///< is_in values (64-bit patterns), string (offset, length) pairs, regex tables
+  std::string chars;            ///< bytes of string literals (and case tables)
   std::vector<size_t> columns;  ///< input column of each load_col slot
+  std::vector<program> subs;    ///< string columns made before `code` runs: the subexpressions that
+                                ///< make new bytes (case mapping, concat_str, casts to strings)
   nk out = nk::i64;
   data_type out_type;
+  string_stage stage;     ///< out == str: how the result's bytes are made
   bool can_fail = false;  ///< has a strict cast or checked decimal arithmetic (raises as the CPU does)
 };
 

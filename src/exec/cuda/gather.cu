@@ -106,18 +106,6 @@ __global__ void gather_chars_kernel(dcol src, const int64_t* idx, int64_t n, con
   }
 }
 
-/// Exclusive scan of `len` (n + 1 entries, the last 0) into offsets; returns the total.
-buffer_ptr scan_offsets(const int64_t* len, int64_t n, int64_t* total, memory_resource* mr) {
-  dbuf<int64_t> offsets(n + 1, mr);
-  size_t temp_bytes = 0;
-  TUG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, len, offsets.p, n + 1, stream()));
-  dbuf<uint8_t> temp(static_cast<int64_t>(temp_bytes), mr);
-  TUG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.p, temp_bytes, len, offsets.p, n + 1, stream()));
-  TUG_CUDA_TRY(cudaMemcpyAsync(total, offsets.p + n, sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
-  sync();
-  return offsets.buf;
-}
-
 struct mask_true {
   dcol mask;
   __device__ bool operator()(int64_t i) const { return mask.valid(i) && mask.value<bool>(i); }
@@ -195,6 +183,17 @@ __global__ void repeat_string_kernel(dcol src, int64_t row, int64_t n, int64_t* 
 }
 
 }  // namespace
+
+buffer_ptr scan_offsets(const int64_t* len, int64_t n, int64_t* total, memory_resource* mr) {
+  dbuf<int64_t> offsets(n + 1, mr);
+  size_t temp_bytes = 0;
+  TUG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, len, offsets.p, n + 1, stream()));
+  dbuf<uint8_t> temp(static_cast<int64_t>(temp_bytes), mr);
+  TUG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.p, temp_bytes, len, offsets.p, n + 1, stream()));
+  TUG_CUDA_TRY(cudaMemcpyAsync(total, offsets.p + n, sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
+  sync();
+  return offsets.buf;
+}
 
 column gather(const column& c, const int64_t* indices, int64_t n, memory_resource* mr) {
   dcol src = view_of(c);

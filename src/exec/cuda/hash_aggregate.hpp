@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/host_device.hpp"
 #include "tug/exec/physical.hpp"
 
 namespace tug::cuda::hash {
@@ -96,15 +97,6 @@ struct pred_term {
   uint64_t literal = 0;  ///< the literal's bits: int64, uint64, or double (f32 widened)
 };
 
-/// The conjunction of `column <op> literal` terms that `pred` is (over input schema `in`), so that the
-/// aggregation kernels evaluate it while reading the rows, without a mask column; empty when `pred` has
-/// any other shape (the mask path evaluates it then).
-#ifdef __CUDACC__
-#define TUG_HOST_DEVICE __host__ __device__
-#else
-#define TUG_HOST_DEVICE
-#endif
-
 /// A value's key in an unsigned order that matches the comparison `as`: signed integers with the sign
 /// bit flipped; doubles (f32 widened) in Polars' total order (-0.0 as 0.0, every NaN the largest key).
 /// `v` holds the value's bits: an int64, a uint64, or a double.
@@ -127,6 +119,9 @@ key_range range_of(const pred_term& t);
 /// At most this many terms are fused.
 constexpr size_t max_fused_terms = 4;
 
+/// The conjunction of `column <op> literal` terms that `pred` is (over input schema `in`), so that the
+/// aggregation kernels evaluate it while reading the rows, without a mask column; empty when `pred` has
+/// any other shape (the mask path evaluates it then).
 std::vector<pred_term> fused_predicate(const expr& pred, const schema& in);
 
 /// Empty when the hash aggregation can run keys `keys` of `in` with `aggs`: fixed-width keys (integers,

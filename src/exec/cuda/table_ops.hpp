@@ -21,6 +21,9 @@ buffer_ptr true_indices(const column& mask, int64_t* count, memory_resource* mr)
 column concatenate(const std::vector<column>& parts, memory_resource* mr);
 /// Concatenation of device tables with equal schemas (`num_rows` rows of no columns when none).
 table concatenate(const std::vector<table>& parts, memory_resource* mr);
+/// Exclusive scan of the device array `len` (n + 1 entries, the last 0) into string offsets; stores
+/// their total (the last offset) in `*total`. Waits for the stream.
+buffer_ptr scan_offsets(const int64_t* len, int64_t n, int64_t* total, memory_resource* mr);
 /// A device column of `n` copies of row `row` of device column `c` (a literal broadcast).
 column repeat_row(const column& c, int64_t row, int64_t n, memory_resource* mr);
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "kernels.hpp"
+#include "parse_decimal.hpp"
 #include "tug/core/scalar.hpp"
 #include "tug/core/temporal.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
@@ -279,39 +280,6 @@ bool parse_number(std::string_view s, T& out) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
-// "[-+]digits[.digits]" to an unscaled value of `scale`, rounding extra digits half away from zero.
-bool parse_decimal(std::string_view s, int scale, int precision, __int128& out) {
-  size_t i = 0;
-  bool neg = false;
-  if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
-  __int128 v = 0;
-  int digits = 0, frac = 0;
-  bool dot = false, round_up = false;
-  for (; i < s.size(); ++i) {
-    char ch = s[i];
-    if (ch == '.' && !dot) {
-      dot = true;
-      continue;
-    }
-    if (ch < '0' || ch > '9') return false;
-    ++digits;
-    if (dot && frac >= scale) {  // the first dropped digit decides the rounding; the rest are only checked
-      if (frac++ == scale) round_up = ch >= '5';
-      continue;
-    }
-    if (dot) ++frac;
-    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, ch - '0', &v)) return false;
-  }
-  if (digits == 0) return false;
-  for (; frac < scale; ++frac)
-    if (__builtin_mul_overflow(v, 10, &v)) return false;
-  if (round_up) ++v;
-  if (neg) v = -v;
-  if (!fits_precision(v, precision)) return false;
-  out = v;
-  return true;
-}
-
 template <type_id Id>
 bool parse_value(std::string_view s, const data_type& to, storage_t<Id>& out) {
   using T = storage_t<Id>;
@@ -321,7 +289,7 @@ bool parse_value(std::string_view s, const data_type& to, storage_t<Id>& out) {
     else return false;
     return true;
   } else if constexpr (Id == type_id::decimal128) {
-    return parse_decimal(s, to.scale, to.precision, out);
+    return parse_decimal(s.data(), static_cast<int64_t>(s.size()), to.scale, to.precision, out);
   } else if constexpr (Id == type_id::date32) {
     int64_t days;
     if (!temporal::parse_date(std::string(s), days) || !int_in_range<int32_t>(days)) return false;

@@ -6,6 +6,7 @@
 
 #include "functions.hpp"
 #include "strtemp_util.hpp"
+#include "unicode.hpp"
 
 namespace tug::cpu::detail {
 
@@ -188,52 +189,9 @@ std::string_view utf8_slice(std::string_view s, int64_t offset, int64_t length) 
 
 // ---- case mapping -----------------------------------------------------------------------------------
 
-/// Simple case mappings of the code points below U+0800 (the 1- and 2-byte UTF-8 range) whose
-/// mapping stays in the same range, so a mapping never changes a string's byte length.
-struct case_tables {
-  std::array<uint16_t, 0x800> upper{}, lower{};
-
-  case_tables() {
-    for (unsigned c = 0; c < 0x800; ++c) upper[c] = lower[c] = static_cast<uint16_t>(c);
-    auto pair = [&](unsigned up, unsigned lo) {
-      lower[up] = static_cast<uint16_t>(lo);
-      upper[lo] = static_cast<uint16_t>(up);
-    };
-    auto shifted = [&](unsigned first_up, unsigned last_up, unsigned delta) {
-      for (unsigned c = first_up; c <= last_up; ++c) pair(c, c + delta);
-    };
-    auto alternating = [&](unsigned first_up, unsigned last_lo) {  // U, l, U, l, ...
-      for (unsigned c = first_up; c < last_lo; c += 2) pair(c, c + 1);
-    };
-    shifted('A', 'Z', 0x20);
-    shifted(0xC0, 0xDE, 0x20);  // Latin-1 letters, minus the multiplication sign below
-    lower[0xD7] = 0xD7;
-    upper[0xF7] = 0xF7;
-    pair(0x178, 0xFF);                  // Y diaeresis
-    upper[0xB5] = 0x39C;                // micro sign -> Greek capital mu
-    alternating(0x100, 0x12F);          // Latin Extended-A
-    alternating(0x132, 0x137);
-    alternating(0x139, 0x148);
-    alternating(0x14A, 0x177);
-    alternating(0x179, 0x17E);
-    shifted(0x391, 0x3AB, 0x20);        // Greek capitals
-    lower[0x3A2] = 0x3A2;               // unassigned
-    upper[0x3C2] = 0x3A3;               // final sigma
-    pair(0x386, 0x3AC);
-    shifted(0x388, 0x38A, 0x25);
-    pair(0x38C, 0x3CC);
-    shifted(0x38E, 0x38F, 0x3F);
-    shifted(0x410, 0x42F, 0x20);        // Cyrillic
-    shifted(0x400, 0x40F, 0x50);
-    alternating(0x460, 0x481);
-    alternating(0x48A, 0x4BF);
-    alternating(0x4D0, 0x4FF);
-    shifted(0x531, 0x556, 0x30);        // Armenian
-  }
-};
-
-/// Maps the case of a whole UTF-8 byte range (length preserving): ASCII bytes through the table,
-/// 2-byte sequences through the code point table, longer sequences copied unchanged.
+/// Maps the case of one row's UTF-8 bytes (length preserving): ASCII bytes through the table, 2-byte
+/// sequences through the code point table, longer sequences copied unchanged. Row by row, so that a
+/// row's result never depends on its neighbours (as the CUDA evaluator maps each row on its own).
 void map_case(const unsigned char* in, size_t size, unsigned char* out, const std::array<uint16_t, 0x800>& t) {
   size_t i = 0;
   while (i < size) {
@@ -254,17 +212,20 @@ void map_case(const unsigned char* in, size_t size, unsigned char* out, const st
 }
 
 column change_case(const column& s, bool upper, memory_resource* mr) {
-  static const case_tables tables;
+  const std::array<uint16_t, 0x800>& table = upper ? case_mapping().upper : case_mapping().lower;
   const column_view v = s.view();
   const int64_t n = v.size, bytes = char_bytes(v);
-  const int64_t base = n == 0 ? 0 : v.offsets[v.offset];
+  const int64_t* in = v.offsets + v.offset;
+  const int64_t base = n == 0 ? 0 : in[0];
   auto offsets = make_buffer(sizeof(int64_t) * static_cast<size_t>(n + 1), mr);
   int64_t* o = offsets->as<int64_t>();
   o[0] = 0;
-  for (int64_t i = 1; i <= n; ++i) o[i] = v.offsets[v.offset + i] - base;
   auto chars = make_buffer(static_cast<size_t>(bytes), mr);
-  map_case(static_cast<const unsigned char*>(v.data) + base, static_cast<size_t>(bytes), chars->as<unsigned char>(),
-           upper ? tables.upper : tables.lower);
+  const auto* src = static_cast<const unsigned char*>(v.data);
+  for (int64_t i = 0; i < n; ++i) {
+    o[i + 1] = in[i + 1] - base;
+    map_case(src + in[i], static_cast<size_t>(in[i + 1] - in[i]), chars->as<unsigned char>() + o[i], table);
+  }
   return column(type_id::string, n, std::move(chars), and_validity({&s}, n, mr), -1, std::move(offsets));
 }
 
@@ -274,11 +235,7 @@ column change_case(const column& s, bool upper, memory_resource* mr) {
 class strip_set {
  public:
   explicit strip_set(std::string_view chars) {
-    if (chars.empty()) {
-      // Unicode White_Space, as Rust's str::trim (Polars strip_chars without characters)
-      chars = "\t\n\v\f\r \u0085\u00A0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200A"
-              "\u2028\u2029\u202F\u205F\u3000";
-    }
+    if (chars.empty()) chars = unicode_white_space;  // Polars strip_chars without characters
     for (size_t i = 0; i < chars.size();) {
       const size_t next = advance_chars(chars, i, 1);
       if (next - i == 1 && static_cast<unsigned char>(chars[i]) < 0x80) _ascii[static_cast<unsigned char>(chars[i])] = true;
