@@ -332,6 +332,36 @@ TEST(CudaAggregate, GroupByTiersMatchCpu) {
   }
 }
 
+// Partitions of at least 2^20 rows guess their starting tier from a sample of the keys (every 64th
+// row of such a partition); a wrong guess overflows into the next tier. Every guess gives the CPU's
+// groups in the CPU's order.
+TEST(CudaAggregate, GuessedTiersMatchCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  const int64_t n = (int64_t{1} << 21) + 4099;
+  // card > 0: uniform keys in [0, card); 0: key 0 on every 64th row and distinct keys between, so the
+  // sample sees one group where there are millions; every 13th key null
+  for (int64_t card : {int64_t{40}, int64_t{9000}, int64_t{300000}, int64_t{0}}) {
+    std::vector<std::optional<int64_t>> k(static_cast<size_t>(n)), v(static_cast<size_t>(n));
+    uint64_t x = 99;
+    for (int64_t i = 0; i < n; ++i) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      auto r = static_cast<int64_t>(x >> 33);
+      int64_t key = card > 0 ? r % card : i % 64 == 0 ? 0 : i;
+      k[static_cast<size_t>(i)] = r % 13 == 0 && i % 64 != 0 ? std::nullopt : std::optional<int64_t>(key);
+      v[static_cast<size_t>(i)] = r % 7 == 0 ? std::nullopt : std::optional<int64_t>(r % 1000 - 500);
+    }
+    data_frame df = data_frame::from_columns({{"k", i64(k)}, {"v", i64(v)}});
+    for (int64_t target : {n, n / 2 + 1}) {
+      SCOPED_TRACE("card " + std::to_string(card) + " target " + std::to_string(target));
+      engine_options gpu = opts(true, target), cpu = opts(false, target);
+      auto q = df.lazy().group_by({"k"}).agg({col("v").sum().alias("s"), len().alias("n"), col("v").min().alias("lo")});
+      expect_frames_equal(q.collect(gpu), q.collect(cpu));
+      auto f = df.lazy().filter(col("v") > lit(int64_t{-100})).group_by({"k"}).agg({col("v").sum().alias("s")});
+      expect_frames_equal(f.collect(gpu), f.collect(cpu));
+    }
+  }
+}
+
 TEST(CudaAggregate, GlobalAggregationLargeMatchesCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   for (int64_t target : {int64_t{1} << 20, int64_t{7777}}) {

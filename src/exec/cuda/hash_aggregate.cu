@@ -14,6 +14,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include <atomic>
+#include <cmath>
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
@@ -377,8 +378,11 @@ struct fprog {
 };
 
 /// One row's columns: values widened to 64 bits (integers extended, floats as doubles), valid bits.
+/// Kernels are compiled for kC = 2 and kC = kFCols columns: a row of a program with at most two
+/// columns takes half the registers (the four rows a thread loads ahead no longer spill).
+template <int kC>
 struct frow {
-  ull v[kFCols];
+  ull v[kC];
   unsigned valid;
 };
 
@@ -390,11 +394,11 @@ __device__ inline ull raw_of(const dcol& c, vkind k, int64_t r) {
 
 /// Loads row r; kWide / kNulls: the program's `wide` / `nulls` (compile-time, so that the common
 /// case, 8-byte columns without nulls, is one load per column).
-template <bool kWide, bool kNulls>
-__device__ inline void load_row(const fprog& p, int64_t r, frow& x) {
+template <bool kWide, bool kNulls, int kC>
+__device__ inline void load_row(const fprog& p, int64_t r, frow<kC>& x) {
   x.valid = kNulls ? 0u : ~0u;
 #pragma unroll
-  for (int c = 0; c < kFCols; ++c)
+  for (int c = 0; c < kC; ++c)
     if (c < p.ncols) {
       if constexpr (kWide) x.v[c] = static_cast<const ull*>(p.cols[c].data)[p.cols[c].offset + r];
       else x.v[c] = raw_of(p.cols[c], p.kinds[c], r);
@@ -403,21 +407,24 @@ __device__ inline void load_row(const fprog& p, int64_t r, frow& x) {
 }
 
 /// x.v[c] without indexing the register array at run time (which would put it in local memory).
-__device__ inline ull pick(const frow& x, int c) {
+template <int kC>
+__device__ inline ull pick(const frow<kC>& x, int c) {
   ull v = x.v[0];
 #pragma unroll
-  for (int i = 1; i < kFCols; ++i)
+  for (int i = 1; i < kC; ++i)
     if (c == i) v = x.v[i];
   return v;
 }
 
-__device__ inline bool term_holds(const fterm& t, const frow& x) {
+template <int kC>
+__device__ inline bool term_holds(const fterm& t, const frow<kC>& x) {
   ull k = hash::order_key(pick(x, t.col), t.as);
   bool in = k >= t.lo && k <= t.hi;
   return ((x.valid >> t.col) & 1) && in != t.outside;
 }
 
-__device__ inline bool row_selected(const fprog& p, const frow& x) {
+template <int kC>
+__device__ inline bool row_selected(const fprog& p, const frow<kC>& x) {
   bool s = true;
 #pragma unroll
   for (int i = 0; i < kFTerms; ++i)
@@ -425,7 +432,8 @@ __device__ inline bool row_selected(const fprog& p, const frow& x) {
   return s;
 }
 
-__device__ inline ull fcontribution(const fprog& p, const facc& a, const frow& x) {
+template <int kC>
+__device__ inline ull fcontribution(const fprog& p, const facc& a, const frow<kC>& x) {
   if (a.src == src_kind::one) return 1;
   if (!((x.valid >> a.col) & 1)) return 0;
   ull v = pick(x, a.col);
@@ -459,17 +467,17 @@ struct min_op {
 
 /// Without keys: the accumulators over the selected rows (grid-stride tiles); per block one atomic per
 /// accumulator; `first` (when set) gets the smallest selected row.
-template <bool kWide, bool kNulls>
+template <bool kWide, bool kNulls, int kC>
 __global__ void __launch_bounds__(kBlock) fused_reduce_kernel(fprog p, int64_t n, ull* first) {
   ull acc[kFAccs] = {0, 0, 0, 0};
   ull lo = kEmpty;
   const int64_t tile = int64_t(kBlock) * kRows;
   for (int64_t base = int64_t(blockIdx.x) * tile; base < n; base += int64_t(gridDim.x) * tile) {
-    frow x[kRows];
+    frow<kC> x[kRows];
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       int64_t r = base + k * kBlock + threadIdx.x;
-      if (r < n) load_row<kWide, kNulls>(p, r, x[k]);
+      if (r < n) load_row<kWide, kNulls, kC>(p, r, x[k]);
     }
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
@@ -497,7 +505,8 @@ __global__ void __launch_bounds__(kBlock) fused_reduce_kernel(fprog p, int64_t n
 }
 
 /// The key words of row x (0 for a null key) and the null mask; floats normalized like the hash.
-__device__ inline uint32_t key_words(const fprog& p, const frow& x, ull* w) {
+template <int kC>
+__device__ inline uint32_t key_words(const fprog& p, const frow<kC>& x, ull* w) {
   uint32_t nulls = 0;
 #pragma unroll
   for (int i = 0; i < kFKeys; ++i)
@@ -514,8 +523,8 @@ __device__ inline uint32_t key_words(const fprog& p, const frow& x, ull* w) {
 
 /// Adds row r (loaded in x) to the shared table; false when its group is new and the table already
 /// holds `limit` groups. A slot is claimed (kClaim), its key written, then published with its row.
-template <bool kNulls>
-__device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull* srow, ull* skey, ull* sacc, int cap,
+template <bool kNulls, int kC>
+__device__ inline bool shared_add(const fprog& p, const frow<kC>& x, int64_t r, ull* srow, ull* skey, ull* sacc, int cap,
                                   ull* count, ull limit) {
   ull w[kFKeys] = {0, 0};
   uint32_t nulls = key_words(p, x, w);
@@ -576,37 +585,43 @@ __device__ inline bool shared_add(const fprog& p, const frow& x, int64_t r, ull*
 /// Keys through shared memory: block b aggregates the selected rows of [b * per_block, (b + 1) * per_block)
 /// into a shared table of `cap` slots (row: the group's smallest row, kEmpty / kClaim; the key words
 /// and null mask; the accumulators), then merges its groups into `g`. A block that meets more than 3/4
-/// cap groups, or whose groups do not fit in `g`, sets *overflow and every block stops.
-template <bool kWide, bool kNulls>
+/// cap groups, or whose groups do not fit in `g`, sets *overflow and every block stops. With `reps`
+/// > 1 the accumulators are replicated: warp w adds into replica w % reps, so warps never contend for
+/// a few hot groups' atomics (a float64 add in shared memory is a compare-and-swap loop, which other
+/// warps' adds to the same group make retry); the replicas are summed at the merge.
+template <bool kWide, bool kNulls, int kC>
 __global__ void __launch_bounds__(kBlock, 4) fused_shared_kernel(fprog p, const dkey* keys, int nk, int64_t n,
-                                                              int64_t per_block, int cap, dtable g, ull* overflow) {
+                                                              int64_t per_block, int cap, int reps, dtable g,
+                                                              ull* overflow) {
   extern __shared__ ull smem[];
   __shared__ ull count;
   ull* srow = smem;
-  ull* skey = smem + cap;                                  // word w of slot i at skey[w * cap + i]
-  ull* sacc = smem + static_cast<int64_t>(cap) * (2 + nk);  // accumulator j of slot i at sacc[j * cap + i]
-  for (int i = threadIdx.x; i < cap; i += blockDim.x) {
+  ull* skey = smem + cap;  // word w of slot i at skey[w * cap + i]
+  // accumulator j of slot i in replica q at sacc[(q * naccs + j) * cap + i]
+  ull* sacc = smem + static_cast<int64_t>(cap) * (2 + nk);
+  const int64_t per_rep = int64_t(p.naccs) * cap;
+  for (int i = threadIdx.x; i < cap; i += blockDim.x)
     srow[i] = kEmpty;
-    for (int j = 0; j < p.naccs; ++j)
-      sacc[int64_t(j) * cap + i] = 0;
-  }
+  for (int64_t i = threadIdx.x; i < per_rep * reps; i += blockDim.x)
+    sacc[i] = 0;
   if (threadIdx.x == 0) count = 0;
   __syncthreads();
   const ull limit = static_cast<ull>(cap) / 4 * 3;
   int64_t lo = int64_t(blockIdx.x) * per_block, hi = lo + per_block < n ? lo + per_block : n;
   const int64_t tile = int64_t(kBlock) * kRows;
+  ull* mine = sacc + (threadIdx.x / 32 % reps) * per_rep;
   for (int64_t base = lo; base < hi; base += tile) {
-    frow x[kRows];
+    frow<kC> x[kRows];
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       int64_t r = base + k * kBlock + threadIdx.x;
-      if (r < hi) load_row<kWide, kNulls>(p, r, x[k]);
+      if (r < hi) load_row<kWide, kNulls, kC>(p, r, x[k]);
     }
     bool stop = false;
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       int64_t r = base + k * kBlock + threadIdx.x;
-      if (!stop && r < hi && row_selected(p, x[k])) stop = !shared_add<kNulls>(p, x[k], r, srow, skey, sacc, cap, &count, limit);
+      if (!stop && r < hi && row_selected(p, x[k])) stop = !shared_add<kNulls, kC>(p, x[k], r, srow, skey, mine, cap, &count, limit);
     }
     if (stop) atomicExch(overflow, 1ull);
     if (threadIdx.x == 0 && *reinterpret_cast<volatile ull*>(overflow)) stop = true;
@@ -615,7 +630,9 @@ __global__ void __launch_bounds__(kBlock, 4) fused_shared_kernel(fprog p, const 
   // the barrier above has seen every row of the block into the shared table
   merge_block_table(srow, cap, keys, nk, g, overflow, [&](int i, int64_t slot) {
     for (int j = 0; j < p.naccs; ++j) {
-      ull v = sacc[int64_t(j) * cap + i];
+      ull v = 0;
+      for (int q = 0; q < reps; ++q)
+        v = fadd(p.accs[j].kind, v, sacc[q * per_rep + int64_t(j) * cap + i]);
       if (v != 0) fmerge(p.accs[j].kind, p.accs[j].out + slot, v);
     }
   });
@@ -706,6 +723,19 @@ __global__ void finish_kernel(dout o, const int64_t* slots, int64_t g) {
   }
 }
 
+/// The instance of a fused kernel for program `f`: `make(wide, nulls, columns)` with each as an
+/// integral constant (columns: 2 when the program reads at most two, else kFCols).
+template <typename K, typename M>
+K pick_kernel(const fprog& f, M make) {
+  using yes = std::true_type;
+  using no = std::false_type;
+  using two = std::integral_constant<int, 2>;
+  using all = std::integral_constant<int, kFCols>;
+  auto by_cols = [&](auto w, auto z) -> K { return f.ncols <= 2 ? make(w, z, two{}) : make(w, z, all{}); };
+  auto by_nulls = [&](auto w) -> K { return f.nulls ? by_cols(w, yes{}) : by_cols(w, no{}); };
+  return f.wide ? by_nulls(yes{}) : by_nulls(no{});
+}
+
 int sm_count() {
   static int sms = [] {
     int dev = 0, v = 0;
@@ -731,11 +761,16 @@ int bit_width(int64_t x) {
 }
 
 /// Slots of the shared-memory table for `na` accumulators (0: they do not fit).
-int shared_capacity(int na) {
-  for (int cap = 4096; cap >= 256; cap /= 2)
-    if (static_cast<int64_t>(1 + na) * cap * 8 <= kMaxShared) return cap;
+/// Slots of a block's shared-memory table whose slots take `words` 8-byte words (0: fewer than `least`
+/// fit).
+int shared_slots(int words, int least = 256) {
+  for (int cap = 4096; cap >= least; cap /= 2)
+    if (static_cast<int64_t>(words) * cap * 8 <= kMaxShared) return cap;
   return 0;
 }
+
+/// Slots of shared_pass_kernel's table (the row, the accumulators).
+int shared_capacity(int na) { return shared_slots(1 + na); }
 
 /// The accumulators of a program over table `t`, with `cap` slots each.
 struct accumulators {
@@ -858,16 +893,64 @@ std::optional<fprog> fused_program(const hash::program& p, const table& t, const
   return f;
 }
 
-/// How an operator's partitions group their rows: through shared-memory tables, a small global table
-/// (up to kSmallTable / 2 groups, in L2), or a global table of twice the rows; a partition that
-/// overflows one moves the operator's later partitions to the next.
-enum class tier : int { shared = 0, small = 1, big = 2 };
+/// How an operator's partitions group their rows: through shared-memory tables whose accumulators are
+/// replicated per warp (fused programs, a few hundred groups at most), shared-memory tables, a small
+/// global table (up to kSmallTable / 2 groups, in L2), or a global table of twice the rows. The
+/// first large partition picks the starting tier from a sample (guess_tier); a partition that
+/// overflows a tier moves the operator's later partitions to the next.
+enum class tier : int { unknown = -1, warp = 0, shared = 1, small = 2, big = 3 };
 
-/// Slots of the fused shared-memory table with `nk` keys and `na` accumulators (0: they do not fit).
-int fused_shared_capacity(int nk, int na) {
-  for (int cap = 4096; cap >= 256; cap /= 2)
-    if (static_cast<int64_t>(2 + nk + na) * cap * 8 <= kMaxShared) return cap;
-  return 0;
+constexpr int kWarps = kBlock / 32;
+
+/// Slots of the fused shared-memory table with `nk` keys and `na` accumulators in `reps` replicas
+/// (0: too few fit).
+int fused_shared_capacity(int nk, int na, int reps) { return shared_slots(2 + nk + reps * na, reps > 1 ? 128 : 256); }
+
+constexpr int kSampleBits = 1 << 17;        ///< linear-counting bitmap of the sample (16 KiB of shared memory)
+constexpr int64_t kSamples = 1 << 15;       ///< rows sampled
+constexpr int64_t kGuessRows = 1 << 20;     ///< partitions at least this large guess their tier
+
+/// Linear counting over `kSamples` rows spread evenly over [0, n): sets one bit of a shared bitmap per
+/// sampled row's key hash and writes the number of bits left clear to *zeros. One block.
+__global__ void __launch_bounds__(1024) sample_distinct_kernel(const dkey* keys, int nk, int64_t n, ull* zeros) {
+  __shared__ uint32_t bits[kSampleBits / 32];
+  __shared__ unsigned int clear;
+  for (int i = threadIdx.x; i < kSampleBits / 32; i += blockDim.x)
+    bits[i] = 0;
+  if (threadIdx.x == 0) clear = 0;
+  __syncthreads();
+  for (int64_t s = threadIdx.x; s < kSamples; s += blockDim.x) {
+    uint64_t h = hash_row(keys, nk, s * n / kSamples) >> (64 - 17);
+    atomicOr(&bits[h >> 5], 1u << (h & 31));
+  }
+  __syncthreads();
+  unsigned int z = 0;
+  for (int i = threadIdx.x; i < kSampleBits / 32; i += blockDim.x)
+    z += 32 - __popc(bits[i]);
+  atomicAdd(&clear, z);
+  __syncthreads();
+  if (threadIdx.x == 0) *zeros = clear;
+}
+
+/// The tier to start at for `n` rows (n >= kSamples) keyed by `dk`, whose shared tables hold
+/// `warp_cap` slots with replicated accumulators (0: none) and `cap` without: the distinct keys among
+/// kSamples sampled rows, by linear counting, against the count that G groups would show,
+/// G (1 - e^(-samples / G)): up to warp_cap / 2 groups use replicated tables, up to cap / 2 shared
+/// tables, up to kSmallTable / 4 the small table, more the big one. A wrong guess costs an overflow,
+/// not a result.
+tier guess_tier(const dkey* dk, int nk, int64_t n, int warp_cap, int cap, memory_resource* mr) {
+  dbuf<ull> zeros(1, mr);
+  sample_distinct_kernel<<<1, 1024, 0, stream()>>>(dk, nk, n, zeros.p);
+  TUG_CUDA_CHECK_LAUNCH();
+  ull z = 0;
+  read_back(zeros.p, &z);
+  constexpr double m = kSampleBits, s = kSamples;
+  double seen = z == 0 ? s : -m * std::log(static_cast<double>(z) / m);
+  auto shows = [&](double groups) { return groups * (1 - std::exp(-s / groups)); };
+  if (warp_cap > 0 && seen <= shows(warp_cap / 2.0)) return tier::warp;
+  if (cap > 0 && seen <= shows(cap / 2.0)) return tier::shared;
+  if (seen <= shows(static_cast<double>(kSmallTable) / 4)) return tier::small;
+  return tier::big;
 }
 
 /// Pass 1 over the rows of `t` grouped by `keys` (uploaded as `dk`); returns the accumulators and the
@@ -888,28 +971,40 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
     }
   };
   ull control[2] = {0, 0};
-  if (level.load(std::memory_order_relaxed) <= static_cast<int>(tier::shared)) {
+  if (level.load(std::memory_order_relaxed) == static_cast<int>(tier::unknown)) {
+    // the fused table's slots are larger: guess with the smaller capacity
+    int cap = std::min(fused_shared_capacity(nk, p.pass1, 1), shared_capacity(p.pass1));
+    // smaller partitions start at the first tier: their overflows are cheap
+    tier guess = n >= kGuessRows ? guess_tier(dk, nk, n, fused_shared_capacity(nk, p.pass1, kWarps), cap, mr)
+                                 : tier::warp;
+    int unknown = static_cast<int>(tier::unknown);
+    level.compare_exchange_strong(unknown, static_cast<int>(guess), std::memory_order_relaxed);
+  }
+  // one wave of blocks (as many as fit on the device at once), each over an equal share of the rows
+  auto split = [&](const void* kernel, size_t smem, int64_t* per_block) {
+    int resident = 0;
+    TUG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kBlock, smem));
+    int64_t wave = std::max<int64_t>(1, int64_t(resident) * sm_count());
+    int64_t share = (n + wave - 1) / wave;
+    *per_block = std::max<int64_t>(kBlock * kRows, (share + kBlock - 1) / kBlock * kBlock);
+    return static_cast<int>((n + *per_block - 1) / *per_block);
+  };
+  for (tier at : {tier::warp, tier::shared}) {
+    if (level.load(std::memory_order_relaxed) > static_cast<int>(at)) continue;
     accumulators a = make_accumulators(p, t, std::min(big, kSmallTable), mr);
     std::optional<fprog> f = fused_program(p, t, keys, filter, a);
-    int cap = f ? fused_shared_capacity(nk, p.pass1) : shared_capacity(p.pass1);
+    int reps = at == tier::warp ? kWarps : 1;
+    int cap = f ? fused_shared_capacity(nk, p.pass1, reps) : at == tier::warp ? 0 : shared_capacity(p.pass1);
     if (cap > 0) {
       dtable g = table_of(a, static_cast<ull>(a.cap / 2));
-      // one wave of blocks (as many as fit on the device at once), each over an equal share of the rows
-      auto split = [&](const void* kernel, size_t smem, int64_t* per_block) {
-        int resident = 0;
-        TUG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kBlock, smem));
-        int64_t wave = std::max<int64_t>(1, int64_t(resident) * sm_count());
-        int64_t share = (n + wave - 1) / wave;
-        *per_block = std::max<int64_t>(kBlock * kRows, (share + kBlock - 1) / kBlock * kBlock);
-        return static_cast<int>((n + *per_block - 1) / *per_block);
-      };
       int64_t per_block = 0;
       if (f) {
-        size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(2 + nk + p.pass1);
-        auto kernel = f->wide ? (f->nulls ? fused_shared_kernel<true, true> : fused_shared_kernel<true, false>)
-                              : (f->nulls ? fused_shared_kernel<false, true> : fused_shared_kernel<false, false>);
+        size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(2 + nk + reps * p.pass1);
+        auto kernel = pick_kernel<decltype(&fused_shared_kernel<true, true, 2>)>(*f, [](auto w, auto z, auto c) {
+          return &fused_shared_kernel<decltype(w)::value, decltype(z)::value, decltype(c)::value>;
+        });
         int blocks = split(reinterpret_cast<const void*>(kernel), smem, &per_block);
-        kernel<<<blocks, kBlock, smem, stream()>>>(*f, dk, nk, n, per_block, cap, g, a.control.p + 1);
+        kernel<<<blocks, kBlock, smem, stream()>>>(*f, dk, nk, n, per_block, cap, reps, g, a.control.p + 1);
       } else {
         size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(1 + p.pass1);
         int blocks = split(reinterpret_cast<const void*>(shared_pass_kernel), smem, &per_block);
@@ -919,7 +1014,8 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
       TUG_CUDA_CHECK_LAUNCH();
       if (finish(a, control)) return a;
     }
-    raise(tier::small);  // more groups than a block's table holds
+    // more groups than a block's table holds (or no replicated table for this program)
+    raise(at == tier::warp ? tier::shared : tier::small);
   }
   if (level.load(std::memory_order_relaxed) <= static_cast<int>(tier::small) && big > kSmallTable) {
     accumulators a = make_accumulators(p, t, kSmallTable, mr);
@@ -1005,8 +1101,9 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
     if (std::optional<fprog> f = fused_program(p, t, keys, filter, a)) {
       int64_t tiles = (n + int64_t(kBlock) * kRows - 1) / (int64_t(kBlock) * kRows);
       auto blocks = static_cast<int>(std::min<int64_t>(tiles, int64_t(sm_count()) * 8));
-      auto kernel = f->wide ? (f->nulls ? fused_reduce_kernel<true, true> : fused_reduce_kernel<true, false>)
-                            : (f->nulls ? fused_reduce_kernel<false, true> : fused_reduce_kernel<false, false>);
+      auto kernel = pick_kernel<decltype(&fused_reduce_kernel<true, true, 2>)>(*f, [](auto w, auto z, auto c) {
+        return &fused_reduce_kernel<decltype(w)::value, decltype(z)::value, decltype(c)::value>;
+      });
       if (n > 0) kernel<<<blocks, kBlock, 0, stream()>>>(*f, n, first_row);
       TUG_CUDA_CHECK_LAUNCH();
     } else {
@@ -1108,7 +1205,7 @@ class partial_op final : public physical_node {
   std::vector<table> run(exec_context& ctx) override {
     const schema& in = children[0]->output_schema;
     auto parts = input(0, ctx);
-    std::atomic<int> level{0};
+    std::atomic<int> level{static_cast<int>(tier::unknown)};
     std::vector<hash::pred_term> terms;
     if (_predicate) terms = hash::fused_predicate(*_predicate, in);
     return map_partitions(ctx, parts, [&](const table& t) {
@@ -1149,7 +1246,7 @@ class final_op final : public physical_node {
     // states arrive in partition order, each partition's groups in order of first appearance, so the
     // first appearance over the concatenation is the first appearance in the input
     table all = concat_all(parts, children[0]->output_schema, ctx);
-    std::atomic<int> level{0};
+    std::atomic<int> level{static_cast<int>(tier::unknown)};
     row_filter none;
     table out = aggregate_table(_program, all, first_columns(_num_keys), none, _num_keys == 0, level, ctx.device_mr);
     return split_rows(out, ctx.options);
@@ -1194,8 +1291,8 @@ class window_op final : public physical_node {
       hash::program partial = hash::plan_partial(aggs);
       std::vector<table> states(parts.size());
       std::vector<dbuf<int64_t>> local(parts.size());
-      std::atomic<int> level{0}, final_level{0};
-      ctx.pool.parallel_for(np, [&](int64_t p) {
+      std::atomic<int> level{static_cast<int>(tier::unknown)}, final_level{static_cast<int>(tier::unknown)};
+      for_partitions(ctx, np, [&](int64_t p) {
         auto i = static_cast<size_t>(p);
         row_filter none;
         states[i] = aggregate_table(partial, parts[i], w.keys, none, false, level, mr, &local[i]);
@@ -1216,7 +1313,7 @@ class window_op final : public physical_node {
       std::vector<int64_t> offsets(parts.size(), 0);
       for (size_t i = 1; i < parts.size(); ++i)
         offsets[i] = offsets[i - 1] + states[i - 1].num_rows();
-      ctx.pool.parallel_for(np, [&](int64_t p) {
+      for_partitions(ctx, np, [&](int64_t p) {
         auto i = static_cast<size_t>(p);
         int64_t n = parts[i].num_rows();
         dbuf<int64_t> groups(n, mr);
