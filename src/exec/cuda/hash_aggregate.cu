@@ -521,13 +521,13 @@ __device__ inline uint32_t key_words(const fprog& p, const frow<kC>& x, ull* w) 
   return nulls;
 }
 
-/// The slot of the group with key words `w` and null mask `nulls` in the shared table, inserting it
-/// with row r when new (lowering the slot's row to r when r is smaller); -1 when the group is new and
-/// the table already holds `limit` groups. A slot is claimed (kClaim), its key written, then
-/// published with its row.
-template <bool kNulls>
-__device__ inline int shared_slot(const fprog& p, const ull* w, uint32_t nulls, int64_t r, ull* srow, ull* skey,
-                                  int cap, ull* count, ull limit) {
+/// Adds row r (loaded in x) to the shared table; false when its group is new and the table already
+/// holds `limit` groups. A slot is claimed (kClaim), its key written, then published with its row.
+template <bool kNulls, int kC>
+__device__ inline bool shared_add(const fprog& p, const frow<kC>& x, int64_t r, ull* srow, ull* skey, ull* sacc, int cap,
+                                  ull* count, ull limit) {
+  ull w[kFKeys] = {0, 0};
+  uint32_t nulls = key_words(p, x, w);
   uint64_t h = (w[0] * 0x9e3779b97f4a7c15ULL) ^ ((w[1] + nulls) * 0xc2b2ae3d27d4eb4fULL);
   const auto mask = static_cast<uint32_t>(cap - 1);
   uint32_t i = static_cast<uint32_t>(h >> 40) & mask;
@@ -548,7 +548,7 @@ __device__ inline int shared_slot(const fprog& p, const ull* w, uint32_t nulls, 
     if (cur == kEmpty) {
       if (atomicAdd(count, 1ull) >= limit) {
         atomicAdd(count, ~0ull);
-        return -1;
+        return false;
       }
       cur = atomicCAS(&srow[i], kEmpty, kClaim);
       if (cur == kEmpty) {
@@ -559,7 +559,7 @@ __device__ inline int shared_slot(const fprog& p, const ull* w, uint32_t nulls, 
         if (kNulls) atomicExch(&skey[int64_t(p.nk) * cap + i], static_cast<ull>(nulls));
         __threadfence_block();
         atomicExch(&srow[i], static_cast<ull>(r));
-        return static_cast<int>(i);
+        break;
       }
       atomicAdd(count, ~0ull);  // another thread took the slot first
       k0 = key[0];
@@ -570,55 +570,16 @@ __device__ inline int shared_slot(const fprog& p, const ull* w, uint32_t nulls, 
     }
     if (same_key(key, k0)) {
       if (static_cast<ull>(r) < cur) atomicMin(&srow[i], static_cast<ull>(r));
-      return static_cast<int>(i);
+      break;
     }
   }
-}
-
-/// Adds row r (loaded in x) to the shared table when `take`; called by every lane of the warp at once.
-/// The lanes whose rows have the same key are combined first (__match_any_sync): the lowest of them
-/// (its row is the smallest) finds the slot and adds their summed contributions, so a warp makes one
-/// update per group instead of one per row (a float64 add in shared memory is a compare-and-swap loop
-/// that lanes adding to the same group make retry). `exclusive`: no other warp adds into `sacc` (a
-/// per-warp replica), so the update is a plain read-modify-write. False when the row's group is new
-/// and the table already holds `limit` groups.
-template <bool kNulls, int kC>
-__device__ inline bool shared_add(const fprog& p, const frow<kC>& x, int64_t r, bool take, ull* srow, ull* skey,
-                                  ull* sacc, int cap, ull* count, ull limit, bool exclusive) {
-  constexpr unsigned kAll = 0xffffffffu;
-  const unsigned takers = __ballot_sync(kAll, take);
-  if (takers == 0) return true;
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  ull w[kFKeys] = {0, 0};
-  uint32_t nulls = take ? key_words(p, x, w) : 0;
-  unsigned peers = __match_any_sync(kAll, w[0]);
-  if (kFKeys > 1 && p.nk > 1) peers &= __match_any_sync(kAll, w[1]);
-  if (kNulls) peers &= __match_any_sync(kAll, nulls);
-  peers &= take ? takers : ~takers;
-  const int leader = __ffs(peers) - 1;
-  const bool lead = take && lane == leader;
-  int slot = lead ? shared_slot<kNulls>(p, w, nulls, r, srow, skey, cap, count, limit) : 0;
-  slot = __shfl_sync(kAll, slot, leader);
-  const int mult = take ? __popc(peers) : 0;
-  const int most = __reduce_max_sync(kAll, static_cast<unsigned>(mult));
 #pragma unroll
   for (int j = 0; j < kFAccs; ++j)
     if (j < p.naccs) {
-      const acc_kind kind = p.accs[j].kind;
-      ull v = take ? fcontribution(p, p.accs[j], x) : 0;
-      ull sum = v;
-      for (int k = 1; k < most; ++k) {  // the leader gathers its k-th peer's contribution
-        int src = lead && k < mult ? static_cast<int>(__fns(peers, 0, k + 1)) : lane;
-        ull o = __shfl_sync(kAll, v, src);
-        if (lead && k < mult) sum = fadd(kind, sum, o);
-      }
-      if (lead && slot >= 0 && sum != 0) {
-        ull* a = &sacc[int64_t(j) * cap + slot];
-        if (exclusive) *a = fadd(kind, *a, sum);
-        else fmerge(kind, a, sum);
-      }
+      ull v = fcontribution(p, p.accs[j], x);
+      if (v != 0) fmerge(p.accs[j].kind, &sacc[int64_t(j) * cap + i], v);
     }
-  return !take || slot >= 0;
+  return true;
 }
 
 /// Keys through shared memory: block b aggregates the selected rows of [b * per_block, (b + 1) * per_block)
@@ -660,8 +621,7 @@ __global__ void __launch_bounds__(kBlock, 4) fused_shared_kernel(fprog p, const 
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       int64_t r = base + k * kBlock + threadIdx.x;
-      bool take = !stop && r < hi && row_selected(p, x[k]);
-      if (!shared_add<kNulls, kC>(p, x[k], r, take, srow, skey, mine, cap, &count, limit, reps > 1)) stop = true;
+      if (!stop && r < hi && row_selected(p, x[k])) stop = !shared_add<kNulls, kC>(p, x[k], r, srow, skey, mine, cap, &count, limit);
     }
     if (stop) atomicExch(overflow, 1ull);
     if (threadIdx.x == 0 && *reinterpret_cast<volatile ull*>(overflow)) stop = true;
