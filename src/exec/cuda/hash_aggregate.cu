@@ -41,7 +41,6 @@ using ull = unsigned long long;
 constexpr ull kEmpty = ~0ull;  ///< a free slot; also "no row" in min / max accumulators
 constexpr ull kNoLimit = ~0ull;
 constexpr int kBlock = 256;
-constexpr int kWarps = kBlock / 32;
 constexpr int kMaxShared = 47 * 1024;  ///< dynamic shared memory of a block (under the 48 KiB needing no opt-in)
 constexpr int64_t kSmallTable = int64_t{1} << 16;
 
@@ -587,10 +586,9 @@ __device__ inline bool shared_add(const fprog& p, const frow<kC>& x, int64_t r, 
 /// into a shared table of `cap` slots (row: the group's smallest row, kEmpty / kClaim; the key words
 /// and null mask; the accumulators), then merges its groups into `g`. A block that meets more than 3/4
 /// cap groups, or whose groups do not fit in `g`, sets *overflow and every block stops. With `reps`
-/// > 1 (a multiple of the block's warps) the accumulators are replicated: each warp has reps / warps
-/// replicas, its lanes spread over them by lane number, so warps never contend for a few hot groups'
-/// atomics and fewer lanes of a warp meet on one (a float64 add in shared memory is a compare-and-swap
-/// loop that every other add to the same group makes retry); the replicas are summed at the merge.
+/// > 1 the accumulators are replicated: warp w adds into replica w % reps, so warps never contend for
+/// a few hot groups' atomics (a float64 add in shared memory is a compare-and-swap loop, which other
+/// warps' adds to the same group make retry); the replicas are summed at the merge.
 template <bool kWide, bool kNulls, int kC>
 __global__ void __launch_bounds__(kBlock, 4) fused_shared_kernel(fprog p, const dkey* keys, int nk, int64_t n,
                                                               int64_t per_block, int cap, int reps, dtable g,
@@ -611,8 +609,7 @@ __global__ void __launch_bounds__(kBlock, 4) fused_shared_kernel(fprog p, const 
   const ull limit = static_cast<ull>(cap) / 4 * 3;
   int64_t lo = int64_t(blockIdx.x) * per_block, hi = lo + per_block < n ? lo + per_block : n;
   const int64_t tile = int64_t(kBlock) * kRows;
-  const int per_warp = reps / kWarps;
-  ull* mine = sacc + (reps > 1 ? (threadIdx.x / 32) * per_warp + threadIdx.x % per_warp : 0) * per_rep;
+  ull* mine = sacc + (threadIdx.x / 32 % reps) * per_rep;
   for (int64_t base = lo; base < hi; base += tile) {
     frow<kC> x[kRows];
 #pragma unroll
@@ -903,16 +900,11 @@ std::optional<fprog> fused_program(const hash::program& p, const table& t, const
 /// overflows a tier moves the operator's later partitions to the next.
 enum class tier : int { unknown = -1, warp = 0, shared = 1, small = 2, big = 3 };
 
+constexpr int kWarps = kBlock / 32;
+
 /// Slots of the fused shared-memory table with `nk` keys and `na` accumulators in `reps` replicas
 /// (0: too few fit).
 int fused_shared_capacity(int nk, int na, int reps) { return shared_slots(2 + nk + reps * na, reps > 1 ? 128 : 256); }
-
-/// Replicas of the accumulators in the first tier: two a warp when 256 slots still fit, else one a
-/// warp (0: not even 128 slots fit).
-int warp_tier_reps(int nk, int na) {
-  if (fused_shared_capacity(nk, na, 2 * kWarps) >= 256) return 2 * kWarps;
-  return fused_shared_capacity(nk, na, kWarps) > 0 ? kWarps : 0;
-}
 
 constexpr int kSampleBits = 1 << 17;        ///< linear-counting bitmap of the sample (16 KiB of shared memory)
 constexpr int64_t kSamples = 1 << 15;       ///< rows sampled
@@ -983,9 +975,7 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
     // the fused table's slots are larger: guess with the smaller capacity
     int cap = std::min(fused_shared_capacity(nk, p.pass1, 1), shared_capacity(p.pass1));
     // smaller partitions start at the first tier: their overflows are cheap
-    int wreps = warp_tier_reps(nk, p.pass1);
-    int wcap = wreps > 0 ? fused_shared_capacity(nk, p.pass1, wreps) : 0;
-    tier guess = n >= kGuessRows ? guess_tier(dk, nk, n, wcap, cap, mr)
+    tier guess = n >= kGuessRows ? guess_tier(dk, nk, n, fused_shared_capacity(nk, p.pass1, kWarps), cap, mr)
                                  : tier::warp;
     int unknown = static_cast<int>(tier::unknown);
     level.compare_exchange_strong(unknown, static_cast<int>(guess), std::memory_order_relaxed);
@@ -1003,8 +993,8 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
     if (level.load(std::memory_order_relaxed) > static_cast<int>(at)) continue;
     accumulators a = make_accumulators(p, t, std::min(big, kSmallTable), mr);
     std::optional<fprog> f = fused_program(p, t, keys, filter, a);
-    int reps = at == tier::warp ? warp_tier_reps(nk, p.pass1) : 1;
-    int cap = reps == 0 ? 0 : f ? fused_shared_capacity(nk, p.pass1, reps) : at == tier::warp ? 0 : shared_capacity(p.pass1);
+    int reps = at == tier::warp ? kWarps : 1;
+    int cap = f ? fused_shared_capacity(nk, p.pass1, reps) : at == tier::warp ? 0 : shared_capacity(p.pass1);
     if (cap > 0) {
       dtable g = table_of(a, static_cast<ull>(a.cap / 2));
       int64_t per_block = 0;
