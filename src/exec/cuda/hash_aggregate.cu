@@ -909,6 +909,7 @@ int fused_shared_capacity(int nk, int na, int reps) { return shared_slots(2 + nk
 constexpr int kSampleBits = 1 << 17;        ///< linear-counting bitmap of the sample (16 KiB of shared memory)
 constexpr int64_t kSamples = 1 << 15;       ///< rows sampled
 constexpr int64_t kGuessRows = 1 << 20;     ///< partitions at least this large guess their tier
+constexpr int64_t kSizeRows = 1 << 22;      ///< at least this many rows size the largest table to the groups
 
 /// Linear counting over `kSamples` rows spread evenly over [0, n): sets one bit of a shared bitmap per
 /// sampled row's key hash and writes the number of bits left clear to *zeros. One block.
@@ -930,6 +931,35 @@ __global__ void __launch_bounds__(1024) sample_distinct_kernel(const dkey* keys,
   atomicAdd(&clear, z);
   __syncthreads();
   if (threadIdx.x == 0) *zeros = clear;
+}
+
+/// HyperLogLog registers (hash::hll_place) of the key hashes of rows [0, n): each block keeps its own
+/// in shared memory and raises `regs` with them at its end.
+__global__ void hll_kernel(const dkey* keys, int nk, int64_t n, uint32_t* regs) {
+  __shared__ uint32_t local[hash::hll_registers];
+  for (int i = threadIdx.x; i < hash::hll_registers; i += blockDim.x)
+    local[i] = 0;
+  __syncthreads();
+  TUG_GRID_LOOP(r, n) {
+    uint32_t reg = 0, rank = 0;
+    hash::hll_place(hash_row(keys, nk, r), reg, rank);
+    atomicMax(&local[reg], rank);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < hash::hll_registers; i += blockDim.x)
+    if (local[i] != 0) atomicMax(&regs[i], local[i]);
+}
+
+/// The distinct keys among rows [0, n) keyed by `dk`, estimated (HyperLogLog, about 1.6% error).
+double estimate_distinct(const dkey* dk, int nk, int64_t n, memory_resource* mr) {
+  dbuf<uint32_t> regs(hash::hll_registers, mr);
+  TUG_CUDA_TRY(cudaMemsetAsync(regs.p, 0, sizeof(uint32_t) * hash::hll_registers, stream()));
+  auto blocks = static_cast<int>(std::min<int64_t>((n + 255) / 256, int64_t(sm_count()) * 2));
+  hll_kernel<<<blocks, 256, 0, stream()>>>(dk, nk, n, regs.p);
+  TUG_CUDA_CHECK_LAUNCH();
+  std::vector<uint32_t> host(hash::hll_registers);
+  read_back(regs.p, host.data(), hash::hll_registers);
+  return hash::hll_estimate(host.data());
 }
 
 /// The tier to start at for `n` rows (n >= kSamples) keyed by `dk`, whose shared tables hold
@@ -1023,6 +1053,18 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
            table_of(a, static_cast<ull>(kSmallTable / 2)), true, a.control.p + 1);
     if (finish(a, control)) return a;
     raise(tier::big);
+  }
+  if (n >= kSizeRows) {
+    // a table for the estimated groups (twice, plus the estimate's error), when that is smaller than
+    // one for the rows, as in a final phase (each group once per partition); filled to at most 5/8
+    // (an estimate far off overflows it, and the table of the rows follows)
+    int64_t sized = pow2_at_least(static_cast<int64_t>(2.2 * estimate_distinct(dk, nk, n, mr)) + 1);
+    if (sized < big) {
+      accumulators a = make_accumulators(p, t, sized, mr);
+      launch(n, rows_pass_kernel, dk, nk, a.accs.p, p.pass1, filter.mask_of(t, mr), n,
+             table_of(a, static_cast<ull>(sized / 2 + sized / 8)), true, a.control.p + 1);
+      if (finish(a, control)) return a;
+    }
   }
   accumulators a = make_accumulators(p, t, big, mr);
   launch(n, rows_pass_kernel, dk, nk, a.accs.p, p.pass1, filter.mask_of(t, mr), n, table_of(a, kNoLimit), true,

@@ -134,4 +134,25 @@ program plan_partial(const std::vector<agg_spec>& aggs);
 /// The final phase over state rows: `num_keys` key columns, then each aggregation's state columns.
 program plan_final(const std::vector<agg_spec>& aggs, size_t num_keys);
 
+/// HyperLogLog distinct count of the group keys, which sizes the largest table tier to the groups
+/// rather than to the rows (a final phase's input has each group once per partition).
+constexpr int hll_bits = 12;
+constexpr int hll_registers = 1 << hll_bits;
+
+/// The register of 64-bit hash `h` (its top bits) and the rank to raise it to: one more than the
+/// leading zeros of the remaining bits (at most 64 - hll_bits + 1).
+TUG_HOST_DEVICE inline void hll_place(uint64_t h, uint32_t& reg, uint32_t& rank) {
+  reg = static_cast<uint32_t>(h >> (64 - hll_bits));
+  uint64_t rest = (h << hll_bits) | (uint64_t{1} << (hll_bits - 1));  // the guard bit bounds the rank
+#ifdef __CUDA_ARCH__
+  rank = static_cast<uint32_t>(__clzll(static_cast<long long>(rest))) + 1;
+#else
+  rank = static_cast<uint32_t>(__builtin_clzll(rest)) + 1;
+#endif
+}
+
+/// The distinct count estimated from `hll_registers` registers (Flajolet et al., with linear counting
+/// while registers are still zero); standard error about 1.6%.
+double hll_estimate(const uint32_t* registers);
+
 }  // namespace tug::cuda::hash

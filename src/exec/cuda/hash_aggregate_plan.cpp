@@ -3,6 +3,7 @@
 // partial_states / merge_states (src/exec/cpu/agg_kernels.cpp).
 #ifdef TUG_WITH_CUDA
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "exec/cpu/agg_kernels.hpp"
@@ -170,6 +171,19 @@ bool add_terms(const expr& e, const schema& in, std::vector<pred_term>& out) {
 }
 
 }  // namespace
+
+double hll_estimate(const uint32_t* registers) {
+  constexpr double m = hll_registers;
+  double sum = 0;
+  int zeros = 0;
+  for (int i = 0; i < hll_registers; ++i) {
+    sum += std::ldexp(1.0, -static_cast<int>(registers[i]));
+    zeros += registers[i] == 0;
+  }
+  double e = 0.7213 / (1 + 1.079 / m) * m * m / sum;
+  if (e <= 2.5 * m && zeros > 0) e = m * std::log(m / zeros);
+  return e;
+}
 
 key_range range_of(const pred_term& t) {
   const uint64_t k = order_key(t.literal, t.as), top = ~0ULL;
