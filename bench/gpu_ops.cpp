@@ -12,6 +12,7 @@
 // collect(); CPU times are the steady clock; each repetition is one run, the median is the figure.
 // Every benchmark skips when no GPU is visible (TUG_GPU_BENCH_FORCE_CPU=1 still runs the CPU peers).
 // TUG_GPU_BENCH_PROFILE=1 prints each operator query's per-operator statistics (one more run) on stderr.
+// TUG_GPU_BENCH_STREAMS=N sets the operator queries' num_streams (partitions with device work in flight).
 // bench/gpu_report.py turns --benchmark_out JSON into a Markdown table and a chart.
 #include <benchmark/benchmark.h>
 
@@ -375,6 +376,7 @@ engine_options gpu_options(int64_t resident_bytes) {
   o.engine = engine_kind::gpu;
   o.fallback = fallback_mode::silent;
   o.target_partition_rows = int64_t(1) << 26;
+  o.num_streams = static_cast<int>(env_double("TUG_GPU_BENCH_STREAMS", o.num_streams));
   int64_t total = current_device_info().total_memory;
   o.spill_device_limit =
       std::to_string(std::max<int64_t>(int64_t(1) << 30, total - resident_bytes - (int64_t(2) << 30)));
