@@ -354,6 +354,8 @@ TEST(CudaAggregate, GuessedTiersMatchCpu) {
     for (int64_t target : {n, n / 2 + 1}) {
       SCOPED_TRACE("card " + std::to_string(card) + " target " + std::to_string(target));
       engine_options gpu = opts(true, target), cpu = opts(false, target);
+      // in-memory partitions are at most rows / threads: few threads, so they reach 2^20 rows
+      gpu.num_threads = cpu.num_threads = target == n ? 1 : 2;
       auto q = df.lazy().group_by({"k"}).agg({col("v").sum().alias("s"), len().alias("n"), col("v").min().alias("lo")});
       expect_frames_equal(q.collect(gpu), q.collect(cpu));
       auto f = df.lazy().filter(col("v") > lit(int64_t{-100})).group_by({"k"}).agg({col("v").sum().alias("s")});
@@ -377,10 +379,14 @@ TEST(CudaAggregate, SizedLargeTableMatchesCpu) {
     v[static_cast<size_t>(i)] = r % 5 == 0 ? std::nullopt : std::optional<int64_t>(r % 100);
   }
   data_frame df = data_frame::from_columns({{"k", i64(k)}, {"v", i64(v)}});
-  for (int64_t target : {int64_t{8} << 20, int64_t{1} << 20}) {
-    SCOPED_TRACE("target " + std::to_string(target));
+  // one partition of 5M rows (in-memory partitions are at most rows / threads), then 1Mi-row
+  // partitions whose final phase gets about 4.3M states
+  for (auto [threads, target] : {std::pair{1, int64_t{8} << 20}, std::pair{0, int64_t{1} << 20}}) {
+    SCOPED_TRACE("threads " + std::to_string(threads) + " target " + std::to_string(target));
+    engine_options gpu = opts(true, target), cpu = opts(false, target);
+    gpu.num_threads = cpu.num_threads = threads;
     auto q = df.lazy().group_by({"k"}).agg({col("v").sum().alias("s"), col("v").max().alias("hi"), len().alias("n")});
-    expect_frames_equal(q.collect(opts(true, target)), q.collect(opts(false, target)));
+    expect_frames_equal(q.collect(gpu), q.collect(cpu));
   }
 }
 
