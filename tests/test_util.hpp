@@ -30,6 +30,14 @@ inline engine_options gpu_engine() {
   return o;
 }
 
+/// gpu_engine() or the CPU engine (fallback raise on both), with `target` rows a partition.
+inline engine_options engine_with(bool gpu, int64_t target) {
+  engine_options o = gpu_engine();
+  if (!gpu) o.engine = engine_kind::cpu;
+  o.target_partition_rows = target;
+  return o;
+}
+
 /// True when the tests run under compute-sanitizer (TUG_TEST_SANITIZER=1, set by scripts/gpu-check.sh):
 /// every kernel launch is slow there, so the CUDA tests that racecheck runs sweep fewer cases.
 inline bool sanitizer_run() {

@@ -81,14 +81,6 @@ data_frame sample(int64_t n, int card) {
   });
 }
 
-engine_options opts(bool gpu, int64_t target) {
-  engine_options o;
-  o.engine = gpu ? engine_kind::gpu : engine_kind::cpu;
-  o.fallback = fallback_mode::raise;
-  o.target_partition_rows = target;
-  return o;
-}
-
 std::vector<expr> all_aggs() {
   return {col("v64").sum().alias("s64"),     col("v32").sum().alias("s32"),     col("vf").sum().alias("sf"),
           col("vf32").sum().alias("sf32"),   col("vb").sum().alias("sb"),       col("v64").mean().alias("m64"),
@@ -117,8 +109,8 @@ void check_frame(const data_frame& df, const std::vector<std::string>& keys, con
   for (bool maintain : {false, true}) {
     lazy_frame in = where ? df.lazy().filter(*where) : df.lazy();
     auto q = keys.empty() ? in.select(aggs) : in.group_by(keys, maintain).agg(aggs);
-    data_frame cpu = q.collect(opts(false, target));
-    data_frame gpu = q.collect(opts(true, target));
+    data_frame cpu = q.collect(engine_with(false, target));
+    data_frame gpu = q.collect(engine_with(true, target));
     // both backends output groups in order of first appearance, with or without maintain_order
     expect_frames_close(gpu, cpu);
   }
@@ -312,7 +304,7 @@ TEST(CudaAggregate, FusedPredicatesMatchCpu) {
   }
   // sliced input: the filter and the aggregation read a window of the columns
   data_frame df = sample(3000, 17);
-  data_frame sliced = df.lazy().slice(1001, 1500).collect(opts(false, 1 << 20));
+  data_frame sliced = df.lazy().slice(1001, 1500).collect(engine_with(false, 1 << 20));
   check_frame(sliced, {"k64"}, fusable[0], 1 << 20, col("v64") > lit(int64_t{0}));
   check_frame(sliced, {}, fusable[1], 1 << 20, col("vf") < 4.0);
 }
@@ -353,7 +345,7 @@ TEST(CudaAggregate, GuessedTiersMatchCpu) {
     data_frame df = data_frame::from_columns({{"k", i64(k)}, {"v", i64(v)}});
     for (int64_t target : {n, n / 2 + 1}) {
       SCOPED_TRACE("card " + std::to_string(card) + " target " + std::to_string(target));
-      engine_options gpu = opts(true, target), cpu = opts(false, target);
+      engine_options gpu = engine_with(true, target), cpu = engine_with(false, target);
       // in-memory partitions are at most rows / threads: few threads, so they reach 2^20 rows
       gpu.num_threads = cpu.num_threads = target == n ? 1 : 2;
       auto q = df.lazy().group_by({"k"}).agg({col("v").sum().alias("s"), len().alias("n"), col("v").min().alias("lo")});
@@ -383,7 +375,7 @@ TEST(CudaAggregate, SizedLargeTableMatchesCpu) {
   // partitions whose final phase gets about 4.3M states
   for (auto [threads, target] : {std::pair{1, int64_t{8} << 20}, std::pair{0, int64_t{1} << 20}}) {
     SCOPED_TRACE("threads " + std::to_string(threads) + " target " + std::to_string(target));
-    engine_options gpu = opts(true, target), cpu = opts(false, target);
+    engine_options gpu = engine_with(true, target), cpu = engine_with(false, target);
     gpu.num_threads = cpu.num_threads = threads;
     auto q = df.lazy().group_by({"k"}).agg({col("v").sum().alias("s"), col("v").max().alias("hi"), len().alias("n")});
     expect_frames_equal(q.collect(gpu), q.collect(cpu));
@@ -402,16 +394,16 @@ TEST(CudaAggregate, GlobalAggregationLargeMatchesCpu) {
 TEST(CudaAggregate, ExplainNamesHashAndSortNodes) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   auto lf = sample(100, 5).lazy();
-  std::string hashed = lf.group_by({"k64", "kf"}).agg({col("v64").sum()}).explain(opts(true, 7));
+  std::string hashed = lf.group_by({"k64", "kf"}).agg({col("v64").sum()}).explain(engine_with(true, 7));
   EXPECT_NE(line_with(hashed, "hash_aggregate[partial]").find("@cuda"), std::string::npos) << hashed;
   EXPECT_NE(line_with(hashed, "[sync] hash_aggregate[final]").find("@cuda"), std::string::npos) << hashed;
-  std::string global = lf.select({col("v64").sum(), col("vf").max()}).explain(opts(true, 7));
+  std::string global = lf.select({col("v64").sum(), col("vf").max()}).explain(engine_with(true, 7));
   EXPECT_NE(line_with(global, "hash_aggregate[partial]").find("@cuda"), std::string::npos) << global;
   std::string filtered =
-      lf.filter(col("v32") > lit(int64_t{0})).group_by({"k64"}).agg({col("v64").sum()}).explain(opts(true, 7));
+      lf.filter(col("v32") > lit(int64_t{0})).group_by({"k64"}).agg({col("v64").sum()}).explain(engine_with(true, 7));
   EXPECT_NE(line_with(filtered, "hash_aggregate[partial] filter").find("@cuda"), std::string::npos) << filtered;
   EXPECT_EQ(line_with(filtered, "  filter"), "") << filtered;
-  std::string sorted = lf.group_by({"kstr"}).agg({col("v64").sum()}).explain(opts(true, 7));
+  std::string sorted = lf.group_by({"kstr"}).agg({col("v64").sum()}).explain(engine_with(true, 7));
   EXPECT_NE(line_with(sorted, "[sync] sort_aggregate").find("@cuda"), std::string::npos) << sorted;
   EXPECT_EQ(sorted.find("hash_aggregate"), std::string::npos) << sorted;
 }
@@ -432,14 +424,14 @@ TEST(CudaSanitized, AggregationPaths) {
   check_frame(df, {}, small_agg_sets()[0], 300, col("vf") < 3.0);                  // fused, no keys
   check_frame(df, {"kstr"}, small_agg_sets()[0], 300);
   auto q = df.lazy().with_columns({col("vf").mean().over({"k64", "kb"}).alias("m")});  // hashed
-  expect_frames_close(q.collect(opts(true, 300)), q.collect(opts(false, 300)));
+  expect_frames_close(q.collect(engine_with(true, 300)), q.collect(engine_with(false, 300)));
   auto sorted = df.lazy().with_columns({col("vf").mean().over({"kstr"}).alias("m")});
-  expect_frames_close(sorted.collect(opts(true, 300)), sorted.collect(opts(false, 300)));
+  expect_frames_close(sorted.collect(engine_with(true, 300)), sorted.collect(engine_with(false, 300)));
 }
 
 TEST(CudaAggregate, GpuPlanHasNoFallback) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
-  auto r = sample(100, 5).lazy().group_by({"kstr"}).agg(all_aggs()).profile(opts(true, 7));
+  auto r = sample(100, 5).lazy().group_by({"kstr"}).agg(all_aggs()).profile(engine_with(true, 7));
   EXPECT_TRUE(r.fallbacks.empty()) << r.fallbacks[0];
 }
 
@@ -461,7 +453,7 @@ TEST(CudaWindow, OverMatchesCpu) {
           col("vf32").std().over({"k64"}).alias("w_std"),
           col("vb").all().over({"kb"}).alias("w_all"),
       });
-      expect_frames_close(q.collect(opts(true, target)), q.collect(opts(false, target)));
+      expect_frames_close(q.collect(engine_with(true, target)), q.collect(engine_with(false, target)));
     }
   }
 }
@@ -486,9 +478,9 @@ TEST(CudaWindow, HashedOverMatchesCpu) {
             col("vf32").std().over({"k64"}).alias("w_std"),
             col("vb").all().over({"kb"}).alias("w_all"),
         });
-        expect_frames_close(q.collect(opts(true, target)), q.collect(opts(false, target)));
+        expect_frames_close(q.collect(engine_with(true, target)), q.collect(engine_with(false, target)));
         if (n == 33) {
-          std::string plan = q.explain(opts(true, target));
+          std::string plan = q.explain(engine_with(true, target));
           EXPECT_NE(line_with(plan, "hash_window").find("@cuda"), std::string::npos) << plan;
         }
       }

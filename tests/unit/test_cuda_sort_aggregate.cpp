@@ -85,14 +85,6 @@ data_frame sample(int64_t n, int card, int64_t pad = 0) {
   });
 }
 
-engine_options opts(bool gpu, int64_t target) {
-  engine_options o;
-  o.engine = gpu ? engine_kind::gpu : engine_kind::cpu;
-  o.fallback = fallback_mode::raise;
-  o.target_partition_rows = target;
-  return o;
-}
-
 std::vector<expr> n_unique_aggs() {
   std::vector<expr> out;
   for (const char* c : {"v64", "v32", "vu16", "vdate", "vf", "vf32", "vb", "vstr", "vdec", "vbig", "kdec"})
@@ -154,7 +146,7 @@ void check(const lazy_frame& q, const std::vector<std::string>& keys, const std:
   SCOPED_TRACE("keys=" + names(keys) + " target=" + std::to_string(target));
   for (bool maintain : {false, true}) {
     auto a = keys.empty() ? q.select(aggs) : q.group_by(keys, maintain).agg(aggs);
-    expect_frames_close(a.collect(opts(true, target)), a.collect(opts(false, target)));
+    expect_frames_close(a.collect(engine_with(true, target)), a.collect(engine_with(false, target)));
     if (keys.empty()) break;
   }
 }
@@ -225,7 +217,7 @@ TEST(CudaSortAggregate, WindowsMatchCpu) {
         col("vdec").mean().over({"kone"}).alias("w_mean"),
     });
     SCOPED_TRACE("rows=" + std::to_string(n));
-    expect_frames_close(q.collect(opts(true, 10)), q.collect(opts(false, 10)));
+    expect_frames_close(q.collect(engine_with(true, 10)), q.collect(engine_with(false, 10)));
   }
 }
 
@@ -233,9 +225,9 @@ TEST(CudaSortAggregate, GpuPlanHasNoFallback) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   data_frame df = sample(100, 5);
   for (auto& aggs : agg_sets()) {
-    auto r = df.lazy().group_by({"kdec"}).agg(aggs).profile(opts(true, 7));
+    auto r = df.lazy().group_by({"kdec"}).agg(aggs).profile(engine_with(true, 7));
     EXPECT_TRUE(r.fallbacks.empty()) << r.fallbacks[0];
-    std::string plan = df.lazy().group_by({"k64"}).agg(aggs).explain(opts(true, 7));
+    std::string plan = df.lazy().group_by({"k64"}).agg(aggs).explain(engine_with(true, 7));
     size_t at = plan.find("sort_aggregate");
     ASSERT_NE(at, std::string::npos) << plan;
     EXPECT_NE(plan.substr(at, plan.find('\n', at) - at).find("@cuda"), std::string::npos) << plan;

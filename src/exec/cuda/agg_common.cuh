@@ -248,4 +248,16 @@ inline std::string describe(const std::vector<size_t>& keys, const std::vector<a
   return s + "]" + (maintain_order ? " maintain_order" : "");
 }
 
+/// What the CUDA window operators (sort-based in aggregate.cu, hashed in hash_aggregate.cu) share: the
+/// windows, explain()'s detail, and that all partitions meet there.
+class window_base : public physical_node {
+ public:
+  explicit window_base(std::vector<window_spec> specs) : _specs(std::move(specs)) {}
+  std::string detail() const override { return describe(_specs); }
+  bool sync_point() const override { return true; }
+
+ protected:
+  std::vector<window_spec> _specs;
+};
+
 }  // namespace tug::cuda

@@ -518,12 +518,10 @@ class sort_aggregate_op final : public physical_node {
   bool _maintain_order;
 };
 
-class window_op final : public physical_node {
+class window_op final : public window_base {
  public:
-  explicit window_op(std::vector<window_spec> specs) : _specs(std::move(specs)) {}
+  using window_base::window_base;
   std::string name() const override { return "window"; }
-  std::string detail() const override { return describe(_specs); }
-  bool sync_point() const override { return true; }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
@@ -556,9 +554,6 @@ class window_op final : public physical_node {
     }
     return out;
   }
-
- private:
-  std::vector<window_spec> _specs;
 };
 
 }  // namespace

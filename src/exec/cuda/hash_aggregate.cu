@@ -1312,12 +1312,10 @@ __global__ void global_groups_kernel(const int64_t* local, int64_t n, const int6
 /// partition), the final program merges the states of all partitions (giving each state row its group
 /// overall, in order of first appearance), and each row gathers its group's value. Output: the input
 /// columns, then one column per window, in the input's partitions.
-class window_op final : public physical_node {
+class window_op final : public window_base {
  public:
-  explicit window_op(std::vector<window_spec> specs) : _specs(std::move(specs)) {}
+  using window_base::window_base;
   std::string name() const override { return "hash_window"; }
-  std::string detail() const override { return describe(_specs); }
-  bool sync_point() const override { return true; }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
@@ -1374,9 +1372,6 @@ class window_op final : public physical_node {
     }
     return out;
   }
-
- private:
-  std::vector<window_spec> _specs;
 };
 
 }  // namespace

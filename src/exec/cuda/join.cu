@@ -254,13 +254,9 @@ __global__ void select_kernel(int64_t n, const int64_t* pos, int64_t* out) {
 
 /// Exclusive scan of `v` (n + 1 entries, the last 0) into a new buffer; `*total` = the sum. Waits.
 dbuf<int64_t> exclusive_scan(const int64_t* v, int64_t n, int64_t* total, memory_resource* mr) {
-  dbuf<int64_t> out(n + 1, mr);
-  size_t temp_bytes = 0;
-  TUG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, v, out.p, n + 1, stream()));
-  dbuf<uint8_t> temp(static_cast<int64_t>(temp_bytes), mr);
-  TUG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.p, temp_bytes, v, out.p, n + 1, stream()));
-  TUG_CUDA_TRY(cudaMemcpyAsync(total, out.p + n, sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
-  sync();
+  dbuf<int64_t> out;
+  out.buf = scan_offsets(v, n, total, mr);
+  out.p = out.buf->as<int64_t>();
   return out;
 }
 
