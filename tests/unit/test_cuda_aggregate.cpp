@@ -356,6 +356,73 @@ TEST(CudaAggregate, GuessedTiersMatchCpu) {
   }
 }
 
+// One integer key whose sampled values lie in a small range: the guess picks a direct-indexed table
+// (slot = key - smallest sampled key, the null key in one more slot; TUG_GPU_DIRECT_TABLE=0 turns it
+// off). Keys of several integer types, signed and unsigned, with nulls in the keys and the values, with
+// and without a (fused) filter, over one and several partitions of at least 2^20 rows (each guesses
+// from every (n / 2^15)-th row: here every 32nd or 96th), and partitions too small to guess. `rare`
+// has 99.99% of its keys in [0, 100) and a few at +-10^9 on rows the sample never reads (odd rows), so
+// the direct table overflows and the partition is redone in the next tier.
+TEST(CudaAggregate, DirectTierMatchesCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  const int64_t part = int64_t{1} << 20, n = 3 * part;
+  auto u = static_cast<size_t>(n);
+  uint64_t x = 7;
+  std::vector<int64_t> rnd(u);
+  for (auto& r : rnd) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    r = static_cast<int64_t>(x >> 33);
+  }
+  auto null_at = [&](int64_t i, int64_t every) { return every > 0 && (rnd[static_cast<size_t>(i)] >> 20) % every == 0; };
+  // a column of type `id` (storage: the type of `tag`): value(i, random), null on about 1 in `every`
+  // rows (never when 0)
+  auto make = [&](auto tag, type_id id, int64_t every, auto value) {
+    using T = decltype(tag);
+    std::vector<std::optional<T>> c(u);
+    for (int64_t i = 0; i < n; ++i)
+      if (!null_at(i, every)) c[static_cast<size_t>(i)] = static_cast<T>(value(i, rnd[static_cast<size_t>(i)]));
+    return make_column<T>(id, c);
+  };
+  auto rare = [](int64_t i, int64_t r) -> int64_t {
+    if (i % 50000 == 17) return (i / 50000) % 2 ? int64_t{1000000000} : int64_t{-1000000000};  // odd rows
+    return r % 100;
+  };
+  data_frame df = data_frame::from_columns({
+      {"k64", make(int64_t{}, type_id::int64, 13, [](int64_t, int64_t r) { return r % 100 - 50; })},
+      {"k100", make(int64_t{}, type_id::int64, 0, [](int64_t, int64_t r) { return r % 100; })},
+      {"k32", make(int32_t{}, type_id::int32, 9, [](int64_t, int64_t r) { return 1000 + r % 100; })},
+      {"ku8", make(uint8_t{}, type_id::uint8, 17, [](int64_t, int64_t r) { return r % 256; })},
+      {"ki8", make(int8_t{}, type_id::int8, 0, [](int64_t, int64_t r) { return r % 256 - 128; })},
+      {"kdate", make(int32_t{}, type_id::date32, 5, [](int64_t, int64_t r) { return 19000 + r % 200; })},
+      {"kb", make(bool{}, type_id::boolean, 3, [](int64_t, int64_t r) { return r % 2; })},
+      {"rare", make(int64_t{}, type_id::int64, 0, rare)},
+      {"v", make(double{}, type_id::float64, 7, [](int64_t, int64_t r) { return r % 201 - 100; })},  // exact sums
+      {"d", make(double{}, type_id::float64, 0, [](int64_t, int64_t r) { return r % 51 - 25; })},
+      {"w", make(int64_t{}, type_id::int64, 11, [](int64_t, int64_t r) { return r % 1000 - 500; })},
+  });
+  // one accumulator (no nulls but in the key: the benchmark's two-column kernel), three (uint8 / int8
+  // keys' 256 values do not fit: hashed tiers) and a filtered mean (two: they fit)
+  std::vector<std::pair<std::optional<expr>, std::vector<expr>>> queries = {
+      {std::nullopt, {col("d").sum().alias("s")}},
+      {std::nullopt, {col("v").sum().alias("s"), len().alias("n"), col("w").sum().alias("sw")}},
+      {col("w") > lit(int64_t{-300}), {col("v").mean().alias("m")}},
+  };
+  // (threads, target): one partition (sampled every 96th row), three in parallel (every 32nd), and
+  // four of 3/4 2^20 rows (no guess: they start at the warp tier)
+  for (auto [threads, target] : {std::pair{1, n}, std::pair{3, part}, std::pair{4, n / 4}}) {
+    engine_options gpu = opts(true, target), cpu = opts(false, target);
+    gpu.num_threads = cpu.num_threads = threads;
+    for (std::string k : {"k64", "k100", "k32", "ku8", "ki8", "kdate", "kb", "rare"})
+      for (auto& [where, aggs] : queries) {
+        SCOPED_TRACE(k + " threads " + std::to_string(threads) + " target " + std::to_string(target) + " " +
+                     to_string(aggs[0]) + (where ? " where " + to_string(*where) : std::string()));
+        lazy_frame in = where ? df.lazy().filter(*where) : df.lazy();
+        auto q = in.group_by({k}).agg(aggs);
+        expect_frames_equal(q.collect(gpu), q.collect(cpu));
+      }
+  }
+}
+
 // At least 2^22 rows in the largest tier: the table is sized to the groups a HyperLogLog sketch
 // estimates (here 1M groups in 5M rows: 4Mi slots rather than 16Mi), in one partition and in the final
 // phase over several partitions' states.
@@ -722,6 +789,61 @@ TEST(CudaAggregatePlan, HyperLogLogEstimatesDistinctCounts) {
     double e = hp::hll_estimate(regs.data());
     EXPECT_NEAR(e, static_cast<double>(n), std::max(1.0, 0.05 * static_cast<double>(n))) << "n = " << n;
   }
+}
+
+// The direct table's key range from a sample's smallest and largest keys (as order keys): signed and
+// unsigned keys, the capacity's edge (the keys plus the null key's slot), the ends of 64 bits, no
+// valid key; and which widened key values it holds, at which slot (one unsigned subtraction, either
+// signedness).
+TEST(CudaAggregatePlan, DirectRangeFromSampledKeys) {
+  const auto s64 = hp::cmp_as::s64, u64 = hp::cmp_as::u64;
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  const uint64_t top = ~uint64_t{0};
+  auto key = [](int64_t v) { return hp::order_key(static_cast<uint64_t>(v), hp::cmp_as::s64); };
+  auto bits = [](int64_t v) { return static_cast<uint64_t>(v); };
+  hp::direct_range r = hp::direct_range_of(key(-50), key(49), s64, 1024);
+  EXPECT_EQ(r.lo, bits(-50));
+  EXPECT_EQ(r.span, 100u);
+  for (int64_t v : {lo, int64_t{-51}, int64_t{-50}, int64_t{0}, int64_t{49}, int64_t{50}, int64_t{1} << 40, hi})
+    EXPECT_EQ(r.holds(bits(v)), v >= -50 && v < 50) << v;
+  EXPECT_EQ(bits(49) - r.lo, 99u);
+  // span + 1 <= slots
+  EXPECT_EQ(hp::direct_range_of(key(0), key(1022), s64, 1024).span, 1023u);
+  EXPECT_EQ(hp::direct_range_of(key(0), key(1023), s64, 1024).span, 0u);
+  EXPECT_EQ(hp::direct_range_of(key(7), key(7), s64, 2).span, 1u);
+  EXPECT_EQ(hp::direct_range_of(key(7), key(7), s64, 1).span, 0u);
+  // no valid key sampled; ranges of (almost) all 64 bits
+  EXPECT_EQ(hp::direct_range_of(top, 0, s64, 1024).span, 0u);
+  EXPECT_EQ(hp::direct_range_of(0, top, u64, 1024).span, 0u);
+  EXPECT_EQ(hp::direct_range_of(key(lo), key(hi), s64, 1024).span, 0u);
+  EXPECT_EQ(hp::direct_range_of(key(lo + 1), key(lo), s64, 1024).span, 0u);
+  // at the ends of int64: nothing wraps around
+  r = hp::direct_range_of(key(lo), key(lo + 9), s64, 1024);
+  EXPECT_EQ(r.lo, bits(lo));
+  EXPECT_EQ(r.span, 10u);
+  EXPECT_TRUE(r.holds(bits(lo + 9)));
+  EXPECT_FALSE(r.holds(bits(lo + 10)));
+  EXPECT_FALSE(r.holds(bits(hi)));
+  r = hp::direct_range_of(key(hi - 4), key(hi), s64, 1024);
+  EXPECT_TRUE(r.holds(bits(hi)));
+  EXPECT_FALSE(r.holds(bits(lo)));
+  EXPECT_FALSE(r.holds(bits(hi - 5)));
+  // unsigned: at the top of uint64, and a uint8 key (zero-extended)
+  r = hp::direct_range_of(top - 9, top, u64, 1024);
+  EXPECT_EQ(r.lo, top - 9);
+  EXPECT_TRUE(r.holds(top));
+  EXPECT_FALSE(r.holds(0));
+  r = hp::direct_range_of(0, 255, u64, 1024);
+  EXPECT_TRUE(r.holds(255));
+  EXPECT_FALSE(r.holds(256));
+  // int8 keys, sign-extended: slot v + 128
+  r = hp::direct_range_of(key(-128), key(127), s64, 1024);
+  for (int v = -128; v <= 127; ++v) {
+    ASSERT_TRUE(r.holds(bits(v))) << v;
+    EXPECT_EQ(bits(v) - r.lo, static_cast<uint64_t>(v + 128)) << v;
+  }
+  EXPECT_FALSE(r.holds(bits(128)));
+  EXPECT_FALSE(r.holds(bits(-129)));
 }
 
 TEST(CudaAggregatePlan, FusedTermRangesMatchCpuComparisons) {

@@ -18,8 +18,11 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
+#include <cstdlib>
+#include <mutex>
 #include <numeric>
 #include <optional>
+#include <string_view>
 
 #include "exec/cpu/agg_kernels.hpp"
 #include "exec/cuda/agg_common.cuh"
@@ -521,6 +524,17 @@ __device__ inline uint32_t key_words(const fprog& p, const frow<kC>& x, ull* w) 
   return nulls;
 }
 
+/// Adds row x's contributions to the accumulators of one shared slot (accumulator j at acc[j * cap]).
+template <int kC>
+__device__ inline void add_contributions(const fprog& p, const frow<kC>& x, ull* acc, int cap) {
+#pragma unroll
+  for (int j = 0; j < kFAccs; ++j)
+    if (j < p.naccs) {
+      ull v = fcontribution(p, p.accs[j], x);
+      if (v != 0) fmerge(p.accs[j].kind, &acc[int64_t(j) * cap], v);
+    }
+}
+
 /// Adds row r (loaded in x) to the shared table; false when its group is new and the table already
 /// holds `limit` groups. A slot is claimed (kClaim), its key written, then published with its row.
 template <bool kNulls, int kC>
@@ -573,14 +587,33 @@ __device__ inline bool shared_add(const fprog& p, const frow<kC>& x, int64_t r, 
       break;
     }
   }
-#pragma unroll
-  for (int j = 0; j < kFAccs; ++j)
-    if (j < p.naccs) {
-      ull v = fcontribution(p, p.accs[j], x);
-      if (v != 0) fmerge(p.accs[j].kind, &sacc[int64_t(j) * cap + i], v);
-    }
+  add_contributions(p, x, sacc + i, cap);
   return true;
 }
+
+/// Adds row r (loaded in x) to a direct table of cap = range.span + 1 slots: the key's value v takes
+/// slot v - lo, the null key the last one; no hashing, probing or key compare. False when the key is
+/// outside the range (the sample that chose the range missed it).
+template <bool kNulls, int kC>
+__device__ inline bool direct_add(const fprog& p, const frow<kC>& x, int64_t r, ull* srow, ull* sacc, int cap,
+                                  hash::direct_range range) {
+  const int c = p.keys[0];
+  ull i = range.span;
+  if (!kNulls || ((x.valid >> c) & 1)) {
+    ull v = pick(x, c);
+    if (!range.holds(v)) return false;
+    i = v - range.lo;
+  }
+  if (static_cast<ull>(r) < *reinterpret_cast<volatile ull*>(&srow[i])) atomicMin(&srow[i], static_cast<ull>(r));
+  add_contributions(p, x, sacc + i, cap);
+  return true;
+}
+
+/// Blocks of fused_shared_kernel that an SM must hold (__launch_bounds__: registers are capped at 64 Ki
+/// / (kBlock * blocks)); more blocks hide more of the shared-memory round trips. The direct tables'
+/// two-column instances need fewer registers (no probing): 6 blocks (40 registers) without validity
+/// bits, 5 (48) with them (at 6 they spill); the other instances 4 (64).
+constexpr int fused_min_blocks(bool direct, bool nulls, int cols) { return direct && cols == 2 ? (nulls ? 5 : 6) : 4; }
 
 /// Keys through shared memory: block b aggregates the selected rows of [b * per_block, (b + 1) * per_block)
 /// into a shared table of `cap` slots (row: the group's smallest row, kEmpty / kClaim; the key words
@@ -588,17 +621,19 @@ __device__ inline bool shared_add(const fprog& p, const frow<kC>& x, int64_t r, 
 /// cap groups, or whose groups do not fit in `g`, sets *overflow and every block stops. With `reps`
 /// > 1 the accumulators are replicated: warp w adds into replica w % reps, so warps never contend for
 /// a few hot groups' atomics (a float64 add in shared memory is a compare-and-swap loop, which other
-/// warps' adds to the same group make retry); the replicas are summed at the merge.
-template <bool kWide, bool kNulls, int kC>
-__global__ void __launch_bounds__(kBlock, 4) fused_shared_kernel(fprog p, const dkey* keys, int nk, int64_t n,
-                                                              int64_t per_block, int cap, int reps, dtable g,
-                                                              ull* overflow) {
+/// warps' adds to the same group make retry); the replicas are summed at the merge. kDirect: the table
+/// is direct-indexed (direct_add: `cap` = range.span + 1 slots without key words, the group's row and
+/// accumulators only); a key outside `range` sets *overflow like a full table.
+template <bool kWide, bool kNulls, int kC, bool kDirect>
+__global__ void __launch_bounds__(kBlock, fused_min_blocks(kDirect, kNulls, kC)) fused_shared_kernel(fprog p, const dkey* keys, int nk, int64_t n,
+                                                              int64_t per_block, int cap, int reps,
+                                                              hash::direct_range range, dtable g, ull* overflow) {
   extern __shared__ ull smem[];
   __shared__ ull count;
   ull* srow = smem;
-  ull* skey = smem + cap;  // word w of slot i at skey[w * cap + i]
+  ull* skey = smem + cap;  // word w of slot i at skey[w * cap + i] (hashed tables)
   // accumulator j of slot i in replica q at sacc[(q * naccs + j) * cap + i]
-  ull* sacc = smem + static_cast<int64_t>(cap) * (2 + nk);
+  ull* sacc = smem + static_cast<int64_t>(cap) * (kDirect ? 1 : 2 + nk);
   const int64_t per_rep = int64_t(p.naccs) * cap;
   for (int i = threadIdx.x; i < cap; i += blockDim.x)
     srow[i] = kEmpty;
@@ -621,7 +656,9 @@ __global__ void __launch_bounds__(kBlock, 4) fused_shared_kernel(fprog p, const 
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       int64_t r = base + k * kBlock + threadIdx.x;
-      if (!stop && r < hi && row_selected(p, x[k])) stop = !shared_add<kNulls, kC>(p, x[k], r, srow, skey, mine, cap, &count, limit);
+      if (stop || r >= hi || !row_selected(p, x[k])) continue;
+      if constexpr (kDirect) stop = !direct_add<kNulls, kC>(p, x[k], r, srow, mine, cap, range);
+      else stop = !shared_add<kNulls, kC>(p, x[k], r, srow, skey, mine, cap, &count, limit);
     }
     if (stop) atomicExch(overflow, 1ull);
     if (threadIdx.x == 0 && *reinterpret_cast<volatile ull*>(overflow)) stop = true;
@@ -842,10 +879,10 @@ struct row_filter {
   }
 };
 
-/// The fused program of `p` over `t` (keys `keys`, accumulators `a`), when the program, the keys and
-/// the filter fit it (see the fused path above).
+/// The fused program of `p` over `t` (keys `keys`), when the program, the keys and the filter fit it
+/// (see the fused path above); its accumulators' outputs are set by with_outputs.
 std::optional<fprog> fused_program(const hash::program& p, const table& t, const std::vector<size_t>& keys,
-                                   const row_filter& filter, const accumulators& a) {
+                                   const row_filter& filter) {
   if (p.pass2 > 0 || static_cast<int>(p.accs.size()) > kFAccs || static_cast<int>(keys.size()) > kFKeys) return {};
   if (filter.any() && filter.terms.empty()) return {};
   fprog f;
@@ -865,7 +902,6 @@ std::optional<fprog> fused_program(const hash::program& p, const table& t, const
     x.kind = d.kind;
     x.src = d.src;
     x.col = d.src == src_kind::one ? -1 : slot(static_cast<size_t>(d.col));
-    x.out = a.host[static_cast<size_t>(f.naccs)].out;
     ++f.naccs;
   }
   for (auto& term : filter.terms) {
@@ -893,12 +929,56 @@ std::optional<fprog> fused_program(const hash::program& p, const table& t, const
   return f;
 }
 
-/// How an operator's partitions group their rows: through shared-memory tables whose accumulators are
-/// replicated per warp (fused programs, a few hundred groups at most), shared-memory tables, a small
-/// global table (up to kSmallTable / 2 groups, in L2), or a global table of twice the rows. The
-/// first large partition picks the starting tier from a sample (guess_tier); a partition that
-/// overflows a tier moves the operator's later partitions to the next.
-enum class tier : int { unknown = -1, warp = 0, shared = 1, small = 2, big = 3 };
+/// `f` with its accumulators' outputs in `a` (made for the program `f` was made from).
+fprog with_outputs(fprog f, const accumulators& a) {
+  for (int j = 0; j < f.naccs; ++j)
+    f.accs[j].out = a.host[static_cast<size_t>(j)].out;
+  return f;
+}
+
+/// How an operator's partitions group their rows: through direct-indexed shared-memory tables (fused
+/// programs of one integer key whose sampled values lie in a small range; replicated accumulators),
+/// shared-memory tables whose accumulators are replicated per warp (fused programs, a few hundred
+/// groups at most), shared-memory tables, a small global table (up to kSmallTable / 2 groups, in
+/// L2), or a global table of twice the rows. The first large partition picks the starting tier from
+/// a sample (guess_tier); a partition that overflows a tier moves the operator's later partitions to
+/// the next.
+enum class tier : int { unknown = -1, direct = 0, warp = 1, shared = 2, small = 3, big = 4 };
+
+/// What guess_tier decides: the starting tier and, for tier::direct, the key range.
+struct tier_guess {
+  tier at = tier::warp;
+  hash::direct_range range;
+};
+
+/// An operator's tier, shared by its partitions (which run in parallel on the pool threads): decided
+/// once, by the first partition to get there, and raised by any partition that overflows it. The
+/// direct tier's key range is written with the decision, under the lock and before the tier is
+/// published (release), and never changes: a partition that reads tier::direct (acquire) may read it.
+class tier_state {
+ public:
+  tier at() const { return static_cast<tier>(_level.load(std::memory_order_acquire)); }
+  /// The direct tier's keys (read only after at() returned tier::direct).
+  const hash::direct_range& range() const { return _range; }
+  /// Sets the tier to `g` unless it is decided already.
+  void decide(const tier_guess& g) {
+    std::lock_guard<std::mutex> lock(_decide);
+    if (_level.load(std::memory_order_relaxed) != static_cast<int>(tier::unknown)) return;
+    _range = g.range;
+    _level.store(static_cast<int>(g.at), std::memory_order_release);
+  }
+  /// Raises the tier to at least `to` (after the decision).
+  void raise(tier to) {
+    int want = static_cast<int>(to), cur = _level.load(std::memory_order_relaxed);
+    while (cur < want && !_level.compare_exchange_weak(cur, want, std::memory_order_relaxed)) {
+    }
+  }
+
+ private:
+  std::atomic<int> _level{static_cast<int>(tier::unknown)};
+  std::mutex _decide;
+  hash::direct_range _range;
+};
 
 constexpr int kWarps = kBlock / 32;
 
@@ -906,31 +986,87 @@ constexpr int kWarps = kBlock / 32;
 /// (0: too few fit).
 int fused_shared_capacity(int nk, int na, int reps) { return shared_slots(2 + nk + reps * na, reps > 1 ? 128 : 256); }
 
+constexpr int kDirectSlots = 1024;  ///< at most this many slots in a direct table (the keys' span and the null key)
+
+/// Slots of a direct table with `na` accumulators replicated once a warp (each slot: the group's row
+/// and the replicas).
+int direct_slots(int na) { return std::min(kDirectSlots, kMaxShared / (8 * (1 + kWarps * na))); }
+
+/// TUG_GPU_DIRECT_TABLE=0 turns the direct tier off (experimental: to compare with the hashed tiers;
+/// read once).
+bool direct_table_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("TUG_GPU_DIRECT_TABLE");
+    return !(v && std::string_view(v) == "0");
+  }();
+  return on;
+}
+
+/// How a direct table orders the values of key kind `k`: s64 / u64 for integers (and booleans, dates,
+/// times), f64 (no direct table) for the others.
+__host__ __device__ inline hash::cmp_as direct_order(vkind k) {
+  switch (k) {
+    case vkind::i8:
+    case vkind::i16:
+    case vkind::i32:
+    case vkind::i64:
+      return hash::cmp_as::s64;
+    case vkind::u8:
+    case vkind::u16:
+    case vkind::u32:
+    case vkind::u64:
+      return hash::cmp_as::u64;
+    default:
+      return hash::cmp_as::f64;
+  }
+}
+
 constexpr int kSampleBits = 1 << 17;        ///< linear-counting bitmap of the sample (16 KiB of shared memory)
 constexpr int64_t kSamples = 1 << 15;       ///< rows sampled
 constexpr int64_t kGuessRows = 1 << 20;     ///< partitions at least this large guess their tier
 constexpr int64_t kSizeRows = 1 << 22;      ///< at least this many rows size the largest table to the groups
 
-/// Linear counting over `kSamples` rows spread evenly over [0, n): sets one bit of a shared bitmap per
-/// sampled row's key hash and writes the number of bits left clear to *zeros. One block.
-__global__ void __launch_bounds__(1024) sample_distinct_kernel(const dkey* keys, int nk, int64_t n, ull* zeros) {
+/// `kSamples` rows spread evenly over [0, n) (row s * n / kSamples): linear counting sets one bit of a
+/// shared bitmap per sampled row's key hash and writes the number of bits left clear to out[0]; with
+/// one integer key, out[1] and out[2] get the smallest and largest valid sampled keys as order keys
+/// (direct_order; ~0 and 0 when none). One block.
+__global__ void __launch_bounds__(1024) sample_keys_kernel(const dkey* keys, int nk, int64_t n, ull* out) {
   __shared__ uint32_t bits[kSampleBits / 32];
   __shared__ unsigned int clear;
+  __shared__ ull least, most;
   for (int i = threadIdx.x; i < kSampleBits / 32; i += blockDim.x)
     bits[i] = 0;
-  if (threadIdx.x == 0) clear = 0;
-  __syncthreads();
-  for (int64_t s = threadIdx.x; s < kSamples; s += blockDim.x) {
-    uint64_t h = hash_row(keys, nk, s * n / kSamples) >> (64 - 17);
-    atomicOr(&bits[h >> 5], 1u << (h & 31));
+  if (threadIdx.x == 0) {
+    clear = 0;
+    least = kEmpty;
+    most = 0;
   }
+  __syncthreads();
+  const hash::cmp_as as = nk == 1 ? direct_order(keys[0].k) : hash::cmp_as::f64;
+  ull lo = kEmpty, hi = 0;
+  for (int64_t s = threadIdx.x; s < kSamples; s += blockDim.x) {
+    int64_t r = s * n / kSamples;
+    uint64_t h = hash_row(keys, nk, r) >> (64 - 17);
+    atomicOr(&bits[h >> 5], 1u << (h & 31));
+    if (as != hash::cmp_as::f64 && keys[0].c.valid(r)) {
+      ull k = hash::order_key(as_u64(keys[0].c, keys[0].k, r), as);
+      lo = k < lo ? k : lo;
+      hi = k > hi ? k : hi;
+    }
+  }
+  atomicMin(&least, lo);
+  atomicMax(&most, hi);
   __syncthreads();
   unsigned int z = 0;
   for (int i = threadIdx.x; i < kSampleBits / 32; i += blockDim.x)
     z += 32 - __popc(bits[i]);
   atomicAdd(&clear, z);
   __syncthreads();
-  if (threadIdx.x == 0) *zeros = clear;
+  if (threadIdx.x == 0) {
+    out[0] = clear;
+    out[1] = least;
+    out[2] = most;
+  }
 }
 
 /// HyperLogLog registers (hash::hll_place) of the key hashes of rows [0, n): each block keeps its own
@@ -962,31 +1098,38 @@ double estimate_distinct(const dkey* dk, int nk, int64_t n, memory_resource* mr)
   return hash::hll_estimate(host.data());
 }
 
-/// The tier to start at for `n` rows (n >= kSamples) keyed by `dk`, whose shared tables hold
-/// `warp_cap` slots with replicated accumulators (0: none) and `cap` without: the distinct keys among
-/// kSamples sampled rows, by linear counting, against the count that G groups would show,
-/// G (1 - e^(-samples / G)): up to warp_cap / 2 groups use replicated tables, up to cap / 2 shared
-/// tables, up to kSmallTable / 4 the small table, more the big one. A wrong guess costs an overflow,
-/// not a result.
-tier guess_tier(const dkey* dk, int nk, int64_t n, int warp_cap, int cap, memory_resource* mr) {
-  dbuf<ull> zeros(1, mr);
-  sample_distinct_kernel<<<1, 1024, 0, stream()>>>(dk, nk, n, zeros.p);
+/// The tier to start at for `n` rows (n >= kSamples) keyed by `dk`, whose direct tables hold
+/// `direct_cap` slots (0: none; the key then orders as `as`), whose shared tables hold `warp_cap`
+/// slots with replicated accumulators (0: none) and `cap` without. A direct table when the sampled
+/// keys' range (and the null key) fits it; else the distinct keys among kSamples sampled rows, by
+/// linear counting, against the count that G groups would show, G (1 - e^(-samples / G)): up to
+/// warp_cap / 2 groups use replicated tables, up to cap / 2 shared tables, up to kSmallTable / 4 the
+/// small table, more the big one. A wrong guess costs an overflow, not a result.
+tier_guess guess_tier(const dkey* dk, int nk, int64_t n, int direct_cap, hash::cmp_as as, int warp_cap, int cap,
+                      memory_resource* mr) {
+  dbuf<ull> out(3, mr);
+  sample_keys_kernel<<<1, 1024, 0, stream()>>>(dk, nk, n, out.p);
   TUG_CUDA_CHECK_LAUNCH();
-  ull z = 0;
-  read_back(zeros.p, &z);
+  ull sampled[3] = {0, 0, 0};
+  read_back(out.p, sampled, 3);
+  if (direct_cap > 0) {
+    hash::direct_range range = hash::direct_range_of(sampled[1], sampled[2], as, direct_cap);
+    if (range.span > 0) return {tier::direct, range};
+  }
   constexpr double m = kSampleBits, s = kSamples;
+  ull z = sampled[0];
   double seen = z == 0 ? s : -m * std::log(static_cast<double>(z) / m);
   auto shows = [&](double groups) { return groups * (1 - std::exp(-s / groups)); };
-  if (warp_cap > 0 && seen <= shows(warp_cap / 2.0)) return tier::warp;
-  if (cap > 0 && seen <= shows(cap / 2.0)) return tier::shared;
-  if (seen <= shows(static_cast<double>(kSmallTable) / 4)) return tier::small;
-  return tier::big;
+  if (warp_cap > 0 && seen <= shows(warp_cap / 2.0)) return {tier::warp, {}};
+  if (cap > 0 && seen <= shows(cap / 2.0)) return {tier::shared, {}};
+  if (seen <= shows(static_cast<double>(kSmallTable) / 4)) return {tier::small, {}};
+  return {tier::big, {}};
 }
 
 /// Pass 1 over the rows of `t` grouped by `keys` (uploaded as `dk`); returns the accumulators and the
 /// number of groups. Starts at the operator's tier `level` (raised when a partition overflows it).
 accumulators group_pass(const hash::program& p, const table& t, const std::vector<size_t>& keys, const dkey* dk,
-                        row_filter& filter, std::atomic<int>& level, int64_t* groups, memory_resource* mr) {
+                        row_filter& filter, tier_state& level, int64_t* groups, memory_resource* mr) {
   int64_t n = t.num_rows();
   int nk = static_cast<int>(keys.size());
   int64_t big = pow2_at_least(2 * n);
@@ -995,20 +1138,18 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
     if (control[1] == 0) *groups = static_cast<int64_t>(control[0]);
     return control[1] == 0;
   };
-  auto raise = [&](tier to) {
-    int want = static_cast<int>(to), cur = level.load(std::memory_order_relaxed);
-    while (cur < want && !level.compare_exchange_weak(cur, want, std::memory_order_relaxed)) {
-    }
-  };
   ull control[2] = {0, 0};
-  if (level.load(std::memory_order_relaxed) == static_cast<int>(tier::unknown)) {
+  std::optional<fprog> f = fused_program(p, t, keys, filter);
+  if (level.at() == tier::unknown) {
     // the fused table's slots are larger: guess with the smaller capacity
     int cap = std::min(fused_shared_capacity(nk, p.pass1, 1), shared_capacity(p.pass1));
-    // smaller partitions start at the first tier: their overflows are cheap
-    tier guess = n >= kGuessRows ? guess_tier(dk, nk, n, fused_shared_capacity(nk, p.pass1, kWarps), cap, mr)
-                                 : tier::warp;
-    int unknown = static_cast<int>(tier::unknown);
-    level.compare_exchange_strong(unknown, static_cast<int>(guess), std::memory_order_relaxed);
+    // a direct table for a fused program of one integer key
+    hash::cmp_as as = f && nk == 1 ? direct_order(f->kinds[f->keys[0]]) : hash::cmp_as::f64;
+    int direct_cap = as != hash::cmp_as::f64 && direct_table_enabled() ? direct_slots(p.pass1) : 0;
+    // smaller partitions start at the warp tier (never direct): their overflows are cheap
+    level.decide(n >= kGuessRows ? guess_tier(dk, nk, n, direct_cap, as, fused_shared_capacity(nk, p.pass1, kWarps),
+                                              cap, mr)
+                                 : tier_guess{});
   }
   // one wave of blocks (as many as fit on the device at once), each over an equal share of the rows
   auto split = [&](const void* kernel, size_t smem, int64_t* per_block) {
@@ -1019,22 +1160,33 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
     *per_block = std::max<int64_t>(kBlock * kRows, (share + kBlock - 1) / kBlock * kBlock);
     return static_cast<int>((n + *per_block - 1) / *per_block);
   };
-  for (tier at : {tier::warp, tier::shared}) {
-    if (level.load(std::memory_order_relaxed) > static_cast<int>(at)) continue;
+  // the fused shared-memory kernel, hashed or direct (an integral constant)
+  auto fused_kernel = [&](auto direct) {
+    return pick_kernel<decltype(&fused_shared_kernel<true, true, 2, false>)>(*f, [](auto w, auto z, auto c) {
+      return &fused_shared_kernel<decltype(w)::value, decltype(z)::value, decltype(c)::value, decltype(direct)::value>;
+    });
+  };
+  for (tier at : {tier::direct, tier::warp, tier::shared}) {
+    if (level.at() > at) continue;
     accumulators a = make_accumulators(p, t, std::min(big, kSmallTable), mr);
-    std::optional<fprog> f = fused_program(p, t, keys, filter, a);
-    int reps = at == tier::warp ? kWarps : 1;
-    int cap = f ? fused_shared_capacity(nk, p.pass1, reps) : at == tier::warp ? 0 : shared_capacity(p.pass1);
+    const bool direct = at == tier::direct;
+    // the direct tier is decided only for fused programs of one key; its range fits direct_slots
+    hash::direct_range range = direct ? level.range() : hash::direct_range{};
+    int reps = at == tier::shared ? 1 : kWarps;
+    int cap = direct ? (f && range.span > 0 ? static_cast<int>(range.span) + 1 : 0)
+              : f    ? fused_shared_capacity(nk, p.pass1, reps)
+              : at == tier::warp ? 0
+                                 : shared_capacity(p.pass1);
     if (cap > 0) {
       dtable g = table_of(a, static_cast<ull>(a.cap / 2));
       int64_t per_block = 0;
       if (f) {
-        size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(2 + nk + reps * p.pass1);
-        auto kernel = pick_kernel<decltype(&fused_shared_kernel<true, true, 2>)>(*f, [](auto w, auto z, auto c) {
-          return &fused_shared_kernel<decltype(w)::value, decltype(z)::value, decltype(c)::value>;
-        });
+        size_t words = static_cast<size_t>((direct ? 1 : 2 + nk) + reps * p.pass1);
+        size_t smem = sizeof(ull) * static_cast<size_t>(cap) * words;
+        auto kernel = direct ? fused_kernel(std::true_type{}) : fused_kernel(std::false_type{});
         int blocks = split(reinterpret_cast<const void*>(kernel), smem, &per_block);
-        kernel<<<blocks, kBlock, smem, stream()>>>(*f, dk, nk, n, per_block, cap, reps, g, a.control.p + 1);
+        kernel<<<blocks, kBlock, smem, stream()>>>(with_outputs(*f, a), dk, nk, n, per_block, cap, reps, range, g,
+                                                   a.control.p + 1);
       } else {
         size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(1 + p.pass1);
         int blocks = split(reinterpret_cast<const void*>(shared_pass_kernel), smem, &per_block);
@@ -1044,15 +1196,16 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
       TUG_CUDA_CHECK_LAUNCH();
       if (finish(a, control)) return a;
     }
-    // more groups than a block's table holds (or no replicated table for this program)
-    raise(at == tier::warp ? tier::shared : tier::small);
+    // a key outside the direct table's range, more groups than a block's table holds (or no
+    // replicated table for this program)
+    level.raise(direct ? tier::warp : at == tier::warp ? tier::shared : tier::small);
   }
-  if (level.load(std::memory_order_relaxed) <= static_cast<int>(tier::small) && big > kSmallTable) {
+  if (level.at() <= tier::small && big > kSmallTable) {
     accumulators a = make_accumulators(p, t, kSmallTable, mr);
     launch(n, rows_pass_kernel, dk, nk, a.accs.p, p.pass1, filter.mask_of(t, mr), n,
            table_of(a, static_cast<ull>(kSmallTable / 2)), true, a.control.p + 1);
     if (finish(a, control)) return a;
-    raise(tier::big);
+    level.raise(tier::big);
   }
   if (n >= kSizeRows) {
     // a table for the estimated groups (twice, plus the estimate's error), when that is smaller than
@@ -1113,7 +1266,7 @@ table empty_table(const std::vector<data_type>& types, memory_resource* mr) {
 /// groups in order of first appearance. Without keys one group, or none when no row is selected and
 /// not `one_group_if_empty`.
 table aggregate_table(const hash::program& p, const table& t, const std::vector<size_t>& keys, row_filter& filter,
-                      bool one_group_if_empty, std::atomic<int>& level, memory_resource* mr,
+                      bool one_group_if_empty, tier_state& level, memory_resource* mr,
                       dbuf<int64_t>* row_groups = nullptr) {
   int64_t n = t.num_rows();
   int nk = static_cast<int>(keys.size());
@@ -1140,13 +1293,13 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
     TUG_CUDA_TRY(cudaMemsetAsync(slots.p, 0, sizeof(int64_t), stream()));
     TUG_CUDA_TRY(cudaMemsetAsync(first.p, n > 0 && !filter.any() ? 0 : 0xff, sizeof(int64_t), stream()));
     ull* first_row = filter.any() ? reinterpret_cast<ull*>(first.p) : nullptr;
-    if (std::optional<fprog> f = fused_program(p, t, keys, filter, a)) {
+    if (std::optional<fprog> f = fused_program(p, t, keys, filter)) {
       int64_t tiles = (n + int64_t(kBlock) * kRows - 1) / (int64_t(kBlock) * kRows);
       auto blocks = static_cast<int>(std::min<int64_t>(tiles, int64_t(sm_count()) * 8));
       auto kernel = pick_kernel<decltype(&fused_reduce_kernel<true, true, 2>)>(*f, [](auto w, auto z, auto c) {
         return &fused_reduce_kernel<decltype(w)::value, decltype(z)::value, decltype(c)::value>;
       });
-      if (n > 0) kernel<<<blocks, kBlock, 0, stream()>>>(*f, n, first_row);
+      if (n > 0) kernel<<<blocks, kBlock, 0, stream()>>>(with_outputs(*f, a), n, first_row);
       TUG_CUDA_CHECK_LAUNCH();
     } else {
       dcol mask = filter.mask_of(t, mr);
@@ -1247,7 +1400,7 @@ class partial_op final : public physical_node {
   std::vector<table> run(exec_context& ctx) override {
     const schema& in = children[0]->output_schema;
     auto parts = input(0, ctx);
-    std::atomic<int> level{static_cast<int>(tier::unknown)};
+    tier_state level;
     std::vector<hash::pred_term> terms;
     if (_predicate) terms = hash::fused_predicate(*_predicate, in);
     return map_partitions(ctx, parts, [&](const table& t) {
@@ -1288,7 +1441,7 @@ class final_op final : public physical_node {
     // states arrive in partition order, each partition's groups in order of first appearance, so the
     // first appearance over the concatenation is the first appearance in the input
     table all = concat_all(parts, children[0]->output_schema, ctx);
-    std::atomic<int> level{static_cast<int>(tier::unknown)};
+    tier_state level;
     row_filter none;
     table out = aggregate_table(_program, all, first_columns(_num_keys), none, _num_keys == 0, level, ctx.device_mr);
     return split_rows(out, ctx.options);
@@ -1331,7 +1484,7 @@ class window_op final : public window_base {
       hash::program partial = hash::plan_partial(aggs);
       std::vector<table> states(parts.size());
       std::vector<dbuf<int64_t>> local(parts.size());
-      std::atomic<int> level{static_cast<int>(tier::unknown)}, final_level{static_cast<int>(tier::unknown)};
+      tier_state level, final_level;
       for_partitions(ctx, np, [&](int64_t p) {
         auto i = static_cast<size_t>(p);
         row_filter none;

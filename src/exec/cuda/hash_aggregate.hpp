@@ -116,6 +116,21 @@ struct key_range {
 };
 key_range range_of(const pred_term& t);
 
+/// The keys of a direct-indexed group table (one integer key whose sampled values lie in a small
+/// range): a key's value v (its bits widened to 64: sign-extended int64 or zero-extended uint64) takes
+/// slot v - lo when that is below `span` (one unsigned subtraction and compare, for either
+/// signedness); the null key takes slot `span`.
+struct direct_range {
+  uint64_t lo = 0;
+  uint64_t span = 0;  ///< 0: no direct table
+  TUG_HOST_DEVICE bool holds(uint64_t v) const { return v - lo < span; }
+};
+
+/// The direct range [min, max] of a sample whose smallest and largest valid keys are the order keys
+/// `min_key` and `max_key` (order_key with `as`: s64 or u64; min_key > max_key when the sample saw no
+/// valid key), when its span plus the null key's slot fit in `slots`; else span 0.
+direct_range direct_range_of(uint64_t min_key, uint64_t max_key, cmp_as as, int64_t slots);
+
 /// At most this many terms are fused.
 constexpr size_t max_fused_terms = 4;
 

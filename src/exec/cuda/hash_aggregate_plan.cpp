@@ -214,6 +214,16 @@ key_range range_of(const pred_term& t) {
   return r;
 }
 
+direct_range direct_range_of(uint64_t min_key, uint64_t max_key, cmp_as as, int64_t slots) {
+  TUG_EXPECTS(as != cmp_as::f64, "direct group table: float keys have no range");
+  direct_range r;
+  // the keys' span plus the null key's slot: max - min + 2 <= slots (without overflowing)
+  if (min_key > max_key || slots < 2 || max_key - min_key > static_cast<uint64_t>(slots - 2)) return r;
+  r.lo = as == cmp_as::s64 ? min_key ^ 0x8000000000000000ULL : min_key;
+  r.span = max_key - min_key + 1;
+  return r;
+}
+
 std::vector<pred_term> fused_predicate(const expr& pred, const schema& in) {
   std::vector<pred_term> terms;
   if (!add_terms(pred, in, terms)) terms.clear();
