@@ -373,7 +373,9 @@ TEST(CudaAggregate, DirectTierMatchesCpu) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     r = static_cast<int64_t>(x >> 33);
   }
-  auto null_at = [&](int64_t i, int64_t every) { return every > 0 && (rnd[static_cast<size_t>(i)] >> 20) % every == 0; };
+  auto null_at = [&](int64_t i, int64_t every) {
+    return every > 0 && (rnd[static_cast<size_t>(i)] >> 20) % every == 0;
+  };
   // a column of type `id` (storage: the type of `tag`): value(i, random), null on about 1 in `every`
   // rows (never when 0)
   auto make = [&](auto tag, type_id id, int64_t every, auto value) {

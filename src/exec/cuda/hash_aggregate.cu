@@ -9,16 +9,18 @@
 //   64-bit accumulators per slot updated with atomics. Each block first aggregates its rows in a
 //   shared-memory table and merges it into the global one at its end, which keeps few groups at memory
 //   bandwidth; when a block meets too many groups (or the small global table fills) the partition
-//   is aggregated again directly into a global table of twice its rows.
+//   is aggregated again directly into a global table of twice its rows. One integer key whose sampled
+//   values lie in a small range indexes the block's table directly (slot = key - lo; experimental,
+//   TUG_GPU_DIRECT_TABLE=0 turns it off).
 // Groups come out in order of first appearance (slots sorted by their smallest row), like the CPU.
 #include <thrust/iterator/counting_iterator.h>
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
-#include <cstdlib>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -625,9 +627,9 @@ constexpr int fused_min_blocks(bool direct, bool nulls, int cols) { return direc
 /// is direct-indexed (direct_add: `cap` = range.span + 1 slots without key words, the group's row and
 /// accumulators only); a key outside `range` sets *overflow like a full table.
 template <bool kWide, bool kNulls, int kC, bool kDirect>
-__global__ void __launch_bounds__(kBlock, fused_min_blocks(kDirect, kNulls, kC)) fused_shared_kernel(fprog p, const dkey* keys, int nk, int64_t n,
-                                                              int64_t per_block, int cap, int reps,
-                                                              hash::direct_range range, dtable g, ull* overflow) {
+__global__ void __launch_bounds__(kBlock, fused_min_blocks(kDirect, kNulls, kC))
+    fused_shared_kernel(fprog p, const dkey* keys, int nk, int64_t n, int64_t per_block, int cap, int reps,
+                        hash::direct_range range, dtable g, ull* overflow) {
   extern __shared__ ull smem[];
   __shared__ ull count;
   ull* srow = smem;
@@ -656,9 +658,12 @@ __global__ void __launch_bounds__(kBlock, fused_min_blocks(kDirect, kNulls, kC))
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       int64_t r = base + k * kBlock + threadIdx.x;
-      if (stop || r >= hi || !row_selected(p, x[k])) continue;
-      if constexpr (kDirect) stop = !direct_add<kNulls, kC>(p, x[k], r, srow, mine, cap, range);
-      else stop = !shared_add<kNulls, kC>(p, x[k], r, srow, skey, mine, cap, &count, limit);
+      if (!stop && r < hi && row_selected(p, x[k])) {
+        if constexpr (kDirect)
+          stop = !direct_add<kNulls, kC>(p, x[k], r, srow, mine, cap, range);
+        else
+          stop = !shared_add<kNulls, kC>(p, x[k], r, srow, skey, mine, cap, &count, limit);
+      }
     }
     if (stop) atomicExch(overflow, 1ull);
     if (threadIdx.x == 0 && *reinterpret_cast<volatile ull*>(overflow)) stop = true;
@@ -1147,9 +1152,9 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
     hash::cmp_as as = f && nk == 1 ? direct_order(f->kinds[f->keys[0]]) : hash::cmp_as::f64;
     int direct_cap = as != hash::cmp_as::f64 && direct_table_enabled() ? direct_slots(p.pass1) : 0;
     // smaller partitions start at the warp tier (never direct): their overflows are cheap
-    level.decide(n >= kGuessRows ? guess_tier(dk, nk, n, direct_cap, as, fused_shared_capacity(nk, p.pass1, kWarps),
-                                              cap, mr)
-                                 : tier_guess{});
+    level.decide(n >= kGuessRows
+                     ? guess_tier(dk, nk, n, direct_cap, as, fused_shared_capacity(nk, p.pass1, kWarps), cap, mr)
+                     : tier_guess{});
   }
   // one wave of blocks (as many as fit on the device at once), each over an equal share of the rows
   auto split = [&](const void* kernel, size_t smem, int64_t* per_block) {
@@ -1173,8 +1178,8 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
     // the direct tier is decided only for fused programs of one key; its range fits direct_slots
     hash::direct_range range = direct ? level.range() : hash::direct_range{};
     int reps = at == tier::shared ? 1 : kWarps;
-    int cap = direct ? (f && range.span > 0 ? static_cast<int>(range.span) + 1 : 0)
-              : f    ? fused_shared_capacity(nk, p.pass1, reps)
+    int cap = direct             ? (f && range.span > 0 ? static_cast<int>(range.span) + 1 : 0)
+              : f                ? fused_shared_capacity(nk, p.pass1, reps)
               : at == tier::warp ? 0
                                  : shared_capacity(p.pass1);
     if (cap > 0) {
