@@ -326,7 +326,8 @@ TEST(CudaAggregate, GroupByTiersMatchCpu) {
 
 // Partitions of at least 2^20 rows guess their starting tier from a sample of the keys (every 64th
 // row of such a partition); a wrong guess overflows into the next tier. Every guess gives the CPU's
-// groups in the CPU's order.
+// groups in the CPU's order. One and two threads: in-memory partitions are at most rows / threads,
+// so that the partitions reach 2^20 rows on any machine.
 TEST(CudaAggregate, GuessedTiersMatchCpu) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   const int64_t n = (int64_t{1} << 21) + 4099;
@@ -496,6 +497,30 @@ TEST(CudaSanitized, AggregationPaths) {
   expect_frames_close(q.collect(engine_with(true, 300)), q.collect(engine_with(false, 300)));
   auto sorted = df.lazy().with_columns({col("vf").mean().over({"kstr"}).alias("m")});
   expect_frames_close(sorted.collect(engine_with(true, 300)), sorted.collect(engine_with(false, 300)));
+}
+
+// The direct tier under compute-sanitizer (not in scripts/gpu-check.sh's list: a partition must have
+// 2^20 rows to guess it): int64 keys in [-50, 50) with nulls, and keys the sample (every 32nd row)
+// misses (rows 5 + 99991 m), which overflow into the warp tier.
+TEST(CudaSanitized, DirectTier) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  const int64_t n = int64_t{1} << 20;
+  std::vector<std::optional<int64_t>> k(static_cast<size_t>(n)), rare(static_cast<size_t>(n));
+  std::vector<std::optional<double>> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t r = (i * 7919) % 1009;
+    if (r % 11 != 0) k[static_cast<size_t>(i)] = r % 100 - 50;
+    rare[static_cast<size_t>(i)] = i % 99991 == 5 ? int64_t{1} << 40 : r % 100;
+    if (r % 13 != 0) v[static_cast<size_t>(i)] = static_cast<double>(r % 21 - 10);
+  }
+  data_frame df = data_frame::from_columns({{"k", i64(k)}, {"rare", i64(rare)}, {"v", f64(v)}});
+  engine_options gpu = engine_with(true, n), cpu = engine_with(false, n);
+  gpu.num_threads = cpu.num_threads = 1;
+  for (std::string key : {"k", "rare"}) {
+    SCOPED_TRACE(key);
+    auto q = df.lazy().group_by({key}).agg({col("v").sum().alias("s")});
+    expect_frames_equal(q.collect(gpu), q.collect(cpu));
+  }
 }
 
 TEST(CudaAggregate, GpuPlanHasNoFallback) {
