@@ -991,11 +991,9 @@ constexpr int kWarps = kBlock / 32;
 /// (0: too few fit).
 int fused_shared_capacity(int nk, int na, int reps) { return shared_slots(2 + nk + reps * na, reps > 1 ? 128 : 256); }
 
-constexpr int kDirectSlots = 1024;  ///< at most this many slots in a direct table (the keys' span and the null key)
-
 /// Slots of a direct table with `na` accumulators replicated once a warp (each slot: the group's row
-/// and the replicas).
-int direct_slots(int na) { return std::min(kDirectSlots, kMaxShared / (8 * (1 + kWarps * na))); }
+/// and the replicas): 668 for one accumulator, 182 for four.
+int direct_slots(int na) { return kMaxShared / (8 * (1 + kWarps * na)); }
 
 /// TUG_GPU_DIRECT_TABLE=0 turns the direct tier off (experimental: to compare with the hashed tiers;
 /// read once).
