@@ -413,7 +413,7 @@ TEST(CudaAggregate, DirectTierMatchesCpu) {
   // (threads, target): one partition (sampled every 96th row), three in parallel (every 32nd), and
   // four of 3/4 2^20 rows (no guess: they start at the warp tier)
   for (auto [threads, target] : {std::pair{1, n}, std::pair{3, part}, std::pair{4, n / 4}}) {
-    engine_options gpu = opts(true, target), cpu = opts(false, target);
+    engine_options gpu = engine_with(true, target), cpu = engine_with(false, target);
     gpu.num_threads = cpu.num_threads = threads;
     for (std::string k : {"k64", "k100", "k32", "ku8", "ki8", "kdate", "kb", "rare"})
       for (auto& [where, aggs] : queries) {
