@@ -1093,7 +1093,8 @@ __global__ void hll_kernel(const dkey* keys, int nk, int64_t n, uint32_t* regs) 
 double estimate_distinct(const dkey* dk, int nk, int64_t n, memory_resource* mr) {
   dbuf<uint32_t> regs(hash::hll_registers, mr);
   TUG_CUDA_TRY(cudaMemsetAsync(regs.p, 0, sizeof(uint32_t) * hash::hll_registers, stream()));
-  auto blocks = static_cast<int>(std::min<int64_t>((n + 255) / 256, int64_t(sm_count()) * 2));
+  // 8 blocks an SM: enough loads in flight for a pass at memory speed (2 an SM took twice as long)
+  auto blocks = static_cast<int>(std::min<int64_t>((n + 255) / 256, int64_t(sm_count()) * 8));
   hll_kernel<<<blocks, 256, 0, stream()>>>(dk, nk, n, regs.p);
   TUG_CUDA_CHECK_LAUNCH();
   std::vector<uint32_t> host(hash::hll_registers);
@@ -1211,14 +1212,15 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
     level.raise(tier::big);
   }
   if (n >= kSizeRows) {
-    // a table for the estimated groups (twice, plus the estimate's error), when that is smaller than
-    // one for the rows, as in a final phase (each group once per partition); filled to at most 5/8
-    // (an estimate far off overflows it, and the table of the rows follows)
-    int64_t sized = pow2_at_least(static_cast<int64_t>(2.2 * estimate_distinct(dk, nk, n, mr)) + 1);
+    // a table for the estimated groups, when that is smaller than one for the rows, as in a final
+    // phase (each group once per partition): at least 4 slots a group (at 2.2 the longer probes cost
+    // more than the smaller table saves: bench/results/2026-11-21-gpu-session6-h100/), filled to at
+    // most half (an estimate far off overflows it, and the table of the rows follows)
+    int64_t sized = pow2_at_least(static_cast<int64_t>(4 * estimate_distinct(dk, nk, n, mr)) + 1);
     if (sized < big) {
       accumulators a = make_accumulators(p, t, sized, mr);
       launch(n, rows_pass_kernel, dk, nk, a.accs.p, p.pass1, filter.mask_of(t, mr), n,
-             table_of(a, static_cast<ull>(sized / 2 + sized / 8)), true, a.control.p + 1);
+             table_of(a, static_cast<ull>(sized / 2)), true, a.control.p + 1);
       if (finish(a, control)) return a;
     }
   }
