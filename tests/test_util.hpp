@@ -13,7 +13,6 @@
 
 namespace tug {
 
-/// Asserts equal type, length and values (nulls equal nulls), naming the first differing row.
 /// Options that pin the CPU engine: for tests that check CPU operator names in explain() output, which
 /// differ on the GPU engine (the automatic engine picks the GPU when one is visible).
 inline engine_options cpu_engine() {
@@ -45,6 +44,7 @@ inline bool sanitizer_run() {
   return e && *e && std::string(e) != "0";
 }
 
+/// Asserts equal type, length and values (nulls equal nulls), naming the first differing row.
 inline void expect_columns_equal(const column& a, const column& b, const std::string& what = "column") {
   ASSERT_EQ(to_string(a.type()), to_string(b.type())) << what << ": types differ";
   ASSERT_EQ(a.size(), b.size()) << what << ": lengths differ";

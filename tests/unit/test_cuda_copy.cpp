@@ -1,0 +1,99 @@
+// Host <-> device table copies (src/memory/device.cu): pageable host memory goes through each thread's
+// two pinned 4 MiB chunks when larger than one, pinned memory straight; both must give back every
+// value, null and string, for sizes around the chunk, sliced columns and several threads at once.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "test_util.hpp"
+#include "tug/memory/device.hpp"
+#include "tug/memory/memory_resource.hpp"
+
+namespace tug {
+namespace {
+
+constexpr int64_t kChunkValues = (int64_t{4} << 20) / 8;  // int64 values in one staging chunk
+
+/// n rows: int64 (a null every 7th), float64, strings of 0 to 40 bytes (a null every 11th), booleans.
+table sample_table(int64_t n, int64_t seed) {
+  std::vector<std::optional<int64_t>> a(static_cast<size_t>(n));
+  std::vector<std::optional<double>> b(static_cast<size_t>(n));
+  std::vector<std::optional<std::string>> c(static_cast<size_t>(n));
+  std::vector<std::optional<bool>> d(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    auto k = static_cast<size_t>(i);
+    int64_t v = (i + seed) * 2654435761LL % 1000003;
+    if (i % 7 != 3) a[k] = v - 500000;
+    b[k] = static_cast<double>(v) / 7.0;
+    if (i % 11 != 5) c[k] = std::string(static_cast<size_t>(v % 41), static_cast<char>('a' + v % 26));
+    d[k] = v % 3 == 0;
+  }
+  return table({i64(a), f64(b), str(c), boolean(d)});
+}
+
+void expect_tables_equal(const table& x, const table& y, const std::string& what) {
+  ASSERT_EQ(x.num_columns(), y.num_columns()) << what;
+  for (size_t i = 0; i < x.num_columns(); ++i)
+    expect_columns_equal(x[i], y[i], what + " column " + std::to_string(i));
+}
+
+/// Copies `t` to the device and back into `host` memory and compares.
+void round_trip(const table& t, memory_resource* device, memory_resource* host, const std::string& what) {
+  table d = to_device(t, device);
+  ASSERT_TRUE(on_device(d)) << what;
+  table h = to_host(d, host);
+  ASSERT_FALSE(on_device(h)) << what;
+  expect_tables_equal(h, t, what);
+}
+
+TEST(CudaCopy, RoundTripsAroundTheStagingChunk) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  auto device = make_device_resource(nullptr);
+  auto pinned = make_pinned_resource(nullptr);
+  host_memory_resource pageable;
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{33}, kChunkValues - 1, kChunkValues, kChunkValues + 1,
+                    3 * kChunkValues + 5}) {
+    table t = sample_table(n, n);
+    round_trip(t, device.get(), &pageable, "pageable, n " + std::to_string(n));
+    round_trip(t, device.get(), pinned.get(), "pinned, n " + std::to_string(n));
+  }
+}
+
+TEST(CudaCopy, SlicedColumnsRoundTrip) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  auto device = make_device_resource(nullptr);
+  host_memory_resource pageable;
+  const int64_t n = 2 * kChunkValues + 100;
+  table t = sample_table(n, 1);
+  for (auto [off, len] : {std::pair{int64_t{3}, n - 3}, std::pair{int64_t{13}, kChunkValues + 9},
+                          std::pair{n - 1, int64_t{1}}, std::pair{kChunkValues, int64_t{0}}}) {
+    std::vector<column> cols;
+    for (auto& c : t.columns())
+      cols.push_back(c.slice(off, len));
+    round_trip(table(std::move(cols)), device.get(), &pageable,
+               "slice " + std::to_string(off) + "+" + std::to_string(len));
+  }
+}
+
+TEST(CudaCopy, ThreadsCopyAtOnce) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  auto device = make_device_resource(nullptr);
+  host_memory_resource pageable;
+  std::vector<table> tables;
+  for (int i = 0; i < 4; ++i)
+    tables.push_back(sample_table(kChunkValues + 1000 * i + 7, 100 + i));
+  std::vector<table> back(tables.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < tables.size(); ++i)
+    threads.emplace_back([&, i] {
+      for (int rep = 0; rep < 3; ++rep)
+        back[i] = to_host(to_device(tables[i], device.get()), &pageable);
+    });
+  for (auto& th : threads)
+    th.join();
+  for (size_t i = 0; i < tables.size(); ++i)
+    expect_tables_equal(back[i], tables[i], "thread " + std::to_string(i));
+}
+
+}  // namespace
+}  // namespace tug
