@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "exec/cpu/expr/parse_decimal.hpp"
+#include "exec/cpu/expr/truncate.hpp"
 #include "exec/cuda/common.cuh"
 #include "exec/cuda/evaluate.hpp"
 #include "exec/cuda/expr_program.hpp"
@@ -310,6 +311,8 @@ __device__ inline bool parse(const rv& x, const instr& in, const char* chars, rv
     }
     case prog::parse_as::date:
       return strings::parse_date(x.p, x.n, out.i);
+    case prog::parse_as::timestamp:
+      return temporal::parse_timestamp(x.p, x.n, in.i1, out.i);
     case prog::parse_as::duration: {
       int64_t n = x.n;
       const char* unit = chars + in.i1;
@@ -748,6 +751,14 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
         v = floor_mod(days + 3, 7) + 1;
       }
       d.i = static_cast<int32_t>(v);
+      d.v = x.v;
+      return;
+    }
+    case op::dt_truncate: {
+      const int64_t* w = E.pool + in.i0;
+      const cpu::detail::truncate_rule rule{w[0], w[1], w[2], w[3], w[4]};
+      d.i = in.flag2 ? int64_t{cpu::detail::truncate_days(static_cast<int32_t>(x.i), rule)}
+                     : cpu::detail::truncate_ticks(x.i, rule);
       d.v = x.v;
       return;
     }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "exec/cpu/expr/truncate.hpp"
 #include "exec/cpu/expr/unicode.hpp"
 #include "exec/cuda/expr_program.hpp"
 #include "exec/cuda/ops.hpp"
@@ -339,13 +340,15 @@ class compiler {
       how = parse_as::number;
     else if (to.id == type_id::date32)
       how = parse_as::date;
+    else if (to.id == type_id::timestamp)
+      how = parse_as::timestamp;
     else if (to.id == type_id::duration)
       how = parse_as::duration;
     else if (to.id == type_id::decimal128)
       how = parse_as::decimal;
     else
       refuse("the CUDA expression evaluator does not parse " + to_string(to) +
-             " from strings (correctly rounded floats and timestamps run on the CPU): " + to_string(e));
+             " from strings (correctly rounded floats run on the CPU): " + to_string(e));
     go(e->args[0], r);
     instr& in = emit(op::cast, kt, r, r);
     in.t2 = nk::str;
@@ -355,6 +358,8 @@ class compiler {
     if (how == parse_as::decimal) {
       in.i1 = to.scale;
       in.i2 = to.precision;
+    } else if (how == parse_as::timestamp) {
+      in.i1 = ticks_per_second(to.unit);
     } else if (how == parse_as::duration) {
       const std::string unit = to_string(to.unit);
       in.i2 = static_cast<int64_t>(unit.size());
@@ -660,6 +665,21 @@ class compiler {
                             : n.func == fn::dt_day     ? 2
                             : n.func == fn::dt_weekday ? 3
                                                        : 4;
+        return;
+      }
+      case fn::dt_truncate: {
+        const data_type& t = n.args[0]->dtype;
+        need(t.id == type_id::date32 || t.id == type_id::timestamp);
+        const bool date = t.id == type_id::date32;
+        // a malformed interval raises here, as the CPU's evaluation would
+        const cpu::detail::truncate_rule rule =
+            cpu::detail::truncate_rule_of(n.s0, date ? 1 : ticks_per_second(t.unit));
+        unary(e, r, op::dt_truncate, k);
+        instr& in = _p.code.back();
+        in.i0 = static_cast<int64_t>(_p.pool.size());
+        in.flag2 = date;
+        if (!_dry)
+          _p.pool.insert(_p.pool.end(), {rule.kind, rule.every, rule.origin, rule.per_day, rule.ns_per_tick});
         return;
       }
       case fn::dt_hour:

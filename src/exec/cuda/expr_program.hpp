@@ -60,6 +60,7 @@ enum class op : uint8_t {
   change_unit,   ///< dst = a * (i1 / i0) checked when i1 >= i0, else a / (i0 / i1) (floor when flag2)
   civil,         ///< day number = a (i0 == 0) or floor(a / i0); i1: 0 year, 1 month, 2 day, 3 weekday, 4 day number
   time_of_day,   ///< floor_mod(a, i0) / i1 % i2
+  dt_truncate,   ///< cpu::detail::truncate_ticks of a by the rule at pool[i0] (flag2: a is a date32 day count)
   div_trunc,     ///< a / i0 (toward zero)
   mul_wrap,      ///< a * i0 (wrapping)
   date_diff,     ///< (a - b) * 86400000
@@ -78,7 +79,8 @@ enum class op : uint8_t {
 /// What a cast from a string parses (instr::i0), as cpu::cast's parse_column.
 enum class parse_as : uint8_t {
   number,    ///< booleans ("true" / "false") and integers of kind t
-  date,      ///< date32 (sscanf "%d-%d-%d")
+  date,      ///< date32 (temporal::parse_date)
+  timestamp, ///< int64 ticks, i1 a second (temporal::parse_timestamp)
   duration,  ///< int64 ticks, optionally followed by the unit's name
   decimal,   ///< "[-+]digits[.digits]" to scale i1, precision i2
 };

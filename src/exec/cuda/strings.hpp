@@ -211,48 +211,9 @@ TUG_HOST_DEVICE inline bool parse_int(const char* s, int64_t n, bool is_signed, 
   return true;
 }
 
-/// One sscanf "%d" at `pos` of s[0, n): whitespace, an optional sign, digits; the value saturated to
-/// 64 bits as strtol does, then truncated to int (glibc stores strtol's long into the int).
-TUG_HOST_DEVICE inline bool scan_int(const char* s, int64_t n, int64_t& pos, int32_t& out) {
-  while (pos < n && (s[pos] == ' ' || (s[pos] >= '\t' && s[pos] <= '\r')))
-    ++pos;
-  bool neg = false;
-  if (pos < n && (s[pos] == '-' || s[pos] == '+')) neg = s[pos++] == '-';
-  const int64_t first = pos;
-  uint64_t mag = 0;
-  bool over = false;
-  for (; pos < n && s[pos] >= '0' && s[pos] <= '9'; ++pos) {
-    const unsigned d = static_cast<unsigned>(s[pos] - '0');
-    if (mag > (uint64_t{1} << 63) / 10 || mag * 10 + d > (uint64_t{1} << 63)) over = true;
-    if (!over) mag = mag * 10 + d;
-  }
-  if (pos == first) return false;
-  int64_t v;
-  if (neg)
-    v = over || mag == (uint64_t{1} << 63) ? INT64_MIN : -static_cast<int64_t>(mag);
-  else
-    v = over || mag > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(mag);
-  out = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
-  return true;
-}
-
-/// temporal::parse_date of (s, n) (sscanf "%d-%d-%d%c" over the bytes before the first NUL, exactly
-/// three conversions), then cpu parse_value's check that the day number fits date32.
+/// temporal::parse_date of (s, n), then cpu parse_value's check that the day number fits date32.
 TUG_HOST_DEVICE inline bool parse_date(const char* s, int64_t n, int64_t& days) {
-  for (int64_t k = 0; k < n; ++k)
-    if (s[k] == '\0') {
-      n = k;
-      break;
-    }
-  int64_t pos = 0;
-  int32_t y, m, d;
-  if (!scan_int(s, n, pos, y) || pos >= n || s[pos++] != '-') return false;
-  if (!scan_int(s, n, pos, m) || pos >= n || s[pos++] != '-') return false;
-  if (!scan_int(s, n, pos, d) || pos != n) return false;
-  if (m < 1 || m > 12 || d < 1 || d > 31) return false;
-  days = temporal::days_from_civil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
-  if (temporal::civil_from_days(days).day != static_cast<unsigned>(d)) return false;
-  return days >= INT32_MIN && days <= INT32_MAX;
+  return temporal::parse_date(s, n, days) && days >= INT32_MIN && days <= INT32_MAX;
 }
 
 }  // namespace tug::cuda::strings

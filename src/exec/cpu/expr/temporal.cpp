@@ -5,6 +5,7 @@
 
 #include "functions.hpp"
 #include "strtemp_util.hpp"
+#include "truncate.hpp"
 #include "tug/core/temporal.hpp"
 
 namespace tug::cpu::detail {
@@ -99,57 +100,41 @@ int64_t checked_ticks(int64_t a, int64_t b, const std::string& every) {
   return r;
 }
 
-inline __int128 floor_mod128(__int128 a, __int128 b) {
-  __int128 r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}  // namespace
+
+truncate_rule truncate_rule_of(const std::string& every, int64_t tps) {
+  const every_spec e = parse_every(every);
+  const int64_t tpd = seconds_per_day * tps;
+  truncate_rule r;
+  r.per_day = tpd;
+  if (e.months) {
+    r.kind = truncate_rule::months;
+    r.every = e.months;
+  } else if (e.weeks) {
+    r.every = checked_ticks(e.weeks * 7, tpd, every);
+    r.origin = 4 * tpd;  // 1970-01-01 is a Thursday: weeks count from Monday 1970-01-05
+  } else if (e.days) {
+    r.every = checked_ticks(e.days, tpd, every);
+  } else if (e.nanos % (1'000'000'000 / tps) == 0) {
+    r.every = e.nanos / (1'000'000'000 / tps);
+  } else {
+    r.kind = truncate_rule::nanos;
+    r.every = e.nanos;
+    r.ns_per_tick = 1'000'000'000 / tps;
+  }
+  return r;
 }
 
+namespace {
+
 column truncate(const expr_node& n, const column& c, memory_resource* mr) {
-  const every_spec e = parse_every(n.s0);
-  const bool is_date = c.type().id == type_id::date32;
-  // dates truncate as midnight timestamps in seconds, then floor back to whole days
-  const int64_t tps = is_date ? 1 : tps_of(c);
-  const int64_t tpd = seconds_per_day * tps;
-  auto run = [&](auto f) -> column {
-    if (is_date) {
-      const int32_t* v = c.values<int32_t>();
-      return map_rows<int32_t>(c.type(), c.size(), {&c}, mr, [&](int64_t i) {
-        return static_cast<int32_t>(floor_div(f(int64_t{v[i]} * seconds_per_day), seconds_per_day));
-      });
-    }
-    return per_tick<int64_t>(c, c.type(), mr, f);
-  };
-  if (e.months) {
-    const int64_t months = e.months;
-    return run([=](int64_t t) {
-      const auto d = temporal::civil_from_days(floor_div(t, tpd));
-      int64_t total = d.year * 12 + (d.month - 1);
-      total -= floor_mod(total, months);
-      return temporal::days_from_civil(floor_div(total, 12), static_cast<unsigned>(floor_mod(total, 12)) + 1, 1) * tpd;
-    });
+  if (c.type().id == type_id::date32) {
+    const truncate_rule r = truncate_rule_of(n.s0, 1);
+    const int32_t* v = c.values<int32_t>();
+    return map_rows<int32_t>(c.type(), c.size(), {&c}, mr, [&](int64_t i) { return truncate_days(v[i], r); });
   }
-  if (e.weeks) {
-    // 1970-01-01 is a Thursday: weeks count from Monday 1970-01-05
-    const int64_t every = checked_ticks(e.weeks * 7, tpd, n.s0), origin = 4 * tpd;
-    return run([=](int64_t t) { return t - floor_mod(t - origin, every); });
-  }
-  if (e.days) {
-    const int64_t every = checked_ticks(e.days, tpd, n.s0);
-    return run([=](int64_t t) { return t - floor_mod(t, every); });
-  }
-  const int64_t ns_per_tick = 1'000'000'000 / tps;
-  if (e.nanos % ns_per_tick == 0) {
-    const int64_t every = e.nanos / ns_per_tick;
-    return run([=](int64_t t) { return t - floor_mod(t, every); });
-  }
-  // an interval that is not a whole number of ticks: truncate in nanoseconds
-  const int64_t every = e.nanos;
-  return run([=](int64_t t) {
-    const __int128 ns = static_cast<__int128>(t) * ns_per_tick;
-    const __int128 r = ns - floor_mod128(ns, every);
-    const __int128 q = r / ns_per_tick;
-    return static_cast<int64_t>(q - (q * ns_per_tick != r && r < 0));
-  });
+  const truncate_rule r = truncate_rule_of(n.s0, tps_of(c));
+  return per_tick<int64_t>(c, c.type(), mr, [&](int64_t t) { return truncate_ticks(t, r); });
 }
 
 // ---- durations --------------------------------------------------------------------------------------
