@@ -108,6 +108,7 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts) {
         parse_device_limit(opts.spill_device_limit, current_device_info().total_memory), "device");
     device_mr = make_device_resource(device_budget);
     ctx.device_mr = device_mr.get();
+    ctx.device_budget = device_budget.get();
     if (opts.pinned_memory) {
       pinned_mr = make_pinned_resource(budget);  // counted against the host memory_limit
       ctx.staging_mr = pinned_mr.get();

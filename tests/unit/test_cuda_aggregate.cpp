@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <sstream>
 
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
@@ -449,6 +450,44 @@ TEST(CudaAggregate, SizedLargeTableMatchesCpu) {
     gpu.num_threads = cpu.num_threads = threads;
     auto q = df.lazy().group_by({"k"}).agg({col("v").sum().alias("s"), col("v").max().alias("hi"), len().alias("n")});
     expect_frames_equal(q.collect(gpu), q.collect(cpu));
+  }
+}
+
+/// The output partitions of the first `op` line of a profile's statistics (-1: no such line).
+int64_t partitions_of(const std::string& statistics, const std::string& op) {
+  size_t at = statistics.find("\n" + op);
+  if (at == std::string::npos) return -1;
+  std::istringstream line(statistics.substr(at + 1, statistics.find('\n', at + 1) - at - 1));
+  std::string name;
+  int64_t rows = 0, parts = -1;
+  line >> name >> rows >> parts;
+  return parts;
+}
+
+// Keys nearly all distinct, two partitions of 2^22 + 1000 rows: partial aggregation would hardly reduce
+// them, so they are aggregated once (hash_aggregate[partial] puts out one partition); with a key of 16
+// values per partition they are aggregated per partition as before. Both against the CPU.
+TEST(CudaAggregate, UnreducedPartitionsAggregateOnce) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  const int64_t part = (int64_t{1} << 22) + 1000, n = 2 * part;
+  std::vector<std::optional<int64_t>> k(static_cast<size_t>(n)), few(static_cast<size_t>(n));
+  std::vector<std::optional<double>> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    auto u = static_cast<size_t>(i);
+    if (i % 101 != 7) k[u] = (i * 7919) % (n - 12345);  // distinct but for a few repeats, across partitions too
+    few[u] = i % 16;
+    if (i % 13 != 3) v[u] = static_cast<double>(i % 1000) / 8.0;
+  }
+  data_frame df = data_frame::from_columns({{"k", i64(k)}, {"few", i64(few)}, {"v", f64(v)}});
+  engine_options gpu = engine_with(true, part), cpu = engine_with(false, part);
+  gpu.num_threads = cpu.num_threads = 2;  // in-memory partitions are at most rows / threads
+  for (auto [key, once] : {std::pair{std::string("k"), true}, std::pair{std::string("few"), false}}) {
+    SCOPED_TRACE(key);
+    auto q = df.lazy().group_by({key}).agg(
+        {col("v").sum().alias("s"), col("v").mean().alias("m"), col("v").min().alias("lo"), len().alias("n")});
+    query_result r = q.profile(gpu);
+    EXPECT_EQ(partitions_of(r.statistics, "hash_aggregate[partial]"), once ? 1 : 2) << r.statistics;
+    expect_frames_close(r.frame, q.collect(cpu));
   }
 }
 

@@ -83,6 +83,9 @@ struct exec_context {
   exec_statistics* stats = nullptr;
   /// Device memory for CUDA operators (nullptr when the plan has none).
   memory_resource* device_mr = nullptr;
+  /// The budget device_mr allocates against (nullptr: none), for operators that choose a plan by the
+  /// memory left.
+  memory_budget* device_budget = nullptr;
   /// Pinned host memory for data on its way to the device (nullptr: pageable `mr` is used).
   memory_resource* staging_mr = nullptr;
   /// Partitions CUDA operators work on at once (nullptr: no bound).
