@@ -61,13 +61,20 @@ TUG_HOST_DEVICE inline void mul_add(big<L>& b, uint32_t f, uint32_t a = 0) {
     b.w[i] = static_cast<uint32_t>(p);
     carry = p >> 32;
   }
-  if (carry) b.w[b.n++] = static_cast<uint32_t>(carry);
+  if (carry && b.n < L) b.w[b.n++] = static_cast<uint32_t>(carry);  // the sizes above never need more
 }
 
 TUG_HOST_DEVICE inline uint32_t pow10_u32(int k) {
   uint32_t p = 1;
   while (k-- > 0)
     p *= 10;
+  return p;
+}
+
+TUG_HOST_DEVICE inline uint32_t pow5_u32(int k) {
+  uint32_t p = 1;
+  while (k-- > 0)
+    p *= 5;
   return p;
 }
 
@@ -474,7 +481,8 @@ TUG_HOST_DEVICE inline int format_float(F v, char* out) {
 
 namespace detail {
 
-constexpr int parse_limbs = 124;  // 3968 bits: 10^1125 shifted left by 64
+// 2816 bits: the kept digits (< 10^800, 2658 bits), or 5^1125 (2613 bits) shifted left by 63
+constexpr int parse_limbs = 88;
 constexpr int kept_digits = 800;  // significant digits kept; the rest only act as a sticky bit
 
 TUG_HOST_DEVICE inline char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
@@ -692,8 +700,10 @@ TUG_HOST_DEVICE inline bool parse_float(const char* s, int64_t n, F& out) {
       }
     }
   } else {
+    // D / 10^k = (D / 5^k) * 2^-k
     detail::set(Dv, 1);
-    detail::mul_pow10(Dv, -de);
+    for (int k = -de; k > 0; k -= 13)
+      detail::mul_add(Dv, k >= 13 ? 1220703125u : detail::pow5_u32(k));
     const int shift = 63 + detail::bitlen(Dv) - detail::bitlen(N);  // the quotient in [2^62, 2^64)
     if (shift >= 0)
       detail::shl(N, shift);
@@ -701,7 +711,7 @@ TUG_HOST_DEVICE inline bool parse_float(const char* s, int64_t n, F& out) {
       detail::shl(Dv, -shift);
     q = detail::divmod(N, Dv);
     sticky = sticky || N.n != 0;
-    b2 = -shift;
+    b2 = -shift + de;
   }
   if (!detail::assemble<F>(q, b2, sticky, bits)) return false;
   out = detail::from_bits<F>(sign | bits);

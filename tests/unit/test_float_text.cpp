@@ -283,6 +283,12 @@ std::vector<std::string> adversarial_strings() {
   v.push_back("0." + std::string(900, '0') + "1e900");
   v.push_back("1." + std::string(900, '0') + "1");
   v.push_back(std::string(400, '9') + "e-400");
+  // the largest big integers: 800 kept digits over 5^1124, 10^308 from few digits
+  for (const char* e : {"e-1123", "e-1124", "e-1125", "e-1100", "e-800", "e-492", "e-491", "e-470"}) {
+    v.push_back(std::string(800, '9') + e);
+    v.push_back(std::string(850, '7') + e);
+    v.push_back("0." + std::string(800, '0') + std::string(790, '3') + e);
+  }
   // halfway between two doubles (exact in long double): exactly, a hair above and below
   std::mt19937_64 rng(3);
   char buf[2000];
