@@ -1,8 +1,8 @@
 #include "tug/core/scalar.hpp"
 
 #include <cmath>
-#include <cstdio>
 
+#include "exec/float_text.hpp"
 #include "tug/core/table.hpp"
 #include "tug/core/temporal.hpp"
 
@@ -27,28 +27,11 @@ std::string decimal_to_string(__int128 v, int scale) {
   return (v < 0 ? "-" : "") + digits;
 }
 
-std::string double_to_string(double d) {
-  if (std::isnan(d)) return "NaN";
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  char buf[400];
-  double a = std::fabs(d);
-  if (a == 0 || (a >= 1e-4 && a < 1e16)) {
-    // plain decimal notation with the fewest digits that read back as the same double
-    for (int p = 1; p <= 20; ++p) {
-      std::snprintf(buf, sizeof buf, "%.*f", p, d);
-      if (std::strtod(buf, nullptr) == d) break;
-    }
-    std::string s = buf;
-    while (s.size() > 2 && s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
-    return s;
-  }
-  std::snprintf(buf, sizeof buf, "%.17g", d);
-  for (int p = 1; p <= 17; ++p) {
-    char t[64];
-    std::snprintf(t, sizeof t, "%.*g", p, d);
-    if (std::strtod(t, nullptr) == d) { std::snprintf(buf, sizeof buf, "%s", t); break; }
-  }
-  return buf;
+/// Shortest text that reads back as the same float64 / float32 (rules in exec/float_text.hpp).
+template <typename F>
+std::string float_to_string(F v) {
+  char buf[float_text::max_format_length];
+  return std::string(buf, static_cast<size_t>(float_text::format_float(v, buf)));
 }
 }  // namespace
 
@@ -165,7 +148,7 @@ std::string format_value(const column& c, int64_t i) {
     T v = c.value<T>(i);
     if constexpr (Id == type_id::string) return std::string(v);
     else if constexpr (Id == type_id::boolean) return v ? "true" : "false";
-    else if constexpr (Id == type_id::float32 || Id == type_id::float64) return double_to_string(static_cast<double>(v));
+    else if constexpr (Id == type_id::float32 || Id == type_id::float64) return float_to_string(v);
     else if constexpr (Id == type_id::decimal128) return decimal_to_string(v, t.scale);
     else if constexpr (Id == type_id::date32) return temporal::format_date(v);
     else if constexpr (Id == type_id::timestamp) return temporal::format_timestamp(v, ticks_per_second(t.unit));

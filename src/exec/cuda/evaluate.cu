@@ -14,6 +14,7 @@
 #include "exec/cuda/regex.hpp"
 #include "exec/cuda/strings.hpp"
 #include "exec/cuda/table_ops.hpp"
+#include "exec/float_text.hpp"
 #include "tug/core/temporal.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
 #include "tug/memory/device.hpp"
@@ -294,6 +295,25 @@ __device__ inline bool convert(const rv& x, nk from, nk to, rv& out) {
   return true;
 }
 
+// Floats to and from text (float_text.hpp) work on big integers in local memory: out of line, so the
+// interpreter's other paths keep their registers.
+
+/// A string to a float64, or to a float32 (held as the exact double) when `f32`.
+__device__ __noinline__ bool parse_floating(const rv& x, bool f32, rv& out) {
+  if (f32) {
+    float f;
+    if (!float_text::parse_float(x.p, x.n, f)) return false;
+    out.f = f;
+    return true;
+  }
+  return float_text::parse_float(x.p, x.n, out.f);
+}
+
+/// A float64 register as format_value writes it, or a float32 (held as the exact double) when `f32`.
+__device__ __noinline__ int format_floating(double v, bool f32, char* out) {
+  return f32 ? float_text::format_float(static_cast<float>(v), out) : float_text::format_float(v, out);
+}
+
 /// A cast from a string (instr::cast with t2 == str), as cpu::cast's parse_column; false when the
 /// string does not parse.
 __device__ inline bool parse(const rv& x, const instr& in, const char* chars, rv& out) {
@@ -325,6 +345,8 @@ __device__ inline bool parse(const rv& x, const instr& in, const char* chars, rv
       set_d(out, v);
       return true;
     }
+    case prog::parse_as::floating:
+      return parse_floating(x, in.t == nk::f32, out);
   }
   return false;
 }
@@ -882,6 +904,9 @@ __device__ inline int format_register(const prog::string_stage& st, const rv& x,
       return strings::format_timestamp(x.i, st.ticks, out);
     case type_id::decimal128:
       return strings::format_decimal(get_d(x), st.scale, out);
+    case type_id::float32:
+    case type_id::float64:
+      return format_floating(x.f, st.from == type_id::float32, out);
     case type_id::duration: {
       const int m = strings::format_int(x.i, out);
       copy_bytes(out + m, chars + st.text, st.text_len);

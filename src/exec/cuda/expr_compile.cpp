@@ -316,11 +316,6 @@ class compiler {
     st.kind = emit::format;
     st.from = from.id;
     st.from_kind = kind(e->args[0]);
-    if (is_float_kind(st.from_kind))
-      refuse(
-          "the CUDA expression evaluator does not format floats as strings (shortest round-trip digits; it runs on "
-          "the CPU): " +
-          to_string(e));
     if (from.id == type_id::timestamp) st.ticks = ticks_per_second(from.unit);
     if (from.id == type_id::decimal128) st.scale = from.scale;
     if (from.id == type_id::duration) {
@@ -346,9 +341,11 @@ class compiler {
       how = parse_as::duration;
     else if (to.id == type_id::decimal128)
       how = parse_as::decimal;
+    else if (is_float_kind(kt))
+      how = parse_as::floating;
     else
       refuse("the CUDA expression evaluator does not parse " + to_string(to) +
-             " from strings (correctly rounded floats run on the CPU): " + to_string(e));
+             " from strings: " + to_string(e));
     go(e->args[0], r);
     instr& in = emit(op::cast, kt, r, r);
     in.t2 = nk::str;

@@ -83,6 +83,7 @@ enum class parse_as : uint8_t {
   timestamp, ///< int64 ticks, i1 a second (temporal::parse_timestamp)
   duration,  ///< int64 ticks, optionally followed by the unit's name
   decimal,   ///< "[-+]digits[.digits]" to scale i1, precision i2
+  floating,  ///< float32 / float64 of kind t, correctly rounded (exec/float_text.hpp, as cpu::cast)
 };
 
 /// How a program whose result is a string makes its bytes from the registers its code leaves.

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "exec/float_text.hpp"
 #include "tug/core/scalar.hpp"
 #include "tug/io/csv/csv.hpp"
 
@@ -41,26 +42,27 @@ void append_field(std::string& out, std::string_view v, bool is_string, bool fir
   out.push_back(o.quote);
 }
 
-/// Text of a valid value, as format_value writes it; integers, booleans and plain-range floats without
-/// allocating (the common cases), the rest through format_value.
+/// Text of a valid value, as format_value writes it; integers, booleans and floats without allocating
+/// (the common cases), the rest through format_value.
 std::string_view value_text(const column& col, int64_t r, char* buf, size_t cap, std::string& slow) {
   auto chars = [&](auto v) {
     auto res = std::to_chars(buf, buf + cap, v);
     return std::string_view(buf, static_cast<size_t>(res.ptr - buf));
   };
-  auto floating = [&](double d) {
-    double a = std::fabs(d);
-    if (!std::isfinite(d) || !(a == 0 || (a >= 1e-4 && a < 1e16))) return std::string_view();
-    auto res = std::to_chars(buf, buf + cap - 2, d, std::chars_format::fixed);  // shortest round trip
-    std::string_view v(buf, static_cast<size_t>(res.ptr - buf));
-    if (v.find('.') == std::string_view::npos) {
-      *res.ptr++ = '.';
-      *res.ptr++ = '0';
-      v = std::string_view(buf, static_cast<size_t>(res.ptr - buf));
+  // format_value's text (exec/float_text.hpp), without allocating. In the plain range std::to_chars's
+  // shortest fixed text is the same (FloatText.ToCharsMatchesInThePlainRange) and 2 to 4 times faster.
+  auto floating = [&](auto v) {
+    const double a = std::fabs(static_cast<double>(v));
+    if (std::isfinite(a) && (a == 0 || (a >= 1e-4 && a < 1e16))) {
+      auto res = std::to_chars(buf, buf + cap - 2, v, std::chars_format::fixed);
+      if (std::string_view(buf, static_cast<size_t>(res.ptr - buf)).find('.') == std::string_view::npos) {
+        *res.ptr++ = '.';
+        *res.ptr++ = '0';
+      }
+      return std::string_view(buf, static_cast<size_t>(res.ptr - buf));
     }
-    return v;
+    return std::string_view(buf, static_cast<size_t>(float_text::format_float(v, buf)));
   };
-  std::string_view fast;
   switch (col.type().id) {
     case type_id::boolean:
       return col.value<bool>(r) ? "true" : "false";
@@ -81,15 +83,12 @@ std::string_view value_text(const column& col, int64_t r, char* buf, size_t cap,
     case type_id::uint64:
       return chars(col.value<uint64_t>(r));
     case type_id::float32:
-      fast = floating(static_cast<double>(col.value<float>(r)));
-      break;
+      return floating(col.value<float>(r));
     case type_id::float64:
-      fast = floating(col.value<double>(r));
-      break;
+      return floating(col.value<double>(r));
     default:
       break;
   }
-  if (!fast.empty()) return fast;
   slow = format_value(col, r);
   return slow;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "exec/float_text.hpp"
 #include "kernels.hpp"
 #include "parse_decimal.hpp"
 #include "tug/core/scalar.hpp"
@@ -274,10 +275,14 @@ column format_column(const column& c, const data_type& to, memory_resource* mr) 
 
 template <typename T>
 bool parse_number(std::string_view s, T& out) {
-  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
-  if (s.empty()) return false;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+  if constexpr (is_float_v<T>) {
+    return float_text::parse_float(s.data(), static_cast<int64_t>(s.size()), out);  // the GPU's parser too
+  } else {
+    if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+    if (s.empty()) return false;
+    auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+    return r.ec == std::errc() && r.ptr == s.data() + s.size();
+  }
 }
 
 template <type_id Id>
