@@ -5,8 +5,9 @@
 # racecheck on a representative subset, and the GPU benchmark suite (bench/gpu_ops.cpp, about 4 minutes
 # at the issue's sizes on an H100); prints a short table and the benchmark table last. Logs, the
 # benchmarks' JSON (gpu_bench.json) and table (gpu_bench.md) go to $OUT (default /tmp/gpu-check).
-#   scripts/gpu-check.sh [--quick] [--no-bench]   (--quick: benchmarks at 2% of the sizes, no sanitizers;
-#                                                 --no-bench: no benchmarks)
+#   scripts/gpu-check.sh [--quick] [--no-bench] [--bench-only]   (--quick: benchmarks at 2% of the sizes,
+#     no sanitizers; --no-bench: no benchmarks; --bench-only: build and benchmarks only, for a second
+#     device call: the whole check takes longer than one call may run)
 # Needs: nvcc, cmake, ninja, gtest, Google Benchmark, zlib/zstd/lz4 (the GPU image has them); snappy and
 # DuckDB may be carried as .deb/ (libsnappy*.deb) and .whl/ (duckdb wheel) or .peers/ (scripts/pack-peers.sh)
 # in the repository root (scripts/lib/gpu-env.sh).
@@ -14,11 +15,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
-QUICK=0 BENCH=1
+QUICK=0 BENCH=1 TESTS=1
 for a in "$@"; do
   case $a in
     --quick) QUICK=1 ;;
     --no-bench) BENCH=0 ;;
+    --bench-only) TESTS=0 ;;
   esac
 done
 export NCCL_NVLS_ENABLE=0
@@ -35,49 +37,53 @@ PY=python3
 step "configure and build ($NPROC jobs)"
 gpu_env_build build-gpu "$OUT/build.log" ON || exit 1
 
-step "unit tests (GPU engine)"
-./build-gpu/tug_tests >"$OUT/unit.log" 2>&1
-unit_rc=$?
-unit_line=$(grep -E "^\[  (PASSED|FAILED)  \]" "$OUT/unit.log" | head -2 | tr '\n' ' ')
-grep -E "^\[  FAILED  \]" "$OUT/unit.log" | head -40
+unit_rc="skipped (--bench-only)"; unit_line=""; cuda_line="skipped"; cuda_fail=""
+diff_line="skipped"; mem_line="skipped"; race_line="skipped"
+if [ $TESTS = 1 ]; then
+  step "unit tests (GPU engine)"
+  ./build-gpu/tug_tests >"$OUT/unit.log" 2>&1
+  unit_rc=$?
+  unit_line=$(grep -E "^\[  (PASSED|FAILED)  \]" "$OUT/unit.log" | head -2 | tr '\n' ' ')
+  grep -E "^\[  FAILED  \]" "$OUT/unit.log" | head -40
 
-cuda_line=$(grep -cE "^\[ +OK \] Cuda" "$OUT/unit.log")
-cuda_fail=$(grep -oE "^\[  FAILED  \] Cuda[A-Za-z0-9_.]+" "$OUT/unit.log" | sed 's/^\[  FAILED  \] //' | sort -u | tr '\n' ' ')
+  cuda_line=$(grep -cE "^\[ +OK \] Cuda" "$OUT/unit.log")
+  cuda_fail=$(grep -oE "^\[  FAILED  \] Cuda[A-Za-z0-9_.]+" "$OUT/unit.log" | sed 's/^\[  FAILED  \] //' | sort -u | tr '\n' ' ')
 
-diff_line="skipped (no duckdb)"
-if $PY -c "import duckdb" 2>/dev/null; then
-  step "differential tests vs DuckDB (GPU engine)"
-  TUG_BUILD_DIR=$PWD/build-gpu $PY -m pytest -q -p no:cacheprovider tests/differential >"$OUT/differential.log" 2>&1
-  diff_line=$(tail -1 "$OUT/differential.log")
-fi
+  diff_line="skipped (no duckdb)"
+  if $PY -c "import duckdb" 2>/dev/null; then
+    step "differential tests vs DuckDB (GPU engine)"
+    TUG_BUILD_DIR=$PWD/build-gpu $PY -m pytest -q -p no:cacheprovider tests/differential >"$OUT/differential.log" 2>&1
+    diff_line=$(tail -1 "$OUT/differential.log")
+  fi
 
-mem_line="skipped"; race_line="skipped"
-# The sanitizers slow every launch by 10-100x: they run one small test per operator family
-# (TUG_TEST_SANITIZER=1 trims the sweeps), all at once (one process per tool and test, each under its own
-# time limit), and report per test.
-SAN_TESTS="CudaSanitized.AggregationPaths CudaSanitized.DirectTier CudaExpr.FiltersMatchCpu CudaSort.MultiKey CudaJoin.SlicedInputs CudaStrings.FiltersMatchCpu CudaRegex.SlicedInputsMatchCpu"
-sanitize_all() {
-  local tool t
-  for tool in memcheck racecheck; do
-    for t in $SAN_TESTS; do
-      (TUG_TEST_SANITIZER=1 timeout 200 compute-sanitizer --tool "$tool" --error-exitcode 9 ./build-gpu/tug_tests \
-        --gtest_filter="$t" >"$OUT/$tool-$t.log" 2>&1; echo $? >"$OUT/$tool-$t.rc") &
+  mem_line="skipped"; race_line="skipped"
+  # The sanitizers slow every launch by 10-100x: they run one small test per operator family
+  # (TUG_TEST_SANITIZER=1 trims the sweeps), all at once (one process per tool and test, each under its own
+  # time limit), and report per test.
+  SAN_TESTS="CudaSanitized.AggregationPaths CudaSanitized.DirectTier CudaExpr.FiltersMatchCpu CudaSort.MultiKey CudaJoin.SlicedInputs CudaStrings.FiltersMatchCpu CudaRegex.SlicedInputsMatchCpu"
+  sanitize_all() {
+    local tool t
+    for tool in memcheck racecheck; do
+      for t in $SAN_TESTS; do
+        (TUG_TEST_SANITIZER=1 timeout 200 compute-sanitizer --tool "$tool" --error-exitcode 9 ./build-gpu/tug_tests \
+          --gtest_filter="$t" >"$OUT/$tool-$t.log" 2>&1; echo $? >"$OUT/$tool-$t.rc") &
+      done
     done
-  done
-  wait
-}
-sanitize_line() {  # tool -> "test: rc=N summary; ..." (rc 0 = no errors, 9 = errors, 124 = time limit)
-  local t res=""
-  for t in $SAN_TESTS; do
-    res+="$t: rc=$(cat "$OUT/$1-$t.rc") $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$1-$t.log" | tail -1); "
-  done
-  echo "$res"
-}
-if [ $QUICK = 0 ] && command -v compute-sanitizer >/dev/null; then
-  step "compute-sanitizer memcheck and racecheck (one test per operator family, in parallel)"
-  sanitize_all
-  mem_line=$(sanitize_line memcheck)
-  race_line=$(sanitize_line racecheck)
+    wait
+  }
+  sanitize_line() {  # tool -> "test: rc=N summary; ..." (rc 0 = no errors, 9 = errors, 124 = time limit)
+    local t res=""
+    for t in $SAN_TESTS; do
+      res+="$t: rc=$(cat "$OUT/$1-$t.rc") $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$1-$t.log" | tail -1); "
+    done
+    echo "$res"
+  }
+  if [ $QUICK = 0 ] && command -v compute-sanitizer >/dev/null; then
+    step "compute-sanitizer memcheck and racecheck (one test per operator family, in parallel)"
+    sanitize_all
+    mem_line=$(sanitize_line memcheck)
+    race_line=$(sanitize_line racecheck)
+  fi
 fi
 
 SCALE=1
