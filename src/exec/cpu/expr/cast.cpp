@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 
-#include "exec/float_text.hpp"
 #include "kernels.hpp"
 #include "parse_decimal.hpp"
 #include "tug/core/scalar.hpp"
@@ -273,16 +272,15 @@ column format_column(const column& c, const data_type& to, memory_resource* mr) 
 
 // ---- string -> anything ----------------------------------------------------------------------
 
+/// An optional '+', then std::from_chars over the whole string. Floats: the CUDA evaluator's
+/// float_text::parse_float gives the same results (FloatText.Parse* test it against from_chars);
+/// from_chars is 2 to 7 times faster on the host.
 template <typename T>
 bool parse_number(std::string_view s, T& out) {
-  if constexpr (is_float_v<T>) {
-    return float_text::parse_float(s.data(), static_cast<int64_t>(s.size()), out);  // the GPU's parser too
-  } else {
-    if (!s.empty() && s[0] == '+') s.remove_prefix(1);
-    if (s.empty()) return false;
-    auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-    return r.ec == std::errc() && r.ptr == s.data() + s.size();
-  }
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  if (s.empty()) return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
 template <type_id Id>
