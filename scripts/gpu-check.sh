@@ -60,7 +60,7 @@ if [ $TESTS = 1 ]; then
   # The sanitizers slow every launch by 10-100x: they run one small test per operator family
   # (TUG_TEST_SANITIZER=1 trims the sweeps), all at once (one process per tool and test, each under its own
   # time limit), and report per test.
-  SAN_TESTS="CudaSanitized.AggregationPaths CudaSanitized.DirectTier CudaExpr.FiltersMatchCpu CudaSort.MultiKey CudaJoin.SlicedInputs CudaStrings.FiltersMatchCpu CudaRegex.SlicedInputsMatchCpu"
+  SAN_TESTS="CudaSanitized.AggregationPaths CudaSanitized.DirectTier CudaStrings.FloatsToAndFromStringsMatchCpu CudaExpr.FiltersMatchCpu CudaSort.MultiKey CudaJoin.SlicedInputs CudaStrings.FiltersMatchCpu CudaRegex.SlicedInputsMatchCpu"
   sanitize_all() {
     local tool t
     for tool in memcheck racecheck; do

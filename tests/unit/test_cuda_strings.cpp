@@ -376,6 +376,7 @@ TEST(CudaStrings, FloatsToAndFromStringsMatchCpu) {
   };
   for (int64_t n : {0, 1, 33, 1024})
     for (int64_t off : {0, 3}) {
+      if (sanitizer_run() && (n != 1024 || off != 3)) continue;  // gpu-check's memcheck / racecheck: one case
       SCOPED_TRACE("rows " + std::to_string(n) + ", offset " + std::to_string(off));
       expect_gpu_matches_cpu(float_frame(n, off).lazy().with_columns(exprs));
     }
