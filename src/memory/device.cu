@@ -198,6 +198,9 @@ class staging_chunks {
   staging_chunks& operator=(const staging_chunks&) = delete;
   ~staging_chunks() {
     for (int i = 0; i < 2; ++i) {
+      // a copy cut short by an exception may still use the chunk (errors ignored: at process exit the
+      // runtime may be gone)
+      if (_done[i]) cudaEventSynchronize(_done[i]);
       if (_done[i]) cudaEventDestroy(_done[i]);
       if (_buf[i]) pinned_block_cache::instance().give(_buf[i], kChunk);
     }

@@ -1089,17 +1089,33 @@ __global__ void hll_kernel(const dkey* keys, int nk, int64_t n, uint32_t* regs) 
     if (local[i] != 0) atomicMax(&regs[i], local[i]);
 }
 
+/// HyperLogLog registers (hash::hll_registers words, zeroed once) raised by the keys of further rows.
+struct hll_sketch {
+  dbuf<uint32_t> regs;
+  explicit hll_sketch(memory_resource* mr) : regs(hash::hll_registers, mr) {
+    TUG_CUDA_TRY(cudaMemsetAsync(regs.p, 0, sizeof(uint32_t) * hash::hll_registers, stream()));
+  }
+  /// Adds the key hashes of rows [0, n) keyed by `dk`.
+  void add(const dkey* dk, int nk, int64_t n) {
+    if (n <= 0) return;
+    // 8 blocks an SM: enough loads in flight for a pass at memory speed (2 an SM took twice as long)
+    auto blocks = static_cast<int>(std::min<int64_t>((n + 255) / 256, int64_t(sm_count()) * 8));
+    hll_kernel<<<blocks, 256, 0, stream()>>>(dk, nk, n, regs.p);
+    TUG_CUDA_CHECK_LAUNCH();
+  }
+  /// The distinct keys added so far, estimated (about 1.6% error).
+  double estimate() const {
+    std::vector<uint32_t> host(hash::hll_registers);
+    read_back(regs.p, host.data(), hash::hll_registers);
+    return hash::hll_estimate(host.data());
+  }
+};
+
 /// The distinct keys among rows [0, n) keyed by `dk`, estimated (HyperLogLog, about 1.6% error).
 double estimate_distinct(const dkey* dk, int nk, int64_t n, memory_resource* mr) {
-  dbuf<uint32_t> regs(hash::hll_registers, mr);
-  TUG_CUDA_TRY(cudaMemsetAsync(regs.p, 0, sizeof(uint32_t) * hash::hll_registers, stream()));
-  // 8 blocks an SM: enough loads in flight for a pass at memory speed (2 an SM took twice as long)
-  auto blocks = static_cast<int>(std::min<int64_t>((n + 255) / 256, int64_t(sm_count()) * 8));
-  hll_kernel<<<blocks, 256, 0, stream()>>>(dk, nk, n, regs.p);
-  TUG_CUDA_CHECK_LAUNCH();
-  std::vector<uint32_t> host(hash::hll_registers);
-  read_back(regs.p, host.data(), hash::hll_registers);
-  return hash::hll_estimate(host.data());
+  hll_sketch h(mr);
+  h.add(dk, nk, n);
+  return h.estimate();
 }
 
 /// The tier to start at for `n` rows (n >= kSamples) keyed by `dk`, whose direct tables hold
@@ -1399,24 +1415,38 @@ std::vector<size_t> first_columns(size_t n) {
 /// True when partial aggregation would hardly reduce `parts`: the first partition has at least
 /// kSizeRows rows and more distinct keys than half its rows (HyperLogLog estimate). Each row is then
 /// inserted into a table twice, once in its partition and once more in the final phase over nearly as
-/// many states (rows / 10 groups over 16 partitions keep 74% of the rows). False too when a copy of
-/// the partitions and as much again (the table) would not fit in the device budget left.
-bool hardly_reduces(const std::vector<table>& parts, const std::vector<size_t>& keys, exec_context& ctx) {
+/// many states (rows / 10 groups over 16 partitions keep 74% of the rows). False too when aggregating
+/// them at once would not fit the device budget left: a copy of the partitions, the table sized for
+/// all their groups (estimated over every partition) as group_pass sizes it, the sort of the groups
+/// and the output.
+bool hardly_reduces(const hash::program& p, const std::vector<table>& parts, const std::vector<size_t>& keys,
+                    exec_context& ctx) {
   if (parts.size() < 2 || keys.empty() || parts[0].num_rows() < kSizeRows) return false;
-  int64_t bytes = 0;
-  for (const table& t : parts)
-    bytes += t.memory_usage();
+  const int nk = static_cast<int>(keys.size());
+  const int64_t n0 = parts[0].num_rows();
+  hll_sketch sketch(ctx.device_mr);
+  sketch.add(upload_keys(parts[0], keys, ctx.device_mr).p, nk, n0);
+  if (sketch.estimate() <= 0.5 * static_cast<double>(n0)) return false;
   const memory_budget* b = ctx.device_budget;
-  if (b && b->limit() > 0 && b->used() + 2 * bytes > b->limit()) return false;
-  const int64_t n = parts[0].num_rows();
-  dbuf<dkey> dk = upload_keys(parts[0], keys, ctx.device_mr);
-  return estimate_distinct(dk.p, static_cast<int>(keys.size()), n, ctx.device_mr) > 0.5 * static_cast<double>(n);
+  if (!b || b->limit() <= 0) return true;
+  int64_t bytes = parts[0].memory_usage(), rows = n0;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    sketch.add(upload_keys(parts[i], keys, ctx.device_mr).p, nk, parts[i].num_rows());
+    bytes += parts[i].memory_usage();
+    rows += parts[i].num_rows();
+  }
+  const auto groups = std::min<int64_t>(rows, static_cast<int64_t>(1.05 * sketch.estimate()) + 1);
+  const int64_t table = pow2_at_least(4 * groups + 1) * 8 * (1 + static_cast<int64_t>(p.accs.size()));
+  const int64_t sort = groups * 8 * 6;  // used slots, first rows, sorted pairs, radix sort room
+  const int64_t out = groups * 8 * static_cast<int64_t>(keys.size() + p.outs.size());
+  return b->used() + bytes + table + sort + out <= b->limit();
 }
 
 /// Per partition: the key columns and the state columns of every aggregation (cpu::partial_schema),
 /// over the rows where the absorbed filter's predicate (if any) is true. When that would hardly
 /// reduce the rows (hardly_reduces), the partitions are concatenated and aggregated once instead: one
-/// partition of states, one a group, in order of first appearance.
+/// partition of states, one a group, in order of first appearance (per partition after all if that
+/// runs out of device memory).
 class partial_op final : public physical_node {
  public:
   partial_op(std::vector<size_t> keys, const std::vector<agg_spec>& aggs, std::optional<expr> predicate)
@@ -1443,10 +1473,12 @@ class partial_op final : public physical_node {
       }
       return aggregate_table(_program, t, _keys, filter, false, level, ctx.device_mr);
     };
-    if (hardly_reduces(parts, _keys, ctx)) {
-      table all = concat_all(parts, in, ctx);
-      parts.clear();  // their memory goes back unless another owner holds it
-      return {aggregate(all)};
+    if (hardly_reduces(_program, parts, _keys, ctx)) {
+      try {
+        return {aggregate(concat_all(parts, in, ctx))};
+      } catch (const memory_error&) {
+        // the estimate was short: per partition, as when the budget check says no
+      }
     }
     return map_partitions(ctx, parts, aggregate);
   }

@@ -34,7 +34,8 @@ TUG_HOST_DEVICE constexpr __int128 floor_mod128(__int128 a, __int128 b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
-/// The start of the interval of rule `r` that holds tick count `t`.
+/// The start of the interval of rule `r` that holds tick count `t`; a start before the unit's range
+/// (within an interval of INT64_MIN) wraps around, as Polars' release builds do, without overflow.
 TUG_HOST_DEVICE constexpr int64_t truncate_ticks(int64_t t, const truncate_rule& r) {
   using temporal::floor_div;
   using temporal::floor_mod;
@@ -42,10 +43,14 @@ TUG_HOST_DEVICE constexpr int64_t truncate_ticks(int64_t t, const truncate_rule&
     const auto d = temporal::civil_from_days(floor_div(t, r.per_day));
     int64_t total = d.year * 12 + (d.month - 1);
     total -= floor_mod(total, r.every);
-    return temporal::days_from_civil(floor_div(total, 12), static_cast<unsigned>(floor_mod(total, 12)) + 1, 1) *
-           r.per_day;
+    const int64_t days =
+        temporal::days_from_civil(floor_div(total, 12), static_cast<unsigned>(floor_mod(total, 12)) + 1, 1);
+    return static_cast<int64_t>(static_cast<__int128>(days) * r.per_day);
   }
-  if (r.kind == truncate_rule::fixed) return t - floor_mod(t - r.origin, r.every);
+  if (r.kind == truncate_rule::fixed) {
+    const __int128 x = t;
+    return static_cast<int64_t>(x - floor_mod128(x - r.origin, r.every));
+  }
   // an interval that is not a whole number of ticks: truncate in nanoseconds, back to ticks (floor)
   const __int128 ns = static_cast<__int128>(t) * r.ns_per_tick;
   const __int128 start = ns - floor_mod128(ns, r.every);
