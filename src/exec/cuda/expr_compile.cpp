@@ -668,9 +668,10 @@ class compiler {
         const data_type& t = n.args[0]->dtype;
         need(t.id == type_id::date32 || t.id == type_id::timestamp);
         const bool date = t.id == type_id::date32;
-        // a malformed interval raises here, as the CPU's evaluation would
-        const cpu::detail::truncate_rule rule =
-            cpu::detail::truncate_rule_of(n.s0, date ? 1 : ticks_per_second(t.unit));
+        // a malformed interval raises when the program is compiled to run, as the CPU's evaluation
+        // does (not while the plan is checked: explain() works on both engines)
+        cpu::detail::truncate_rule rule;
+        if (!_dry) rule = cpu::detail::truncate_rule_of(n.s0, date ? 1 : ticks_per_second(t.unit));
         unary(e, r, op::dt_truncate, k);
         instr& in = _p.code.back();
         in.i0 = static_cast<int64_t>(_p.pool.size());
