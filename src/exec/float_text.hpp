@@ -26,6 +26,23 @@
 
 namespace tug::float_text {
 
+/// The decimal digits of u (at least `width` of them, at most 24, zero padded) at out, as
+/// std::to_chars / "%0*llu"; returns their count. (Also the CUDA evaluator's integer, date and time
+/// formatting: exec/cuda/strings.hpp.)
+TUG_HOST_DEVICE inline int write_u64(uint64_t u, int width, char* out) {
+  char t[24];
+  int k = 0;
+  do {
+    t[k++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u);
+  while (k < width)
+    t[k++] = '0';
+  for (int j = 0; j < k; ++j)
+    out[j] = t[k - 1 - j];
+  return k;
+}
+
 namespace detail {
 
 using u128 = unsigned __int128;
@@ -375,20 +392,6 @@ TUG_HOST_DEVICE inline int write_digits(bool neg, const char* g, int n, int lead
   return m;
 }
 
-/// The decimal digits of u (at least `width` of them, zero padded) at out; returns their count.
-TUG_HOST_DEVICE inline int write_u64(uint64_t u, int width, char* out) {
-  char t[20];
-  int k = 0;
-  do {
-    t[k++] = static_cast<char>('0' + u % 10);
-    u /= 10;
-  } while (u);
-  while (k < width)
-    t[k++] = '0';
-  for (int j = 0; j < k; ++j)
-    out[j] = t[k - 1 - j];
-  return k;
-}
 
 /// m * 2^e (zero, or 1e-4 <= value < 1e16, so e >= -66) as "%.*f" with the fewest digits p after the
 /// point that read back, trailing zeros stripped to one. Exact in 128 bits: P = value * 10^p * 2^k

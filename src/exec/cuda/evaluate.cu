@@ -913,7 +913,7 @@ __device__ inline int format_register(const prog::string_stage& st, const rv& x,
       return m + static_cast<int>(st.text_len);
     }
     default:
-      return is_unsigned_kind(st.from_kind) ? strings::format_digits(x.u, 1, out) : strings::format_int(x.i, out);
+      return is_unsigned_kind(st.from_kind) ? float_text::write_u64(x.u, 1, out) : strings::format_int(x.i, out);
   }
 }
 

@@ -7,6 +7,7 @@
 // engine without a GPU.
 #include <cstdint>
 
+#include "exec/float_text.hpp"
 #include "exec/host_device.hpp"
 #include "tug/core/temporal.hpp"
 
@@ -106,26 +107,11 @@ TUG_HOST_DEVICE inline void map_case(const char* s, int64_t n, char* out, const 
 
 // ---- formatting (into a buffer of at least 64 bytes; each returns the length written) ---------------
 
-/// The decimal digits of u, at least `width` of them (zero padded), as std::to_chars / "%0*d".
-TUG_HOST_DEVICE inline int format_digits(uint64_t u, int width, char* out) {
-  char t[24];
-  int k = 0;
-  do {
-    t[k++] = static_cast<char>('0' + u % 10);
-    u /= 10;
-  } while (u);
-  while (k < width)
-    t[k++] = '0';
-  for (int j = 0; j < k; ++j)
-    out[j] = t[k - 1 - j];
-  return k;
-}
-
 /// std::to_chars of a signed value.
 TUG_HOST_DEVICE inline int format_int(int64_t v, char* out) {
-  if (v >= 0) return format_digits(static_cast<uint64_t>(v), 1, out);
+  if (v >= 0) return float_text::write_u64(static_cast<uint64_t>(v), 1, out);
   out[0] = '-';
-  return 1 + format_digits(0 - static_cast<uint64_t>(v), 1, out + 1);
+  return 1 + float_text::write_u64(0 - static_cast<uint64_t>(v), 1, out + 1);
 }
 
 /// temporal::format_date: "%04lld-%02u-%02u".
@@ -134,14 +120,14 @@ TUG_HOST_DEVICE inline int format_date(int64_t days, char* out) {
   int m = 0;
   if (c.year < 0) {
     out[m++] = '-';
-    m += format_digits(0 - static_cast<uint64_t>(c.year), 3, out + m);
+    m += float_text::write_u64(0 - static_cast<uint64_t>(c.year), 3, out + m);
   } else {
-    m += format_digits(static_cast<uint64_t>(c.year), 4, out + m);
+    m += float_text::write_u64(static_cast<uint64_t>(c.year), 4, out + m);
   }
   out[m++] = '-';
-  m += format_digits(c.month, 2, out + m);
+  m += float_text::write_u64(c.month, 2, out + m);
   out[m++] = '-';
-  m += format_digits(c.day, 2, out + m);
+  m += float_text::write_u64(c.day, 2, out + m);
   return m;
 }
 
@@ -151,14 +137,14 @@ TUG_HOST_DEVICE inline int format_timestamp(int64_t ticks, int64_t tps, char* ou
   const int64_t days = temporal::floor_div(secs, 86400), sod = temporal::floor_mod(secs, 86400);
   int m = format_date(days, out);
   out[m++] = ' ';
-  m += format_digits(static_cast<uint64_t>(sod / 3600), 2, out + m);
+  m += float_text::write_u64(static_cast<uint64_t>(sod / 3600), 2, out + m);
   out[m++] = ':';
-  m += format_digits(static_cast<uint64_t>(sod / 60 % 60), 2, out + m);
+  m += float_text::write_u64(static_cast<uint64_t>(sod / 60 % 60), 2, out + m);
   out[m++] = ':';
-  m += format_digits(static_cast<uint64_t>(sod % 60), 2, out + m);
+  m += float_text::write_u64(static_cast<uint64_t>(sod % 60), 2, out + m);
   if (frac) {
     out[m++] = '.';
-    m += format_digits(static_cast<uint64_t>(frac), tps == 1000 ? 3 : tps == 1000000 ? 6 : 9, out + m);
+    m += float_text::write_u64(static_cast<uint64_t>(frac), tps == 1000 ? 3 : tps == 1000000 ? 6 : 9, out + m);
   }
   return m;
 }
