@@ -633,6 +633,14 @@ class QueryGen:
         return self.derive(f, {"op": "filter", "input": f.plan, "predicate": p.j},
                            f"SELECT * FROM {f.cte} WHERE {p.sql}", f.cols, f.ordered)
 
+    @staticmethod
+    def col_of(name, e, f=None):
+        """The column an expression makes. A float computed by an aggregation, or from such a column, is
+        marked inexact: its last bits depend on the summation order, which differs between engines and
+        between plans that partition the rows differently (a filter pushed below a group_by)."""
+        inexact = e.t in FLOATS and (e.agg or (f is not None and any(c.attrs.get("inexact") for c in f.cols)))
+        return Col(name, e.t, bounded=e.bounded, attrs={"inexact": True} if inexact else {})
+
     def new_cols(self, f, n):
         out = []
         for _ in range(n):
@@ -648,7 +656,7 @@ class QueryGen:
             aggs = [(self.fresh("a"), self.agg_expr(f)) for _ in range(int(self.rng.integers(1, 4)))]
             plan = {"op": "select", "input": f.plan, "exprs": [{"alias": e.j, "name": n} for n, e in aggs]}
             sql = f"SELECT {', '.join(f'{e.sql} AS {q(n)}' for n, e in aggs)}, 0 AS \"__ord\" FROM {f.cte}"
-            return self.derive(f, plan, sql, [Col(n, e.t) for n, e in aggs], True)
+            return self.derive(f, plan, sql, [self.col_of(n, e) for n, e in aggs], True)
         keep = [c for c in f.cols if self.chance(0.6)] or [f.cols[0]]
         new = self.new_cols(f, int(self.rng.integers(0, 3)))
         if self.chance(0.25):
@@ -657,7 +665,7 @@ class QueryGen:
                 new.append((self.fresh("w"), self.agg_expr(f, keys)))
         exprs = [{"col": c.name} for c in keep] + [{"alias": e.j, "name": n} for n, e in new]
         sql_items = [q(c.name) for c in keep] + [f"{e.sql} AS {q(n)}" for n, e in new]
-        cols = [copy.deepcopy(c) for c in keep] + [Col(n, e.t, bounded=e.bounded) for n, e in new]
+        cols = [copy.deepcopy(c) for c in keep] + [self.col_of(n, e, f) for n, e in new]
         sql = f"SELECT {', '.join(sql_items)}{self.ord_col(f)} FROM {f.cte}"
         return self.derive(f, {"op": "select", "input": f.plan, "exprs": exprs}, sql, cols, f.ordered)
 
@@ -686,14 +694,14 @@ class QueryGen:
             if c.name in by_name:
                 e = by_name.pop(c.name)
                 items.append(f"{e.sql} AS {q(c.name)}")
-                cols.append(Col(c.name, e.t, bounded=e.bounded))
+                cols.append(self.col_of(c.name, e, f))
             else:
                 items.append(q(c.name))
                 cols.append(copy.deepcopy(c))
         for n, e in new:
             if n in by_name:
                 items.append(f"{e.sql} AS {q(n)}")
-                cols.append(Col(n, e.t, bounded=e.bounded))
+                cols.append(self.col_of(n, e, f))
         sql = f"SELECT {', '.join(items)}{self.ord_col(f)} FROM {f.cte}"
         return self.derive(f, {"op": "with_columns", "input": f.plan, "exprs": exprs}, sql, cols, f.ordered)
 
@@ -711,7 +719,7 @@ class QueryGen:
             items.append('min("__ord") AS "__ord"')
         sql = f"SELECT {', '.join(items)} FROM {f.cte} GROUP BY {', '.join(q(k) for k in keys)}"
         cols = [Col(k, f.col(k).type, bounded=f.col(k).bounded, unique=True, small=f.col(k).small,
-                    attrs=f.col(k).attrs) for k in keys] + [Col(n, e.t) for n, e in aggs]
+                    attrs=f.col(k).attrs) for k in keys] + [self.col_of(n, e) for n, e in aggs]
         for c in cols[:len(keys)]:
             c.unique = False  # unique values, but the sort generator needs a non-null total key
         return self.derive(f, plan, sql, cols, ordered)
@@ -837,10 +845,16 @@ class QueryGen:
     def op_unique(self, f):
         keeps = ["any", "none"] + (["first", "last"] if f.ordered else [])
         keep = self.choice(keeps)
+        # rows are told apart by exact columns only (col_of: inexact floats)
+        exact = [c.name for c in f.cols if not c.attrs.get("inexact")]
+        if not exact:
+            return self.op_filter(f)
         subset = []
-        if keep != "any" and self.chance(0.7):
-            subset = [str(x) for x in self.rng.choice(f.names(), size=min(len(f.cols), int(self.rng.integers(1, 3))),
+        if (keep != "any" and self.chance(0.7)) or len(exact) < len(f.cols):
+            subset = [str(x) for x in self.rng.choice(exact, size=min(len(exact), int(self.rng.integers(1, 3))),
                                                       replace=False)]
+            if keep == "any":  # the kept row of a duplicate set is any one: its other columns may differ
+                keep = "first" if f.ordered else "none"
         maintain = self.chance(0.5)
         ordered = maintain and f.ordered
         part = ", ".join(q(c) for c in (subset or f.names()))
