@@ -568,6 +568,17 @@ TEST(CudaStrings, ProgramsMakeStringsInStages) {
   // a strict parse can fail, a non-strict one cannot
   EXPECT_TRUE(compile(col("s").cast(type_id::int64)).can_fail);
   EXPECT_FALSE(compile(col("s").cast(type_id::int64, false)).can_fail);
+  // only programs with floats to or from text run the kernels' instances with the big-integer code
+  EXPECT_TRUE(compile(col("s").cast(type_id::float64, false)).float_text);
+  EXPECT_TRUE(compile(col("s").cast(type_id::float32, false) > 1.5).float_text);
+  EXPECT_TRUE(compile(col("i").cast(type_id::float32).cast(type_id::string)).float_text);
+  EXPECT_FALSE(compile(col("s").cast(type_id::int64, false)).float_text);
+  EXPECT_FALSE(compile(col("i").cast(type_id::string)).float_text);
+  EXPECT_FALSE(compile(col("i") % 7 == 0).float_text);
+  auto sub = compile(concat_str({col("s"), col("i").cast(type_id::float64)}, "|"));
+  EXPECT_FALSE(sub.float_text);
+  ASSERT_EQ(sub.subs.size(), 1u);
+  EXPECT_TRUE(sub.subs[0].float_text);
 }
 #endif
 

@@ -316,6 +316,7 @@ class compiler {
     st.kind = emit::format;
     st.from = from.id;
     st.from_kind = kind(e->args[0]);
+    _p.float_text = _p.float_text || is_float_kind(st.from_kind);
     if (from.id == type_id::timestamp) st.ticks = ticks_per_second(from.unit);
     if (from.id == type_id::decimal128) st.scale = from.scale;
     if (from.id == type_id::duration) {
@@ -341,9 +342,10 @@ class compiler {
       how = parse_as::duration;
     else if (to.id == type_id::decimal128)
       how = parse_as::decimal;
-    else if (is_float_kind(kt))
+    else if (is_float_kind(kt)) {
       how = parse_as::floating;
-    else
+      _p.float_text = true;
+    } else
       refuse("the CUDA expression evaluator does not parse " + to_string(to) +
              " from strings: " + to_string(e));
     go(e->args[0], r);

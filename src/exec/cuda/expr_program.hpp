@@ -135,6 +135,9 @@ struct program {
   data_type out_type;
   string_stage stage;     ///< out == str: how the result's bytes are made
   bool can_fail = false;  ///< has a strict cast or checked decimal arithmetic (raises as the CPU does)
+  /// parses floats from strings or formats them (exec/float_text.hpp): run by the interpreter's
+  /// instance that has the big-integer code, whose stack frame is 2-3x the others'
+  bool float_text = false;
 };
 
 /// The register kind of `t`, or false when the evaluator does not handle the type.
