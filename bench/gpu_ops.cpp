@@ -525,6 +525,14 @@ inputs load(const op_query& q, int64_t n, column_cache& c, bool device) {
 /// Rows of `q`'s main table at full size on the GPU, or for the CPU peer.
 int64_t op_rows(const op_query& q, bool gpu) { return q.src == source::text ? string_rows(gpu) : fact_rows(gpu); }
 
+/// TUG_GPU_BENCH_PROFILE=1: one more run of `lf` with per-operator statistics, on stderr (once a query
+/// and engine).
+void print_profile(const std::string& name, bool gpu, const lazy_frame& lf, const engine_options& o) {
+  static std::set<std::string> profiled;
+  if (env_double("TUG_GPU_BENCH_PROFILE", 0) != 0 && profiled.insert(name + (gpu ? "/gpu" : "/cpu")).second)
+    std::fprintf(stderr, "profile %s/%s:\n%s\n", name.c_str(), gpu ? "gpu" : "cpu", lf.profile(o).statistics.c_str());
+}
+
 void bm_op(benchmark::State& state, const op_query& q, bool gpu) {
   if (!can_run(state, gpu)) return;
   // GPU: the first repetition warms up (two runs); a size that runs out of device memory is halved (up
@@ -570,11 +578,7 @@ void bm_op(benchmark::State& state, const op_query& q, bool gpu) {
     measure(
         state, gpu, gpu, n, static_cast<double>(input_bytes(d)), [&] { benchmark::DoNotOptimize(lf->collect(o)); },
         label);
-    // TUG_GPU_BENCH_PROFILE=1: one more run with per-operator statistics, on stderr (once a query and engine)
-    static std::set<std::string> profiled;
-    if (env_double("TUG_GPU_BENCH_PROFILE", 0) != 0 && profiled.insert(q.name + (gpu ? "/gpu" : "/cpu")).second)
-      std::fprintf(stderr, "profile %s/%s:\n%s\n", q.name.c_str(), gpu ? "gpu" : "cpu",
-                   lf->profile(o).statistics.c_str());
+    print_profile(q.name, gpu, *lf, o);
   } catch (const std::exception& e) {
     if (gpu) failed[q.name] = e.what();
     state.SkipWithError(e.what());
@@ -675,6 +679,7 @@ void bm_seed(benchmark::State& state, const seed_query& q, bool parquet, bool gp
             benchmark::DoNotOptimize(lf.collect(o));
         },
         gpu ? fallbacks_of(lf, o) : std::string());
+    print_profile(q.name + (parquet ? "_from_parquet" : "_from_memory"), gpu, lf, o);  // a sink: its query only
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
   }

@@ -5,6 +5,7 @@
 
 #include "tug/io/csv_source.hpp"
 #include "tug/io/parquet_source.hpp"
+#include "tug/runtime/thread_pool.hpp"
 
 namespace tug {
 
@@ -19,23 +20,26 @@ lazy_frame scan_csv(const std::string& path, const io::csv::csv_options& options
 void sink_parquet(const lazy_frame& q, const std::string& path, const io::parquet::write_options& options,
                   const engine_options& engine) {
   data_frame df = q.collect(engine);
+  // the engine's worker threads encode the files, and within each the column chunks (nested
+  // parallel_for: a waiting thread runs other files' work)
+  thread_pool& pool = global_thread_pool(engine.num_threads);
   namespace fs = std::filesystem;
   std::error_code ec;
   bool dir = (!path.empty() && path.back() == '/') || fs::is_directory(path, ec);
   if (!dir) {
-    io::parquet::write_parquet(path, df.schema(), df.partitions(), options);
+    io::parquet::write_parquet(path, df.schema(), df.partitions(), options, &pool);
     return;
   }
   fs::create_directories(path, ec);
   if (ec) throw io_error("cannot create directory " + path + ": " + ec.message());
   const auto& parts = df.partitions();
-  for (size_t i = 0; i < std::max<size_t>(parts.size(), 1); ++i) {
+  pool.parallel_for(static_cast<int64_t>(std::max<size_t>(parts.size(), 1)), [&](int64_t i) {
     char name[48];  // "part-" + up to 20 digits + ".parquet"
-    std::snprintf(name, sizeof name, "part-%05zu.parquet", i);
+    std::snprintf(name, sizeof name, "part-%05zu.parquet", static_cast<size_t>(i));
     std::vector<table> one;
-    if (i < parts.size()) one.push_back(parts[i]);
-    io::parquet::write_parquet((fs::path(path) / name).string(), df.schema(), one, options);
-  }
+    if (static_cast<size_t>(i) < parts.size()) one.push_back(parts[static_cast<size_t>(i)]);
+    io::parquet::write_parquet((fs::path(path) / name).string(), df.schema(), one, options, &pool);
+  });
 }
 
 void sink_csv(const lazy_frame& q, const std::string& path, const io::csv::csv_options& options,

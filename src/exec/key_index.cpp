@@ -6,33 +6,15 @@
 #include <cstring>
 #include <limits>
 
+#include "core/hash.hpp"
 #include "short_string.hpp"
 
 namespace tug {
 
 namespace {
 
-inline uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
-inline uint64_t hash_bytes(const char* p, size_t n) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = mix(h ^ w) * 0x9e3779b97f4a7c15ULL;
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, p + i, n - i);
-  return mix(h ^ tail);
-}
+using hashing::hash_bytes;
+using hashing::mix;
 
 constexpr uint64_t null_hash = 0x5bd1e9955bd1e995ULL;
 

@@ -107,12 +107,15 @@ TEST(ScanParquet, SinkDirectoryWritesOneFilePerPartition) {
   temp_dir d;
   engine_options o;
   o.target_partition_rows = 3000;
+  o.num_threads = 4;  // the files are written in parallel
   sink_parquet(sample().lazy().filter(col("g") != 3), d / "out/", {}, o);
   int files = 0;
   for (auto& e : fs::directory_iterator(d.path / "out"))
     files += e.path().extension() == ".parquet";
   EXPECT_GT(files, 1);
   expect_frames_equal(scan_parquet(d / "out").sort("k").collect(), sample().lazy().filter(col("g") != 3).collect());
+  // part-00000, part-00001, ... hold the partitions in order
+  expect_frames_equal(scan_parquet(d / "out").collect(), sample().lazy().filter(col("g") != 3).collect(o));
 }
 
 TEST(ScanParquet, ErrorsNameTheFile) {

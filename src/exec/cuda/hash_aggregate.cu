@@ -203,7 +203,7 @@ __device__ inline uint64_t key_bits(const dkey& key, int64_t r) {
 __device__ inline uint64_t hash_row(const dkey* keys, int nk, int64_t r) {
   uint64_t h = 0x243f6a8885a308d3ULL;
   for (int k = 0; k < nk; ++k)
-    h = fmix64(h ^ (key_bits(keys[k], r) + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(k + 1)));
+    h = mix(h ^ (key_bits(keys[k], r) + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(k + 1)));
   return h;
 }
 

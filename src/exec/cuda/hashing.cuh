@@ -3,17 +3,12 @@
 // (hash_aggregate.cu). Included only from .cu files.
 #include <cstdint>
 
+#include "core/hash.hpp"
+
 namespace tug::cuda {
 
-/// MurmurHash3's 64-bit finalizer.
-__device__ inline uint64_t fmix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
+/// MurmurHash3's 64-bit finalizer (core/hash.hpp, the host's too).
+using hashing::mix;
 
 /// Bits of a float key that are equal exactly when the keys are (-0.0 == 0.0, all NaNs equal), as
 /// the CPU key index compares them (through double).

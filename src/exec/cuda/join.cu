@@ -62,7 +62,7 @@ int kind_of(const data_type& t) {
 }
 
 __device__ inline uint64_t combine(uint64_t h, uint64_t v) {
-  return (h ^ fmix64(v)) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
+  return (h ^ mix(v)) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
 }
 
 /// One 64-bit word of a fixed-width key (the low word for 16-byte keys).

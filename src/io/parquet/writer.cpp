@@ -1,17 +1,19 @@
 /// Parquet writer: flat OPTIONAL columns, PLAIN or dictionary values, RLE definition levels,
-/// data pages v1, statistics, one footer.
+/// data pages v1, statistics, one footer. The column chunks of a row group are encoded in parallel on
+/// a thread pool, each into memory, and written in order.
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <unordered_map>
 
+#include "core/hash.hpp"
 #include "tug/core/error.hpp"
 #include "tug/io/parquet/codec.hpp"
 #include "tug/io/parquet/metadata.hpp"
 #include "tug/io/parquet/reader.hpp"
+#include "tug/runtime/thread_pool.hpp"
 
 namespace tug::io::parquet {
 namespace {
@@ -132,12 +134,14 @@ void bit_pack(std::string& out, const uint32_t* v, int64_t n, int bw) {
   const size_t start = out.size();
   out.resize(start + static_cast<size_t>(groups) * static_cast<size_t>(bw), '\0');
   auto* p = reinterpret_cast<uint8_t*>(out.data() + start);
+  uint64_t acc = 0;  // fewer than 8 pending bits before each value, so at most 40 after it
+  int bits = 0;
   for (int64_t i = 0; i < n; ++i) {
-    uint64_t bit = static_cast<uint64_t>(i) * static_cast<uint64_t>(bw);
-    uint64_t x = static_cast<uint64_t>(v[i]) << (bit & 7);
-    for (size_t b = bit >> 3; x; ++b, x >>= 8)
-      p[b] |= static_cast<uint8_t>(x);
+    acc |= static_cast<uint64_t>(v[i]) << bits;
+    for (bits += bw; bits >= 8; bits -= 8, acc >>= 8)
+      *p++ = static_cast<uint8_t>(acc);
   }
+  if (bits > 0) *p = static_cast<uint8_t>(acc);
 }
 
 /// Non-null values of a column as their Parquet physical values (PV), plus the validity of each row.
@@ -199,38 +203,64 @@ auto dict_key(const PV& v) {
     return v;
 }
 
-/// The dictionary of a column chunk, grown page by page.
+/// The dictionary of a column chunk, grown page by page: its values, and their ids in an open-addressing
+/// table (linear probing, at most half full) that holds id + 1 (0: empty).
 template <typename PV>
 struct dictionary_builder {
   std::vector<PV> values;
   size_t bytes = 0;  ///< PLAIN size of `values`
-  std::unordered_map<decltype(dict_key(std::declval<PV>())), uint32_t> ids;
 
-  /// Sets `idx` to the ids of `n` values, adding new ones. False, with the dictionary as before the
-  /// call, when it would pass dictionary_limit_bytes.
+  /// Sets `idx` to the ids of `n` values, adding new ones. False, with `values` as before the call,
+  /// when the dictionary would pass dictionary_limit_bytes; the builder then takes no more values.
   bool add(const PV* v, size_t n, std::vector<uint32_t>& idx) {
+    if (_closed) return false;
     const size_t old_size = values.size(), old_bytes = bytes;
     idx.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      auto [it, fresh] = ids.try_emplace(dict_key(v[i]), static_cast<uint32_t>(values.size()));
-      if (fresh) {
-        values.push_back(v[i]);
+      if (2 * (values.size() + 1) > _slots.size()) grow();
+      const auto key = dict_key(v[i]);
+      const size_t mask = _slots.size() - 1;
+      size_t h = hash(v[i]) & mask;
+      while (_slots[h] != 0 && !(dict_key(values[_slots[h] - 1]) == key))
+        h = (h + 1) & mask;
+      if (_slots[h] == 0) {
         if constexpr (std::is_same_v<PV, std::string_view>)
           bytes += 4 + v[i].size();
         else
           bytes += sizeof(PV);
         if (bytes > dictionary_limit_bytes) {
-          for (size_t k = old_size; k < values.size(); ++k)
-            ids.erase(dict_key(values[k]));
-          values.resize(old_size);
+          values.resize(old_size);  // the table keeps stale ids: closed
           bytes = old_bytes;
+          _closed = true;
           return false;
         }
+        values.push_back(v[i]);
+        _slots[h] = static_cast<uint32_t>(values.size());
       }
-      idx[i] = it->second;
+      idx[i] = _slots[h] - 1;
     }
     return true;
   }
+
+ private:
+  static uint64_t hash(const PV& v) {
+    if constexpr (std::is_same_v<PV, std::string_view>)
+      return hashing::hash_bytes(v.data(), v.size());
+    else
+      return hashing::mix(static_cast<uint64_t>(dict_key(v)));
+  }
+  void grow() {
+    _slots.assign(std::max<size_t>(1024, 2 * _slots.size()), 0);
+    const size_t mask = _slots.size() - 1;
+    for (size_t id = 0; id < values.size(); ++id) {
+      size_t h = hash(values[id]) & mask;
+      while (_slots[h] != 0)
+        h = (h + 1) & mask;
+      _slots[h] = static_cast<uint32_t>(id + 1);
+    }
+  }
+  std::vector<uint32_t> _slots;
+  bool _closed = false;
 };
 
 /// Writes the file sequentially, tracking the offset.
@@ -260,14 +290,22 @@ class file_sink {
   int64_t _offset = 0;
 };
 
+/// A column chunk's bytes, and its metadata with page offsets from the chunk's first byte.
+struct encoded_chunk {
+  column_metadata meta;
+  std::string bytes;
+};
+
+/// Encodes column chunks into memory (one writer per thread: it keeps a compression buffer).
 class chunk_writer {
  public:
-  chunk_writer(file_sink& sink, codec c, const write_options& o) : _sink(sink), _codec(c), _opts(o) {}
+  chunk_writer(codec c, const write_options& o) : _codec(c), _opts(o) {}
 
-  /// Writes one column chunk and returns its metadata.
+  /// Encodes one column chunk.
   template <typename PV>
-  column_metadata write(const physical_values<PV>& pv, const schema_element& e, bool unsigned_order) {
-    column_metadata m;
+  encoded_chunk write(const physical_values<PV>& pv, const schema_element& e, bool unsigned_order) {
+    encoded_chunk out;
+    column_metadata& m = out.meta;
     m.type = *e.type;
     m.path_in_schema = {e.name};
     m.compression = _codec;
@@ -294,19 +332,20 @@ class chunk_writer {
     dictionary_builder<PV> dict;
     int dictionary_pages = 0;
     std::vector<uint32_t> levels, indices;
-    std::vector<std::string> pages;
+    std::string pages, body;
     size_t v0 = 0;
     for (int64_t r0 = 0; r0 < rows || (rows == 0 && r0 == 0); r0 += page_rows) {
       const int64_t r1 = std::min(rows, r0 + page_rows);
-      std::string body;
+      body.clear();
       // Definition levels: 4-byte length, then one bit-packed run (or one RLE run of 1s without nulls).
-      levels.assign(pv.valid.begin() + r0, pv.valid.begin() + r1);
-      size_t nvals = 0;
-      for (uint32_t l : levels)
-        nvals += l;
+      size_t nvals = static_cast<size_t>(r1 - r0);
+      if (pv.null_count > 0) {
+        levels.assign(pv.valid.begin() + r0, pv.valid.begin() + r1);
+        nvals = static_cast<size_t>(std::count(pv.valid.begin() + r0, pv.valid.begin() + r1, uint8_t{1}));
+      }
       body.resize(4);
-      if (nvals == levels.size()) {
-        put_uleb(body, static_cast<uint64_t>(levels.size()) << 1);
+      if (nvals == static_cast<size_t>(r1 - r0)) {
+        put_uleb(body, static_cast<uint64_t>(r1 - r0) << 1);
         body.push_back('\1');
       } else {
         bit_pack(body, levels.data(), static_cast<int64_t>(levels.size()), 1);
@@ -329,26 +368,24 @@ class chunk_writer {
       h.v1 =
           data_page_header{static_cast<int32_t>(r1 - r0), page_dictionary ? encoding::rle_dictionary : encoding::plain,
                            encoding::rle, encoding::rle};
-      pages.push_back(serialize(h, body, m));
+      serialize(h, body, m, pages);
       if (rows == 0) break;
     }
 
-    const int64_t start = _sink.offset();
     if (dictionary_pages > 0) {
-      m.dictionary_page_offset = start;
-      std::string body;
+      m.dictionary_page_offset = 0;
+      body.clear();
       plain_encode(dict.values.data(), dict.values.size(), body);
       page_header h;
       h.type = page_type::dictionary_page;
       h.dict = dictionary_page_header{static_cast<int32_t>(dict.values.size()), encoding::plain};
-      _sink.write(serialize(h, body, m));
+      serialize(h, body, m, out.bytes);
     }
-    m.data_page_offset = _sink.offset();
-    for (const auto& page : pages)
-      _sink.write(page);
+    m.data_page_offset = static_cast<int64_t>(out.bytes.size());
+    out.bytes += pages;
     m.encodings = dictionary_pages ? std::vector<encoding>{encoding::plain, encoding::rle, encoding::rle_dictionary}
                                    : std::vector<encoding>{encoding::plain, encoding::rle};
-    m.total_compressed_size = _sink.offset() - start;
+    m.total_compressed_size = static_cast<int64_t>(out.bytes.size());
 
     if (_opts.statistics) {
       statistics s;
@@ -370,7 +407,7 @@ class chunk_writer {
       }
       m.stats = std::move(s);
     }
-    return m;
+    return out;
   }
 
  private:
@@ -389,43 +426,47 @@ class chunk_writer {
     }
   }
 
-  /// The page header followed by the compressed body; counts the uncompressed size.
-  std::string serialize(page_header& h, const std::string& body, column_metadata& m) {
+  /// Appends the page header and the compressed body to `out`; counts the uncompressed size.
+  void serialize(page_header& h, const std::string& body, column_metadata& m, std::string& out) {
     compress(_codec, reinterpret_cast<const uint8_t*>(body.data()), body.size(), _buf);
     if (body.size() > INT32_MAX || _buf.size() > INT32_MAX)
       throw invalid_argument_error("write_parquet: a page exceeds 2 GiB; lower write_options.page_bytes");
     h.uncompressed_page_size = static_cast<int32_t>(body.size());
     h.compressed_page_size = static_cast<int32_t>(_buf.size());
-    std::string out;
+    const size_t start = out.size();
     encode_page_header(h, out);
-    m.total_uncompressed_size += static_cast<int64_t>(out.size() + body.size());
+    m.total_uncompressed_size += static_cast<int64_t>(out.size() - start + body.size());
     out += _buf;
-    return out;
   }
 
-  file_sink& _sink;
   codec _codec;
   const write_options& _opts;
   std::string _buf;
 };
 
-/// Converts a tug column to its physical values and writes the chunk.
-column_metadata write_column(chunk_writer& w, const column& c, const schema_element& e) {
+/// Converts a tug column to its physical values and encodes the chunk.
+encoded_chunk write_column(chunk_writer& w, const column& c, const schema_element& e) {
   const int64_t n = c.size();
   const column_view v = c.view();
-  return type_dispatch(c.type().id, [&]<type_id Id>() -> column_metadata {
+  return type_dispatch(c.type().id, [&]<type_id Id>() -> encoded_chunk {
     using T = storage_t<Id>;
     auto run = [&]<typename PV>(auto convert) {
       physical_values<PV> pv;
-      pv.valid.resize(static_cast<size_t>(n));
-      pv.values.reserve(static_cast<size_t>(n - v.null_count));
-      for (int64_t i = 0; i < n; ++i) {
-        bool ok = v.is_valid(i);
-        pv.valid[static_cast<size_t>(i)] = ok;
-        if (ok)
-          pv.values.push_back(convert(v.value<T>(i)));
-        else
-          ++pv.null_count;
+      pv.valid.assign(static_cast<size_t>(n), 1);
+      pv.values.resize(static_cast<size_t>(n - v.null_count));
+      size_t k = 0;
+      if (v.null_count == 0) {
+        for (int64_t i = 0; i < n; ++i)
+          pv.values[k++] = convert(v.value<T>(i));
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          if (v.is_valid(i)) {
+            pv.values[k++] = convert(v.value<T>(i));
+          } else {
+            pv.valid[static_cast<size_t>(i)] = 0;
+            ++pv.null_count;
+          }
+        }
       }
       return w.write(pv, e, is_unsigned_integer(Id));
     };
@@ -463,7 +504,7 @@ column_metadata write_column(chunk_writer& w, const column& c, const schema_elem
 }  // namespace
 
 void write_parquet(const std::string& path, const tug::schema& s, const std::vector<table>& parts,
-                   const write_options& opts) {
+                   const write_options& opts, thread_pool* pool) {
   const codec c = parse_codec(opts.codec);
   if (opts.row_group_rows <= 0 || opts.page_bytes <= 0)
     throw invalid_argument_error("write_parquet: row_group_rows and page_bytes must be positive");
@@ -488,8 +529,8 @@ void write_parquet(const std::string& path, const tug::schema& s, const std::vec
 
   file_sink sink(path);
   sink.write("PAR1", 4);
-  chunk_writer w(sink, c, opts);
-  // Row groups of row_group_rows rows, cut across partition boundaries.
+  // Row groups of row_group_rows rows, cut across partition boundaries; a row group's chunks are
+  // encoded in parallel and written in column order.
   std::vector<table> pending;
   int64_t pending_rows = 0;
   auto flush = [&] {
@@ -497,9 +538,23 @@ void write_parquet(const std::string& path, const tug::schema& s, const std::vec
     table t = pending.size() == 1 ? pending[0] : concatenate(pending);
     row_group rg;
     rg.num_rows = t.num_rows();
-    for (size_t i = 0; i < s.size(); ++i) {
+    std::vector<encoded_chunk> chunks(s.size());
+    auto encode = [&](int64_t i) {
+      chunk_writer w(c, opts);
+      chunks[i] = write_column(w, t[i], meta.schema[i + 1]);
+    };
+    if (pool)
+      pool->parallel_for(static_cast<int64_t>(s.size()), encode);
+    else
+      for (size_t i = 0; i < s.size(); ++i) encode(static_cast<int64_t>(i));
+    for (encoded_chunk& chunk : chunks) {
       column_chunk cc;
-      cc.meta = write_column(w, t[i], meta.schema[i + 1]);
+      const int64_t base = sink.offset();
+      sink.write(chunk.bytes);
+      chunk.bytes = std::string();
+      cc.meta = std::move(chunk.meta);
+      if (cc.meta->dictionary_page_offset) *cc.meta->dictionary_page_offset += base;
+      cc.meta->data_page_offset += base;
       cc.file_offset = cc.meta->dictionary_page_offset.value_or(cc.meta->data_page_offset);
       rg.total_byte_size += cc.meta->total_uncompressed_size;
       rg.columns.push_back(std::move(cc));

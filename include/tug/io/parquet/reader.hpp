@@ -13,6 +13,10 @@
 #include "tug/core/table.hpp"
 #include "tug/core/types.hpp"
 
+namespace tug {
+class thread_pool;
+}
+
 namespace tug::io::parquet {
 
 struct file_metadata;  // parsed footer (tug/io/parquet/metadata.hpp)
@@ -99,9 +103,10 @@ struct write_options {
   bool statistics = true;
 };
 
-/// Writes the partitions (all of schema `s`) as one Parquet file.
+/// Writes the partitions (all of schema `s`) as one Parquet file. With a `pool`, the column chunks of
+/// each row group are encoded in parallel on it (the file's bytes are the same as without).
 /// @throws io_error when the file cannot be written; invalid_argument_error on a bad option.
 void write_parquet(const std::string& path, const tug::schema& s, const std::vector<table>& parts,
-                   const write_options& = {});
+                   const write_options& = {}, thread_pool* pool = nullptr);
 
 }  // namespace tug::io::parquet
