@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 
 #include "exec/nvtx.hpp"
 #include "tug/memory/device.hpp"
@@ -308,20 +307,7 @@ std::vector<table> physical_node::input(size_t i, exec_context& ctx) {
   std::vector<table> parts = child.execute(ctx);
   if (where == backend::cuda) {
     if (!ctx.device_mr) throw internal_error("a cuda operator ran without a device memory resource");
-    // Uploads run on every worker thread, outside the in-flight bound: the partitions are all on the
-    // device afterwards anyway, and a thread moves pageable memory at its host memcpy's speed (through
-    // its pinned chunks). TUG_GPU_UPLOAD_IN_SLOTS=1 puts them under the bound, as before session 7
-    // (for A/B runs).
-    static const bool in_slots = [] {
-      const char* v = std::getenv("TUG_GPU_UPLOAD_IN_SLOTS");
-      return v && *v == '1';
-    }();
-    if (in_slots) return map_partitions(ctx, parts, [&](const table& t) { return to_device(t, ctx.device_mr); });
-    std::vector<table> out(parts.size());
-    ctx.pool.parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t i) {
-      out[static_cast<size_t>(i)] = to_device(parts[static_cast<size_t>(i)], ctx.device_mr);
-    });
-    return out;
+    return map_partitions(ctx, parts, [&](const table& t) { return to_device(t, ctx.device_mr); });
   }
   bool any = false;
   for (auto& t : parts)
