@@ -322,7 +322,7 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
     const auto& r = *_readers[t.file];
     int64_t pages_skipped = 0;
     table part = file_cols.empty() ? table::empty_with_rows(t.rows)
-                                   : r.read_row_group_ranges(t.rg, file_cols, t.ranges, mr, &pages_skipped);
+                                   : r.read_row_group_ranges(t.rg, file_cols, t.ranges, mr, &pages_skipped, &pool);
     _counters->pages_skipped += pages_skipped;
     _counters->row_groups_read++;
     _counters->bytes_read += r.row_group_uncompressed_bytes(t.rg, file_cols);

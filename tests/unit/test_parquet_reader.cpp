@@ -12,6 +12,7 @@
 #include "parquet_test_util.hpp"
 #include "test_util.hpp"
 #include "tug/io/parquet/reader.hpp"
+#include "tug/runtime/thread_pool.hpp"
 
 namespace tug {
 namespace {
@@ -51,9 +52,15 @@ class ParquetFiles : public ::testing::Test {
     ASSERT_EQ(r.schema().size(), cols.size());
     std::vector<table> parts = read_row_groups(r);
     int64_t rows = 0;
+    thread_pool pool(3);  // the column chunks decoded in parallel give the same columns
     for (int g = 0; g < r.num_row_groups(); ++g) {
-      EXPECT_EQ(parts[static_cast<size_t>(g)].num_rows(), r.row_group_num_rows(g));
-      rows += parts[static_cast<size_t>(g)].num_rows();
+      const table& t = parts[static_cast<size_t>(g)];
+      EXPECT_EQ(t.num_rows(), r.row_group_num_rows(g));
+      rows += t.num_rows();
+      table pooled = r.read_row_group_ranges(g, all_columns(r), {}, default_host_resource(), nullptr, &pool);
+      ASSERT_EQ(pooled.num_columns(), t.num_columns());
+      for (size_t c = 0; c < t.num_columns(); ++c)
+        expect_columns_equal(pooled[c], t[c], r.schema()[c].name + " (pool)");
     }
     ASSERT_EQ(rows, r.num_rows());
     for (size_t c = 0; c < r.schema().size(); ++c) {
@@ -223,6 +230,14 @@ TEST_F(ParquetFiles, CorruptPageNamesFileColumnAndRowGroup) {
     std::string msg = e.what();
     EXPECT_NE(msg.find(bad), std::string::npos) << msg;
     EXPECT_NE(msg.find("column 'b' row group 0"), std::string::npos) << msg;
+  }
+  // The same error when the chunks are decoded in parallel.
+  thread_pool pool(3);
+  try {
+    r.read_row_group_ranges(0, all_columns(r), {}, default_host_resource(), nullptr, &pool);
+    ADD_FAILURE() << "no io_error";
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("column 'b' row group 0"), std::string::npos) << e.what();
   }
   // The other columns still read.
   EXPECT_EQ(r.read_row_group(0, {1}).num_rows(), r.row_group_num_rows(0));

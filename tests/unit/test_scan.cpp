@@ -293,5 +293,11 @@ TEST(ScanParquet, RowRangesReadConsistentlyAcrossPageBoundaries) {
   tug::schema s = reader.schema();
   expect_frames_equal(data_frame(s, {part}), data_frame(s, {concatenate(want)}));
   EXPECT_GT(skipped, 0);
+  // the column chunks decoded in parallel: the same rows, the same pages skipped
+  thread_pool pool(3);
+  int64_t pooled_skipped = 0;
+  table pooled = reader.read_row_group_ranges(0, {0, 1, 2}, ranges, default_host_resource(), &pooled_skipped, &pool);
+  expect_frames_equal(data_frame(s, {pooled}), data_frame(s, {concatenate(want)}));
+  EXPECT_EQ(pooled_skipped, skipped);
   EXPECT_THROW(reader.read_row_group_ranges(0, {0}, {{5, 3}}), invalid_argument_error);
 }

@@ -13,6 +13,7 @@
 #include "tug/core/error.hpp"
 #include "tug/io/parquet/metadata.hpp"
 #include "tug/io/parquet/reader.hpp"
+#include "tug/runtime/thread_pool.hpp"
 
 namespace tug::io::parquet {
 namespace {
@@ -383,7 +384,7 @@ table file_reader::read_row_group(int rg, const std::vector<size_t>& columns, me
 
 table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& columns,
                                          const std::vector<row_range>& ranges, memory_resource* mr,
-                                         int64_t* pages_skipped) const {
+                                         int64_t* pages_skipped, thread_pool* pool) const {
   check_rg(rg);
   for (size_t c : columns)
     check_column(c);
@@ -399,16 +400,16 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
   if (columns.empty()) return table::empty_with_rows(ranges.empty() ? g.num_rows : wanted_rows);
   int64_t size = 0;
   fd_guard fd{open_file(_path, size)};
-  detail::decode_scratch scratch;  // transient buffers reused column after column
-  std::vector<column> out;
-  out.reserve(columns.size());
-  for (size_t c : columns) {
+  std::vector<column> out(columns.size());
+  std::vector<int64_t> skipped(columns.size(), 0);
+  auto decode_column = [&](size_t k, detail::decode_scratch& scratch) {
+    const size_t c = columns[k];
     const column_metadata& m = *g.columns[_leaf[c]].meta;
     const std::string where = _path + ": column '" + _schema[c].name + "' row group " + std::to_string(rg) + ": ";
     try {
       if (g.num_rows == 0) {  // writers emit empty chunks at offset 0
-        out.push_back(make_empty_column(_schema[c].type));
-        continue;
+        out[k] = make_empty_column(_schema[c].type);
+        return;
       }
       const int64_t start = chunk_start(m);
       if (start < 4 || m.total_compressed_size < 0 || m.total_compressed_size > size - 8 - start)
@@ -419,8 +420,8 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
       uint8_t* chunk = scratch.chunk.get(chunk_size);  // followed by detail::slack bytes
       read_at(fd.fd, chunk, chunk_size, start, _path);
       if (ranges.empty()) {
-        out.push_back(detail::decode_chunk(m, leaf, chunk, chunk_size, g.num_rows, nullptr, 0, scratch, mr));
-        continue;
+        out[k] = detail::decode_chunk(m, leaf, chunk, chunk_size, g.num_rows, nullptr, 0, scratch, mr);
+        return;
       }
       // Only the rows in `ranges`: the data pages that overlap them (by the offset index; all pages
       // when there is none), then the ranges sliced out of the decoded rows.
@@ -438,7 +439,7 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
         pages.emplace_back(static_cast<size_t>(index[i].offset - start), span.end - span.begin);
         page_rows += span.end - span.begin;
       }
-      if (pages_skipped) *pages_skipped += static_cast<int64_t>(index.size() - spans.size());
+      skipped[k] = static_cast<int64_t>(index.size() - spans.size());
       column decoded = index.empty()
                            ? detail::decode_chunk(m, leaf, chunk, chunk_size, g.num_rows, nullptr, 0, scratch, mr)
                            : detail::decode_chunk(m, leaf, chunk, chunk_size, page_rows, &pages,
@@ -454,13 +455,27 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
         if (i == spans.size() || spans[i].begin > r.begin) throw internal_error("parquet: row range not decoded");
         pieces.push_back(decoded.slice(at + r.begin - spans[i].begin, r.end - r.begin));
       }
-      out.push_back(pieces.size() == 1 ? pieces[0] : concatenate(pieces, mr));
+      out[k] = pieces.size() == 1 ? pieces[0] : concatenate(pieces, mr);
     } catch (const io_error& e) {
       throw io_error(where + e.what());
     } catch (const not_implemented_error& e) {
       throw not_implemented_error(where + e.what());
     }
+  };
+  if (pool && columns.size() > 1) {
+    // a chunk a task, each with its own scratch buffers
+    pool->parallel_for(static_cast<int64_t>(columns.size()), [&](int64_t k) {
+      detail::decode_scratch scratch;
+      decode_column(static_cast<size_t>(k), scratch);
+    });
+  } else {
+    detail::decode_scratch scratch;  // transient buffers reused column after column
+    for (size_t k = 0; k < columns.size(); ++k)
+      decode_column(k, scratch);
   }
+  if (pages_skipped)
+    for (int64_t n : skipped)
+      *pages_skipped += n;
   return table(std::move(out));
 }
 

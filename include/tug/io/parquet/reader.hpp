@@ -70,9 +70,11 @@ class file_reader {
   std::vector<page_stats> page_index(int rg, size_t column) const;
   /// Reads only the rows in `ranges` (sorted, disjoint, within the row group; empty = all rows), decoding
   /// only the data pages that overlap them where the column chunk has an offset index (else all its
-  /// pages), and adds the number of data pages not decompressed or decoded to `*pages_skipped`.
+  /// pages), and adds the number of data pages not decompressed or decoded to `*pages_skipped`. With a
+  /// `pool`, the column chunks are decoded in parallel on it.
   table read_row_group_ranges(int rg, const std::vector<size_t>& columns, const std::vector<row_range>& ranges,
-                              memory_resource* mr = default_host_resource(), int64_t* pages_skipped = nullptr) const;
+                              memory_resource* mr = default_host_resource(), int64_t* pages_skipped = nullptr,
+                              thread_pool* pool = nullptr) const;
   const std::string& path() const { return _path; }
 
  private:
