@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/cuda/common.cuh"
+#include "memory/block_cache.hpp"
 #include "tug/core/table.hpp"
 #include "tug/memory/device.hpp"
 
@@ -116,49 +117,20 @@ class device_memory_resource final : public memory_resource {
 };
 
 // Pinned blocks kept for reuse across queries (cudaMallocHost costs far more than a copy of the
-// same size): power-of-two size classes, at most kMaxCachedPinned bytes idle.
-class pinned_block_cache {
- public:
-  static constexpr size_t kMaxCachedPinned = size_t(4) << 30;
-  static pinned_block_cache& instance() {
-    static auto* c = new pinned_block_cache();  // never destroyed: blocks may be freed at exit
-    return *c;
-  }
-  static size_t size_class(size_t bytes) { return std::bit_ceil(std::max<size_t>(bytes, 4096)); }
-  void* take(size_t cls) {
-    std::lock_guard<std::mutex> g(_mu);
-    auto it = _free.find(cls);
-    if (it == _free.end() || it->second.empty()) return nullptr;
-    void* p = it->second.back();
-    it->second.pop_back();
-    _cached -= cls;
-    return p;
-  }
-  void give(void* p, size_t cls) {
-    {
-      std::lock_guard<std::mutex> g(_mu);
-      if (_cached + cls <= kMaxCachedPinned) {
-        _free[cls].push_back(p);
-        _cached += cls;
-        return;
-      }
-    }
-    cudaFreeHost(p);
-  }
-
- private:
-  std::mutex _mu;
-  std::map<size_t, std::vector<void*>> _free;
-  size_t _cached = 0;
-};
+// same size): power-of-two size classes, at most 4 GiB idle.
+block_cache& pinned_blocks() {
+  // never destroyed: blocks may be freed at exit
+  static auto* c = new block_cache(size_t(4) << 30, [](void* p) { cudaFreeHost(p); });
+  return *c;
+}
 
 class pinned_memory_resource final : public memory_resource {
  public:
   explicit pinned_memory_resource(std::shared_ptr<memory_budget> budget) : _budget(std::move(budget)) {}
   void* allocate(size_t bytes) override {
-    size_t cls = pinned_block_cache::size_class(bytes);
+    size_t cls = block_cache::pow2_class(bytes);
     if (_budget) _budget->reserve(static_cast<int64_t>(cls), "pinned host allocation");
-    if (void* p = pinned_block_cache::instance().take(cls)) return p;
+    if (void* p = pinned_blocks().take(cls)) return p;
     void* p = nullptr;
     cudaError_t e = cudaMallocHost(&p, cls);
     if (e != cudaSuccess) {
@@ -170,8 +142,8 @@ class pinned_memory_resource final : public memory_resource {
     return p;
   }
   void deallocate(void* p, size_t bytes) noexcept override {
-    size_t cls = pinned_block_cache::size_class(bytes);
-    pinned_block_cache::instance().give(p, cls);
+    size_t cls = block_cache::pow2_class(bytes);
+    pinned_blocks().give(p, cls);
     if (_budget) _budget->release(static_cast<int64_t>(cls));
   }
   memory_kind kind() const override { return memory_kind::pinned_host; }
@@ -202,13 +174,13 @@ class staging_chunks {
       // runtime may be gone)
       if (_done[i]) cudaEventSynchronize(_done[i]);
       if (_done[i]) cudaEventDestroy(_done[i]);
-      if (_buf[i]) pinned_block_cache::instance().give(_buf[i], kChunk);
+      if (_buf[i]) pinned_blocks().give(_buf[i], kChunk);
     }
   }
   /// Chunk `i` (0 or 1), once the copies that used it before are done.
   char* take(int i) {
     if (!_buf[i]) {
-      _buf[i] = pinned_block_cache::instance().take(kChunk);
+      _buf[i] = pinned_blocks().take(kChunk);
       if (!_buf[i] && cudaMallocHost(&_buf[i], kChunk) != cudaSuccess) {
         cudaGetLastError();
         _buf[i] = nullptr;

@@ -1,9 +1,13 @@
 #include "tug/memory/memory_resource.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <string>
 
+#include "memory/block_cache.hpp"
 #include "tug/core/error.hpp"
 
 namespace tug {
@@ -33,11 +37,45 @@ void memory_budget::reserve(int64_t bytes, const char* what) {
   while (now > p && !_peak.compare_exchange_weak(p, now, std::memory_order_relaxed)) {}
 }
 
+namespace {
+
+// Blocks of at least 1 MiB are kept for reuse when freed (block_cache.hpp), up to a sixteenth of the
+// machine's memory and at most 8 GiB idle: a fresh block costs the kernel's page faults and zeroing
+// on first touch, half of a single-threaded Parquet scan (AIS, 4M rows on one thread: 0.47 -> 0.27 s
+// with reuse). When the system is out of memory, the idle blocks are freed and the allocation retried. The budget counts the bytes asked for, not the class's up to 12.5% more.
+constexpr size_t kCachedHostBlock = size_t(1) << 20;
+
+size_t host_cache_limit() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const size_t ram = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
+  return std::min(ram / 16, size_t(8) << 30);
+}
+
+block_cache& host_blocks() {
+  // never destroyed: buffers may be freed at exit
+  static auto* c = new block_cache(host_cache_limit(), [](void* p) { std::free(p); });
+  return *c;
+}
+
+}  // namespace
+
+size_t cached_host_bytes() { return host_blocks().idle_bytes(); }
+size_t cached_host_limit() { return host_cache_limit(); }
+
 void* host_memory_resource::allocate(size_t bytes) {
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
   if (_budget) _budget->reserve(static_cast<int64_t>(rounded), "host allocation");
-  void* p = std::aligned_alloc(64, rounded);
+  void* p = nullptr;
+  if (rounded >= kCachedHostBlock) {
+    const size_t cls = block_cache::eighth_class(rounded);
+    p = host_blocks().take(cls);
+    if (!p) p = std::aligned_alloc(64, cls);
+  } else {
+    p = std::aligned_alloc(64, rounded);
+  }
+  if (!p && host_blocks().drain() > 0)
+    p = std::aligned_alloc(64, rounded >= kCachedHostBlock ? block_cache::eighth_class(rounded) : rounded);
   if (!p) {
     if (_budget) _budget->release(static_cast<int64_t>(rounded));
     throw memory_error("host allocation of " + human_bytes(static_cast<int64_t>(rounded)) +
@@ -49,7 +87,10 @@ void* host_memory_resource::allocate(size_t bytes) {
 void host_memory_resource::deallocate(void* p, size_t bytes) noexcept {
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
-  std::free(p);
+  if (rounded >= kCachedHostBlock)
+    host_blocks().give(p, block_cache::eighth_class(rounded));
+  else
+    std::free(p);
   if (_budget) _budget->release(static_cast<int64_t>(rounded));
 }
 

@@ -4,6 +4,8 @@
 #include "tug/core/table.hpp"
 #include "tug/core/temporal.hpp"
 #include "test_util.hpp"
+#include "memory/block_cache.hpp"
+#include "tug/memory/memory_resource.hpp"
 
 using namespace tug;
 
@@ -160,6 +162,62 @@ TEST(Memory, BudgetRaisesNamedError) {
   }
   b.reset();
   EXPECT_EQ(budget->used(), 0);
+}
+
+TEST(Memory, BlockCacheKeepsFreedBlocksWithinItsBound) {
+  static int released = 0;
+  released = 0;
+  int a = 0, b = 0, c = 0;
+  block_cache cache(3000, [](void*) { ++released; });
+  EXPECT_EQ(cache.take(1024), nullptr);
+  cache.give(&a, 1024);
+  cache.give(&b, 1024);
+  cache.give(&c, 2048);  // 4096 idle would pass the bound: released
+  EXPECT_EQ(released, 1);
+  EXPECT_EQ(cache.idle_bytes(), 2048u);
+  EXPECT_EQ(cache.take(2048), nullptr);  // classes are exact
+  void* x = cache.take(1024);
+  EXPECT_TRUE(x == &a || x == &b);
+  EXPECT_EQ(cache.idle_bytes(), 1024u);
+  EXPECT_EQ(cache.drain(), 1024u);  // the other 1024-byte block
+  EXPECT_EQ(released, 2);
+  EXPECT_EQ(cache.idle_bytes(), 0u);
+  EXPECT_EQ(cache.take(1024), nullptr);
+  // classes: eight an octave, at most 12.5% more, multiples of 64 bytes
+  for (size_t n : {size_t{1}, size_t{64}, size_t{65}, size_t{513}, size_t{4096}, size_t{(1 << 20) + 1}, size_t{3000017},
+                   size_t{1} << 33}) {
+    const size_t k = block_cache::eighth_class(n);
+    EXPECT_GE(k, n);
+    EXPECT_EQ(k % 64, 0u);
+    if (n > 512) EXPECT_LE(static_cast<double>(k), 1.125 * static_cast<double>(n)) << n;
+    EXPECT_EQ(block_cache::eighth_class(k), k) << n;
+  }
+  EXPECT_EQ(block_cache::pow2_class(5000), 8192u);
+  EXPECT_EQ(block_cache::pow2_class(1), 4096u);
+}
+
+TEST(Memory, LargeHostBlocksAreReusedAndStillCounted) {
+  // a freed block of 3 MiB comes back for the next request of its class; the budget counts the bytes
+  // asked for whether the block is fresh or reused, and nothing once it is freed
+  auto budget = std::make_shared<memory_budget>(int64_t{64} << 20, "host");
+  auto mr = std::make_shared<host_memory_resource>(budget);
+  const size_t n = (size_t{3} << 20) + 100;
+  void* p = mr->allocate(n);
+  std::memset(p, 1, n);
+  EXPECT_EQ(budget->used(), static_cast<int64_t>((n + 63) / 64 * 64));
+  const size_t before = cached_host_bytes();
+  if (before + block_cache::eighth_class(n) > cached_host_limit()) GTEST_SKIP() << "the cache is full";
+  mr->deallocate(p, n);
+  EXPECT_EQ(budget->used(), 0);
+  EXPECT_GE(cached_host_bytes(), before + n);
+  void* q = mr->allocate(n + 1000);  // the same class
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(budget->used(), static_cast<int64_t>((n + 1000 + 63) / 64 * 64));
+  mr->deallocate(q, n + 1000);
+  // small blocks are not cached
+  const size_t idle = cached_host_bytes();
+  mr->deallocate(mr->allocate(4096), 4096);
+  EXPECT_EQ(cached_host_bytes(), idle);
 }
 
 TEST(Scalar, CanonicalRepresentation) {

@@ -44,7 +44,9 @@ class memory_resource : public std::enable_shared_from_this<memory_resource> {
   virtual const char* name() const = 0;
 };
 
-/// Pageable host memory, optionally counted against a budget.
+/// Pageable host memory, optionally counted against a budget. Freed blocks of at least 1 MiB are kept
+/// for reuse by any host_memory_resource (up to a sixteenth of the machine's memory and at most 8 GiB
+/// idle, outside every budget): fresh pages cost page faults and zeroing on first touch.
 class host_memory_resource final : public memory_resource {
  public:
   explicit host_memory_resource(std::shared_ptr<memory_budget> budget = nullptr) : _budget(std::move(budget)) {}
@@ -57,6 +59,10 @@ class host_memory_resource final : public memory_resource {
  private:
   std::shared_ptr<memory_budget> _budget;
 };
+
+/// Bytes of freed host blocks kept for reuse (see host_memory_resource), and their bound.
+size_t cached_host_bytes();
+size_t cached_host_limit();
 
 /// The process-wide default host resource (unbudgeted unless `set_default_host_resource` is called).
 memory_resource* default_host_resource();
