@@ -8,6 +8,7 @@
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
 #include "tug/gen/seed_data.hpp"
+#include "tug/memory/device.hpp"
 #include "tug/plan/optimizer.hpp"
 
 using namespace tug;
@@ -58,7 +59,8 @@ optimizer_flags with_late(bool on) {
 
 // The columns the take gathers (empty: no take in the optimized plan).
 std::vector<std::string> taken(const lazy_frame& q) {
-  const plan_node* t = find(optimize(q.plan(), with_late(true)), plan_kind::take);
+  plan_ptr p = optimize(q.plan(), with_late(true));
+  const plan_node* t = find(p, plan_kind::take);
   return t ? t->projection : std::vector<std::string>{};
 }
 

@@ -154,7 +154,11 @@ struct rewriter {
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       const plan_node& n = **it;
       if (n.kind == plan_kind::select) {
-        std::vector<expr> exprs = n.exprs;
+        // the passengers come back with the take; the row index goes up with the rest
+        std::vector<expr> exprs;
+        for (auto& e : n.exprs)
+          if (e->kind != expr_kind::column || std::find(moved.begin(), moved.end(), e->name) == moved.end())
+            exprs.push_back(e);
         exprs.push_back(col(row_column));
         cur = plan::select(cur, std::move(exprs));
       } else {
