@@ -31,7 +31,9 @@ data_frame wide(int64_t n = 40) {
     pf.push_back(i % 5 == 1 ? std::nullopt : std::optional<double>(1.5 * static_cast<double>(i)));
     pb.push_back(i % 7 == 2 ? std::nullopt : std::optional<bool>(i % 2 == 0));
     pdec.push_back(i % 9 == 4 ? std::nullopt : std::optional<__int128>(static_cast<__int128>(i) * 1000003 - 77));
-    ps.push_back(i % 3 == 0 ? std::nullopt : std::optional<std::string>("passenger string " + std::to_string(i) + std::string(40, 'x')));
+    ps.push_back(i % 3 == 0
+                     ? std::nullopt
+                     : std::optional<std::string>("passenger string " + std::to_string(i) + std::string(40, 'x')));
     pd.push_back(i % 8 == 7 ? std::nullopt : std::optional<int32_t>(static_cast<int32_t>(19000 + i)));
   }
   return data_frame::from_columns({{"k", i64(k)},
@@ -84,9 +86,7 @@ void expect_same(const lazy_frame& q, int64_t target = 7) {
 }
 
 lazy_frame chain(const lazy_frame& f) {
-  return f.filter(col("v") > 2.0)
-      .with_columns({(col("v") * 2).alias("v2")})
-      .filter(col("k") % 3 != 0);
+  return f.filter(col("v") > 2.0).with_columns({(col("v") * 2).alias("v2")}).filter(col("k") % 3 != 0);
 }
 
 }  // namespace
@@ -103,7 +103,7 @@ TEST(LateMaterialization, SeedQueryOnAis) {
   ASSERT_NE(t, nullptr) << to_string(p);
   EXPECT_EQ(t->projection.size(), ais.schema().size() - 3);
   const plan_node* s = find(p, plan_kind::scan);
-  EXPECT_EQ(s->projection, (std::vector<std::string>{"SOG", "VesselType", "Status"}) ) << to_string(p);
+  EXPECT_EQ(s->projection, (std::vector<std::string>{"SOG", "VesselType", "Status"})) << to_string(p);
   EXPECT_TRUE(s->predicates.empty());
   EXPECT_EQ(p->schema, q.plan()->schema);
   expect_same(q, 4096);
@@ -151,8 +151,9 @@ TEST(LateMaterialization, EmptyAndAllRows) {
 }
 
 TEST(LateMaterialization, SelectReordersAndRenames) {
-  lazy_frame q = chain(wide().lazy()).select(
-      {col("p_str"), col("v2"), col("k").alias("key"), col("p_f64").alias("renamed"), col("p_dec"), col("p_bool")});
+  lazy_frame q = chain(wide().lazy())
+                     .select({col("p_str"), col("v2"), col("k").alias("key"), col("p_f64").alias("renamed"),
+                              col("p_dec"), col("p_bool")});
   std::vector<std::string> t = taken(q);
   // renamed columns are read, not passed through
   EXPECT_EQ(t, (std::vector<std::string>{"p_bool", "p_dec", "p_str"}));
@@ -163,8 +164,10 @@ TEST(LateMaterialization, SelectReordersAndRenames) {
 }
 
 TEST(LateMaterialization, ReadColumnsAreNotPassengers) {
-  lazy_frame q = chain(wide().lazy()).filter(col("p_bool").is_not_null()).with_columns(
-      {col("p_i32").alias("p_i32_copy"), (col("p_date").is_null()).alias("no_date"), (col("p_f64") + 1).alias("p_f64")});
+  lazy_frame q = chain(wide().lazy())
+                     .filter(col("p_bool").is_not_null())
+                     .with_columns({col("p_i32").alias("p_i32_copy"), (col("p_date").is_null()).alias("no_date"),
+                                    (col("p_f64") + 1).alias("p_f64")});
   std::vector<std::string> t = taken(q);
   EXPECT_EQ(t, (std::vector<std::string>{"p_dec", "p_str"}));
   expect_same(q);
@@ -177,7 +180,8 @@ TEST(LateMaterialization, NoRewrite) {
   // a column named like the row index
   data_frame w = wide();
   std::vector<std::pair<std::string, column>> cols;
-  for (size_t i = 0; i < w.schema().size(); ++i) cols.push_back({w.schema()[i].name, w[w.schema()[i].name]});
+  for (size_t i = 0; i < w.schema().size(); ++i)
+    cols.push_back({w.schema()[i].name, w[w.schema()[i].name]});
   cols.push_back({"__tug_row", w["k"]});
   lazy_frame reserved = chain(data_frame::from_columns(cols).lazy());
   EXPECT_TRUE(taken(reserved).empty());

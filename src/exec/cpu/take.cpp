@@ -14,18 +14,21 @@ class take_op final : public physical_node {
   take_op(std::shared_ptr<const memory_source> src, std::vector<std::string> columns, std::string row_column)
       : _src(std::move(src)), _columns(std::move(columns)), _row_column(std::move(row_column)) {
     std::vector<size_t> idx;
-    for (auto& c : _columns) idx.push_back(_src->schema().index_of(c));
+    for (auto& c : _columns)
+      idx.push_back(_src->schema().index_of(c));
     for (auto& p : _src->partitions()) {
       if (p.num_rows() == 0) continue;
       _parts.push_back(p.select(idx));
       _starts.push_back(_starts.back() + p.num_rows());
     }
-    for (size_t i : idx) _types.push_back(_src->schema()[i].type);
+    for (size_t i : idx)
+      _types.push_back(_src->schema()[i].type);
   }
   std::string name() const override { return "take"; }
   std::string detail() const override {
     std::string s;
-    for (auto& c : _columns) s += (s.empty() ? "" : ", ") + c;
+    for (auto& c : _columns)
+      s += (s.empty() ? "" : ", ") + c;
     return "[" + s + "] by " + _row_column + " of " + _src->describe();
   }
 
@@ -36,7 +39,8 @@ class take_op final : public physical_node {
     return map_partitions(ctx, in, [&](const table& t) {
       table g = rows(t[row], ctx.mr);
       std::vector<column> cols = t.columns();
-      for (auto& c : g.columns()) cols.push_back(c);
+      for (auto& c : g.columns())
+        cols.push_back(c);
       return table(std::move(cols));
     });
   }
@@ -49,7 +53,8 @@ class take_op final : public physical_node {
     if (ids.has_nulls()) throw internal_error("take: the row column " + _row_column + " has nulls");
     if (n == 0) {
       std::vector<column> empty;
-      for (auto& t : _types) empty.push_back(make_null_column(t, 0, mr));
+      for (auto& t : _types)
+        empty.push_back(make_null_column(t, 0, mr));
       return table(std::move(empty));
     }
     const int64_t* id = ids.values<int64_t>();

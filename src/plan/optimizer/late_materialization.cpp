@@ -22,7 +22,8 @@ bool in_chain(const plan_node& n) {
   switch (n.kind) {
     case plan_kind::filter:
     case plan_kind::with_columns:
-    case plan_kind::slice: return true;
+    case plan_kind::slice:
+      return true;
     case plan_kind::select: {
       // an aggregating select changes the rows; a select of literals alone has no row-wise input
       bool reads = false;
@@ -32,21 +33,22 @@ bool in_chain(const plan_node& n) {
       }
       return reads;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
-bool is_bare_column(const expr& e, const std::string& name) {
-  return e->kind == expr_kind::column && e->name == name;
-}
+bool is_bare_column(const expr& e, const std::string& name) { return e->kind == expr_kind::column && e->name == name; }
 
 /// Bytes of the columns `names` over all partitions of `src`.
 int64_t column_bytes(const memory_source& src, const std::vector<std::string>& names) {
   std::vector<size_t> idx;
-  for (auto& c : names) idx.push_back(src.schema().index_of(c));
+  for (auto& c : names)
+    idx.push_back(src.schema().index_of(c));
   int64_t b = 0;
   for (auto& p : src.partitions())
-    for (size_t i : idx) b += p[i].memory_usage();
+    for (size_t i : idx)
+      b += p[i].memory_usage();
   return b;
 }
 
@@ -75,7 +77,8 @@ struct rewriter {
       if (auto r = rewrite(chain, *below)) return *r;
       plan_ptr b = go(below);
       if (b == below) return p;
-      for (auto it = chain.rbegin(); it != chain.rend(); ++it) b = plan::with_inputs(**it, {b});
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+        b = plan::with_inputs(**it, {b});
       return b;
     }
     std::vector<plan_ptr> ins;
@@ -91,9 +94,11 @@ struct rewriter {
   static std::vector<std::string> passengers(const std::vector<const plan_node*>& chain, const plan_node& scan) {
     std::set<std::string> read;
     auto add = [&](const expr& e) {
-      for (auto& c : referenced_columns(e)) read.insert(c);
+      for (auto& c : referenced_columns(e))
+        read.insert(c);
     };
-    for (auto& e : scan.predicates) add(e);
+    for (auto& e : scan.predicates)
+      add(e);
     for (auto* n : chain) {
       for (auto& e : n->exprs)
         if (n->kind != plan_kind::select || e->kind != expr_kind::column) add(e);
@@ -105,7 +110,8 @@ struct rewriter {
       for (auto it = chain.rbegin(); kept && it != chain.rend(); ++it) {
         const plan_node& n = **it;
         if (n.kind == plan_kind::with_columns) {
-          for (auto& e : n.exprs) kept &= output_name(e) != f.name;
+          for (auto& e : n.exprs)
+            kept &= output_name(e) != f.name;
         } else if (n.kind == plan_kind::select) {
           kept = std::any_of(n.exprs.begin(), n.exprs.end(), [&](const expr& e) { return is_bare_column(e, f.name); });
         }
@@ -139,7 +145,8 @@ struct rewriter {
     s->projection = narrow;
     s->predicates.clear();
     tug::schema ss;
-    for (auto& c : narrow) ss.push_back(src->schema()[src->schema().index_of(c)]);
+    for (auto& c : narrow)
+      ss.push_back(src->schema()[src->schema().index_of(c)]);
     s->schema = std::move(ss);
     plan_ptr cur = plan::with_row_index(s, row_column, 0);
     cur = opt::filter_all(cur, scan.predicates);
@@ -148,7 +155,8 @@ struct rewriter {
       if (std::find(moved.begin(), moved.end(), f.name) == moved.end()) wanted.push_back(f.name);
     if (cur->schema.names() != wanted) {
       std::vector<expr> cols;
-      for (auto& c : wanted) cols.push_back(col(c));
+      for (auto& c : wanted)
+        cols.push_back(col(c));
       cur = plan::select(cur, std::move(cols));
     }
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
@@ -167,7 +175,8 @@ struct rewriter {
     }
     cur = plan::take(cur, src, row_column, moved);
     std::vector<expr> out;
-    for (auto& f : chain.empty() ? scan.schema : chain[0]->schema) out.push_back(col(f.name));
+    for (auto& f : chain.empty() ? scan.schema : chain[0]->schema)
+      out.push_back(col(f.name));
     return plan::select(cur, std::move(out));
   }
 };
