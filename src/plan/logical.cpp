@@ -19,6 +19,7 @@ const char* to_string(plan_kind k) {
     case plan_kind::unique: return "UNIQUE";
     case plan_kind::concat: return "UNION";
     case plan_kind::with_row_index: return "ROW_INDEX";
+    case plan_kind::take: return "TAKE";
   }
   return "?";
 }
@@ -281,6 +282,25 @@ plan_ptr with_row_index(plan_ptr in, std::string name, int64_t offset) {
   return n;
 }
 
+plan_ptr take(plan_ptr in, std::shared_ptr<const memory_source> src, std::string row_column,
+              std::vector<std::string> columns) {
+  TUG_EXPECTS(src != nullptr, "take: source is null");
+  data_type rt = in->schema[in->schema.index_of(row_column)].type;
+  if (rt.id != type_id::int64)
+    throw type_error("take: row column \"" + row_column + "\" must be int64, got " + to_string(rt));
+  auto n = make(plan_kind::take, {in});
+  schema s = in->schema;
+  for (auto& c : columns) {
+    if (s.contains(c)) throw invalid_argument_error("take: column \"" + c + "\" is already in the input");
+    s.push_back(src->schema()[src->schema().index_of(c)]);
+  }
+  n->schema = std::move(s);
+  n->names = {std::move(row_column)};
+  n->projection = std::move(columns);
+  n->source = std::move(src);
+  return n;
+}
+
 plan_ptr with_inputs(const plan_node& n, std::vector<plan_ptr> inputs) {
   switch (n.kind) {
     case plan_kind::scan: {
@@ -301,6 +321,8 @@ plan_ptr with_inputs(const plan_node& n, std::vector<plan_ptr> inputs) {
     case plan_kind::unique: return unique(inputs[0], n.names, n.keep, n.stable);
     case plan_kind::concat: return concat(std::move(inputs));
     case plan_kind::with_row_index: return with_row_index(inputs[0], n.names[0], n.offset);
+    case plan_kind::take:
+      return take(inputs[0], std::dynamic_pointer_cast<const memory_source>(n.source), n.names[0], n.projection);
   }
   throw internal_error("with_inputs: bad plan kind");
 }
@@ -376,6 +398,9 @@ std::string node_line(const plan_node& n) {
     case plan_kind::with_row_index:
       line += " " + n.names[0];
       if (n.offset != 0) line += " offset " + std::to_string(n.offset);
+      break;
+    case plan_kind::take:
+      line += " " + names_str(n.projection) + " BY " + n.names[0] + " FROM " + n.source->describe();
       break;
     case plan_kind::concat: break;
   }

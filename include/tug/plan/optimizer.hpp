@@ -13,6 +13,9 @@ struct optimizer_flags {
   bool projection_pushdown = true;  ///< read and carry only the columns that are used
   bool slice_pushdown = true;       ///< push limits into sorts (top-k) and through projections
   bool common_subplan = true;       ///< share identical subplans (executed once)
+  /// filter chains over in-memory frames carry only the columns they read plus a row index; the
+  /// columns they only pass through are gathered for the surviving rows at the end (a `take`)
+  bool late_materialization = true;
 };
 
 /// One optimizer pass.
@@ -38,6 +41,7 @@ plan_ptr predicate_pushdown(const plan_ptr& p);
 plan_ptr projection_pushdown(const plan_ptr& p);
 plan_ptr slice_pushdown(const plan_ptr& p);
 plan_ptr common_subplan(const plan_ptr& p);
+plan_ptr late_materialization(const plan_ptr& p);
 /// Constant folding of one expression (keeps its output name by aliasing when needed).
 expr fold_expression(const expr& e);
 }  // namespace passes

@@ -9,6 +9,7 @@ const std::vector<optimizer_pass>& optimizer_passes() {
       {"projection_pushdown", &optimizer_flags::projection_pushdown, &passes::projection_pushdown},
       {"slice_pushdown", &optimizer_flags::slice_pushdown, &passes::slice_pushdown},
       {"common_subplan", &optimizer_flags::common_subplan, &passes::common_subplan},
+      {"late_materialization", &optimizer_flags::late_materialization, &passes::late_materialization},
   };
   return list;
 }

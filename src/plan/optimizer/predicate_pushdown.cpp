@@ -131,6 +131,7 @@ struct pusher {
         return join(p, preds);
       case plan_kind::slice:
       case plan_kind::with_row_index:
+      case plan_kind::take:
         return barrier(p, preds);
     }
     throw internal_error("predicate_pushdown: bad plan kind");

@@ -73,6 +73,11 @@ decision decide(const plan_node& n, const name_set& need) {
       d.inputs[0] = need;
       d.inputs[0].erase(n.names[0]);
       break;
+    case plan_kind::take:  // the gathered columns come from the source; the row column from the input
+      d.inputs[0] = need;
+      for (auto& c : n.projection) d.inputs[0].erase(c);
+      d.inputs[0].insert(n.names[0]);
+      break;
     case plan_kind::join: {
       for (auto& [out, o] : opt::join_origins(n)) {
         if (!need.count(out)) continue;

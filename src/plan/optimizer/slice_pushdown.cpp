@@ -50,7 +50,8 @@ struct limiter {
       case plan_kind::select:
       case plan_kind::with_columns:
         return rebuild(p, opt::any_window_or_agg(n.exprs) ? -1 : limit);
-      case plan_kind::with_row_index: return rebuild(p, limit);
+      case plan_kind::with_row_index:
+      case plan_kind::take: return rebuild(p, limit);
       case plan_kind::concat: {
         if (limit < 0) return rebuild(p, -1);
         std::vector<plan_ptr> ins;
