@@ -78,7 +78,7 @@ lazy_frame lazy_frame::with_row_index(std::string name, int64_t offset) const {
 }
 
 std::string lazy_frame::explain(const engine_options& opts) const {
-  plan_ptr opt = optimize(_plan, {}, opts.check_optimizer_schema);
+  plan_ptr opt = optimize(_plan, opts.optimizer, opts.check_optimizer_schema);
   std::vector<std::string> fallbacks;
   engine_options quiet = opts;
   if (quiet.fallback == fallback_mode::warn) quiet.fallback = fallback_mode::silent;
@@ -138,7 +138,7 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts) {
 }
 
 query_result lazy_frame::profile(const engine_options& opts) const {
-  return run_plan(optimize(_plan, {}, opts.check_optimizer_schema), opts);
+  return run_plan(optimize(_plan, opts.optimizer, opts.check_optimizer_schema), opts);
 }
 
 data_frame lazy_frame::collect(const engine_options& opts) const {

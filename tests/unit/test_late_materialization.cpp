@@ -211,6 +211,12 @@ TEST(LateMaterialization, Explain) {
   std::string without = wide().lazy().with_columns({(col("v") * 2).alias("v2")}).explain(cpu_engine());
   EXPECT_EQ(without.find("TAKE"), std::string::npos) << without;
   EXPECT_EQ(take_line(without), "") << without;
+  // engine_options::optimizer switches the pass off for explain() and collect()
+  engine_options off = cpu_engine();
+  off.optimizer.late_materialization = false;
+  std::string switched = chain(wide().lazy()).explain(off);
+  EXPECT_EQ(switched.find("TAKE"), std::string::npos) << switched;
+  expect_frames_equal(chain(wide().lazy()).collect(off), chain(wide().lazy()).collect(cpu_engine()));
 }
 
 TEST(LateMaterialization, GpuEqualsCpuWithoutFallback) {

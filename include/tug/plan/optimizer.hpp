@@ -4,19 +4,9 @@
 #include <vector>
 
 #include "tug/plan/logical.hpp"
+#include "tug/runtime/options.hpp"  // optimizer_flags
 
 namespace tug {
-
-struct optimizer_flags {
-  bool constant_folding = true;     ///< fold literal subexpressions, simplify boolean logic
-  bool predicate_pushdown = true;   ///< move filters toward (and into) scans, through projections, joins, unions
-  bool projection_pushdown = true;  ///< read and carry only the columns that are used
-  bool slice_pushdown = true;       ///< push limits into sorts (top-k) and through projections
-  bool common_subplan = true;       ///< share identical subplans (executed once)
-  /// filter chains over in-memory frames carry only the columns they read plus a row index; the
-  /// columns they only pass through are gathered for the surviving rows at the end (a `take`)
-  bool late_materialization = true;
-};
 
 /// One optimizer pass.
 struct optimizer_pass {

@@ -15,6 +15,18 @@ enum class engine_kind : uint8_t {
   gpu,
 };
 
+/// The optimizer's passes, each on or off (src/plan/optimizer; docs/architecture.md).
+struct optimizer_flags {
+  bool constant_folding = true;     ///< fold literal subexpressions, simplify boolean logic
+  bool predicate_pushdown = true;   ///< move filters toward (and into) scans, through projections, joins, unions
+  bool projection_pushdown = true;  ///< read and carry only the columns that are used
+  bool slice_pushdown = true;       ///< push limits into sorts (top-k) and through projections
+  bool common_subplan = true;       ///< share identical subplans (executed once)
+  /// filter chains over in-memory frames carry only the columns they read plus a row index; the
+  /// columns they only pass through are gathered for the surviving rows at the end (a `take`)
+  bool late_materialization = true;
+};
+
 struct engine_options {
   engine_kind engine = engine_kind::automatic;
   /// Rows per partition produced by in-memory sources and aimed at by scans.
@@ -41,6 +53,8 @@ struct engine_options {
   fallback_mode fallback = fallback_mode::warn;
   /// Right-hand sides of joins smaller than this many rows are broadcast instead of shuffled.
   int64_t broadcast_limit = 1 << 22;
+  /// Which optimizer passes run.
+  optimizer_flags optimizer;
   /// Run the debug check that optimizer passes never change the output schema.
   bool check_optimizer_schema = true;
 };
