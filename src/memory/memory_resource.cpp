@@ -66,16 +66,11 @@ void* host_memory_resource::allocate(size_t bytes) {
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
   if (_budget) _budget->reserve(static_cast<int64_t>(rounded), "host allocation");
-  void* p = nullptr;
-  if (rounded >= kCachedHostBlock) {
-    const size_t cls = block_cache::eighth_class(rounded);
-    p = host_blocks().take(cls);
-    if (!p) p = std::aligned_alloc(64, cls);
-  } else {
-    p = std::aligned_alloc(64, rounded);
-  }
-  if (!p && host_blocks().drain() > 0)
-    p = std::aligned_alloc(64, rounded >= kCachedHostBlock ? block_cache::eighth_class(rounded) : rounded);
+  const bool cached = rounded >= kCachedHostBlock;
+  const size_t get = cached ? block_cache::eighth_class(rounded) : rounded;
+  void* p = cached ? host_blocks().take(get) : nullptr;
+  if (!p) p = std::aligned_alloc(64, get);
+  if (!p && host_blocks().drain() > 0) p = std::aligned_alloc(64, get);
   if (!p) {
     if (_budget) _budget->release(static_cast<int64_t>(rounded));
     throw memory_error("host allocation of " + human_bytes(static_cast<int64_t>(rounded)) +

@@ -114,7 +114,7 @@ expr fold_expression(const expr& e) {
 namespace {
 
 struct folder {
-  std::map<const plan_node*, plan_ptr> memo;
+  opt::plan_memo memo;
 
   static bool fold_all(std::vector<expr>& v, expr (*fold)(const expr&)) {
     bool changed = false;
@@ -127,11 +127,7 @@ struct folder {
   }
 
   plan_ptr go(const plan_ptr& p) {
-    auto it = memo.find(p.get());
-    if (it != memo.end()) return it->second;
-    plan_ptr out = fold_node(p);
-    memo.emplace(p.get(), out);
-    return out;
+    return opt::memoized(memo, p, [&](const plan_ptr& n) { return fold_node(n); });
   }
 
   plan_ptr fold_node(const plan_ptr& p) {

@@ -54,14 +54,10 @@ int64_t column_bytes(const memory_source& src, const std::vector<std::string>& n
 
 struct rewriter {
   std::map<const plan_node*, int> uses;
-  std::map<const plan_node*, plan_ptr> done;
+  opt::plan_memo done;
 
   plan_ptr go(const plan_ptr& p) {
-    auto it = done.find(p.get());
-    if (it != done.end()) return it->second;
-    plan_ptr r = node(p);
-    done.emplace(p.get(), r);
-    return r;
+    return opt::memoized(done, p, [&](const plan_ptr& n) { return node(n); });
   }
 
   plan_ptr node(const plan_ptr& p) {

@@ -23,16 +23,10 @@ bool covered(const expr& e, const column_map& m) {
 
 struct pusher {
   std::map<const plan_node*, int> uses;
-  std::map<const plan_node*, plan_ptr> memo;  // results with nothing to push
+  opt::plan_memo memo;  // results with nothing to push
 
   plan_ptr go(const plan_ptr& p, std::vector<expr> preds) {
-    if (preds.empty()) {
-      auto it = memo.find(p.get());
-      if (it != memo.end()) return it->second;
-      plan_ptr r = node(p, {});
-      memo.emplace(p.get(), r);
-      return r;
-    }
+    if (preds.empty()) return opt::memoized(memo, p, [&](const plan_ptr& n) { return node(n, {}); });
     if (uses[p.get()] > 1) return opt::filter_all(go(p, {}), preds);
     return node(p, std::move(preds));
   }

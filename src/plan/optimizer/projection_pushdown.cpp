@@ -119,7 +119,7 @@ bool identity(const std::vector<expr>& exprs, const schema& s) {
 
 struct pruner {
   std::map<const plan_node*, name_set> need;
-  std::map<const plan_node*, plan_ptr> memo;
+  opt::plan_memo memo;
   std::vector<plan_ptr> order;  // parents before children
   std::set<const plan_node*> seen;
 
@@ -147,11 +147,7 @@ struct pruner {
   }
 
   plan_ptr build(const plan_ptr& p) {
-    auto it = memo.find(p.get());
-    if (it != memo.end()) return it->second;
-    plan_ptr r = build_node(p);
-    memo.emplace(p.get(), r);
-    return r;
+    return opt::memoized(memo, p, [&](const plan_ptr& n) { return build_node(n); });
   }
 
   plan_ptr scan(const plan_ptr& p, const name_set& nd) {

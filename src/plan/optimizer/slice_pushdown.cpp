@@ -9,15 +9,11 @@ namespace tug::passes {
 namespace {
 
 struct limiter {
-  std::map<const plan_node*, plan_ptr> memo;  // results with no limit
+  opt::plan_memo memo;  // results with no limit
 
   plan_ptr go(const plan_ptr& p, int64_t limit) {
     if (limit >= 0) return node(p, limit);
-    auto it = memo.find(p.get());
-    if (it != memo.end()) return it->second;
-    plan_ptr r = node(p, -1);
-    memo.emplace(p.get(), r);
-    return r;
+    return opt::memoized(memo, p, [&](const plan_ptr& n) { return node(n, -1); });
   }
 
   plan_ptr rebuild(const plan_ptr& p, int64_t limit) {

@@ -84,6 +84,19 @@ inline std::optional<std::string> plain_column(const expr& e) {
   return std::nullopt;
 }
 
+/// Plan nodes already rewritten by a pass, by node: shared subplans are rewritten once.
+using plan_memo = std::map<const plan_node*, plan_ptr>;
+
+/// `f(p)`, computed on the first visit of `p` and remembered in `memo` for the later ones.
+template <typename F>
+plan_ptr memoized(plan_memo& memo, const plan_ptr& p, F&& f) {
+  auto it = memo.find(p.get());
+  if (it != memo.end()) return it->second;
+  plan_ptr r = f(p);
+  memo.emplace(p.get(), r);
+  return r;
+}
+
 /// Number of parents of each node reachable from `p` (the root counts 1).
 inline void count_uses(const plan_ptr& p, std::map<const plan_node*, int>& uses) {
   if (uses[p.get()]++ > 0) return;
