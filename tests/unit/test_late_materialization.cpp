@@ -202,6 +202,29 @@ TEST(LateMaterialization, NoRewrite) {
   expect_same(agg);
 }
 
+// The rewrite pays only when the chain drops most rows: filters estimated to keep more than half
+// (an is_not_null over columns with few nulls, a not-equal) are left alone; the estimate uses the
+// source's exact null fractions while a column is still the source's.
+TEST(LateMaterialization, KeepsMostRowsNoRewrite) {
+  data_frame w = wide(600);  // v: 1/6 nulls, p_i32: 1/4, k: none
+  EXPECT_TRUE(taken(w.lazy().filter(col("v").is_not_null())).empty());
+  EXPECT_TRUE(taken(w.lazy().filter(col("k") != 3)).empty());
+  EXPECT_TRUE(taken(w.lazy().filter(col("v").is_not_null() & col("k").is_not_null())).empty());
+  // a null test is selective by the same fractions
+  EXPECT_FALSE(taken(w.lazy().filter(col("v").is_null())).empty());
+  // a range keeps a third; is_not_null of a redefined column is no longer the source's fraction
+  EXPECT_FALSE(taken(w.lazy().filter(col("v").is_not_null() & (col("k") > 100))).empty());
+  lazy_frame redefined = w.lazy().with_columns({col("v").cast(type_id::int64).alias("k")}).filter(col("k").is_null());
+  EXPECT_FALSE(taken(redefined).empty());
+  expect_same(redefined);
+  // the seed's group_by + join query: its only filter before the join keeps nearly every row
+  lazy_frame ais = gen::ais(20000, 5, 8192).lazy();
+  lazy_frame df = ais.filter(col("VesselType").is_not_null() & col("Status").is_not_null());
+  lazy_frame cohort = df.group_by({"VesselType", "Status"}).agg({col("SOG").mean().alias("avg")});
+  lazy_frame q = df.join(cohort, {"VesselType", "Status"}, join_type::left).filter(col("SOG") > col("avg") * 2);
+  EXPECT_TRUE(taken(q).empty()) << to_string(optimize(q.plan()));
+}
+
 TEST(LateMaterialization, UnderJoin) {
   lazy_frame left = chain(wide().lazy());
   lazy_frame right = wide().lazy().filter(col("k") < 20).select({col("k"), col("p_str").alias("right_str")});
@@ -242,4 +265,21 @@ TEST(LateMaterialization, GpuEqualsCpuWithoutFallback) {
   query_result w = run_plan(optimize(chain(wide(5000).lazy()).plan()), g);
   EXPECT_TRUE(w.fallbacks.empty());
   expect_frames_close(w.frame, run(chain(wide(5000).lazy()), false, c));
+}
+
+// A frame already in device memory is not rewritten (no link to save; the take gathers on the host),
+// and its query runs on the GPU as before.
+TEST(LateMaterialization, DeviceResidentFrameIsNotRewritten) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  data_frame host = wide(3000);
+  auto device = make_device_resource(nullptr);
+  std::vector<table> parts;
+  for (auto& t : host.partitions())
+    parts.push_back(to_device(t, device.get()));
+  data_frame resident(host.schema(), std::move(parts));
+  lazy_frame q = chain(resident.lazy());
+  EXPECT_TRUE(taken(q).empty());
+  query_result r = run_plan(optimize(q.plan()), gpu_engine());
+  EXPECT_TRUE(r.fallbacks.empty());
+  expect_frames_close(r.frame, run(chain(host.lazy()), false, cpu_engine()));
 }

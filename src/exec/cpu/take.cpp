@@ -4,6 +4,7 @@
 
 #include "tug/exec/cpu/require.hpp"
 #include "tug/exec/physical.hpp"
+#include "tug/memory/device.hpp"
 
 namespace tug::exec {
 
@@ -18,6 +19,7 @@ class take_op final : public physical_node {
       idx.push_back(_src->schema().index_of(c));
     for (auto& p : _src->partitions()) {
       if (p.num_rows() == 0) continue;
+      if (on_device(p)) throw internal_error("take: the source's columns are in device memory");
       _parts.push_back(p.select(idx));
       _starts.push_back(_starts.back() + p.num_rows());
     }
