@@ -259,6 +259,10 @@ TEST(LateMaterialization, GpuEqualsCpuWithoutFallback) {
   query_result r = run_plan(p, g);
   EXPECT_TRUE(r.fallbacks.empty());
   EXPECT_NE(take_line(r.physical_plan).find("@cpu"), std::string::npos) << r.physical_plan;
+  // the final select only puts the take's columns in order: it runs on the cpu, where they are
+  std::string root = r.physical_plan.substr(0, r.physical_plan.find('\n'));
+  EXPECT_EQ(root.rfind("project [", 0), 0u) << r.physical_plan;
+  EXPECT_NE(root.find("@cpu"), std::string::npos) << r.physical_plan;
   engine_options c = cpu_engine();
   c.target_partition_rows = 50000;
   expect_frames_close(r.frame, run(q, false, c));

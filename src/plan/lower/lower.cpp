@@ -124,8 +124,14 @@ struct lowerer {
       resolved.push_back(resolve(e, in));
       fields.push_back({output_name(e), resolved.back()->dtype});
     }
-    // decide the backend before the arguments below are moved from
-    backend b_project = choose({"project", &in, resolved});
+    // decide the backend before the arguments below are moved from; a projection that only picks
+    // and renames columns moves no data: it runs where its input is (no copy of a cpu operator's
+    // output to the device and back only to reorder columns), except over a scan, which copies its
+    // partitions to the device itself for a cuda consumer while it reads the next ones
+    bool picks_columns = std::all_of(resolved.begin(), resolved.end(), [](const expr& e) {
+      return e->kind == expr_kind::column || (e->kind == expr_kind::alias && e->args[0]->kind == expr_kind::column);
+    });
+    backend b_project = picks_columns && child->name() != "scan" ? child->where : choose({"project", &in, resolved});
     return exec::make_project(b_project, std::move(child), std::move(resolved), schema(std::move(fields)));
   }
 
