@@ -373,15 +373,19 @@ table to_host(const table& t, memory_resource* host_mr) {
   return cuda::copy_table(t, host_mr, false);
 }
 
+void cuda::count_set_bits_async(const buffer& bitmap, int64_t offset, int64_t n, unsigned long long* out) {
+  if (n <= 0) return;
+  int64_t words = (offset + n + 63) / 64 - offset / 64;
+  count_bits_kernel<<<grid_for(words), 256, 0, stream()>>>(bitmap.as<uint8_t>(), offset, offset + n, out);
+  TUG_CUDA_CHECK_LAUNCH();
+}
+
 int64_t count_set_bits(const buffer& bitmap, int64_t offset, int64_t n) {
   if (bitmap.resource()->kind() != memory_kind::device) return bits::count_set(bitmap.as<uint8_t>(), offset, n);
   if (n <= 0) return 0;
   cuda::dbuf<unsigned long long> out(1, bitmap.resource());
   TUG_CUDA_TRY(cudaMemsetAsync(out.p, 0, sizeof(unsigned long long), cuda::stream()));
-  int64_t words = (offset + n + 63) / 64 - offset / 64;
-  cuda::count_bits_kernel<<<cuda::grid_for(words), 256, 0, cuda::stream()>>>(bitmap.as<uint8_t>(), offset, offset + n,
-                                                                             out.p);
-  TUG_CUDA_CHECK_LAUNCH();
+  cuda::count_set_bits_async(bitmap, offset, n, out.p);
   unsigned long long h = 0;
   TUG_CUDA_TRY(cudaMemcpyAsync(&h, out.p, sizeof h, cudaMemcpyDeviceToHost, cuda::stream()));
   cuda::sync();

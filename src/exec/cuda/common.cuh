@@ -80,7 +80,12 @@ struct dbuf {
 /// write a word per warp.
 inline dbuf<uint32_t> make_bitmap(int64_t n, memory_resource* mr) { return dbuf<uint32_t>((n + 31) / 32, mr); }
 
-/// A column over device buffers; the null count is computed on the device when `validity` is set.
+/// Queues the count of the set bits [offset, offset + n) of the device bitmap `bitmap`, added to the
+/// device counter `*out` (which the caller zeroes); no wait, so several columns' counts share one.
+void count_set_bits_async(const buffer& bitmap, int64_t offset, int64_t n, unsigned long long* out);
+
+/// A column over device buffers; the null count is computed on the device when `validity` is set
+/// (one wait for the stream: `cuda::gather` counts a table's columns with one wait instead).
 column make_device_column(const data_type& type, int64_t n, buffer_ptr data, buffer_ptr validity = {},
                           buffer_ptr offsets = {});
 

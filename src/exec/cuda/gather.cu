@@ -92,16 +92,18 @@ __global__ void gather_lengths_kernel(dcol src, const int64_t* idx, int64_t n, i
   if (blockIdx.x == 0 && threadIdx.x == 0) len[n] = 0;
 }
 
+/// L lanes per row copy its bytes in turn (L: 4, 8 or 32 by the column's mean length, so that short
+/// strings do not leave most of a warp idle).
+template <int L>
 __global__ void gather_chars_kernel(dcol src, const int64_t* idx, int64_t n, const int64_t* offsets, char* out) {
-  // one warp per row: lanes copy bytes in turn
-  int64_t warps = (int64_t(gridDim.x) * blockDim.x) / 32;
-  int lane = threadIdx.x & 31;
-  for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < n; i += warps) {
+  int64_t groups = (int64_t(gridDim.x) * blockDim.x) / L;
+  int lane = threadIdx.x % L;
+  for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / L; i < n; i += groups) {
     int64_t j = idx[i];
     if (j < 0) continue;
     dstring s = src.str(j);
     char* d = out + offsets[i];
-    for (int64_t b = lane; b < s.n; b += 32)
+    for (int64_t b = lane; b < s.n; b += L)
       d[b] = s.p[b];
   }
 }
@@ -184,30 +186,34 @@ __global__ void repeat_string_kernel(dcol src, int64_t row, int64_t n, int64_t* 
 
 }  // namespace
 
-buffer_ptr scan_offsets(const int64_t* len, int64_t n, int64_t* total, memory_resource* mr) {
+namespace {
+
+/// The exclusive scan of `len` (n + 1 entries, the last 0) into offsets, queued on the stream; the
+/// total (the last offset) is copied to the device word `total` (no wait).
+buffer_ptr scan_offsets_async(const int64_t* len, int64_t n, int64_t* total, memory_resource* mr) {
   dbuf<int64_t> offsets(n + 1, mr);
   size_t temp_bytes = 0;
   TUG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, len, offsets.p, n + 1, stream()));
   dbuf<uint8_t> temp(static_cast<int64_t>(temp_bytes), mr);
   TUG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.p, temp_bytes, len, offsets.p, n + 1, stream()));
-  TUG_CUDA_TRY(cudaMemcpyAsync(total, offsets.p + n, sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
-  sync();
+  TUG_CUDA_TRY(cudaMemcpyAsync(total, offsets.p + n, sizeof(int64_t), cudaMemcpyDeviceToDevice, stream()));
   return offsets.buf;
 }
 
-column gather(const column& c, const int64_t* indices, int64_t n, memory_resource* mr) {
+/// One gathered column while its kernels are queued: its values (the characters of a string column
+/// come after the wait, once their size is known), validity and offsets.
+struct gathered {
+  buffer_ptr data, valid, offsets;
+};
+
+gathered gather_queued(const column& c, const int64_t* indices, int64_t n, int64_t* chars_total, memory_resource* mr) {
   dcol src = view_of(c);
   auto valid = make_bitmap(n, mr);
   if (c.type().id == type_id::string) {
     dbuf<int64_t> len(n + 1, mr);
     gather_lengths_kernel<<<grid_for(n), 256, 0, stream()>>>(src, indices, n, len.p, valid.p);
     TUG_CUDA_CHECK_LAUNCH();
-    int64_t total = 0;
-    buffer_ptr offsets = scan_offsets(len.p, n, &total, mr);
-    dbuf<char> chars(total, mr);
-    gather_chars_kernel<<<grid_for(n * 32), 256, 0, stream()>>>(src, indices, n, offsets->as<int64_t>(), chars.p);
-    TUG_CUDA_CHECK_LAUNCH();
-    return make_device_column(c.type(), n, chars.buf, valid.buf, offsets);
+    return {{}, valid.buf, scan_offsets_async(len.p, n, chars_total, mr)};
   }
   buffer_ptr data;
   width_dispatch(c.type().id, [&]<int W>() {
@@ -217,16 +223,69 @@ column gather(const column& c, const int64_t* indices, int64_t n, memory_resourc
     TUG_CUDA_CHECK_LAUNCH();
     data = out.buf;
   });
-  return make_device_column(c.type(), n, std::move(data), valid.buf);
+  return {data, valid.buf, {}};
+}
+
+/// The characters of a gathered string column of `total` bytes.
+buffer_ptr gather_chars(const column& c, const gathered& g, const int64_t* indices, int64_t n, int64_t total,
+                        memory_resource* mr) {
+  dbuf<char> chars(total, mr);
+  dcol src = view_of(c);
+  const int64_t* offsets = g.offsets->as<int64_t>();
+  int64_t mean = n > 0 ? total / n : 0;
+  if (n == 0) return chars.buf;
+  if (mean < 16)
+    gather_chars_kernel<4><<<grid_for(n * 4), 256, 0, stream()>>>(src, indices, n, offsets, chars.p);
+  else if (mean < 64)
+    gather_chars_kernel<8><<<grid_for(n * 8), 256, 0, stream()>>>(src, indices, n, offsets, chars.p);
+  else
+    gather_chars_kernel<32><<<grid_for(n * 32), 256, 0, stream()>>>(src, indices, n, offsets, chars.p);
+  TUG_CUDA_CHECK_LAUNCH();
+  return chars.buf;
+}
+
+}  // namespace
+
+buffer_ptr scan_offsets(const int64_t* len, int64_t n, int64_t* total, memory_resource* mr) {
+  dbuf<int64_t> last(1, mr);
+  buffer_ptr offsets = scan_offsets_async(len, n, last.p, mr);
+  TUG_CUDA_TRY(cudaMemcpyAsync(total, last.p, sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
+  sync();
+  return offsets;
+}
+
+column gather(const column& c, const int64_t* indices, int64_t n, memory_resource* mr) {
+  return cuda::gather(table({c}), indices, n, mr)[0];
 }
 
 table gather(const table& t, const int64_t* indices, int64_t n, memory_resource* mr) {
   nvtx_range r{"gather"};
+  size_t k = t.num_columns();
+  if (k == 0) return table::empty_with_rows(n);
+  // Every column's kernels are queued first, then one wait learns all the valid-row counts and the
+  // strings' character totals (not one wait per column), then the strings' characters are queued.
+  // words [0, k): valid rows per column; [k, 2k): characters per string column
+  dbuf<int64_t> counts(static_cast<int64_t>(2 * k), mr);
+  TUG_CUDA_TRY(cudaMemsetAsync(counts.p, 0, 2 * k * sizeof(int64_t), stream()));
+  static_assert(sizeof(int64_t) == sizeof(unsigned long long));
+  std::vector<gathered> g;
+  g.reserve(k);
+  for (size_t i = 0; i < k; ++i) {
+    g.push_back(gather_queued(t[i], indices, n, counts.p + k + i, mr));
+    count_set_bits_async(*g.back().valid, 0, n, reinterpret_cast<unsigned long long*>(counts.p + i));
+  }
+  std::vector<int64_t> h(2 * k);
+  TUG_CUDA_TRY(cudaMemcpyAsync(h.data(), counts.p, h.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
+  sync();
   std::vector<column> cols;
-  cols.reserve(t.num_columns());
-  for (auto& c : t.columns())
-    cols.push_back(cuda::gather(c, indices, n, mr));
-  if (cols.empty()) return table::empty_with_rows(n);
+  cols.reserve(k);
+  for (size_t i = 0; i < k; ++i) {
+    const column& c = t[i];
+    if (c.type().id == type_id::string) g[i].data = gather_chars(c, g[i], indices, n, h[k + i], mr);
+    int64_t nulls = n - h[i];
+    cols.push_back(column(c.type(), n, std::move(g[i].data), nulls > 0 ? std::move(g[i].valid) : buffer_ptr{}, nulls,
+                          std::move(g[i].offsets), 0));
+  }
   return table(std::move(cols));
 }
 
