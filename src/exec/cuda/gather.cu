@@ -5,6 +5,7 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda/std/iterator>
+#include <functional>
 
 #include "exec/cuda/common.cuh"
 #include "exec/cuda/table_ops.hpp"
@@ -244,6 +245,24 @@ buffer_ptr gather_chars(const column& c, const gathered& g, const int64_t* indic
   return chars.buf;
 }
 
+/// Columns of `k` queued results once their counts are known: `h` holds k valid-row counts, then k
+/// character totals; `chars(i, total)` gives string column i's characters.
+std::vector<column> finish_columns(const table& like, std::vector<gathered>& g, const std::vector<int64_t>& rows,
+                                   const std::vector<int64_t>& h,
+                                   const std::function<buffer_ptr(size_t, int64_t)>& chars) {
+  size_t k = g.size();
+  std::vector<column> cols;
+  cols.reserve(k);
+  for (size_t i = 0; i < k; ++i) {
+    const data_type& type = like[i].type();
+    if (type.id == type_id::string) g[i].data = chars(i, h[k + i]);
+    int64_t nulls = rows[i] - h[i];
+    cols.push_back(column(type, rows[i], std::move(g[i].data), nulls > 0 ? std::move(g[i].valid) : buffer_ptr{}, nulls,
+                          std::move(g[i].offsets), 0));
+  }
+  return cols;
+}
+
 }  // namespace
 
 buffer_ptr scan_offsets(const int64_t* len, int64_t n, int64_t* total, memory_resource* mr) {
@@ -277,15 +296,9 @@ table gather(const table& t, const int64_t* indices, int64_t n, memory_resource*
   std::vector<int64_t> h(2 * k);
   TUG_CUDA_TRY(cudaMemcpyAsync(h.data(), counts.p, h.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
   sync();
-  std::vector<column> cols;
-  cols.reserve(k);
-  for (size_t i = 0; i < k; ++i) {
-    const column& c = t[i];
-    if (c.type().id == type_id::string) g[i].data = gather_chars(c, g[i], indices, n, h[k + i], mr);
-    int64_t nulls = n - h[i];
-    cols.push_back(column(c.type(), n, std::move(g[i].data), nulls > 0 ? std::move(g[i].valid) : buffer_ptr{}, nulls,
-                          std::move(g[i].offsets), 0));
-  }
+  std::vector<column> cols = finish_columns(t, g, std::vector<int64_t>(k, n), h, [&](size_t i, int64_t total) {
+    return gather_chars(t[i], g[i], indices, n, total, mr);
+  });
   return table(std::move(cols));
 }
 
@@ -314,48 +327,61 @@ table filter(const table& t, const column& mask, memory_resource* mr) {
   return out;
 }
 
+namespace {
+
+/// One concatenated column while its kernels are queued (as `gathered`); `desc` describes the parts.
+struct concatenated {
+  dbuf<part_desc> desc;
+  int64_t n = 0;
+  gathered g;
+};
+
+concatenated concatenate_queued(const std::vector<column>& parts, int64_t* chars_total, memory_resource* mr) {
+  const data_type& type = parts[0].type();
+  std::vector<part_desc> host;
+  concatenated c;
+  for (auto& p : parts) {
+    if (p.type() != type) throw internal_error("cuda::concatenate: column types differ");
+    host.push_back({view_of(p), c.n});
+    c.n += p.size();
+  }
+  int64_t n = c.n;
+  c.desc = dbuf<part_desc>(static_cast<int64_t>(host.size()), mr);
+  // pageable source: the call returns once `host` is staged
+  TUG_CUDA_TRY(
+      cudaMemcpyAsync(c.desc.p, host.data(), host.size() * sizeof(part_desc), cudaMemcpyHostToDevice, stream()));
+  int np = static_cast<int>(host.size());
+  auto valid = make_bitmap(n, mr);
+  c.g.valid = valid.buf;
+  if (type.id == type_id::string) {
+    dbuf<int64_t> len(n + 1, mr);
+    concat_lengths_kernel<<<grid_for(n), 256, 0, stream()>>>(c.desc.p, np, n, len.p);
+    TUG_CUDA_CHECK_LAUNCH();
+    c.g.offsets = scan_offsets_async(len.p, n, chars_total, mr);
+    // validity only (out == nullptr): any fixed width does
+    if (n > 0) concat_fixed_kernel<uint8_t><<<grid_for(n), 256, 0, stream()>>>(c.desc.p, np, n, nullptr, valid.p);
+    TUG_CUDA_CHECK_LAUNCH();
+    return c;
+  }
+  width_dispatch(type.id, [&]<int W>() {
+    using T = typename word<W>::type;
+    dbuf<T> o(n, mr);
+    if (n > 0) concat_fixed_kernel<T><<<grid_for(n), 256, 0, stream()>>>(c.desc.p, np, n, o.p, valid.p);
+    TUG_CUDA_CHECK_LAUNCH();
+    c.g.data = o.buf;
+  });
+  return c;
+}
+
+}  // namespace
+
 column concatenate(const std::vector<column>& parts, memory_resource* mr) {
   TUG_EXPECTS(!parts.empty(), "cuda::concatenate of no columns");
   if (parts.size() == 1) return parts[0];
-  const data_type& type = parts[0].type();
-  std::vector<part_desc> host;
-  int64_t n = 0;
-  for (auto& p : parts) {
-    if (p.type() != type) throw internal_error("cuda::concatenate: column types differ");
-    host.push_back({view_of(p), n});
-    n += p.size();
-  }
-  dbuf<part_desc> desc(static_cast<int64_t>(host.size()), mr);
-  TUG_CUDA_TRY(cudaMemcpyAsync(desc.p, host.data(), host.size() * sizeof(part_desc), cudaMemcpyHostToDevice, stream()));
-  int np = static_cast<int>(host.size());
-  auto valid = make_bitmap(n, mr);
-  column out;
-  if (type.id == type_id::string) {
-    dbuf<int64_t> len(n + 1, mr);
-    concat_lengths_kernel<<<grid_for(n), 256, 0, stream()>>>(desc.p, np, n, len.p);
-    TUG_CUDA_CHECK_LAUNCH();
-    int64_t total = 0;
-    buffer_ptr offsets = scan_offsets(len.p, n, &total, mr);
-    dbuf<char> chars(total, mr);
-    concat_chars_kernel<<<grid_for(n * 32), 256, 0, stream()>>>(desc.p, np, n, offsets->as<int64_t>(), chars.p);
-    TUG_CUDA_CHECK_LAUNCH();
-    // validity only (out == nullptr): any fixed width does
-    if (n > 0) concat_fixed_kernel<uint8_t><<<grid_for(n), 256, 0, stream()>>>(desc.p, np, n, nullptr, valid.p);
-    TUG_CUDA_CHECK_LAUNCH();
-    out = make_device_column(type, n, chars.buf, valid.buf, offsets);
-  } else {
-    buffer_ptr data;
-    width_dispatch(type.id, [&]<int W>() {
-      using T = typename word<W>::type;
-      dbuf<T> o(n, mr);
-      if (n > 0) concat_fixed_kernel<T><<<grid_for(n), 256, 0, stream()>>>(desc.p, np, n, o.p, valid.p);
-      TUG_CUDA_CHECK_LAUNCH();
-      data = o.buf;
-    });
-    out = make_device_column(type, n, std::move(data), valid.buf);
-  }
-  sync();  // `host` and `desc` must outlive the kernels
-  return out;
+  std::vector<table> tables;
+  for (auto& p : parts)
+    tables.push_back(table({p}));
+  return cuda::concatenate(tables, mr)[0];
 }
 
 table concatenate(const std::vector<table>& parts, memory_resource* mr) {
@@ -365,14 +391,36 @@ table concatenate(const std::vector<table>& parts, memory_resource* mr) {
     rows += p.num_rows();
   if (parts.empty() || parts[0].num_columns() == 0) return table::empty_with_rows(rows);
   if (parts.size() == 1) return parts[0];
-  std::vector<column> cols;
-  for (size_t c = 0; c < parts[0].num_columns(); ++c) {
+  // as in gather: every column queued, one wait for the null counts and string sizes, then the
+  // strings' characters
+  size_t k = parts[0].num_columns();
+  dbuf<int64_t> counts(static_cast<int64_t>(2 * k), mr);
+  TUG_CUDA_TRY(cudaMemsetAsync(counts.p, 0, 2 * k * sizeof(int64_t), stream()));
+  std::vector<concatenated> q;
+  std::vector<gathered> g;
+  std::vector<int64_t> n(k, rows);
+  for (size_t c = 0; c < k; ++c) {
     std::vector<column> pieces;
     for (auto& p : parts)
       pieces.push_back(p[c]);
-    cols.push_back(cuda::concatenate(pieces, mr));
+    q.push_back(concatenate_queued(pieces, counts.p + k + c, mr));
+    count_set_bits_async(*q.back().g.valid, 0, rows, reinterpret_cast<unsigned long long*>(counts.p + c));
+    g.push_back(q.back().g);
   }
-  return table(std::move(cols));
+  std::vector<int64_t> h(2 * k);
+  TUG_CUDA_TRY(cudaMemcpyAsync(h.data(), counts.p, h.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
+  sync();
+  auto chars = [&](size_t c, int64_t total) {
+    dbuf<char> out(total, mr);
+    int np = static_cast<int>(parts.size());
+    concat_chars_kernel<<<grid_for(rows * 32), 256, 0, stream()>>>(q[c].desc.p, np, rows, g[c].offsets->as<int64_t>(),
+                                                                   out.p);
+    TUG_CUDA_CHECK_LAUNCH();
+    return out.buf;
+  };
+  table out(finish_columns(parts[0], g, n, h, chars));
+  sync();
+  return out;
 }
 
 column repeat_row(const column& c, int64_t row, int64_t n, memory_resource* mr) {
