@@ -249,23 +249,21 @@ struct rewriter {
   // ---- finding the region ----
 
   /// Whether input `side` of `n` may carry a row index up to `n`.
-  static bool carrying_input(const plan_node& n, size_t side) {
-    return !host_memory_source(n) && (n.kind != plan_kind::join || carries(n, side));
-  }
+  static bool carrying_input(const plan_node& n, size_t side) { return n.kind != plan_kind::join || carries(n, side); }
 
-  bool free(const plan_node& n) const { return is_link(n) && !done.count(&n) && !pending.count(&n); }
+  bool available(const plan_node& n) const { return is_link(n) && !done.count(&n) && !pending.count(&n); }
 
   /// The nodes a region from `n` could hold.
   void reachable(const plan_node& n, std::set<const plan_node*>& out) const {
     if (!out.insert(&n).second) return;
     for (size_t s = 0; s < n.inputs.size(); ++s)
-      if (carrying_input(n, s) && free(*n.inputs[s])) reachable(*n.inputs[s], out);
+      if (carrying_input(n, s) && available(*n.inputs[s])) reachable(*n.inputs[s], out);
   }
 
   /// Whether `n`, an input of `from`, may join the region: its other parents lie outside the region
   /// and keep their output when `n` loses columns they do not read (the aggregate of a shared subplan).
   bool enterable(const plan_node& n, const plan_node& from, const std::set<const plan_node*>& reach) const {
-    if (!free(n)) return false;
+    if (!available(n)) return false;
     int from_edges = 0;
     for (auto* q : parents_of(n)) {
       if (q == &from) {
