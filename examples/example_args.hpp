@@ -1,5 +1,6 @@
 #pragma once
-// Tiny argument parsing shared by the examples: --rows N, --engine cpu|gpu|auto, --explain.
+// Tiny argument parsing shared by the examples: --rows N, --engine cpu|gpu|auto, --threads N, --explain,
+// --no-late-materialization (the optimizer pass off, for A/B timings).
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -39,8 +40,10 @@ inline example_args parse_args(int argc, char** argv, int64_t default_rows) {
       }
     } else if (s == "--threads") a.options.num_threads = std::atoi(next().c_str());
     else if (s == "--explain") a.explain = true;
+    else if (s == "--no-late-materialization") a.options.optimizer.late_materialization = false;
     else {
-      std::cerr << "usage: " << argv[0] << " [--rows N] [--engine cpu|gpu|auto] [--threads N] [--explain]\n";
+      std::cerr << "usage: " << argv[0] << " [--rows N] [--engine cpu|gpu|auto] [--threads N] [--explain]"
+                   " [--no-late-materialization]\n";
       std::exit(s == "--help" ? 0 : 2);
     }
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
@@ -59,13 +60,6 @@ optimizer_flags with_late(bool on) {
   return f;
 }
 
-// The columns the take gathers (empty: no take in the optimized plan).
-std::vector<std::string> taken(const lazy_frame& q) {
-  plan_ptr p = optimize(q.plan(), with_late(true));
-  const plan_node* t = find(p, plan_kind::take);
-  return t ? t->projection : std::vector<std::string>{};
-}
-
 data_frame run(const lazy_frame& q, bool late, const engine_options& o) {
   return run_plan(optimize(q.plan(), with_late(late)), o).frame;
 }
@@ -98,6 +92,80 @@ lazy_frame anomalies(const data_frame& ais) {
 lazy_frame chain(const lazy_frame& f) {
   return f.filter(col("v") > 2.0).with_columns({(col("v") * 2).alias("v2")}).filter(col("k") % 3 != 0);
 }
+
+// The seed's group_by + join form of the query (examples/seed_queries.hpp, speed_anomaly_join).
+lazy_frame anomalies_join(const data_frame& ais, double factor = 10) {
+  lazy_frame df = ais.lazy().filter(col("VesselType").is_not_null() & col("Status").is_not_null());
+  lazy_frame cohort = df.group_by({"VesselType", "Status"}).agg({col("SOG").mean().alias("cohort_avg_speed")});
+  return df.join(cohort, {"VesselType", "Status"}, join_type::left)
+      .filter(col("SOG") > col("cohort_avg_speed") * factor)
+      .with_columns({lit(true).alias("is_speed_anomaly")});
+}
+
+// Every take of the optimized plan, top first.
+std::vector<const plan_node*> takes(const plan_ptr& p) {
+  std::vector<const plan_node*> out;
+  std::vector<const plan_node*> todo{p.get()};
+  std::set<const plan_node*> seen;
+  while (!todo.empty()) {
+    const plan_node* n = todo.back();
+    todo.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n->kind == plan_kind::take) out.push_back(n);
+    for (auto it = n->inputs.rbegin(); it != n->inputs.rend(); ++it)
+      todo.push_back(it->get());
+  }
+  return out;
+}
+
+// The columns the takes gather, the lowest take's first (empty: no take in the optimized plan).
+std::vector<std::string> taken(const lazy_frame& q) {
+  plan_ptr p = optimize(q.plan(), with_late(true));
+  std::vector<const plan_node*> t = takes(p);
+  std::vector<std::string> out;
+  for (auto it = t.rbegin(); it != t.rend(); ++it)
+    out.insert(out.end(), (*it)->projection.begin(), (*it)->projection.end());
+  return out;
+}
+
+// Whether some take of the optimized plan has a join below it (the row index went through a join).
+bool take_above_join(const lazy_frame& q) {
+  plan_ptr p = optimize(q.plan(), with_late(true));
+  for (auto* t : takes(p))
+    if (find(t->inputs[0], plan_kind::join)) return true;
+  return false;
+}
+
+// `f` with each column renamed to prefix + name.
+data_frame prefixed(const data_frame& f, const std::string& prefix) {
+  std::vector<std::pair<std::string, column>> cols;
+  for (auto& fld : f.schema())
+    cols.push_back({prefix + fld.name, f[fld.name]});
+  return data_frame::from_columns(cols);
+}
+
+// A small dimension table: key g (0..groups-1, each `copies` times; with a null key row when
+// `null_key`), a weight w and a label (named like none of wide()'s columns).
+data_frame dim(int64_t groups, int copies = 1, bool null_key = false) {
+  std::vector<std::optional<int64_t>> g;
+  std::vector<std::optional<double>> w;
+  std::vector<std::optional<std::string>> label;
+  for (int c = 0; c < copies; ++c)
+    for (int64_t i = groups - 1; i >= 0; --i) {
+      g.push_back(i);
+      w.push_back(0.1 * static_cast<double>(i + c));
+      label.push_back("label " + std::to_string(i) + "/" + std::to_string(c));
+    }
+  if (null_key) {
+    g.push_back(std::nullopt);
+    w.push_back(1.0);
+    label.push_back("null key");
+  }
+  return data_frame::from_columns({{"g", i64(g)}, {"w", f64(w)}, {"label", str(label)}});
+}
+
+// wide() with a join key g = k % 13.
+lazy_frame keyed(int64_t n = 200) { return wide(n).lazy().with_columns({(col("k") % 13).alias("g")}); }
 
 }  // namespace
 
@@ -217,11 +285,12 @@ TEST(LateMaterialization, KeepsMostRowsNoRewrite) {
   lazy_frame redefined = w.lazy().with_columns({col("v").cast(type_id::int64).alias("k")}).filter(col("k").is_null());
   EXPECT_FALSE(taken(redefined).empty());
   expect_same(redefined);
-  // the seed's group_by + join query: its only filter before the join keeps nearly every row
+  // the seed's group_by + join query without its final filter: the filter before the join keeps
+  // nearly every row (with the final filter the take goes above it: SeedJoinQueryOnAis)
   lazy_frame ais = gen::ais(20000, 5, 8192).lazy();
   lazy_frame df = ais.filter(col("VesselType").is_not_null() & col("Status").is_not_null());
   lazy_frame cohort = df.group_by({"VesselType", "Status"}).agg({col("SOG").mean().alias("avg")});
-  lazy_frame q = df.join(cohort, {"VesselType", "Status"}, join_type::left).filter(col("SOG") > col("avg") * 2);
+  lazy_frame q = df.join(cohort, {"VesselType", "Status"}, join_type::left);
   EXPECT_TRUE(taken(q).empty()) << to_string(optimize(q.plan()));
 }
 
@@ -286,4 +355,262 @@ TEST(LateMaterialization, DeviceResidentFrameIsNotRewritten) {
   query_result r = run_plan(optimize(q.plan()), gpu_engine());
   EXPECT_TRUE(r.fallbacks.empty());
   expect_frames_close(r.frame, run(chain(host.lazy()), false, cpu_engine()));
+}
+
+// ---- through joins ----
+
+// The seed's group_by + join query: the row index goes through the shared filtered scan (the
+// aggregate reads only VesselType, Status and SOG) and the left join; the take sits above the final
+// filter, which keeps a few rows.
+TEST(LateMaterialization, SeedJoinQueryOnAis) {
+  data_frame ais = gen::ais(30000, 42, 8192);  // 4 source partitions
+  lazy_frame q = anomalies_join(ais);
+  plan_ptr p = optimize(q.plan());
+  std::vector<const plan_node*> t = takes(p);
+  ASSERT_EQ(t.size(), 1u) << to_string(p);
+  EXPECT_EQ(t[0]->projection.size(), ais.schema().size() - 3);
+  const plan_node* top_filter = find(t[0]->inputs[0], plan_kind::filter);
+  ASSERT_NE(top_filter, nullptr);
+  EXPECT_NE(to_string(top_filter->exprs[0]).find("cohort_avg_speed"), std::string::npos) << to_string(p);
+  const plan_node* j = find(t[0]->inputs[0], plan_kind::join);
+  ASSERT_NE(j, nullptr) << to_string(p);
+  const plan_node* s = find(p, plan_kind::scan);
+  EXPECT_EQ(s->projection, (std::vector<std::string>{"SOG", "VesselType", "Status"})) << to_string(p);
+  EXPECT_TRUE(s->predicates.empty());
+  // the aggregate reads the same (narrowed) node as the join: still one shared subplan
+  const plan_node* g = find(p, plan_kind::group_by);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->inputs[0].get(), j->inputs[0].get()) << to_string(p);
+  EXPECT_EQ(p->schema, q.plan()->schema);
+  for (int64_t target : {1000, 4096, 1 << 20})
+    expect_same(q, target);
+  EXPECT_GT(run(q, true, cpu_engine()).num_rows(), 0);
+  // the explain shows the take above the join
+  std::string e = q.explain(cpu_engine());
+  EXPECT_LT(e.find("TAKE ["), e.find("JOIN left")) << e;
+}
+
+TEST(LateMaterialization, ThroughLeftAndInnerJoins) {
+  lazy_frame right = dim(10).lazy();
+  for (join_type how : {join_type::left, join_type::inner}) {
+    lazy_frame q = keyed().join(right, {"g"}, how).filter(col("v") > col("w") * 40);
+    EXPECT_TRUE(take_above_join(q)) << to_string(how);
+    // an inner join also carries the right side's row index (its labels are most of its bytes)
+    std::vector<std::string> moved{"p_i32", "p_f64", "p_bool", "p_dec", "p_str", "p_date"};
+    if (how == join_type::inner) moved.push_back("label");
+    EXPECT_EQ(taken(q), moved);
+    expect_same(q, 7);
+    expect_same(q, 1);
+    expect_same(q, 1 << 20);
+    // filters below the join count too; a select above it drops a passenger and reorders
+    lazy_frame below = keyed().filter(col("k") > 50).join(right, {"g"}, how).filter(col("v").is_not_null());
+    EXPECT_TRUE(take_above_join(below));
+    expect_same(below);
+    expect_same(below.select({col("p_str"), col("label"), col("k"), col("p_date")}));
+    expect_same(below.slice(3, 20), 6);
+    // many source partitions
+    lazy_frame many = wide(200).repartition(9).lazy().with_columns({(col("k") % 13).alias("g")});
+    expect_same(many.join(right, {"g"}, how).filter(col("v") > col("w") * 40), 5);
+  }
+}
+
+// A right side with duplicate keys emits a left row several times: the take repeats its passengers.
+// With the row index on the right side of an inner join, the left side's order (descending keys)
+// puts the ids out of order across the source's partitions.
+TEST(LateMaterialization, DuplicateKeysAndReorderedIds) {
+  lazy_frame right = dim(10, 3).lazy();
+  lazy_frame q = keyed().join(right, {"g"}, join_type::inner).filter(col("v") > col("w") * 30);
+  EXPECT_TRUE(take_above_join(q));
+  EXPECT_GT(run(q, true, cpu_engine()).num_rows(), 0);
+  expect_same(q, 4);
+  expect_same(q, 1 << 20);
+  // rows of wide() repeated (one per matching copy of the key)
+  data_frame repeated = run(keyed().join(right, {"g"}, join_type::inner).filter(col("v") > 40.0), true, cpu_engine());
+  int64_t matching = keyed().filter((col("v") > 40.0) & (col("g") < 10)).collect(cpu_engine()).num_rows();
+  EXPECT_GT(matching, 0);
+  EXPECT_EQ(repeated.num_rows(), 3 * matching);
+  expect_same(keyed().join(right, {"g"}, join_type::inner).filter(col("v") > 40.0));
+
+  // the row index on the right side: the small left side in descending order with repeats
+  std::vector<std::optional<int64_t>> keys;
+  for (int64_t k = 199; k >= 0; k -= 3)
+    keys.push_back(k);
+  for (int i = 0; i < 3; ++i)
+    keys.push_back(150);
+  keys.push_back(std::nullopt);
+  std::vector<std::optional<double>> lw(keys.size(), 2.0);
+  lazy_frame left = data_frame::from_columns({{"key", i64(keys)}, {"lw", f64(lw)}}).lazy();
+  lazy_frame rw = wide(200).repartition(11).lazy();
+  lazy_frame r = left.join(rw, {col("key")}, {col("k")}, join_type::inner).filter(col("v") > col("lw") * 10);
+  EXPECT_TRUE(take_above_join(r)) << to_string(optimize(r.plan()));
+  EXPECT_EQ(taken(r), (std::vector<std::string>{"p_i32", "p_f64", "p_bool", "p_dec", "p_str", "p_date"}));
+  expect_same(r, 3);
+  expect_same(r, 1 << 20);
+}
+
+// The take gathers any ids: out of order across the source's partitions, repeated.
+TEST(LateMaterialization, TakeGathersIdsInAnyOrder) {
+  data_frame w = wide(50).repartition(7);
+  ASSERT_GT(w.partitions().size(), 5u);
+  auto src = std::dynamic_pointer_cast<const memory_source>(w.lazy().plan()->source);
+  ASSERT_NE(src, nullptr);
+  std::vector<int64_t> order{49, 0, 3, 3, 48, 21, 7, 7, 7, 0, 14, 13, 12, 35, 36, 1};
+  std::vector<std::optional<int64_t>> ids(order.begin(), order.end());
+  data_frame in = data_frame::from_columns({{"id", i64(ids)}});
+  std::vector<std::string> cols{"p_str", "p_i32", "p_dec"};
+  plan_ptr p = plan::take(in.lazy().plan(), src, "id", cols);
+  table all = w.to_table();
+  for (int64_t target : {1, 4, 100}) {
+    engine_options o = cpu_engine();
+    o.target_partition_rows = target;
+    data_frame got = run_plan(p, o).frame;
+    ASSERT_EQ(got.num_rows(), static_cast<int64_t>(order.size()));
+    for (auto& c : cols)
+      expect_columns_equal(got[c], gather(all[w.schema().index_of(c)], order), c);
+    expect_columns_equal(got["id"], i64(ids), "id");
+  }
+}
+
+// A passenger named like a column of the other side would change the join's suffixing: it stays
+// a read column; the others still move.
+TEST(LateMaterialization, JoinNameCollisions) {
+  data_frame d = dim(10);
+  lazy_frame right =
+      data_frame::from_columns({{"g", d["g"]}, {"w", d["w"]}, {"p_bool", d["label"]}, {"p_date", d["w"]}}).lazy();
+  for (join_type how : {join_type::left, join_type::inner}) {
+    lazy_frame q = keyed().join(right, {"g"}, how).filter(col("v") > col("w") * 40);
+    EXPECT_TRUE(take_above_join(q));
+    EXPECT_EQ(taken(q), (std::vector<std::string>{"p_i32", "p_f64", "p_dec", "p_str"}));
+    EXPECT_TRUE(q.schema().contains("p_bool_right"));
+    expect_same(q);
+  }
+  // the right side carrying the row index: the left side's names stay read
+  lazy_frame left = data_frame::from_columns({{"key", d["g"]}, {"p_bool", d["label"]}}).lazy();
+  lazy_frame r = left.join(wide(200).lazy(), {col("key")}, {col("k")}).filter(col("v") > 5.0);
+  EXPECT_EQ(taken(r), (std::vector<std::string>{"p_i32", "p_f64", "p_dec", "p_str", "p_date"}));
+  expect_same(r);
+  // a column of the other side named like the row index: no rewrite through the join
+  lazy_frame reserved = data_frame::from_columns({{"g", d["g"]}, {"__tug_row", d["w"]}}).lazy();
+  lazy_frame x = keyed().join(reserved, {"g"}, join_type::left).filter(col("v") > 40.0);
+  EXPECT_FALSE(take_above_join(x));
+  expect_same(x);
+}
+
+// A shared subplan: its other consumer (an aggregate) reads p_f64, which stays a read column; a
+// consumer that passes every column on (a sort) keeps the shared node whole.
+TEST(LateMaterialization, SharedSubplanConsumers) {
+  lazy_frame df = keyed(300).filter(col("v").is_not_null());
+  lazy_frame agg = df.group_by({"g"}).agg({col("p_f64").sum().alias("s"), col("v").mean().alias("m")});
+  lazy_frame q = df.join(agg, {"g"}, join_type::left).filter(col("v") > col("m") * 1.5);
+  plan_ptr p = optimize(q.plan());
+  EXPECT_TRUE(take_above_join(q)) << to_string(p);
+  EXPECT_EQ(taken(q), (std::vector<std::string>{"p_i32", "p_bool", "p_dec", "p_str", "p_date"}));
+  const plan_node* j = find(p, plan_kind::join);
+  const plan_node* g = find(p, plan_kind::group_by);
+  ASSERT_TRUE(j && g);
+  EXPECT_EQ(g->inputs[0].get(), j->inputs[0].get()) << to_string(p);
+  expect_same(q, 7);
+  expect_same(q, 1 << 20);
+  // a select consumer reading a would-be passenger
+  lazy_frame sel = df.select({col("g"), col("p_dec").alias("d")}).group_by({"g"}).agg({col("d").max().alias("dm")});
+  lazy_frame q2 = df.join(sel, {"g"}, join_type::inner).filter(col("v") > 30.0);
+  std::vector<std::string> t2 = taken(q2);
+  EXPECT_EQ(std::count(t2.begin(), t2.end(), "p_dec"), 0) << to_string(optimize(q2.plan()));
+  expect_same(q2);
+  // the shared node also feeds a sort (its output has every column): no row index through it
+  lazy_frame sorted = df.sort({col("k")}, sort_options{{true}, {}, false}).limit(3).select({col("g"), col("p_str")});
+  lazy_frame q3 = df.join(sorted, {"g"}, join_type::inner, "_s").filter(col("v") > 30.0);
+  EXPECT_FALSE(take_above_join(q3)) << to_string(optimize(q3.plan()));
+  expect_same(q3);
+}
+
+TEST(LateMaterialization, EmptyJoinResult) {
+  lazy_frame q = keyed().join(dim(10).lazy(), {"g"}, join_type::left).filter(col("v") > 1e9);
+  EXPECT_TRUE(take_above_join(q));
+  expect_same(q);
+  EXPECT_EQ(run(q, true, cpu_engine()).num_rows(), 0);
+  // an empty side
+  lazy_frame none = keyed().join(dim(0).lazy(), {"g"}, join_type::inner).filter(col("v") > 3.0);
+  expect_same(none);
+  EXPECT_EQ(run(none, true, cpu_engine()).num_rows(), 0);
+}
+
+TEST(LateMaterialization, NullJoinKeys) {
+  // keys from v (1/6 nulls) on the left, a null key row on the right
+  lazy_frame left = wide(300).lazy().with_columns({((col("v") * 4).cast(type_id::int64) % 9).alias("g")});
+  lazy_frame right = dim(9, 2, true).lazy();
+  for (join_type how : {join_type::left, join_type::inner}) {
+    lazy_frame q = left.join(right, {"g"}, how).filter(col("k") > col("w") * 300);
+    EXPECT_TRUE(take_above_join(q)) << to_string(how);
+    expect_same(q, 7);
+    expect_same(q, 1 << 20);
+  }
+}
+
+// Both sides of one join carry their own row index (__tug_row, __tug_row1) and get their own take;
+// a self-join of one scan (one node on both sides) is left alone.
+TEST(LateMaterialization, BothSidesOfAJoin) {
+  lazy_frame right = prefixed(wide(150), "r_").lazy();
+  lazy_frame q = wide(200).lazy().join(right, {col("k")}, {col("r_k")}).filter(col("v") > col("r_v") + 1.0);
+  plan_ptr p = optimize(q.plan());
+  std::vector<const plan_node*> t = takes(p);
+  ASSERT_EQ(t.size(), 2u) << to_string(p);
+  std::set<std::string> rows{t[0]->names[0], t[1]->names[0]};
+  EXPECT_EQ(rows, (std::set<std::string>{"__tug_row", "__tug_row1"}));
+  EXPECT_TRUE(find(t[1]->inputs[0], plan_kind::join));
+  expect_same(q, 7);
+  expect_same(q, 1 << 20);
+  lazy_frame w = wide(100).lazy();
+  lazy_frame self = w.join(w, {"k"}, join_type::inner).filter(col("v") > 5.0);
+  EXPECT_FALSE(take_above_join(self));
+  expect_same(self);
+}
+
+// Only the sides whose rows never turn into nulls carry a row index: the right side of a right
+// join, the left side of semi and anti joins; neither side of a full join.
+TEST(LateMaterialization, OtherJoinTypes) {
+  lazy_frame d = dim(10).lazy().with_columns({col("g").alias("k")}).select({col("k"), col("w"), col("label")});
+  lazy_frame right_join = d.join(wide(200).lazy(), {"k"}, join_type::right).filter(col("v") > 3.0);
+  EXPECT_TRUE(take_above_join(right_join)) << to_string(optimize(right_join.plan()));
+  expect_same(right_join);
+  for (join_type how : {join_type::semi, join_type::anti}) {
+    lazy_frame q = keyed().join(dim(5).lazy(), {"g"}, how).filter(col("v") > 3.0);
+    EXPECT_TRUE(take_above_join(q)) << to_string(how);
+    expect_same(q);
+  }
+  lazy_frame full = keyed().join(dim(20).lazy(), {"g"}, join_type::full).filter(col("v") > 3.0);
+  EXPECT_FALSE(take_above_join(full));
+  expect_same(full);
+  // the right side of a left join: a take under the join at most
+  lazy_frame under =
+      d.join(wide(200).lazy().filter(col("v") > 30.0), {"k"}, join_type::left).filter(col("v").is_not_null());
+  EXPECT_FALSE(take_above_join(under));
+  EXPECT_FALSE(taken(under).empty());
+  expect_same(under);
+}
+
+TEST(LateMaterialization, GpuJoinEqualsCpuWithoutFallback) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  data_frame ais = gen::ais(200000, 7, 65536);
+  lazy_frame q = anomalies_join(ais);
+  plan_ptr p = optimize(q.plan());
+  ASSERT_TRUE(take_above_join(q)) << to_string(p);
+  engine_options g = gpu_engine();
+  g.target_partition_rows = 50000;
+  query_result r = run_plan(p, g);
+  EXPECT_TRUE(r.fallbacks.empty());
+  EXPECT_NE(take_line(r.physical_plan).find("@cpu"), std::string::npos) << r.physical_plan;
+  engine_options c = cpu_engine();
+  c.target_partition_rows = 50000;
+  expect_frames_close(r.frame, run(q, false, c));
+  // both sides of an inner join carry a row index
+  lazy_frame two = wide(5000)
+                       .lazy()
+                       .join(prefixed(wide(4000), "r_").lazy(), {col("k")}, {col("r_k")})
+                       .filter(col("v") > col("r_v") + 1.0);
+  plan_ptr two_plan = optimize(two.plan());
+  ASSERT_EQ(takes(two_plan).size(), 2u);
+  query_result w = run_plan(two_plan, g);
+  EXPECT_TRUE(w.fallbacks.empty());
+  expect_frames_close(w.frame, run(two, false, c));
 }

@@ -48,8 +48,10 @@ class take_op final : public physical_node {
   }
 
  private:
-  /// The passenger columns at the global positions `ids`, in order: consecutive ids in one source
-  /// partition (all of them when the ids ascend within a partition) are gathered as one piece.
+  /// The passenger columns at the global positions `ids`, in order (any order, repeats allowed).
+  /// Ids whose source partitions follow the partitions' order (ascending ids, as a filter chain
+  /// leaves them) are gathered one piece per run; otherwise (after a join) by partition, then put
+  /// back in the ids' order by one more gather.
   table rows(const column& ids, memory_resource* mr) const {
     int64_t n = ids.size();
     if (ids.has_nulls()) throw internal_error("take: the row column " + _row_column + " has nulls");
@@ -62,25 +64,50 @@ class take_op final : public physical_node {
     const int64_t* id = ids.values<int64_t>();
     int64_t total = _starts.back();
     std::vector<int64_t> local(static_cast<size_t>(n));
-    std::vector<table> pieces;
+    std::vector<size_t> part(static_cast<size_t>(n));
     size_t cur = 0;
-    int64_t begin = 0;
-    auto flush = [&](int64_t end) {
-      if (end > begin) pieces.push_back(gather_in_range(_parts[cur], local.data() + begin, end - begin, mr));
-    };
+    bool in_order = true;
     for (int64_t i = 0; i < n; ++i) {
       int64_t r = id[i];
       if (r < 0 || r >= total)
         throw internal_error("take: row " + std::to_string(r) + " is outside the source's " + std::to_string(total) +
                              " rows");
       if (r < _starts[cur] || r >= _starts[cur + 1]) {
-        flush(i);
-        begin = i;
-        cur = static_cast<size_t>(std::upper_bound(_starts.begin(), _starts.end(), r) - _starts.begin() - 1);
+        auto next = static_cast<size_t>(std::upper_bound(_starts.begin(), _starts.end(), r) - _starts.begin() - 1);
+        in_order &= next > cur;
+        cur = next;
       }
       local[static_cast<size_t>(i)] = r - _starts[cur];
+      part[static_cast<size_t>(i)] = cur;
     }
-    flush(n);
+    if (in_order) return gather_runs(local, part, mr);
+    // counting sort by partition (stable), then the inverse permutation
+    std::vector<int64_t> start(_parts.size() + 1, 0);
+    for (size_t p : part)
+      ++start[p + 1];
+    for (size_t p = 0; p < _parts.size(); ++p)
+      start[p + 1] += start[p];
+    std::vector<int64_t> sorted_local(static_cast<size_t>(n)), back(static_cast<size_t>(n));
+    std::vector<size_t> sorted_part(static_cast<size_t>(n));
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+      auto at = static_cast<size_t>(start[part[i]]++);
+      sorted_local[at] = local[i];
+      sorted_part[at] = part[i];
+      back[i] = static_cast<int64_t>(at);
+    }
+    table grouped = gather_runs(sorted_local, sorted_part, mr);
+    return gather_in_range(grouped, back.data(), n, mr);
+  }
+
+  /// Rows `local[i]` of partitions `part[i]`, one gather per run of equal partitions.
+  table gather_runs(const std::vector<int64_t>& local, const std::vector<size_t>& part, memory_resource* mr) const {
+    std::vector<table> pieces;
+    size_t begin = 0;
+    for (size_t i = 1; i <= local.size(); ++i) {
+      if (i < local.size() && part[i] == part[begin]) continue;
+      pieces.push_back(gather_in_range(_parts[part[begin]], local.data() + begin, static_cast<int64_t>(i - begin), mr));
+      begin = i;
+    }
     return pieces.size() == 1 ? pieces[0] : concatenate(pieces, mr);
   }
 

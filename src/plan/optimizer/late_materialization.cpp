@@ -1,7 +1,10 @@
 // Late materialization: a chain of filters, projections and slices over an in-memory frame carries
 // only the columns it reads plus a row index; the columns it merely passes through ("passengers")
 // are gathered for the surviving rows at the end by a `take` (docs/gpu.md, "Late materialization
-// across PCIe"). Runs last, on the plan the other passes left.
+// across PCIe"). The row index also travels through joins (on a side whose rows never turn into
+// nulls), so the take can sit above a selective filter above a join; both sides of a join may carry
+// their own. A shared node on the way may lose its passengers when its other consumers (an
+// aggregate, a select) do not read them. Runs last, on the plan the other passes left.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -18,7 +21,7 @@ namespace {
 /// The row-index column the rewrite adds (no rewrite when a column of the chain has this name).
 constexpr const char* row_column = "__tug_row";
 
-/// Row-preserving nodes the rewrite carries the row index through.
+/// Row-preserving nodes of one input the rewrite carries the row index through.
 bool in_chain(const plan_node& n) {
   switch (n.kind) {
     case plan_kind::filter:
@@ -122,30 +125,117 @@ double kept_fraction(const expr& e, const std::map<std::string, double>& nulls) 
   }
 }
 
+/// The in-memory source of `n` when it is a scan of host memory (data already in device memory
+/// crosses no link, and the take gathers on the host); else null.
+std::shared_ptr<const memory_source> host_memory_source(const plan_node& n) {
+  if (n.kind != plan_kind::scan) return nullptr;
+  auto src = std::dynamic_pointer_cast<const memory_source>(n.source);
+  if (!src) return nullptr;
+  for (auto& part : src->partitions())
+    if (on_device(part)) return nullptr;
+  return src;
+}
+
+/// Whether every output row of join `j` takes its input `side` columns from one row of that side
+/// (never nulls in their place), so that a row index carried through the side stays valid.
+bool carries(const plan_node& j, size_t side) {
+  switch (j.how) {
+    case join_type::inner:
+    case join_type::cross:
+      return true;
+    case join_type::left:
+    case join_type::semi:
+    case join_type::anti:
+      return side == 0;
+    case join_type::right:
+      return side == 1;
+    default:
+      return false;
+  }
+}
+
+/// Nodes a row index can travel through (input by input for joins) or start at.
+bool is_link(const plan_node& n) {
+  return in_chain(n) || n.kind == plan_kind::join || host_memory_source(n) != nullptr;
+}
+
+/// The columns a node outside a rewrite reads from an input the rewrite narrows, when its output
+/// does not depend on the input's other columns (a group_by, a select); nullopt otherwise.
+std::optional<std::set<std::string>> consumer_reads(const plan_node& p) {
+  if (p.kind != plan_kind::group_by && p.kind != plan_kind::select) return std::nullopt;
+  std::set<std::string> r;
+  for (auto* v : {&p.keys, &p.exprs})
+    for (auto& e : *v)
+      for (auto& c : referenced_columns(e))
+        r.insert(c);
+  return r;
+}
+
+/// A part of the plan the rewrite carries row indexes through: link nodes from a top down to
+/// in-memory scans, each entered once.
+struct region {
+  struct member {
+    plan_ptr node;
+    int parent = -1;        ///< index of the member above (-1: the top)
+    std::vector<int> kids;  ///< per input: the member it is, or -1 (rewritten on its own)
+  };
+  /// A scan whose passengers a take gathers at the top by the row index `row`.
+  struct carrier {
+    int leaf = 0;
+    std::shared_ptr<const memory_source> src;
+    std::vector<std::string> moved;  ///< the passengers, in the scan's order
+    std::string row;
+  };
+  std::vector<member> members;  ///< members[0] is the top
+  std::vector<carrier> carriers;
+  std::vector<std::vector<size_t>> carried;  ///< per member: the carriers below it (itself included)
+
+  /// The members from `leaf` up to the top.
+  std::vector<int> path(int leaf) const {
+    std::vector<int> out;
+    for (int j = leaf; j >= 0; j = members[static_cast<size_t>(j)].parent)
+      out.push_back(j);
+    return out;
+  }
+  const plan_node& at(int i) const { return *members[static_cast<size_t>(i)].node; }
+  /// The input of member `i` that member `kid` is.
+  size_t input_of(int i, int kid) const {
+    const std::vector<int>& k = members[static_cast<size_t>(i)].kids;
+    return static_cast<size_t>(std::find(k.begin(), k.end(), kid) - k.begin());
+  }
+};
+
 struct rewriter {
-  std::map<const plan_node*, int> uses;
+  std::map<const plan_node*, std::vector<const plan_node*>> parents;  ///< one entry per edge
   opt::plan_memo done;
+  /// Members of regions being rewritten (their top excepted): reached from elsewhere (a consumer
+  /// such as the aggregate of a shared subplan), they are rewritten as the region's members.
+  std::map<const plan_node*, std::pair<region*, int>> pending;
+
+  void index_parents(const plan_ptr& p, std::set<const plan_node*>& seen) {
+    if (!seen.insert(p.get()).second) return;
+    for (auto& i : p->inputs) {
+      parents[i.get()].push_back(p.get());
+      index_parents(i, seen);
+    }
+  }
+
+  const std::vector<const plan_node*>& parents_of(const plan_node& n) const {
+    static const std::vector<const plan_node*> none;
+    auto it = parents.find(&n);
+    return it == parents.end() ? none : it->second;
+  }
 
   plan_ptr go(const plan_ptr& p) {
+    auto it = pending.find(p.get());
+    if (it != pending.end()) return member(*it->second.first, it->second.second);
     return opt::memoized(done, p, [&](const plan_ptr& n) { return node(n); });
   }
 
   plan_ptr node(const plan_ptr& p) {
-    if (p->kind == plan_kind::scan) return rewrite({}, *p).value_or(p);  // its predicates filter
-    if (in_chain(*p)) {
-      // the longest chain from p down whose inner nodes have no other parent
-      std::vector<const plan_node*> chain{p.get()};  // top first
-      plan_ptr below = p->inputs[0];
-      while (in_chain(*below) && uses[below.get()] == 1) {
-        chain.push_back(below.get());
-        below = below->inputs[0];
-      }
-      if (auto r = rewrite(chain, *below)) return *r;
-      plan_ptr b = go(below);
-      if (b == below) return p;
-      for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-        b = plan::with_inputs(**it, {b});
-      return b;
+    if (is_link(*p)) {
+      region r = collect(p);
+      if (choose(r)) return build_top(r);
     }
     std::vector<plan_ptr> ins;
     bool same = true;
@@ -156,47 +246,143 @@ struct rewriter {
     return same ? p : plan::with_inputs(*p, std::move(ins));
   }
 
-  /// The passenger columns of `chain` (top first; may be empty) over `scan`, in the scan's order.
-  static std::vector<std::string> passengers(const std::vector<const plan_node*>& chain, const plan_node& scan) {
-    std::set<std::string> read;
-    auto add = [&](const expr& e) {
-      for (auto& c : referenced_columns(e))
-        read.insert(c);
-    };
-    for (auto& e : scan.predicates)
-      add(e);
-    for (auto* n : chain) {
-      for (auto& e : n->exprs)
-        if (n->kind != plan_kind::select || e->kind != expr_kind::column) add(e);
-    }
-    std::vector<std::string> out;
-    for (auto& f : scan.schema) {
-      if (read.count(f.name)) continue;
-      bool kept = true;
-      for (auto it = chain.rbegin(); kept && it != chain.rend(); ++it) {
-        const plan_node& n = **it;
-        if (n.kind == plan_kind::with_columns) {
-          for (auto& e : n.exprs)
-            kept &= output_name(e) != f.name;
-        } else if (n.kind == plan_kind::select) {
-          kept = std::any_of(n.exprs.begin(), n.exprs.end(), [&](const expr& e) { return is_bare_column(e, f.name); });
-        }
-      }
-      if (kept) out.push_back(f.name);
-    }
-    return out;
+  // ---- finding the region ----
+
+  /// Whether input `side` of `n` may carry a row index up to `n`.
+  static bool carrying_input(const plan_node& n, size_t side) { return n.kind != plan_kind::join || carries(n, side); }
+
+  bool available(const plan_node& n) const { return is_link(n) && !done.count(&n) && !pending.count(&n); }
+
+  /// The nodes a region from `n` could hold.
+  void reachable(const plan_node& n, std::set<const plan_node*>& out) const {
+    if (!out.insert(&n).second) return;
+    for (size_t s = 0; s < n.inputs.size(); ++s)
+      if (carrying_input(n, s) && available(*n.inputs[s])) reachable(*n.inputs[s], out);
   }
 
-  /// Estimated fraction of the scan's rows the chain keeps (top first, as `passengers`).
-  static double estimated_kept(const std::vector<const plan_node*>& chain, const plan_node& scan,
-                               const memory_source& src) {
+  /// Whether `n`, an input of `from`, may join the region: its other parents lie outside the region
+  /// and keep their output when `n` loses columns they do not read (the aggregate of a shared subplan).
+  bool enterable(const plan_node& n, const plan_node& from, const std::set<const plan_node*>& reach) const {
+    if (!available(n)) return false;
+    int from_edges = 0;
+    for (auto* q : parents_of(n)) {
+      if (q == &from) {
+        if (++from_edges > 1) return false;  // both inputs of one join
+      } else if (reach.count(q) || !consumer_reads(*q)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  region collect(const plan_ptr& top) const {
+    std::set<const plan_node*> reach;
+    reachable(*top, reach);
+    region r;
+    add(r, top, -1, reach);
+    return r;
+  }
+
+  void add(region& r, const plan_ptr& n, int parent, const std::set<const plan_node*>& reach) const {
+    int at = static_cast<int>(r.members.size());
+    r.members.push_back({n, parent, {}});
+    for (size_t s = 0; s < n->inputs.size(); ++s) {
+      int kid = -1;
+      if (carrying_input(*n, s) && enterable(*n->inputs[s], *n, reach)) {
+        kid = static_cast<int>(r.members.size());
+        add(r, n->inputs[s], at, reach);
+      }
+      r.members[static_cast<size_t>(at)].kids.push_back(kid);
+    }
+  }
+
+  /// The passenger columns of the scan `path[0]` (a path up to the region's top), in the scan's
+  /// order: not read anywhere on the path nor by the other consumers of its shared nodes, and
+  /// reaching the top unchanged, under their name.
+  std::vector<std::string> passengers(const region& r, const std::vector<int>& path) const {
+    const plan_node& leaf = r.at(path[0]);
+    std::set<std::string> out;
+    for (auto& f : leaf.schema)
+      out.insert(f.name);
+    auto drop_reads = [&](const expr& e) {
+      for (auto& c : referenced_columns(e))
+        out.erase(c);
+    };
+    for (size_t k = 0; k < path.size(); ++k) {
+      const plan_node& n = r.at(path[k]);
+      if (k + 1 < path.size()) {  // below the top: n loses the passengers, its other consumers must not read them
+        const plan_node* up = &r.at(path[k + 1]);
+        for (auto* q : parents_of(n)) {
+          if (q == up) continue;
+          std::optional<std::set<std::string>> reads = consumer_reads(*q);  // a consumer (enterable())
+          for (auto& c : *reads)
+            out.erase(c);
+        }
+      }
+      switch (n.kind) {
+        case plan_kind::scan:
+          for (auto& e : n.predicates)
+            drop_reads(e);
+          break;
+        case plan_kind::filter:
+          for (auto& e : n.exprs)
+            drop_reads(e);
+          break;
+        case plan_kind::with_columns:
+          for (auto& e : n.exprs) {
+            drop_reads(e);
+            out.erase(output_name(e));
+          }
+          break;
+        case plan_kind::select: {
+          std::set<std::string> passed;
+          for (auto& e : n.exprs) {
+            if (e->kind == expr_kind::column)
+              passed.insert(e->name);
+            else
+              drop_reads(e);
+          }
+          for (auto it = out.begin(); it != out.end();)
+            it = passed.count(*it) ? std::next(it) : out.erase(it);
+          break;
+        }
+        case plan_kind::join: {
+          size_t side = r.input_of(path[k], path[k - 1]);
+          for (auto& e : side == 0 ? n.keys : n.right_keys)
+            drop_reads(e);
+          // a passenger keeps its name; and the other side's columns keep theirs without it
+          std::map<std::string, opt::join_origin> origin = opt::join_origins(n);
+          for (auto it = out.begin(); it != out.end();) {
+            auto o = origin.find(*it);
+            bool same = o != origin.end() && o->second.side == static_cast<int>(side) && o->second.name == *it;
+            it = same ? std::next(it) : out.erase(it);
+          }
+          if (n.how != join_type::semi && n.how != join_type::anti)
+            for (auto& f : n.inputs[1 - side]->schema)
+              out.erase(f.name);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    std::vector<std::string> ordered;
+    for (auto& f : leaf.schema)
+      if (out.count(f.name)) ordered.push_back(f.name);
+    return ordered;
+  }
+
+  /// Estimated fraction of the scan's rows (`path` as `passengers`) that reach the top: the filters
+  /// on the path; a join counts 1 (its effect on the rows is not estimated).
+  static double estimated_kept(const region& r, const std::vector<int>& path, const memory_source& src) {
     std::map<std::string, double> nulls = null_fractions(src);  // of the columns still the source's
     double kept = 1.0;
-    for (auto& e : scan.predicates)
-      kept *= kept_fraction(e, nulls);
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      const plan_node& n = **it;
-      if (n.kind == plan_kind::filter) {
+    for (size_t k = 0; k < path.size(); ++k) {
+      const plan_node& n = r.at(path[k]);
+      if (n.kind == plan_kind::scan) {
+        for (auto& e : n.predicates)
+          kept *= kept_fraction(e, nulls);
+      } else if (n.kind == plan_kind::filter) {
         for (auto& e : n.exprs)
           kept *= kept_fraction(e, nulls);
       } else if (n.kind == plan_kind::with_columns) {
@@ -210,71 +396,122 @@ struct rewriter {
           if (at != nulls.end()) kept_names[output_name(e)] = at->second;
         }
         nulls = std::move(kept_names);
+      } else if (n.kind == plan_kind::join) {
+        auto side = static_cast<int>(r.input_of(path[k], path[k - 1]));
+        std::map<std::string, double> renamed;
+        for (auto& [name, o] : opt::join_origins(n)) {
+          auto at = o.side == side ? nulls.find(o.name) : nulls.end();
+          if (at != nulls.end()) renamed[name] = at->second;
+        }
+        nulls = std::move(renamed);
       }
     }
     return kept;
   }
 
-  static std::optional<plan_ptr> rewrite(const std::vector<const plan_node*>& chain, const plan_node& scan) {
-    if (scan.kind != plan_kind::scan) return std::nullopt;
-    auto src = std::dynamic_pointer_cast<const memory_source>(scan.source);
-    if (!src || src->schema().contains(row_column)) return std::nullopt;
-    // data already in device memory crosses no link, and the take gathers on the host
-    for (auto& part : src->partitions())
-      if (on_device(part)) return std::nullopt;
-    bool any_filter = !scan.predicates.empty();
-    for (auto* n : chain) {
-      any_filter |= n->kind == plan_kind::filter;
-      if (n->schema.contains(row_column)) return std::nullopt;
+  /// Picks the region's scans whose rewrite pays (selective enough, passengers holding most of the
+  /// bytes) and names their row indexes; false when there is none.
+  bool choose(region& r) const {
+    for (int i = 0; i < static_cast<int>(r.members.size()); ++i) {
+      const plan_node& leaf = r.at(i);
+      auto src = host_memory_source(leaf);
+      if (!src) continue;
+      std::vector<int> path = r.path(i);
+      std::vector<std::string> moved = passengers(r, path);
+      if (moved.empty()) continue;
+      std::vector<std::string> scanned = leaf.projection.empty() ? src->schema().names() : leaf.projection;
+      if (moved.size() == scanned.size() || 2 * column_bytes(*src, moved) < column_bytes(*src, scanned)) continue;
+      if (estimated_kept(r, path, *src) > max_kept) continue;
+      std::string row = row_column;
+      if (!r.carriers.empty()) row += std::to_string(r.carriers.size());
+      r.carriers.push_back({i, src, std::move(moved), std::move(row)});
     }
-    if (!any_filter || estimated_kept(chain, scan, *src) > max_kept) return std::nullopt;
-    std::vector<std::string> moved = passengers(chain, scan);
-    if (moved.empty()) return std::nullopt;
-    std::vector<std::string> scanned = scan.projection.empty() ? src->schema().names() : scan.projection;
-    std::vector<std::string> narrow;
-    for (auto& c : scanned)
-      if (std::find(moved.begin(), moved.end(), c) == moved.end()) narrow.push_back(c);
-    if (narrow.empty() || 2 * column_bytes(*src, moved) < column_bytes(*src, scanned)) return std::nullopt;
+    // the row indexes' names are new everywhere in the region
+    for (auto& c : r.carriers) {
+      for (auto& m : r.members)
+        if (m.node->schema.contains(c.row)) return false;
+      for (auto& d : r.carriers)
+        if (d.src->schema().contains(c.row)) return false;
+    }
+    r.carried.assign(r.members.size(), {});
+    for (size_t c = 0; c < r.carriers.size(); ++c)
+      for (int j : r.path(r.carriers[c].leaf))
+        r.carried[static_cast<size_t>(j)].push_back(c);
+    return !r.carriers.empty();
+  }
 
-    // the narrow scan: no pushed-down predicates (a source may drop rows by them, which would shift
-    // the row index), so they become a filter above the row index
+  // ---- rewriting it ----
+
+  plan_ptr build_top(region& r) {
+    for (size_t i = 1; i < r.members.size(); ++i)
+      if (!r.carried[i].empty()) pending[r.members[i].node.get()] = {&r, static_cast<int>(i)};
+    plan_ptr cur = build(r, 0);
+    for (size_t i = 1; i < r.members.size(); ++i)
+      pending.erase(r.members[i].node.get());
+    for (auto& c : r.carriers)
+      cur = plan::take(cur, c.src, c.row, c.moved);
+    std::vector<expr> out;
+    for (auto& f : r.members[0].node->schema)
+      out.push_back(col(f.name));
+    return plan::select(cur, std::move(out));
+  }
+
+  /// Member `i` rewritten once (a shared member is reached from each of its parents).
+  plan_ptr member(region& r, int i) {
+    return opt::memoized(done, r.members[static_cast<size_t>(i)].node, [&](const plan_ptr&) { return build(r, i); });
+  }
+
+  /// Member `i` over the rewritten members below it: without the passengers of the carriers below,
+  /// with their row indexes.
+  plan_ptr build(region& r, int i) {
+    const region::member& m = r.members[static_cast<size_t>(i)];
+    const plan_node& n = *m.node;
+    const std::vector<size_t>& below = r.carried[static_cast<size_t>(i)];
+    if (host_memory_source(n)) return narrow_scan(n, r.carriers[below[0]]);
+    std::vector<plan_ptr> ins;
+    for (size_t s = 0; s < n.inputs.size(); ++s) {
+      int kid = m.kids[s];
+      ins.push_back(kid >= 0 && !r.carried[static_cast<size_t>(kid)].empty() ? member(r, kid) : go(n.inputs[s]));
+    }
+    if (n.kind != plan_kind::select) return plan::with_inputs(n, std::move(ins));
+    // the passengers come back with the take; the row indexes go up with the rest
+    std::set<std::string> moved;
+    for (size_t c : below)
+      moved.insert(r.carriers[c].moved.begin(), r.carriers[c].moved.end());
+    std::vector<expr> exprs;
+    for (auto& e : n.exprs)
+      if (e->kind != expr_kind::column || !moved.count(e->name)) exprs.push_back(e);
+    for (size_t c : below)
+      exprs.push_back(col(r.carriers[c].row));
+    return plan::select(ins[0], std::move(exprs));
+  }
+
+  /// The scan reading only the columns that are not passengers, with the row index first: no
+  /// pushed-down predicates (a source may drop rows by them, which would shift the row index), so
+  /// they become a filter above the row index.
+  static plan_ptr narrow_scan(const plan_node& scan, const region::carrier& c) {
+    const memory_source& src = *c.src;
+    std::vector<std::string> scanned = scan.projection.empty() ? src.schema().names() : scan.projection;
+    std::vector<std::string> narrow;
+    for (auto& name : scanned)
+      if (std::find(c.moved.begin(), c.moved.end(), name) == c.moved.end()) narrow.push_back(name);
     auto s = std::make_shared<plan_node>(scan);
     s->projection = narrow;
     s->predicates.clear();
     tug::schema ss;
-    for (auto& c : narrow)
-      ss.push_back(src->schema()[src->schema().index_of(c)]);
+    for (auto& name : narrow)
+      ss.push_back(src.schema()[src.schema().index_of(name)]);
     s->schema = std::move(ss);
-    plan_ptr cur = plan::with_row_index(s, row_column, 0);
+    plan_ptr cur = plan::with_row_index(s, c.row, 0);
     cur = opt::filter_all(cur, scan.predicates);
-    std::vector<std::string> wanted{row_column};
+    std::vector<std::string> wanted{c.row};
     for (auto& f : scan.schema)
-      if (std::find(moved.begin(), moved.end(), f.name) == moved.end()) wanted.push_back(f.name);
-    if (cur->schema.names() != wanted) {
-      std::vector<expr> cols;
-      for (auto& c : wanted)
-        cols.push_back(col(c));
-      cur = plan::select(cur, std::move(cols));
-    }
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      const plan_node& n = **it;
-      if (n.kind == plan_kind::select) {
-        // the passengers come back with the take; the row index goes up with the rest
-        std::vector<expr> exprs;
-        for (auto& e : n.exprs)
-          if (e->kind != expr_kind::column || std::find(moved.begin(), moved.end(), e->name) == moved.end())
-            exprs.push_back(e);
-        exprs.push_back(col(row_column));
-        cur = plan::select(cur, std::move(exprs));
-      } else {
-        cur = plan::with_inputs(n, {cur});
-      }
-    }
-    cur = plan::take(cur, src, row_column, moved);
-    std::vector<expr> out;
-    for (auto& f : chain.empty() ? scan.schema : chain[0]->schema)
-      out.push_back(col(f.name));
-    return plan::select(cur, std::move(out));
+      if (std::find(c.moved.begin(), c.moved.end(), f.name) == c.moved.end()) wanted.push_back(f.name);
+    if (cur->schema.names() == wanted) return cur;
+    std::vector<expr> cols;
+    for (auto& name : wanted)
+      cols.push_back(col(name));
+    return plan::select(cur, std::move(cols));
   }
 };
 
@@ -282,7 +519,8 @@ struct rewriter {
 
 plan_ptr late_materialization(const plan_ptr& p) {
   rewriter r;
-  opt::count_uses(p, r.uses);
+  std::set<const plan_node*> seen;
+  r.index_parents(p, seen);
   return r.go(p);
 }
 
