@@ -13,8 +13,7 @@
 // Every benchmark skips when no GPU is visible (TUG_GPU_BENCH_FORCE_CPU=1 still runs the CPU peers).
 // TUG_GPU_BENCH_PROFILE=1 prints each operator query's per-operator statistics (one more run) on stderr.
 // TUG_GPU_BENCH_STREAMS=N sets the operator queries' num_streams (partitions with device work in flight).
-// TUG_GPU_BENCH_LATE_MAT=0 and TUG_GPU_BENCH_COALESCE=N set the seed queries' late materialization and
-// gpu_coalesce_partitions (A/B runs in one session).
+// TUG_GPU_BENCH_LATE_MAT=0 runs the seed queries without late materialization (A/B runs in one session).
 // bench/gpu_report.py turns --benchmark_out JSON into a Markdown table and a chart.
 #include <benchmark/benchmark.h>
 
@@ -671,7 +670,6 @@ void bm_seed(benchmark::State& state, const seed_query& q, bool parquet, bool gp
     o.engine = gpu ? engine_kind::gpu : engine_kind::cpu;
     o.fallback = fallback_mode::silent;
     o.optimizer.late_materialization = env_double("TUG_GPU_BENCH_LATE_MAT", 1) != 0;
-    o.gpu_coalesce_partitions = static_cast<int>(env_double("TUG_GPU_BENCH_COALESCE", o.gpu_coalesce_partitions));
     std::string out = seed_dir() + "/out-" + q.name + "/";
     int64_t rows = (q.data == "ais" ? d.frames.at("ais") : d.frames.at("lineitem")).num_rows();
     measure(

@@ -3,11 +3,9 @@
 // value, null and string, for sizes around the chunk, sliced columns and several threads at once.
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <thread>
 
 #include "test_util.hpp"
-#include "tug/api/lazy_frame.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/memory/memory_resource.hpp"
 
@@ -53,8 +51,8 @@ TEST(CudaCopy, RoundTripsAroundTheStagingChunk) {
   auto device = make_device_resource(nullptr);
   auto pinned = make_pinned_resource(nullptr);
   host_memory_resource pageable;
-  for (int64_t n :
-       {int64_t{0}, int64_t{1}, int64_t{33}, kChunkValues - 1, kChunkValues, kChunkValues + 1, 3 * kChunkValues + 5}) {
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{33}, kChunkValues - 1, kChunkValues, kChunkValues + 1,
+                    3 * kChunkValues + 5}) {
     table t = sample_table(n, n);
     round_trip(t, device.get(), &pageable, "pageable, n " + std::to_string(n));
     round_trip(t, device.get(), pinned.get(), "pinned, n " + std::to_string(n));
@@ -95,49 +93,6 @@ TEST(CudaCopy, ThreadsCopyAtOnce) {
     th.join();
   for (size_t i = 0; i < tables.size(); ++i)
     expect_tables_equal(back[i], tables[i], "thread " + std::to_string(i));
-}
-
-/// The partitions column of the statistics line of the first operator named `op` (-1 when none).
-int64_t partitions_of(const std::string& statistics, const std::string& op) {
-  std::istringstream lines(statistics);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream words(line);
-    std::string name;
-    int64_t rows = 0, parts = -1;
-    if (words >> name >> rows >> parts && name == op) return parts;
-  }
-  return -1;
-}
-
-// The GPU engine joins a frame's small partitions in device memory after their copies
-// (engine_options::gpu_coalesce_partitions): uneven, sliced partitions of every column kind, nulls and
-// strings, give the CPU engine's result, in fewer partitions; 1 keeps the source's partitions.
-TEST(CudaCopy, ScanCoalescesPartitionsOnDevice) {
-  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
-  table all = sample_table(1000, 3);
-  // partitions of 1, 37, 32, 31, 32, 367, 1, 299 and 200 rows (slices of one table)
-  std::vector<int64_t> bounds{0, 1, 38, 70, 101, 133, 500, 501, 800, 1000};
-  std::vector<table> parts;
-  for (size_t i = 0; i + 1 < bounds.size(); ++i)
-    parts.push_back(all.slice(bounds[i], bounds[i + 1] - bounds[i]));
-  data_frame df(schema({{"a", data_type(type_id::int64)},
-                        {"b", data_type(type_id::float64)},
-                        {"c", data_type(type_id::string)},
-                        {"d", data_type(type_id::boolean)}}),
-                parts);
-  lazy_frame q =
-      df.lazy().filter(col("a").is_null() | (col("a") % 3 != 0)).with_columns({col("c").str_len_bytes().alias("n")});
-  for (int coalesce : {1, 4, 1000}) {
-    engine_options g = engine_with(true, 100);
-    g.gpu_coalesce_partitions = coalesce;
-    query_result r = q.profile(g);
-    // the source splits its partitions to at most 100 rows: 1, 37, 32, 31, 32, 100, 100, 100, 67, 1,
-    // 100, 100, 99, 100, 100 (15); joined up to 400 rows: 333, 368, 299 (3); up to 100000: one
-    int64_t expected = coalesce == 1 ? 15 : coalesce == 4 ? 3 : 1;
-    EXPECT_EQ(partitions_of(r.statistics, "scan"), expected) << r.statistics;
-    expect_frames_equal(r.frame, q.collect(engine_with(false, 100)));
-  }
 }
 
 }  // namespace

@@ -48,11 +48,6 @@ struct engine_options {
   /// GPU engine: partitions with device work in flight at once, each on its thread's own CUDA stream.
   /// Every partition's kernels fill the GPU, so more buys little and multiplies device temporaries.
   int num_streams = 4;
-  /// GPU engine: consecutive scan partitions are joined in device memory into partitions of up to
-  /// this many times target_partition_rows rows, so each launch and wait of every operator covers
-  /// more rows (an in-memory frame's 1M-row partitions cost 0.1 to 0.4 ms each per operator in waits
-  /// and launches). 1 keeps the source's partitions.
-  int gpu_coalesce_partitions = 8;
   /// Collect per-operator statistics (rows, partitions, time).
   bool statistics = true;
   fallback_mode fallback = fallback_mode::warn;

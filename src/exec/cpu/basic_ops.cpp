@@ -4,7 +4,6 @@
 #include "tug/exec/cpu/require.hpp"
 #ifdef TUG_WITH_CUDA
 #include "exec/cuda/ops.hpp"
-#include "exec/cuda/table_ops.hpp"
 #endif
 #include "tug/exec/physical.hpp"
 #include "tug/memory/device.hpp"
@@ -31,37 +30,9 @@ class scan_op final : public physical_node {
     if (!output_to_device || !ctx.device_mr) return _src->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr);
     // decoded into pinned memory when there is a staging resource, copied as each partition is done
     memory_resource* host = ctx.staging_mr ? ctx.staging_mr : ctx.mr;
-    std::vector<table> parts = _src->read(_cols, _predicates, ctx.options, ctx.pool, host,
-                                          [&](table t) { return to_device(t, ctx.device_mr); });
-#ifdef TUG_WITH_CUDA
-    int64_t most = ctx.options.target_partition_rows * std::max(1, ctx.options.gpu_coalesce_partitions);
-    return coalesce(std::move(parts), most, ctx.device_mr);
-#else
-    return parts;
-#endif
+    return _src->read(_cols, _predicates, ctx.options, ctx.pool, host,
+                      [&](table t) { return to_device(t, ctx.device_mr); });
   }
-
-#ifdef TUG_WITH_CUDA
-  /// Consecutive device partitions joined into partitions of at most `most` rows (a larger one stays
-  /// alone); each group's inputs are released once it is joined.
-  static std::vector<table> coalesce(std::vector<table> parts, int64_t most, memory_resource* device_mr) {
-    std::vector<table> out, group;
-    int64_t rows = 0;
-    auto flush = [&] {
-      if (group.size() == 1) out.push_back(std::move(group[0]));
-      if (group.size() > 1) out.push_back(cuda::concatenate(group, device_mr));
-      group.clear();
-      rows = 0;
-    };
-    for (auto& p : parts) {
-      if (!group.empty() && rows + p.num_rows() > most) flush();
-      rows += p.num_rows();
-      group.push_back(std::move(p));
-    }
-    flush();
-    return out;
-  }
-#endif
 
  private:
   std::shared_ptr<const table_source> _src;
