@@ -244,9 +244,11 @@ void copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, bool pa
 
 bool pageable(const buffer_ptr& b) { return b->resource()->kind() == memory_kind::host; }
 
-// Copies column `c` to the memory of `mr` (`to_dev`: host -> device, else device -> host). Sliced
-// columns keep their sub-byte offset so validity bits need no shifting; string offsets are rebased
-// on the host side.
+// Queues the copy of column `c` to the memory of `mr` (`to_dev`: host -> device, else device -> host);
+// the caller waits for the stream before using the result (copy_table waits once per table, not once
+// per column). The host side may be released when this returns: a pageable source is staged and a
+// pageable destination filled before `copy` returns, and the caller holds `c`. Sliced columns keep
+// their sub-byte offset so validity bits need no shifting; string offsets are rebased on the host side.
 column copy_column(const column& c, memory_resource* mr, bool to_dev) {
   cudaMemcpyKind kind = to_dev ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   // the host side: the column's buffers (to the device) or those of `mr` (to the host)
@@ -265,7 +267,6 @@ column copy_column(const column& c, memory_resource* mr, bool to_dev) {
     buffer_ptr data = make_buffer(w * static_cast<size_t>(n), mr);
     copy(data->data(), c.data_buffer()->as<uint8_t>() + w * static_cast<size_t>(first), w * static_cast<size_t>(n),
          kind, host_pageable(c.data_buffer()));
-    cuda::sync();
     return column(c.type(), c.size(), std::move(data), std::move(validity), c.null_count(), {}, sub);
   }
   buffer_ptr offsets = make_buffer(sizeof(int64_t) * static_cast<size_t>(n + 1), mr);
@@ -286,22 +287,28 @@ column copy_column(const column& c, memory_resource* mr, bool to_dev) {
   else
     std::memcpy(offsets->data(), host_offsets.data(), host_offsets.size() * sizeof(int64_t));
   buffer_ptr data = make_buffer(static_cast<size_t>(chars), mr);
+  // host_offsets is pageable: staged (to the device) or filled (to the host) when copy returns
   copy(data->data(), c.data_buffer()->as<char>() + base, static_cast<size_t>(chars), kind,
        host_pageable(c.data_buffer()));
-  cuda::sync();  // also keeps host_offsets alive until the copy is done
   return column(c.type(), c.size(), std::move(data), std::move(validity), c.null_count(), std::move(offsets), sub);
 }
 
 table copy_table(const table& t, memory_resource* mr, bool to_dev) {
   std::vector<column> cols;
   cols.reserve(t.num_columns());
-  for (auto& c : t.columns()) {
-    bool there = is_on_device(c.data_buffer());
-    if (there == to_dev)
-      cols.push_back(c);
-    else
-      cols.push_back(copy_column(c, mr, to_dev));
+  try {
+    for (auto& c : t.columns()) {
+      bool there = is_on_device(c.data_buffer());
+      if (there == to_dev)
+        cols.push_back(c);
+      else
+        cols.push_back(copy_column(c, mr, to_dev));
+    }
+  } catch (...) {
+    cudaStreamSynchronize(cuda::stream());  // the copies queued so far read `t`'s buffers
+    throw;
   }
+  cuda::sync();  // every column's copies at once
   if (cols.empty()) return table::empty_with_rows(t.num_rows());
   return table(std::move(cols));
 }
