@@ -1,8 +1,10 @@
 #include "tug/io/parquet_source.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
+#include "row_ids.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
 #include "tug/expr/resolve.hpp"
 
@@ -260,6 +262,90 @@ std::string parquet_source::describe() const {
          " row groups, " + std::to_string(rows) + " rows";
 }
 
+tug::schema parquet_source::file_schema() const {
+  tug::schema s;
+  for (size_t i = 0; i < _file_columns; ++i)
+    s.push_back(_schema[i]);
+  return s;
+}
+
+std::vector<parquet_source::rg_task> parquet_source::plan_reads(const std::vector<expr>& predicates,
+                                                                int64_t* skipped) const {
+  // predicates over file columns only, resolved once
+  const tug::schema fs = file_schema();
+  std::vector<expr> preds;
+  for (auto& p : predicates) {
+    bool file_only = true;
+    for (auto& c : referenced_columns(p))
+      file_only &= fs.contains(c);
+    if (file_only) preds.push_back(resolve(p, fs));
+  }
+  std::vector<rg_task> tasks;
+  for (size_t f = 0; f < _readers.size(); ++f) {
+    const auto& r = *_readers[f];
+    for (int rg = 0; rg < r.num_row_groups(); ++rg) {
+      int64_t rows = r.row_group_num_rows(rg);
+      bool keep = rows > 0;
+      for (auto& p : preds) {
+        if (!keep) break;
+        keep = may_match(p, fs, rows, [&](size_t c) { return r.statistics(rg, c); });
+      }
+      std::vector<parquet::row_range> ranges;
+      if (keep && !preds.empty()) {
+        ranges = page_ranges(r, rg, preds, fs);
+        keep = !ranges.empty();
+        if (ranges.size() == 1 && ranges[0].begin == 0 && ranges[0].end == rows) ranges.clear();
+      }
+      if (keep) {
+        int64_t wanted = 0;
+        for (auto& x : ranges)
+          wanted += x.end - x.begin;
+        tasks.push_back({f, rg, ranges, ranges.empty() ? rows : wanted});
+      } else {
+        ++*skipped;
+      }
+    }
+  }
+  return tasks;
+}
+
+bool parquet_source::prunes(const std::vector<expr>& predicates) const {
+  int64_t skipped = 0, rows = 0;
+  for (const rg_task& t : plan_reads(predicates, &skipped))
+    rows += t.rows;
+  return rows != num_rows();
+}
+
+int64_t parquet_source::num_rows() const {
+  int64_t rows = 0;
+  for (auto& r : _readers)
+    rows += r->num_rows();
+  return rows;
+}
+
+int64_t parquet_source::column_bytes(const std::vector<std::string>& columns) const {
+  std::vector<size_t> idx;
+  for (auto& c : columns)
+    if (!is_hive_column(c)) idx.push_back(_schema.index_of(c));
+  int64_t b = 0;
+  for (auto& r : _readers)
+    for (int rg = 0; rg < r->num_row_groups(); ++rg)
+      b += r->row_group_uncompressed_bytes(rg, idx);
+  return b;
+}
+
+std::optional<int64_t> parquet_source::null_count(const std::string& column) const {
+  const size_t c = _schema.index_of(column);
+  int64_t n = 0;
+  for (auto& r : _readers)
+    for (int rg = 0; rg < r->num_row_groups(); ++rg) {
+      std::optional<int64_t> k = r->statistics(rg, c).null_count;
+      if (!k) return std::nullopt;
+      n += *k;
+    }
+  return n;
+}
+
 std::vector<table> parquet_source::read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                         const engine_options& options, thread_pool& pool, memory_resource* mr,
                                         const partition_hook& hook) const {
@@ -274,51 +360,11 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
       from_hive.push_back(static_cast<int>(i - _file_columns));
     }
   }
-  // predicates over file columns only, resolved once
-  tug::schema file_schema;
-  for (size_t i = 0; i < _file_columns; ++i)
-    file_schema.push_back(_schema[i]);
-  std::vector<expr> preds;
-  for (auto& p : predicates) {
-    bool file_only = true;
-    for (auto& c : referenced_columns(p))
-      file_only &= file_schema.contains(c);
-    if (file_only) preds.push_back(resolve(p, file_schema));
-  }
-  struct task {
-    size_t file;
-    int rg;
-    std::vector<parquet::row_range> ranges;  ///< rows the page index cannot rule out; empty = all
-    int64_t rows = 0;                        ///< rows to read
-  };
-  std::vector<task> tasks;
-  for (size_t f = 0; f < _readers.size(); ++f) {
-    const auto& r = *_readers[f];
-    for (int rg = 0; rg < r.num_row_groups(); ++rg) {
-      int64_t rows = r.row_group_num_rows(rg);
-      bool keep = rows > 0;
-      for (auto& p : preds) {
-        if (!keep) break;
-        keep = may_match(p, file_schema, rows, [&](size_t c) { return r.statistics(rg, c); });
-      }
-      std::vector<parquet::row_range> ranges;
-      if (keep && !preds.empty()) {
-        ranges = page_ranges(r, rg, preds, file_schema);
-        keep = !ranges.empty();
-        if (ranges.size() == 1 && ranges[0].begin == 0 && ranges[0].end == rows) ranges.clear();
-      }
-      if (keep) {
-        int64_t wanted = 0;
-        for (auto& x : ranges)
-          wanted += x.end - x.begin;
-        tasks.push_back({f, rg, ranges, ranges.empty() ? rows : wanted});
-      } else {
-        _counters->row_groups_skipped++;
-      }
-    }
-  }
+  int64_t skipped = 0;
+  const std::vector<rg_task> tasks = plan_reads(predicates, &skipped);
+  _counters->row_groups_skipped += skipped;
   auto decode = [&](size_t k) {
-    const task& t = tasks[k];
+    const rg_task& t = tasks[k];
     const auto& r = *_readers[t.file];
     int64_t pages_skipped = 0;
     table part = file_cols.empty() ? table::empty_with_rows(t.rows)
@@ -344,7 +390,7 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
   // copies overlap the decoding of other partitions.
   std::vector<int64_t> measure(tasks.size());
   for (size_t k = 0; k < tasks.size(); ++k) {
-    const task& t = tasks[k];
+    const rg_task& t = tasks[k];
     const int64_t rows = _readers[t.file]->row_group_num_rows(t.rg);
     const int64_t m = rg_measure(t.file, t.rg, file_cols, options);  // of the whole row group
     measure[k] =
@@ -392,6 +438,91 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
     }
   });
   _counters->partitions += static_cast<int64_t>(out.size());
+  return out;
+}
+
+std::vector<table> parquet_source::take_rows(const std::vector<std::string>& columns, const std::vector<column>& ids,
+                                             thread_pool& pool, memory_resource* mr) const {
+  std::vector<size_t> file_cols;
+  std::vector<data_type> types;
+  for (auto& c : columns) {
+    if (is_hive_column(c))
+      throw invalid_argument_error("take: \"" + c + "\" is a hive partition column of " + _path +
+                                   ", not a column of its files");
+    file_cols.push_back(_schema.index_of(c));
+    types.push_back(_schema[file_cols.back()].type);
+  }
+  // the row groups in file order and their first global rows (then the total)
+  std::vector<std::pair<size_t, int>> groups;
+  std::vector<int64_t> starts{0};
+  for (size_t f = 0; f < _readers.size(); ++f)
+    for (int rg = 0; rg < _readers[f]->num_row_groups(); ++rg) {
+      groups.emplace_back(f, rg);
+      starts.push_back(starts.back() + _readers[f]->row_group_num_rows(rg));
+    }
+  io_detail::check_row_ids(ids, starts.back(), describe());
+  // the ids of all partitions, sorted and unique: row `i` of the fetched rows is the row at position u[i]
+  std::vector<int64_t> u;
+  for (auto& c : ids)
+    u.insert(u.end(), c.values<int64_t>(), c.values<int64_t>() + c.size());
+  std::sort(u.begin(), u.end());
+  u.erase(std::unique(u.begin(), u.end()), u.end());
+  std::vector<table> out(ids.size());
+  if (u.empty() || columns.empty()) {
+    for (size_t i = 0; i < ids.size(); ++i)
+      out[i] = columns.empty() ? table::empty_with_rows(ids[i].size()) : io_detail::empty_table(types, mr);
+    return out;
+  }
+  // per row group holding ids: its rows as ranges (consecutive ids merged)
+  struct fetch {
+    size_t group;
+    std::vector<parquet::row_range> ranges;
+  };
+  std::vector<fetch> fetches;
+  for (size_t i = 0, g = 0; i < u.size(); ++i) {
+    if (u[i] >= starts[g + 1] || fetches.empty()) {
+      g = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), u[i]) - starts.begin() - 1);
+      fetches.push_back({g, {}});
+    }
+    const int64_t local = u[i] - starts[g];
+    auto& rs = fetches.back().ranges;
+    if (!rs.empty() && rs.back().end == local)
+      ++rs.back().end;
+    else
+      rs.push_back({local, local + 1});
+  }
+  std::vector<table> got(fetches.size());
+  pool.parallel_for(static_cast<int64_t>(fetches.size()), [&](int64_t k) {
+    const fetch& f = fetches[static_cast<size_t>(k)];
+    const auto& [file, rg] = groups[f.group];
+    const parquet::file_reader& r = *_readers[file];
+    const int64_t rows = r.row_group_num_rows(rg);
+    const bool all = f.ranges.size() == 1 && f.ranges[0].begin == 0 && f.ranges[0].end == rows;
+    int64_t pages_skipped = 0;
+    got[static_cast<size_t>(k)] = r.read_row_group_ranges(
+        rg, file_cols, all ? std::vector<parquet::row_range>{} : f.ranges, mr, &pages_skipped, &pool);
+    _counters->take_row_groups++;
+    _counters->take_pages_skipped += pages_skipped;
+  });
+  const table fetched = got.size() == 1 ? got[0] : concatenate(got, mr);
+  // each partition's rows from the fetched ones: a slice where its ids are consecutive among the
+  // fetched (ascending unique ids, as a filter chain leaves them), else a gather
+  pool.parallel_for(static_cast<int64_t>(ids.size()), [&](int64_t i) {
+    const column& c = ids[static_cast<size_t>(i)];
+    const int64_t n = c.size();
+    if (n == 0) {
+      out[static_cast<size_t>(i)] = io_detail::empty_table(types, mr);
+      return;
+    }
+    const int64_t* id = c.values<int64_t>();
+    std::vector<int64_t> at(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j)
+      at[static_cast<size_t>(j)] = std::lower_bound(u.begin(), u.end(), id[j]) - u.begin();
+    bool run = true;
+    for (int64_t j = 1; j < n && run; ++j)
+      run = at[static_cast<size_t>(j)] == at[static_cast<size_t>(j - 1)] + 1;
+    out[static_cast<size_t>(i)] = run ? fetched.slice(at[0], n) : gather_in_range(fetched, at.data(), n, mr);
+  });
   return out;
 }
 

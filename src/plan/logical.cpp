@@ -282,7 +282,7 @@ plan_ptr with_row_index(plan_ptr in, std::string name, int64_t offset) {
   return n;
 }
 
-plan_ptr take(plan_ptr in, std::shared_ptr<const memory_source> src, std::string row_column,
+plan_ptr take(plan_ptr in, std::shared_ptr<const table_source> src, std::string row_column,
               std::vector<std::string> columns) {
   TUG_EXPECTS(src != nullptr, "take: source is null");
   data_type rt = in->schema[in->schema.index_of(row_column)].type;
@@ -322,7 +322,7 @@ plan_ptr with_inputs(const plan_node& n, std::vector<plan_ptr> inputs) {
     case plan_kind::concat: return concat(std::move(inputs));
     case plan_kind::with_row_index: return with_row_index(inputs[0], n.names[0], n.offset);
     case plan_kind::take:
-      return take(inputs[0], std::dynamic_pointer_cast<const memory_source>(n.source), n.names[0], n.projection);
+      return take(inputs[0], n.source, n.names[0], n.projection);
   }
   throw internal_error("with_inputs: bad plan kind");
 }

@@ -3,12 +3,19 @@
 // results without it; the plan shape says when the rewrite applies.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
 #include <set>
 
 #include "test_util.hpp"
+#include "tug/api/io.hpp"
 #include "tug/api/lazy_frame.hpp"
 #include "tug/gen/seed_data.hpp"
+#include "tug/io/parquet_source.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/plan/optimizer.hpp"
 
@@ -81,9 +88,8 @@ void expect_same(const lazy_frame& q, int64_t target = 7) {
 
 // The seed's speed-anomaly query (examples/seed_queries.hpp) at twice the cohort mean instead of ten
 // times, so that the small test frames keep rows.
-lazy_frame anomalies(const data_frame& ais) {
-  return ais.lazy()
-      .filter(col("VesselType").is_not_null() & col("Status").is_not_null())
+lazy_frame anomalies(const lazy_frame& ais) {
+  return ais.filter(col("VesselType").is_not_null() & col("Status").is_not_null())
       .with_columns({col("SOG").mean().over({"VesselType", "Status"}).alias("cohort_avg_speed")})
       .with_columns({(col("SOG") > col("cohort_avg_speed") * 2).alias("is_speed_anomaly")})
       .filter(col("is_speed_anomaly"));
@@ -94,8 +100,8 @@ lazy_frame chain(const lazy_frame& f) {
 }
 
 // The seed's group_by + join form of the query (examples/seed_queries.hpp, speed_anomaly_join).
-lazy_frame anomalies_join(const data_frame& ais, double factor = 10) {
-  lazy_frame df = ais.lazy().filter(col("VesselType").is_not_null() & col("Status").is_not_null());
+lazy_frame anomalies_join(const lazy_frame& ais, double factor = 10) {
+  lazy_frame df = ais.filter(col("VesselType").is_not_null() & col("Status").is_not_null());
   lazy_frame cohort = df.group_by({"VesselType", "Status"}).agg({col("SOG").mean().alias("cohort_avg_speed")});
   return df.join(cohort, {"VesselType", "Status"}, join_type::left)
       .filter(col("SOG") > col("cohort_avg_speed") * factor)
@@ -164,6 +170,46 @@ data_frame dim(int64_t groups, int copies = 1, bool null_key = false) {
   return data_frame::from_columns({{"g", i64(g)}, {"w", f64(w)}, {"label", str(label)}});
 }
 
+namespace fs = std::filesystem;
+
+// A fresh directory for test `name`.
+fs::path parquet_dir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("tug_latemat_" + std::to_string(::getpid())) / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+// `f` written as `files` Parquet files part-0.parquet ... in `dir` (its rows in order), row groups of
+// `rg_rows` rows and small pages (several per column chunk in the offset index).
+void write_files(const data_frame& f, const fs::path& dir, int files, int64_t rg_rows) {
+  table all = f.to_table();
+  const int64_t n = all.num_rows();
+  io::parquet::write_options o;
+  o.row_group_rows = rg_rows;
+  o.page_bytes = 2048;
+  for (int k = 0; k < files; ++k) {
+    const int64_t lo = n * k / files, hi = n * (k + 1) / files;
+    io::parquet::write_parquet((dir / ("part-" + std::to_string(k) + ".parquet")).string(), f.schema(),
+                               {all.slice(lo, hi - lo)}, o);
+  }
+}
+
+// The Parquet source of the (first) scan of `q`'s plan.
+std::shared_ptr<const io::parquet_source> parquet_of(const lazy_frame& q) {
+  const plan_node* s = find(q.plan(), plan_kind::scan);
+  return s ? std::dynamic_pointer_cast<const io::parquet_source>(s->source) : nullptr;
+}
+
+// The seed AIS data (`rows` rows, with a sorted int64 row number "rid" first) as 3 files of row
+// groups of `rg_rows` rows in a fresh directory `name`; returns the frame written.
+data_frame ais_files(const std::string& name, int64_t rows, int64_t rg_rows, fs::path* dir) {
+  data_frame ais = gen::ais(rows, 42, 8192).lazy().with_row_index("rid").collect(cpu_engine());
+  *dir = parquet_dir(name);
+  write_files(ais, *dir, 3, rg_rows);
+  return ais;
+}
+
 // wide() with a join key g = k % 13.
 lazy_frame keyed(int64_t n = 200) { return wide(n).lazy().with_columns({(col("k") % 13).alias("g")}); }
 
@@ -171,7 +217,7 @@ lazy_frame keyed(int64_t n = 200) { return wide(n).lazy().with_columns({(col("k"
 
 TEST(LateMaterialization, SeedQueryOnAis) {
   data_frame ais = gen::ais(30000, 42, 8192);
-  lazy_frame q = anomalies(ais);
+  lazy_frame q = anomalies(ais.lazy());
   plan_ptr p = optimize(q.plan());
   const plan_node* t = find(p, plan_kind::take);
   ASSERT_NE(t, nullptr) << to_string(p);
@@ -320,7 +366,7 @@ TEST(LateMaterialization, Explain) {
 TEST(LateMaterialization, GpuEqualsCpuWithoutFallback) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
   data_frame ais = gen::ais(200000, 7, 65536);
-  lazy_frame q = anomalies(ais);
+  lazy_frame q = anomalies(ais.lazy());
   plan_ptr p = optimize(q.plan());
   ASSERT_NE(find(p, plan_kind::take), nullptr);
   engine_options g = gpu_engine();
@@ -364,7 +410,7 @@ TEST(LateMaterialization, DeviceResidentFrameIsNotRewritten) {
 // filter, which keeps a few rows.
 TEST(LateMaterialization, SeedJoinQueryOnAis) {
   data_frame ais = gen::ais(30000, 42, 8192);  // 4 source partitions
-  lazy_frame q = anomalies_join(ais);
+  lazy_frame q = anomalies_join(ais.lazy());
   plan_ptr p = optimize(q.plan());
   std::vector<const plan_node*> t = takes(p);
   ASSERT_EQ(t.size(), 1u) << to_string(p);
@@ -592,7 +638,7 @@ TEST(LateMaterialization, OtherJoinTypes) {
 TEST(LateMaterialization, GpuJoinEqualsCpuWithoutFallback) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
   data_frame ais = gen::ais(200000, 7, 65536);
-  lazy_frame q = anomalies_join(ais);
+  lazy_frame q = anomalies_join(ais.lazy());
   plan_ptr p = optimize(q.plan());
   ASSERT_TRUE(take_above_join(q)) << to_string(p);
   engine_options g = gpu_engine();
@@ -613,4 +659,250 @@ TEST(LateMaterialization, GpuJoinEqualsCpuWithoutFallback) {
   query_result w = run_plan(two_plan, g);
   EXPECT_TRUE(w.fallbacks.empty());
   expect_frames_close(w.frame, run(two, false, c));
+}
+
+// ---- Parquet sources ----
+
+// The seed anomaly query over 3 files of small row groups: the scan reads SOG, VesselType, Status;
+// the take fetches the other columns only for the rows that survive, from the row groups (and pages)
+// holding them. Same rows as with the pass off and as over the frame in memory.
+TEST(LateMaterialization, ParquetSeedQuery) {
+  fs::path dir;
+  data_frame ais = ais_files("seed", 30000, 3000, &dir);
+  lazy_frame q = anomalies(scan_parquet(dir.string()));
+  plan_ptr p = optimize(q.plan());
+  const plan_node* t = find(p, plan_kind::take);
+  ASSERT_NE(t, nullptr) << to_string(p);
+  EXPECT_EQ(t->projection.size(), ais.schema().size() - 3);
+  EXPECT_NE(std::dynamic_pointer_cast<const io::parquet_source>(t->source), nullptr);
+  const plan_node* s = find(p, plan_kind::scan);
+  EXPECT_EQ(s->projection, (std::vector<std::string>{"SOG", "VesselType", "Status"})) << to_string(p);
+  EXPECT_TRUE(s->predicates.empty());
+  for (int64_t target : {1000, 4096, 1 << 20})
+    expect_same(q, target);
+  engine_options o = cpu_engine();
+  o.target_partition_rows = 2000;
+  data_frame got = run(q, true, o);
+  EXPECT_GT(got.num_rows(), 0);
+  expect_frames_close(got, run(anomalies(ais.lazy()), false, o));  // other partitions: sums in another order
+  auto src = parquet_of(q);
+  EXPECT_GT(src->counters().take_row_groups.load(), 0);
+  EXPECT_EQ(src->counters().take_pages_skipped.load(), 0);  // tug's writer writes no page index
+  std::string plan = q.explain(cpu_engine());
+  EXPECT_NE(take_line(plan).find("of Parquet SCAN " + dir.string()), std::string::npos) << plan;
+  EXPECT_NE(take_line(plan).find("@cpu"), std::string::npos) << plan;
+}
+
+// A file with a page index (pyarrow, 4 KiB pages, one row group): the take decodes only the pages
+// holding the surviving rows.
+TEST(LateMaterialization, ParquetTakeSkipsPagesWithoutIds) {
+  fs::path dir = parquet_dir("page_index");
+  const std::string path = (dir / "pi.parquet").string();
+  const char* py = std::getenv("TUG_PYTHON");
+  const std::string cmd = std::string(py ? py : "python3") +
+                          " -c \"import sys, pyarrow as pa, pyarrow.parquet as pq; n = 100000; "
+                          "t = pa.table({'k': pa.array(range(n), pa.int64()), 's': [f'passenger {i}' for i in range(n)], "
+                          "'v': [None if i % 11 == 0 else i / 4 for i in range(n)]}); "
+                          "pq.write_table(t, sys.argv[1], row_group_size=n, data_page_size=4096, "
+                          "write_page_index=True)\" " +
+                          path;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  lazy_frame q = scan_parquet(path).filter(col("k") % 10000 == 7);
+  EXPECT_EQ(taken(q), (std::vector<std::string>{"s", "v"}));
+  expect_same(q, 30000);
+  auto src = parquet_of(q);
+  EXPECT_EQ(src->counters().take_row_groups.load(), 1);
+  EXPECT_GT(src->counters().take_pages_skipped.load(), 20);
+}
+
+// Row positions: the scan's partitions (cut and coalesced row groups) come in file and row group
+// order, so row i of read() is what take_rows(i) fetches; ids in any order, repeated.
+TEST(LateMaterialization, ParquetReadOrderIsRowPositions) {
+  fs::path dir;
+  data_frame ais = ais_files("order", 5000, 700, &dir);
+  io::parquet_source src(dir.string());
+  EXPECT_EQ(src.num_rows(), 5000);
+  thread_pool pool(2);
+  std::vector<std::string> cols{"rid", "VesselName", "Draft", "BaseDateTime"};
+  table all = ais.to_table();
+  for (int64_t target : {300, 700, 1500, 1 << 20}) {
+    engine_options o = cpu_engine();
+    o.target_partition_rows = target;
+    std::vector<table> parts = src.read(cols, {}, o, pool, default_host_resource());
+    table read = concatenate(parts, default_host_resource());
+    ASSERT_EQ(read.num_rows(), 5000);
+    for (size_t c = 0; c < cols.size(); ++c)
+      expect_columns_equal(read[c], all[ais.schema().index_of(cols[c])], cols[c]);
+  }
+  std::vector<int64_t> order{4999, 0, 3, 3, 701, 700, 699, 2100, 2100, 0, 1666, 1667, 4000, 12};
+  std::vector<int64_t> second{5, 4, 3};
+  std::vector<table> got = src.take_rows(cols, {i64(std::vector<std::optional<int64_t>>(order.begin(), order.end())),
+                                                i64(std::vector<std::optional<int64_t>>{}),
+                                                i64(std::vector<std::optional<int64_t>>(second.begin(), second.end()))},
+                                         pool, default_host_resource());
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[1].num_rows(), 0);
+  ASSERT_EQ(got[1].num_columns(), cols.size());
+  for (size_t c = 0; c < cols.size(); ++c) {
+    const column& whole = all[ais.schema().index_of(cols[c])];
+    expect_columns_equal(got[0][c], gather(whole, order), cols[c]);
+    expect_columns_equal(got[2][c], gather(whole, second), cols[c]);
+  }
+  EXPECT_THROW(src.take_rows(cols, {i64({5000})}, pool, default_host_resource()), internal_error);
+}
+
+// A predicate that skips row groups by their statistics (a range of the sorted rid) keeps skipping
+// them: no rewrite. One that skips nothing is rewritten (the predicate moves above the row index).
+TEST(LateMaterialization, ParquetPruningScanIsNotRewritten) {
+  fs::path dir;
+  data_frame ais = ais_files("prune", 12000, 1000, &dir);
+  lazy_frame pruned = anomalies(scan_parquet(dir.string()).filter(col("rid") < 2500));
+  plan_ptr p = optimize(pruned.plan());
+  EXPECT_EQ(find(p, plan_kind::take), nullptr) << to_string(p);
+  EXPECT_FALSE(find(p, plan_kind::scan)->predicates.empty()) << to_string(p);
+  engine_options o = cpu_engine();
+  data_frame got = run(pruned, true, o);
+  auto src = parquet_of(pruned);
+  EXPECT_GE(src->counters().row_groups_skipped.load(), 9);
+  EXPECT_EQ(src->counters().take_row_groups.load(), 0);
+  expect_frames_close(got, run(anomalies(ais.lazy().filter(col("rid") < 2500)), false, o));
+  EXPECT_TRUE(src->prunes({col("rid") < 2500}));
+  EXPECT_FALSE(src->prunes({col("rid") >= 0}));
+  EXPECT_FALSE(src->prunes({}));
+
+  lazy_frame all_rows = anomalies(scan_parquet(dir.string()).filter(col("rid") >= 0));
+  plan_ptr q = optimize(all_rows.plan());
+  ASSERT_NE(find(q, plan_kind::take), nullptr) << to_string(q);
+  expect_same(all_rows, 1500);
+  EXPECT_EQ(parquet_of(all_rows)->counters().row_groups_skipped.load(), 0);
+}
+
+// The row index through the seed's group_by + join form: the take's ids come reordered and repeated.
+TEST(LateMaterialization, ParquetThroughJoin) {
+  fs::path dir;
+  data_frame ais = ais_files("join", 20000, 2500, &dir);
+  lazy_frame q = anomalies_join(scan_parquet(dir.string()), 2);
+  EXPECT_TRUE(take_above_join(q));
+  for (int64_t target : {777, 5000, 1 << 20})
+    expect_same(q, target);
+  // an inner join with a dimension of repeated keys: every row taken several times, in join order
+  data_frame d = dim(13, 3);
+  lazy_frame w = scan_parquet(dir.string()).with_columns({(col("rid") % 13).alias("g")});
+  lazy_frame j = w.join(d.lazy(), {"g"}, join_type::inner).filter(col("w") > 1.0).filter(col("SOG") > 10.0);
+  EXPECT_TRUE(take_above_join(j));
+  expect_same(j, 3000);
+  engine_options o = cpu_engine();
+  EXPECT_GT(run(j, true, o).num_rows(), 0);
+}
+
+// Hive partition columns come from the directories: they are never passengers (the take reads files).
+TEST(LateMaterialization, ParquetHiveColumnsAreNotPassengers) {
+  fs::path dir = parquet_dir("hive");
+  data_frame ais = gen::ais(9000, 5, 4096);
+  table all = ais.to_table();
+  for (int k = 0; k < 3; ++k) {
+    fs::path sub = dir / ("zone=z" + std::to_string(k));
+    fs::create_directories(sub);
+    io::parquet::write_options o;
+    o.row_group_rows = 1000;
+    io::parquet::write_parquet((sub / "data.parquet").string(), ais.schema(), {all.slice(3000 * k, 3000)}, o);
+  }
+  lazy_frame q = anomalies(scan_parquet(dir.string()));
+  ASSERT_TRUE(q.plan()->schema.contains("zone"));
+  std::vector<std::string> moved = taken(q);
+  EXPECT_FALSE(moved.empty());
+  EXPECT_EQ(std::find(moved.begin(), moved.end(), "zone"), moved.end());
+  expect_same(q, 1200);
+  auto src = parquet_of(q);
+  thread_pool pool(1);
+  EXPECT_THROW(src->take_rows({"zone"}, {i64({1})}, pool, default_host_resource()), invalid_argument_error);
+}
+
+// Nulls in every passenger type; the null fractions of the estimate come from the statistics.
+TEST(LateMaterialization, ParquetNullsAndEmptyResult) {
+  fs::path dir = parquet_dir("wide");
+  write_files(wide(300), dir, 2, 40);
+  lazy_frame f = scan_parquet(dir.string());
+  lazy_frame q = chain(f);
+  EXPECT_EQ(taken(q), (std::vector<std::string>{"p_i32", "p_f64", "p_bool", "p_dec", "p_str", "p_date"}));
+  for (int64_t target : {1, 7, 1 << 20})
+    expect_same(q, target);
+  // no row survives (a predicate the statistics cannot decide)
+  lazy_frame none = f.filter(col("k") % 1000 == 999);
+  EXPECT_FALSE(taken(none).empty());
+  expect_same(none, 50);
+  engine_options o = cpu_engine();
+  EXPECT_EQ(run(none, true, o).num_rows(), 0);
+  // p_i32 is a quarter null: is_null keeps a quarter (rewrite), is_not_null three quarters (none)
+  EXPECT_FALSE(taken(f.filter(col("p_i32").is_null())).empty());
+  EXPECT_TRUE(taken(f.filter(col("p_i32").is_not_null())).empty());
+  expect_same(f.filter(col("p_i32").is_null()), 30);
+}
+
+// The estimate reads the column chunks' null counts: 80% nulls make is_not_null selective enough
+// (the default null share, 0.1, would not).
+TEST(LateMaterialization, ParquetNullFractionsFromStatistics) {
+  std::vector<std::optional<int64_t>> k;
+  std::vector<std::optional<double>> v;
+  std::vector<std::optional<std::string>> s;
+  for (int64_t i = 0; i < 500; ++i) {
+    k.push_back(i);
+    v.push_back(i % 5 == 0 ? std::optional<double>(0.5 * static_cast<double>(i)) : std::nullopt);
+    s.push_back("a long passenger string " + std::to_string(i) + std::string(60, 'y'));
+  }
+  fs::path dir = parquet_dir("nulls");
+  write_files(data_frame::from_columns({{"k", i64(k)}, {"v", f64(v)}, {"s", str(s)}}), dir, 2, 100);
+  lazy_frame q = scan_parquet(dir.string()).filter(col("v").is_not_null());
+  EXPECT_EQ(taken(q), (std::vector<std::string>{"k", "s"}));
+  expect_same(q, 64);
+}
+
+// A file removed or changed after the footers were read: an io_error naming it, no crash.
+TEST(LateMaterialization, ParquetFileChangedBeforeTake) {
+  fs::path dir = parquet_dir("changed");
+  write_files(wide(100), dir, 2, 20);
+  io::parquet_source src(dir.string());
+  thread_pool pool(2);
+  const std::string second = (dir / "part-1.parquet").string();
+  {
+    std::ofstream out(second, std::ios::app | std::ios::binary);
+    out << "trailing bytes";
+  }
+  try {
+    src.take_rows({"p_str"}, {i64({1, 99})}, pool, default_host_resource());
+    ADD_FAILURE() << "no error";
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find(second), std::string::npos) << e.what();
+  }
+  fs::remove(second);
+  try {
+    src.take_rows({"p_str"}, {i64({99})}, pool, default_host_resource());
+    ADD_FAILURE() << "no error";
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find(second), std::string::npos) << e.what();
+  }
+  // rows of the first file are still there
+  std::vector<table> got = src.take_rows({"k"}, {i64({3, 1})}, pool, default_host_resource());
+  expect_columns_equal(got[0][0], i64({3, 1}), "k");
+}
+
+TEST(LateMaterialization, ParquetGpuEqualsCpuWithoutFallback) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  fs::path dir;
+  ais_files("gpu", 200000, 65536, &dir);
+  lazy_frame q = anomalies(scan_parquet(dir.string()));
+  plan_ptr p = optimize(q.plan());
+  ASSERT_NE(find(p, plan_kind::take), nullptr);
+  engine_options g = gpu_engine();
+  g.target_partition_rows = 50000;
+  query_result r = run_plan(p, g);
+  EXPECT_TRUE(r.fallbacks.empty());
+  EXPECT_NE(take_line(r.physical_plan).find("@cpu"), std::string::npos) << r.physical_plan;
+  engine_options c = cpu_engine();
+  c.target_partition_rows = 50000;
+  expect_frames_close(r.frame, run(q, false, c));
+  lazy_frame j = anomalies_join(scan_parquet(dir.string()), 2);
+  query_result rj = run_plan(optimize(j.plan()), g);
+  EXPECT_TRUE(rj.fallbacks.empty());
+  expect_frames_close(rj.frame, run(j, false, c));
 }

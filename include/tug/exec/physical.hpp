@@ -388,9 +388,9 @@ physical_ptr make_unique(backend b, physical_ptr child, std::vector<size_t> subs
 physical_ptr make_concat(backend b, std::vector<physical_ptr> children, schema out);
 /// Prepends an int64 row index starting at `offset`.
 physical_ptr make_row_index(backend b, physical_ptr child, int64_t offset, schema out);
-/// Appends `columns` of the in-memory `src`, gathered by the child's int64 column `row_column` (global
-/// row positions in src's partitions concatenated). CPU only: the lowering places it on backend::cpu.
-physical_ptr make_take(backend b, physical_ptr child, std::shared_ptr<const memory_source> src,
+/// Appends `columns` of `src`, gathered by the child's int64 column `row_column` (global row positions
+/// in src's partitions concatenated; table_source::take_rows). CPU only: the lowering places it on backend::cpu.
+physical_ptr make_take(backend b, physical_ptr child, std::shared_ptr<const table_source> src,
                        std::vector<std::string> columns, std::string row_column, schema out);
 }  // namespace exec
 

@@ -4,6 +4,7 @@
 /// cannot match are skipped.
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,11 @@ namespace tug::io {
 struct scan_counters {
   std::atomic<int64_t> row_groups_read{0};
   std::atomic<int64_t> row_groups_skipped{0};
-  std::atomic<int64_t> bytes_read{0};     ///< uncompressed bytes of the column chunks read
-  std::atomic<int64_t> partitions{0};     ///< partitions handed to the engine
-  std::atomic<int64_t> pages_skipped{0};  ///< data pages of read row groups not decoded (page index)
+  std::atomic<int64_t> bytes_read{0};          ///< uncompressed bytes of the column chunks read
+  std::atomic<int64_t> partitions{0};          ///< partitions handed to the engine
+  std::atomic<int64_t> pages_skipped{0};       ///< data pages of read row groups not decoded (page index)
+  std::atomic<int64_t> take_row_groups{0};     ///< row groups take_rows decoded rows of
+  std::atomic<int64_t> take_pages_skipped{0};  ///< their data pages without a taken row (offset index)
 };
 
 /// Partition `first .. first+count-1` of the row groups read (coalesced when count > 1), or one row
@@ -48,9 +51,37 @@ class parquet_source final : public table_source {
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                           const engine_options& options, thread_pool& pool, memory_resource* mr,
                           const partition_hook& hook = {}) const override;
+  /// Fetches the row groups holding the ids (in parallel), only the pages holding them where the
+  /// column chunks have an offset index. Hive partition columns cannot be taken (invalid_argument_error).
+  std::vector<table> take_rows(const std::vector<std::string>& columns, const std::vector<column>& ids,
+                               thread_pool& pool, memory_resource* mr) const override;
   const scan_counters& counters() const { return *_counters; }
 
+  /// Whether read() with these predicates would skip rows: a row group ruled out by its statistics or
+  /// rows ruled out by the page index (then its rows' positions are not global row positions).
+  bool prunes(const std::vector<expr>& predicates) const;
+  /// Whether `column` is a hive partition column (from the directories, not in the files).
+  bool is_hive_column(const std::string& column) const { return _schema.index_of(column) >= _file_columns; }
+  /// Uncompressed bytes of the columns `columns` over all row groups (from the footers; hive
+  /// partition columns count nothing).
+  int64_t column_bytes(const std::vector<std::string>& columns) const;
+  /// Nulls of the file column `column` over all files by the column chunk statistics; nullopt when a
+  /// row group has no null count.
+  std::optional<int64_t> null_count(const std::string& column) const;
+  int64_t num_rows() const;
+
  private:
+  /// A row group read() decodes: the rows the page index cannot rule out (empty = all).
+  struct rg_task {
+    size_t file;
+    int rg;
+    std::vector<parquet::row_range> ranges;
+    int64_t rows = 0;  ///< rows to read
+  };
+  /// The row groups read() decodes with `predicates`, in file order; `*skipped` counts the others
+  /// that have rows.
+  std::vector<rg_task> plan_reads(const std::vector<expr>& predicates, int64_t* skipped) const;
+  tug::schema file_schema() const;
   static int64_t partition_target(const std::vector<size_t>& file_cols, const engine_options& o);
   int64_t rg_measure(size_t file, int rg, const std::vector<size_t>& file_cols, const engine_options& o) const;
   std::string _path;

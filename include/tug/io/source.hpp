@@ -39,6 +39,13 @@ class table_source {
   virtual std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                   const engine_options& options, thread_pool& pool, memory_resource* mr,
                                   const partition_hook& hook = {}) const = 0;
+  /// Late materialization (the `take` operator): the columns `columns` at global row positions, where
+  /// position i is the i-th row of read() without predicates (its partitions concatenated in order).
+  /// One table per `ids` column (int64 without nulls; any order, repeats allowed), its rows in that
+  /// order. @throws not_implemented_error when the source cannot fetch rows by position (the default);
+  /// internal_error for a position outside the source; io_error (files) naming the file.
+  virtual std::vector<table> take_rows(const std::vector<std::string>& columns, const std::vector<column>& ids,
+                                       thread_pool& pool, memory_resource* mr) const;
 };
 
 /// Partitions held in memory (what `data_frame::lazy()` scans).
@@ -52,6 +59,9 @@ class memory_source final : public table_source {
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                           const engine_options& options, thread_pool& pool, memory_resource* mr,
                           const partition_hook& hook = {}) const override;
+  /// Gathers from the partitions, one piece per run of ids in one partition.
+  std::vector<table> take_rows(const std::vector<std::string>& columns, const std::vector<column>& ids,
+                               thread_pool& pool, memory_resource* mr) const override;
   const std::vector<table>& partitions() const { return _partitions; }
 
  private:

@@ -23,7 +23,7 @@ enum class plan_kind : uint8_t {
   unique,           ///< names = subset (empty = all), keep
   concat,           ///< vertical concatenation of inputs with equal schemas
   with_row_index,   ///< names[0] is the index column, offset
-  take,             ///< appends `projection` columns of a memory source, rows by the int64 column names[0]
+  take,             ///< appends `projection` columns of a source, rows by the int64 column names[0]
 };
 
 enum class join_type : uint8_t { inner, left, right, full, semi, anti, cross };
@@ -77,10 +77,10 @@ plan_ptr slice(plan_ptr in, int64_t offset, int64_t length);
 plan_ptr unique(plan_ptr in, std::vector<std::string> subset, unique_keep keep, bool maintain_order);
 plan_ptr concat(std::vector<plan_ptr> inputs);
 plan_ptr with_row_index(plan_ptr in, std::string name, int64_t offset);
-/// The input columns, then `columns` of the in-memory `src` gathered by the int64 input column
-/// `row_column` (global row positions in `src`'s partitions concatenated in order): what the
+/// The input columns, then `columns` of `src` gathered by the int64 input column `row_column` (global
+/// row positions in `src`'s partitions concatenated in order; table_source::take_rows): what the
 /// late_materialization pass puts above a filter chain. @throws type_error / invalid_argument_error.
-plan_ptr take(plan_ptr in, std::shared_ptr<const memory_source> src, std::string row_column,
+plan_ptr take(plan_ptr in, std::shared_ptr<const table_source> src, std::string row_column,
               std::vector<std::string> columns);
 /// A copy of `n` with other inputs (schema recomputed).
 plan_ptr with_inputs(const plan_node& n, std::vector<plan_ptr> inputs);

@@ -400,6 +400,9 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
   if (columns.empty()) return table::empty_with_rows(ranges.empty() ? g.num_rows : wanted_rows);
   int64_t size = 0;
   fd_guard fd{open_file(_path, size)};
+  if (size != _file_size)
+    throw io_error(_path + ": the file changed since its footer was read (" + std::to_string(size) + " bytes, was " +
+                   std::to_string(_file_size) + ")");
   std::vector<column> out(columns.size());
   std::vector<int64_t> skipped(columns.size(), 0);
   auto decode_column = [&](size_t k, detail::decode_scratch& scratch) {

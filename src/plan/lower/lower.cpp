@@ -516,8 +516,7 @@ struct lowerer {
       case plan_kind::take: {
         // gathers from host memory: always on the cpu, like scans (its input comes back to the host)
         physical_ptr c = go(n.inputs[0]);
-        return exec::make_take(backend::cpu, std::move(c), std::dynamic_pointer_cast<const memory_source>(n.source),
-                               n.projection, n.names[0], n.schema);
+        return exec::make_take(backend::cpu, std::move(c), n.source, n.projection, n.names[0], n.schema);
       }
     }
     throw internal_error(std::string("lowering: unhandled plan node ") + to_string(n.kind));

@@ -1,4 +1,5 @@
-// Late materialization: a chain of filters, projections and slices over an in-memory frame carries
+// Late materialization: a chain of filters, projections and slices over an in-memory frame or Parquet
+// files (when the scan's pushed-down predicates prune no rows) carries
 // only the columns it reads plus a row index; the columns it merely passes through ("passengers")
 // are gathered for the surviving rows at the end by a `take` (docs/gpu.md, "Late materialization
 // across PCIe"). The row index also travels through joins (on a side whose rows never turn into
@@ -10,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "tug/io/parquet_source.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/plan/optimizer.hpp"
 #include "util.hpp"
@@ -44,8 +46,11 @@ bool in_chain(const plan_node& n) {
 
 bool is_bare_column(const expr& e, const std::string& name) { return e->kind == expr_kind::column && e->name == name; }
 
-/// Bytes of the columns `names` over all partitions of `src`.
-int64_t column_bytes(const memory_source& src, const std::vector<std::string>& names) {
+/// Bytes of the columns `names` over all partitions of `src` (a Parquet source's: uncompressed, from
+/// the footers).
+int64_t column_bytes(const table_source& source, const std::vector<std::string>& names) {
+  if (auto* pq = dynamic_cast<const io::parquet_source*>(&source)) return pq->column_bytes(names);
+  const auto& src = dynamic_cast<const memory_source&>(source);
   std::vector<size_t> idx;
   for (auto& c : names)
     idx.push_back(src.schema().index_of(c));
@@ -62,9 +67,19 @@ int64_t column_bytes(const memory_source& src, const std::vector<std::string>& n
 /// over a column with few nulls) made the seed's group_by + join query 2.7x slower on the GPU.
 constexpr double max_kept = 0.5;
 
-/// Null fraction of each column of `src` (over all partitions).
-std::map<std::string, double> null_fractions(const memory_source& src) {
+/// Null fraction of each column of `src` (over all partitions); of a Parquet source, of the file
+/// columns whose every column chunk has a null count in its statistics.
+std::map<std::string, double> null_fractions(const table_source& source) {
   std::map<std::string, double> out;
+  if (auto* pq = dynamic_cast<const io::parquet_source*>(&source)) {
+    const auto rows = static_cast<double>(pq->num_rows());
+    for (auto& f : pq->schema())
+      if (!pq->is_hive_column(f.name))
+        if (std::optional<int64_t> n = pq->null_count(f.name))
+          out[f.name] = rows > 0 ? static_cast<double>(*n) / rows : 0.0;
+    return out;
+  }
+  const auto& src = dynamic_cast<const memory_source&>(source);
   int64_t rows = 0;
   std::vector<int64_t> nulls(src.schema().size(), 0);
   for (auto& p : src.partitions()) {
@@ -125,10 +140,15 @@ double kept_fraction(const expr& e, const std::map<std::string, double>& nulls) 
   }
 }
 
-/// The in-memory source of `n` when it is a scan of host memory (data already in device memory
-/// crosses no link, and the take gathers on the host); else null.
-std::shared_ptr<const memory_source> host_memory_source(const plan_node& n) {
+/// The source of scan `n` when a take may gather its columns by row position: an in-memory source in
+/// host memory (data already in device memory crosses no link, and the take gathers on the host), or
+/// Parquet files whose scan skips no rows by its pushed-down predicates (statistics, page index): its
+/// rows then come in file and row group order, so a row index above it is the global row position, and
+/// the rewrite (moving the predicates above the row index) does not lose the skipping. Else null.
+std::shared_ptr<const table_source> takeable_source(const plan_node& n) {
   if (n.kind != plan_kind::scan) return nullptr;
+  if (auto pq = std::dynamic_pointer_cast<const io::parquet_source>(n.source))
+    return pq->prunes(n.predicates) ? nullptr : pq;
   auto src = std::dynamic_pointer_cast<const memory_source>(n.source);
   if (!src) return nullptr;
   for (auto& part : src->partitions())
@@ -154,11 +174,6 @@ bool carries(const plan_node& j, size_t side) {
   }
 }
 
-/// Nodes a row index can travel through (input by input for joins) or start at.
-bool is_link(const plan_node& n) {
-  return in_chain(n) || n.kind == plan_kind::join || host_memory_source(n) != nullptr;
-}
-
 /// The columns a node outside a rewrite reads from an input the rewrite narrows, when its output
 /// does not depend on the input's other columns (a group_by, a select); nullopt otherwise.
 std::optional<std::set<std::string>> consumer_reads(const plan_node& p) {
@@ -182,7 +197,7 @@ struct region {
   /// A scan whose passengers a take gathers at the top by the row index `row`.
   struct carrier {
     int leaf = 0;
-    std::shared_ptr<const memory_source> src;
+    std::shared_ptr<const table_source> src;
     std::vector<std::string> moved;  ///< the passengers, in the scan's order
     std::string row;
   };
@@ -211,6 +226,18 @@ struct rewriter {
   /// Members of regions being rewritten (their top excepted): reached from elsewhere (a consumer
   /// such as the aggregate of a shared subplan), they are rewritten as the region's members.
   std::map<const plan_node*, std::pair<region*, int>> pending;
+  /// takeable_source() of the scans asked about (a Parquet source plans its reads from the footers).
+  mutable std::map<const plan_node*, std::shared_ptr<const table_source>> sources;
+
+  std::shared_ptr<const table_source> source_of(const plan_node& n) const {
+    if (n.kind != plan_kind::scan) return nullptr;
+    auto it = sources.find(&n);
+    if (it == sources.end()) it = sources.emplace(&n, takeable_source(n)).first;
+    return it->second;
+  }
+
+  /// Nodes a row index can travel through (input by input for joins) or start at.
+  bool is_link(const plan_node& n) const { return in_chain(n) || n.kind == plan_kind::join || source_of(n) != nullptr; }
 
   void index_parents(const plan_ptr& p, std::set<const plan_node*>& seen) {
     if (!seen.insert(p.get()).second) return;
@@ -374,7 +401,7 @@ struct rewriter {
 
   /// Estimated fraction of the scan's rows (`path` as `passengers`) that reach the top: the filters
   /// on the path; a join counts 1 (its effect on the rows is not estimated).
-  static double estimated_kept(const region& r, const std::vector<int>& path, const memory_source& src) {
+  static double estimated_kept(const region& r, const std::vector<int>& path, const table_source& src) {
     std::map<std::string, double> nulls = null_fractions(src);  // of the columns still the source's
     double kept = 1.0;
     for (size_t k = 0; k < path.size(); ++k) {
@@ -414,10 +441,13 @@ struct rewriter {
   bool choose(region& r) const {
     for (int i = 0; i < static_cast<int>(r.members.size()); ++i) {
       const plan_node& leaf = r.at(i);
-      auto src = host_memory_source(leaf);
+      auto src = source_of(leaf);
       if (!src) continue;
       std::vector<int> path = r.path(i);
       std::vector<std::string> moved = passengers(r, path);
+      if (auto pq = std::dynamic_pointer_cast<const io::parquet_source>(src))  // the files' columns only
+        moved.erase(std::remove_if(moved.begin(), moved.end(), [&](auto& c) { return pq->is_hive_column(c); }),
+                    moved.end());
       if (moved.empty()) continue;
       std::vector<std::string> scanned = leaf.projection.empty() ? src->schema().names() : leaf.projection;
       if (moved.size() == scanned.size() || 2 * column_bytes(*src, moved) < column_bytes(*src, scanned)) continue;
@@ -467,7 +497,7 @@ struct rewriter {
     const region::member& m = r.members[static_cast<size_t>(i)];
     const plan_node& n = *m.node;
     const std::vector<size_t>& below = r.carried[static_cast<size_t>(i)];
-    if (host_memory_source(n)) return narrow_scan(n, r.carriers[below[0]]);
+    if (source_of(n)) return narrow_scan(n, r.carriers[below[0]]);
     std::vector<plan_ptr> ins;
     for (size_t s = 0; s < n.inputs.size(); ++s) {
       int kid = m.kids[s];
@@ -490,7 +520,7 @@ struct rewriter {
   /// pushed-down predicates (a source may drop rows by them, which would shift the row index), so
   /// they become a filter above the row index.
   static plan_ptr narrow_scan(const plan_node& scan, const region::carrier& c) {
-    const memory_source& src = *c.src;
+    const table_source& src = *c.src;
     std::vector<std::string> scanned = scan.projection.empty() ? src.schema().names() : scan.projection;
     std::vector<std::string> narrow;
     for (auto& name : scanned)
