@@ -725,9 +725,10 @@ TEST(LateMaterialization, ParquetReadOrderIsRowPositions) {
   thread_pool pool(2);
   std::vector<std::string> cols{"rid", "VesselName", "Draft", "BaseDateTime"};
   table all = ais.to_table();
-  for (int64_t target : {300, 700, 1500, 1 << 20}) {
+  for (int64_t target : {300, 700, 1500, 1 << 20, -30000}) {  // negative: 30000 bytes a partition
     engine_options o = cpu_engine();
-    o.target_partition_rows = target;
+    o.target_partition_rows = target > 0 ? target : 1000;
+    o.target_partition_size = std::max<int64_t>(-target, 0);
     std::vector<table> parts = src.read(cols, {}, o, pool, default_host_resource());
     table read = concatenate(parts, default_host_resource());
     ASSERT_EQ(read.num_rows(), 5000);
