@@ -699,13 +699,14 @@ TEST(LateMaterialization, ParquetTakeSkipsPagesWithoutIds) {
   fs::path dir = parquet_dir("page_index");
   const std::string path = (dir / "pi.parquet").string();
   const char* py = std::getenv("TUG_PYTHON");
-  const std::string cmd = std::string(py ? py : "python3") +
-                          " -c \"import sys, pyarrow as pa, pyarrow.parquet as pq; n = 100000; "
-                          "t = pa.table({'k': pa.array(range(n), pa.int64()), 's': [f'passenger {i}' for i in range(n)], "
-                          "'v': [None if i % 11 == 0 else i / 4 for i in range(n)]}); "
-                          "pq.write_table(t, sys.argv[1], row_group_size=n, data_page_size=4096, "
-                          "write_page_index=True)\" " +
-                          path;
+  const std::string cmd =
+      std::string(py ? py : "python3") +
+      " -c \"import sys, pyarrow as pa, pyarrow.parquet as pq; n = 100000; "
+      "t = pa.table({'k': pa.array(range(n), pa.int64()), 's': [f'passenger {i}' for i in range(n)], "
+      "'v': [None if i % 11 == 0 else i / 4 for i in range(n)]}); "
+      "pq.write_table(t, sys.argv[1], row_group_size=n, data_page_size=4096, "
+      "write_page_index=True)\" " +
+      path;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   lazy_frame q = scan_parquet(path).filter(col("k") % 10000 == 7);
   EXPECT_EQ(taken(q), (std::vector<std::string>{"s", "v"}));
@@ -737,10 +738,11 @@ TEST(LateMaterialization, ParquetReadOrderIsRowPositions) {
   }
   std::vector<int64_t> order{4999, 0, 3, 3, 701, 700, 699, 2100, 2100, 0, 1666, 1667, 4000, 12};
   std::vector<int64_t> second{5, 4, 3};
-  std::vector<table> got = src.take_rows(cols, {i64(std::vector<std::optional<int64_t>>(order.begin(), order.end())),
-                                                i64(std::vector<std::optional<int64_t>>{}),
-                                                i64(std::vector<std::optional<int64_t>>(second.begin(), second.end()))},
-                                         pool, default_host_resource());
+  std::vector<table> got = src.take_rows(
+      cols,
+      {i64(std::vector<std::optional<int64_t>>(order.begin(), order.end())), i64(std::vector<std::optional<int64_t>>{}),
+       i64(std::vector<std::optional<int64_t>>(second.begin(), second.end()))},
+      pool, default_host_resource());
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[1].num_rows(), 0);
   ASSERT_EQ(got[1].num_columns(), cols.size());
