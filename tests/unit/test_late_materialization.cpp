@@ -172,9 +172,16 @@ data_frame dim(int64_t groups, int copies = 1, bool null_key = false) {
 
 namespace fs = std::filesystem;
 
-// A fresh directory for test `name`.
+// A fresh directory for test `name`, under one directory removed at exit.
 fs::path parquet_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("tug_latemat_" + std::to_string(::getpid())) / name;
+  static const struct root {
+    fs::path path = fs::temp_directory_path() / ("tug_latemat_" + std::to_string(::getpid()));
+    ~root() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } r;
+  fs::path p = r.path / name;
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
