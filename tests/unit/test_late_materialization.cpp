@@ -78,6 +78,18 @@ std::string take_line(const std::string& plan) {
   return plan.substr(at, plan.find('\n', at) - at);
 }
 
+// The optimized `q` on the GPU engine (50000 rows a partition, fallback raise): no fallback, the take
+// on the cpu, and the CPU engine's result without the pass. Returns the GPU run.
+query_result expect_gpu_equals_cpu(const lazy_frame& q) {
+  engine_options g = gpu_engine(), c = cpu_engine();
+  g.target_partition_rows = c.target_partition_rows = 50000;
+  query_result r = run_plan(optimize(q.plan()), g);
+  EXPECT_TRUE(r.fallbacks.empty());
+  EXPECT_NE(take_line(r.physical_plan).find("@cpu"), std::string::npos) << r.physical_plan;
+  expect_frames_close(r.frame, run(q, false, c));
+  return r;
+}
+
 // Same results with the pass on and off, on the CPU engine with `target` rows a partition.
 void expect_same(const lazy_frame& q, int64_t target = 7) {
   engine_options o = cpu_engine();
@@ -374,23 +386,13 @@ TEST(LateMaterialization, GpuEqualsCpuWithoutFallback) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
   data_frame ais = gen::ais(200000, 7, 65536);
   lazy_frame q = anomalies(ais.lazy());
-  plan_ptr p = optimize(q.plan());
-  ASSERT_NE(find(p, plan_kind::take), nullptr);
-  engine_options g = gpu_engine();
-  g.target_partition_rows = 50000;
-  query_result r = run_plan(p, g);
-  EXPECT_TRUE(r.fallbacks.empty());
-  EXPECT_NE(take_line(r.physical_plan).find("@cpu"), std::string::npos) << r.physical_plan;
+  ASSERT_NE(find(optimize(q.plan()), plan_kind::take), nullptr);
+  query_result r = expect_gpu_equals_cpu(q);
   // the final select only puts the take's columns in order: it runs on the cpu, where they are
   std::string root = r.physical_plan.substr(0, r.physical_plan.find('\n'));
   EXPECT_EQ(root.rfind("project [", 0), 0u) << r.physical_plan;
   EXPECT_NE(root.find("@cpu"), std::string::npos) << r.physical_plan;
-  engine_options c = cpu_engine();
-  c.target_partition_rows = 50000;
-  expect_frames_close(r.frame, run(q, false, c));
-  query_result w = run_plan(optimize(chain(wide(5000).lazy()).plan()), g);
-  EXPECT_TRUE(w.fallbacks.empty());
-  expect_frames_close(w.frame, run(chain(wide(5000).lazy()), false, c));
+  expect_gpu_equals_cpu(chain(wide(5000).lazy()));
 }
 
 // A frame already in device memory is not rewritten (no link to save; the take gathers on the host),
@@ -646,26 +648,15 @@ TEST(LateMaterialization, GpuJoinEqualsCpuWithoutFallback) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
   data_frame ais = gen::ais(200000, 7, 65536);
   lazy_frame q = anomalies_join(ais.lazy());
-  plan_ptr p = optimize(q.plan());
-  ASSERT_TRUE(take_above_join(q)) << to_string(p);
-  engine_options g = gpu_engine();
-  g.target_partition_rows = 50000;
-  query_result r = run_plan(p, g);
-  EXPECT_TRUE(r.fallbacks.empty());
-  EXPECT_NE(take_line(r.physical_plan).find("@cpu"), std::string::npos) << r.physical_plan;
-  engine_options c = cpu_engine();
-  c.target_partition_rows = 50000;
-  expect_frames_close(r.frame, run(q, false, c));
+  ASSERT_TRUE(take_above_join(q)) << to_string(optimize(q.plan()));
+  expect_gpu_equals_cpu(q);
   // both sides of an inner join carry a row index
   lazy_frame two = wide(5000)
                        .lazy()
                        .join(prefixed(wide(4000), "r_").lazy(), {col("k")}, {col("r_k")})
                        .filter(col("v") > col("r_v") + 1.0);
-  plan_ptr two_plan = optimize(two.plan());
-  ASSERT_EQ(takes(two_plan).size(), 2u);
-  query_result w = run_plan(two_plan, g);
-  EXPECT_TRUE(w.fallbacks.empty());
-  expect_frames_close(w.frame, run(two, false, c));
+  ASSERT_EQ(takes(optimize(two.plan())).size(), 2u);
+  expect_gpu_equals_cpu(two);
 }
 
 // ---- Parquet sources ----
@@ -901,18 +892,7 @@ TEST(LateMaterialization, ParquetGpuEqualsCpuWithoutFallback) {
   fs::path dir;
   ais_files("gpu", 200000, 65536, &dir);
   lazy_frame q = anomalies(scan_parquet(dir.string()));
-  plan_ptr p = optimize(q.plan());
-  ASSERT_NE(find(p, plan_kind::take), nullptr);
-  engine_options g = gpu_engine();
-  g.target_partition_rows = 50000;
-  query_result r = run_plan(p, g);
-  EXPECT_TRUE(r.fallbacks.empty());
-  EXPECT_NE(take_line(r.physical_plan).find("@cpu"), std::string::npos) << r.physical_plan;
-  engine_options c = cpu_engine();
-  c.target_partition_rows = 50000;
-  expect_frames_close(r.frame, run(q, false, c));
-  lazy_frame j = anomalies_join(scan_parquet(dir.string()), 2);
-  query_result rj = run_plan(optimize(j.plan()), g);
-  EXPECT_TRUE(rj.fallbacks.empty());
-  expect_frames_close(rj.frame, run(j, false, c));
+  ASSERT_NE(find(optimize(q.plan()), plan_kind::take), nullptr);
+  expect_gpu_equals_cpu(q);
+  expect_gpu_equals_cpu(anomalies_join(scan_parquet(dir.string()), 2));
 }
