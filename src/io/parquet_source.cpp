@@ -473,10 +473,10 @@ std::vector<table> parquet_source::take_rows(const std::vector<std::string>& col
       out[i] = columns.empty() ? table::empty_with_rows(ids[i].size()) : io_detail::empty_table(types, mr);
     return out;
   }
-  // per row group holding ids: its rows as ranges (consecutive ids merged)
+  // per row group holding ids: its rows (local positions, ascending)
   struct fetch {
     size_t group;
-    std::vector<parquet::row_range> ranges;
+    std::vector<int64_t> rows;
   };
   std::vector<fetch> fetches;
   for (size_t i = 0, g = 0; i < u.size(); ++i) {
@@ -484,23 +484,17 @@ std::vector<table> parquet_source::take_rows(const std::vector<std::string>& col
       g = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), u[i]) - starts.begin() - 1);
       fetches.push_back({g, {}});
     }
-    const int64_t local = u[i] - starts[g];
-    auto& rs = fetches.back().ranges;
-    if (!rs.empty() && rs.back().end == local)
-      ++rs.back().end;
-    else
-      rs.push_back({local, local + 1});
+    fetches.back().rows.push_back(u[i] - starts[g]);
   }
   std::vector<table> got(fetches.size());
   pool.parallel_for(static_cast<int64_t>(fetches.size()), [&](int64_t k) {
     const fetch& f = fetches[static_cast<size_t>(k)];
     const auto& [file, rg] = groups[f.group];
     const parquet::file_reader& r = *_readers[file];
-    const int64_t rows = r.row_group_num_rows(rg);
-    const bool all = f.ranges.size() == 1 && f.ranges[0].begin == 0 && f.ranges[0].end == rows;
     int64_t pages_skipped = 0;
-    got[static_cast<size_t>(k)] = r.read_row_group_ranges(
-        rg, file_cols, all ? std::vector<parquet::row_range>{} : f.ranges, mr, &pages_skipped, &pool);
+    got[static_cast<size_t>(k)] = static_cast<int64_t>(f.rows.size()) == r.row_group_num_rows(rg)
+                                      ? r.read_row_group_ranges(rg, file_cols, {}, mr, nullptr, &pool)
+                                      : r.read_row_group_rows(rg, file_cols, f.rows, mr, &pages_skipped, &pool);
     _counters->take_row_groups++;
     _counters->take_pages_skipped += pages_skipped;
   });

@@ -276,7 +276,7 @@ class chunk_decoder {
 
  public:
   chunk_decoder(physical_type pt, codec compression, const leaf_info& leaf, decode_scratch& s, int64_t total,
-                int64_t cap, memory_resource* mr)
+                int64_t cap, memory_resource* mr, const std::vector<int64_t>* rows = nullptr)
       : _pt(pt),
         _codec(compression),
         _leaf(leaf),
@@ -290,10 +290,20 @@ class chunk_decoder {
     if (_strings && !binary) throw internal_error("parquet: string column from a non-binary physical type");
     _s.kept_used = 0;
     _s.indices.clear();
+    _sel = rows;
   }
 
   void decode(const uint8_t* data, size_t size) {
     size_t pos = 0;
+    if (_sel) {  // the pages up to the last selected row (`_chunk_rows` rows in all)
+      while (_sel_at < _sel->size()) {
+        if (pos >= size)
+          corrupt("column chunk ends after " + std::to_string(_row) + " rows, before its row " +
+                  std::to_string((*_sel)[_sel_at]));
+        pos = page(data, size, pos, _chunk_rows);
+      }
+      return;
+    }
     while (_out.rows() < _total) {
       if (pos >= size)
         corrupt("column chunk ends after " + std::to_string(_out.rows()) + " of " + std::to_string(_total) + " rows");
@@ -315,6 +325,11 @@ class chunk_decoder {
       if (_out.rows() - before != rows) corrupt("page holds other rows than its offset index says");
     }
   }
+
+  /// Selection mode: the chunk holds `rows` rows (the selection's positions are below it).
+  void chunk_rows(int64_t rows) { _chunk_rows = rows; }
+  /// Data pages passed over (no row selected in them) in selection mode.
+  int64_t pages_skipped() const { return _pages_skipped; }
 
   /// One row from a statistics value: PLAIN bytes, or the bytes themselves for binary values.
   void single(const std::string& bytes) {
@@ -464,13 +479,22 @@ class chunk_decoder {
   }
 
   void check_rows(int64_t n, int64_t limit) const {
-    if (n < 0 || n > limit - _out.rows()) corrupt("page holds more rows than the row group");
+    if (n < 0 || n > limit - (_sel ? _row : _out.rows())) corrupt("page holds more rows than the row group");
+  }
+
+  /// Selection mode: whether no selected row lies in the next `n` rows; if so they are passed over.
+  bool pass_over(int64_t n) {
+    if (!_sel || (_sel_at < _sel->size() && (*_sel)[_sel_at] < _row + n)) return false;
+    _row += n;
+    ++_pages_skipped;
+    return true;
   }
 
   void read_v1(const page_header& h, const uint8_t* page, int64_t limit) {
     if (!h.v1) corrupt("data page without its header");
     const int64_t n = h.v1->num_values;
     check_rows(n, limit);
+    if (pass_over(n)) return;
     const size_t usize = static_cast<size_t>(h.uncompressed_page_size);
     const uint8_t* q = inflate(page, static_cast<size_t>(h.compressed_page_size), usize);
     const uint8_t* end = q + usize;
@@ -494,6 +518,7 @@ class chunk_decoder {
     const auto& v2 = *h.v2;
     const int64_t n = v2.num_values;
     check_rows(n, limit);
+    if (pass_over(n)) return;
     if (v2.definition_levels_byte_length < 0 || v2.repetition_levels_byte_length < 0) corrupt("negative level length");
     const size_t lv =
         static_cast<size_t>(v2.definition_levels_byte_length) + static_cast<size_t>(v2.repetition_levels_byte_length);
@@ -552,6 +577,7 @@ class chunk_decoder {
     if (value_bound(enc, p, end, nn) < nn)
       corrupt("page declares " + std::to_string(nn) + " " + encoding_name(enc) + " values, its bytes hold fewer");
     const uint8_t* page_bits = nn < n ? _bits : nullptr;
+    if (_sel) return selected_values(enc, p, end, nn, n, page_bits);
     _out.reserve(n);
     _out.validity(page_bits, n, nn);
     if constexpr (binary) {
@@ -571,6 +597,120 @@ class chunk_decoder {
       convert(d, n, page_bits);
     }
     _out.advance(n);
+  }
+
+  /// Selection mode: of the page's `n` rows (`nn` of them not null, by `page_bits`), only the selected
+  /// ones, in order. The values not selected are decoded only where the encoding needs it.
+  void selected_values(encoding enc, const uint8_t* p, const uint8_t* end, int64_t nn, int64_t n,
+                       const uint8_t* page_bits) {
+    const std::vector<int64_t>& sel = *_sel;
+    size_t e = _sel_at;
+    while (e < sel.size() && sel[e] < _row + n)
+      ++e;
+    const int64_t m = static_cast<int64_t>(e - _sel_at);
+    // the selected rows' validity and the dense positions of their values
+    _pick.clear();
+    uint8_t* bits_out = nullptr;
+    if (page_bits) {
+      const auto nb = static_cast<size_t>(bits::bytes_for(m));
+      bits_out = _s.picked_bits.get(nb);
+      std::memset(bits_out, 0, nb);
+    }
+    int64_t dense_before = 0, prev = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t r = sel[_sel_at + static_cast<size_t>(j)] - _row;
+      if (!page_bits) {
+        _pick.push_back(r);
+        continue;
+      }
+      dense_before += bits::count_set(page_bits, prev, r - prev);
+      prev = r;
+      if (bits::get(page_bits, r)) {
+        bits::set(bits_out, j);
+        _pick.push_back(dense_before);
+      }
+    }
+    const auto mm = static_cast<int64_t>(_pick.size());
+    _sel_at = e;
+    _row += n;
+    _out.reserve(m);
+    _out.validity(bits_out, m, mm);
+    if constexpr (binary) {
+      std::string_view* v = _views.grow(static_cast<size_t>(mm));
+      pick(enc, p, end, nn, v);
+      if (_strings)
+        view_values(mm, m, bits_out);
+      else
+        convert(v, m, bits_out);
+    } else if (_as_is) {
+      P* d = reinterpret_cast<P*>(_out.values());
+      pick(enc, p, end, nn, d);
+      if (bits_out) spread(d, m, mm, bits_out);
+    } else {
+      P* d = reinterpret_cast<P*>(_s.dense.get(static_cast<size_t>(mm) * sizeof(P)));
+      pick(enc, p, end, nn, d);
+      convert(d, m, bits_out);
+    }
+    _out.advance(m);
+  }
+
+  /// The dense values at the positions in `_pick` (ascending) of a page's `nn` values of encoding
+  /// `enc` in [p, end) (their count checked by value_bound): PLAIN values are read where they lie,
+  /// dictionary indices decoded up to the last one picked, other encodings decoded in full.
+  void pick(encoding enc, const uint8_t* p, const uint8_t* end, int64_t nn, P* out) {
+    const size_t mm = _pick.size();
+    if (mm == 0) return;
+    const int64_t* at = _pick.data();
+    const int64_t count = at[mm - 1] + 1;
+    if (enc == encoding::plain) {
+      if constexpr (binary) {
+        if (_pt == physical_type::byte_array) {
+          const uint8_t* q = p;
+          size_t j = 0;
+          for (int64_t k = 0; k < count; ++k) {
+            if (end - q < 4) corrupt("PLAIN byte array length past the end");
+            const uint32_t len = load32(q);
+            q += 4;
+            if (len > static_cast<size_t>(end - q)) corrupt("PLAIN byte array past the end");
+            if (k == at[j]) out[j++] = {reinterpret_cast<const char*>(q), len};
+            q += len;
+          }
+        } else {
+          const auto w = static_cast<size_t>(_leaf.elem->type_length);
+          for (size_t j = 0; j < mm; ++j)
+            out[j] = {reinterpret_cast<const char*>(p) + static_cast<size_t>(at[j]) * w, w};
+        }
+        if (_uuid) to_uuid_text(out, static_cast<int64_t>(mm));
+        return;
+      } else if constexpr (!std::is_same_v<P, uint8_t>) {  // booleans are bit-packed
+        const size_t w = _pt == physical_type::int96 ? 12 : sizeof(P);
+        for (size_t j = 0; j < mm; ++j)
+          decode_plain<P>(p + static_cast<size_t>(at[j]) * w, end, 1, out + j, _pt, _leaf.elem->type_length);
+        return;
+      }
+    }
+    if (enc == encoding::plain_dictionary || enc == encoding::rle_dictionary) {
+      if (!_has_dict) corrupt("dictionary-encoded page without a dictionary page");
+      if (p >= end) corrupt("dictionary indices past the end");
+      const int bw = *p++;
+      _s.indices.clear();
+      uint32_t* ix = _s.indices.grow(static_cast<size_t>(count));
+      rle_decode(p, end, bw, ix, count);
+      for (size_t j = 0; j < mm; ++j) {
+        const uint32_t x = ix[at[j]];
+        if (x >= _dict.size()) corrupt("dictionary index out of range");
+        out[j] = _dict[x];
+      }
+      return;
+    }
+    _all.clear();
+    P* all = _all.grow(static_cast<size_t>(nn));
+    dense(enc, p, end, nn, all);
+    for (size_t j = 0; j < mm; ++j)
+      out[j] = all[at[j]];
+    if constexpr (binary) {
+      if (_uuid) to_uuid_text(out, static_cast<int64_t>(mm));
+    }
   }
 
   /// The `n` rows of `d` (dense) converted to the column's type.
@@ -901,6 +1041,14 @@ class chunk_decoder {
   std::vector<segment> _segments;
   pod_vector<std::string_view> _views;
   std::vector<std::unique_ptr<uint8_t[]>> _owned;  ///< buffers views point into (DELTA_BYTE_ARRAY, UUID text, ...)
+  // selection mode (decode_chunk_rows)
+  const std::vector<int64_t>* _sel = nullptr;  ///< the rows to keep, ascending, below _chunk_rows
+  size_t _sel_at = 0;                          ///< the first of them not yet reached
+  int64_t _row = 0;                            ///< the chunk's rows passed so far
+  int64_t _chunk_rows = 0;
+  int64_t _pages_skipped = 0;
+  std::vector<int64_t> _pick;  ///< dense positions of a page's selected values
+  pod_vector<P> _all;          ///< a page's dense values, for encodings read in full
 };
 
 /// Calls `f.template operator()<P>()` with the dense physical storage of a physical type.
@@ -939,6 +1087,23 @@ column decode_chunk(const column_metadata& m, const leaf_info& leaf, const uint8
       dec.decode_pages(data, size, first_data, *pages);
     else
       dec.decode(data, size);
+    return dec.finish(mr);
+  });
+}
+
+column decode_chunk_rows(const column_metadata& m, const leaf_info& leaf, const uint8_t* data, size_t size,
+                         int64_t num_rows, const std::vector<int64_t>& rows, decode_scratch& scratch,
+                         memory_resource* mr, int64_t* pages_skipped) {
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] < (i ? rows[i - 1] + 1 : 0) || rows[i] >= num_rows)
+      throw internal_error("parquet: selected rows must be ascending, unique and within the column chunk");
+  const auto total = static_cast<int64_t>(rows.size());
+  const int64_t cap = std::min<int64_t>(total, static_cast<int64_t>(std::min<size_t>(size, size_t{1} << 40)) * 8);
+  return physical_dispatch(m.type, [&]<typename P>() {
+    chunk_decoder<P> dec(m.type, m.compression, leaf, scratch, total, cap, mr, &rows);
+    dec.chunk_rows(num_rows);
+    dec.decode(data, size);
+    if (pages_skipped) *pages_skipped += dec.pages_skipped();
     return dec.finish(mr);
   });
 }

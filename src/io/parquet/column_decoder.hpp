@@ -70,6 +70,7 @@ struct decode_scratch {
   std::vector<raw_buffer> kept;  ///< decompressed pages of a binary column chunk, alive until it is done
   size_t kept_used = 0;          ///< entries of `kept` in use by the current chunk
   raw_buffer bits;               ///< validity bits of one page
+  raw_buffer picked_bits;        ///< validity bits of a page's selected rows (decode_chunk_rows)
   raw_buffer dense;              ///< dense values of one page awaiting conversion
   pod_vector<uint32_t> indices;  ///< dictionary indices (of a page; of a whole chunk for strings)
 };
@@ -89,6 +90,14 @@ struct leaf_info {
 column decode_chunk(const column_metadata& m, const leaf_info& leaf, const uint8_t* data, size_t size, int64_t num_rows,
                     const std::vector<std::pair<size_t, int64_t>>* pages, size_t first_data, decode_scratch& scratch,
                     memory_resource* mr);
+
+/// Only the rows at the positions `rows` (ascending, unique, below `num_rows`) of the column chunk of
+/// `num_rows` rows, in order: data pages without any are not decompressed (counted in
+/// `*pages_skipped`), and of the others only the selected values are converted and copied.
+/// @throws as decode_chunk.
+column decode_chunk_rows(const column_metadata& m, const leaf_info& leaf, const uint8_t* data, size_t size,
+                         int64_t num_rows, const std::vector<int64_t>& rows, decode_scratch& scratch,
+                         memory_resource* mr, int64_t* pages_skipped);
 
 /// A one-row column of the leaf's type from the PLAIN-encoded statistics value `bytes` (binary values
 /// are the bytes themselves). @throws io_error when the bytes do not hold a value.

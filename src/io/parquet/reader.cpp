@@ -382,29 +382,15 @@ table file_reader::read_row_group(int rg, const std::vector<size_t>& columns, me
   return read_row_group_ranges(rg, columns, {}, mr, nullptr);
 }
 
-table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& columns,
-                                         const std::vector<row_range>& ranges, memory_resource* mr,
-                                         int64_t* pages_skipped, thread_pool* pool) const {
-  check_rg(rg);
-  for (size_t c : columns)
-    check_column(c);
+std::vector<column> file_reader::decode_columns(int rg, const std::vector<size_t>& columns, thread_pool* pool,
+                                                const chunk_decode& decode) const {
   const row_group& g = _meta->row_groups[static_cast<size_t>(rg)];
-  int64_t wanted_rows = 0;
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    const row_range& r = ranges[i];
-    if (r.begin < (i ? ranges[i - 1].end : 0) || r.end <= r.begin || r.end > g.num_rows)
-      throw invalid_argument_error(_path + ": row ranges of row group " + std::to_string(rg) +
-                                   " must be sorted, disjoint, non-empty and within its rows");
-    wanted_rows += r.end - r.begin;
-  }
-  if (columns.empty()) return table::empty_with_rows(ranges.empty() ? g.num_rows : wanted_rows);
   int64_t size = 0;
   fd_guard fd{open_file(_path, size)};
   if (size != _file_size)
     throw io_error(_path + ": the file changed since its footer was read (" + std::to_string(size) + " bytes, was " +
                    std::to_string(_file_size) + ")");
   std::vector<column> out(columns.size());
-  std::vector<int64_t> skipped(columns.size(), 0);
   auto decode_column = [&](size_t k, detail::decode_scratch& scratch) {
     const size_t c = columns[k];
     const column_metadata& m = *g.columns[_leaf[c]].meta;
@@ -417,48 +403,12 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
       const int64_t start = chunk_start(m);
       if (start < 4 || m.total_compressed_size < 0 || m.total_compressed_size > size - 8 - start)
         throw io_error("corrupt metadata: column chunk outside the file");
-      leaf_info leaf{&element(c), _schema[c].type, _optional[c]};
+      detail::leaf_info leaf{&element(c), _schema[c].type, _optional[c]};
       if (m.type != *leaf.elem->type) throw io_error("corrupt metadata: column chunk type differs from the schema");
       const size_t chunk_size = static_cast<size_t>(m.total_compressed_size);
       uint8_t* chunk = scratch.chunk.get(chunk_size);  // followed by detail::slack bytes
       read_at(fd.fd, chunk, chunk_size, start, _path);
-      if (ranges.empty()) {
-        out[k] = detail::decode_chunk(m, leaf, chunk, chunk_size, g.num_rows, nullptr, 0, scratch, mr);
-        return;
-      }
-      // Only the rows in `ranges`: the data pages that overlap them (by the offset index; all pages
-      // when there is none), then the ranges sliced out of the decoded rows.
-      auto index = offset_index(rg, c);
-      std::vector<row_range> spans;  // rows of the decoded pages, in order
-      std::vector<std::pair<size_t, int64_t>> pages;
-      int64_t page_rows = 0;
-      for (size_t i = 0; i < index.size(); ++i) {
-        const row_range span{index[i].first_row_index,
-                             i + 1 < index.size() ? index[i + 1].first_row_index : g.num_rows};
-        const bool wanted = std::any_of(ranges.begin(), ranges.end(),
-                                        [&](const row_range& r) { return r.begin < span.end && span.begin < r.end; });
-        if (!wanted) continue;
-        spans.push_back(span);
-        pages.emplace_back(static_cast<size_t>(index[i].offset - start), span.end - span.begin);
-        page_rows += span.end - span.begin;
-      }
-      skipped[k] = static_cast<int64_t>(index.size() - spans.size());
-      column decoded = index.empty()
-                           ? detail::decode_chunk(m, leaf, chunk, chunk_size, g.num_rows, nullptr, 0, scratch, mr)
-                           : detail::decode_chunk(m, leaf, chunk, chunk_size, page_rows, &pages,
-                                                  static_cast<size_t>(index[0].offset - start), scratch, mr);
-      if (index.empty()) spans = {{0, g.num_rows}};
-      std::vector<column> pieces;
-      for (const row_range& r : ranges) {
-        // the decoded position of row r.begin: rows of earlier decoded spans, then its offset in its span
-        int64_t at = 0;
-        size_t i = 0;
-        for (; i < spans.size() && spans[i].end <= r.begin; ++i)
-          at += spans[i].end - spans[i].begin;
-        if (i == spans.size() || spans[i].begin > r.begin) throw internal_error("parquet: row range not decoded");
-        pieces.push_back(decoded.slice(at + r.begin - spans[i].begin, r.end - r.begin));
-      }
-      out[k] = pieces.size() == 1 ? pieces[0] : concatenate(pieces, mr);
+      out[k] = decode(k, m, leaf, chunk, chunk_size, start, scratch);
     } catch (const io_error& e) {
       throw io_error(where + e.what());
     } catch (const not_implemented_error& e) {
@@ -476,6 +426,88 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
     for (size_t k = 0; k < columns.size(); ++k)
       decode_column(k, scratch);
   }
+  return out;
+}
+
+table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& columns,
+                                         const std::vector<row_range>& ranges, memory_resource* mr,
+                                         int64_t* pages_skipped, thread_pool* pool) const {
+  check_rg(rg);
+  for (size_t c : columns)
+    check_column(c);
+  const row_group& g = _meta->row_groups[static_cast<size_t>(rg)];
+  int64_t wanted_rows = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const row_range& r = ranges[i];
+    if (r.begin < (i ? ranges[i - 1].end : 0) || r.end <= r.begin || r.end > g.num_rows)
+      throw invalid_argument_error(_path + ": row ranges of row group " + std::to_string(rg) +
+                                   " must be sorted, disjoint, non-empty and within its rows");
+    wanted_rows += r.end - r.begin;
+  }
+  if (columns.empty()) return table::empty_with_rows(ranges.empty() ? g.num_rows : wanted_rows);
+  std::vector<int64_t> skipped(columns.size(), 0);
+  std::vector<column> out = decode_columns(rg, columns, pool, [&](size_t k, const column_metadata& m,
+                                                                 const detail::leaf_info& leaf, const uint8_t* chunk,
+                                                                 size_t chunk_size, int64_t start,
+                                                                 detail::decode_scratch& scratch) -> column {
+    if (ranges.empty()) return detail::decode_chunk(m, leaf, chunk, chunk_size, g.num_rows, nullptr, 0, scratch, mr);
+    // Only the rows in `ranges`: the data pages that overlap them (by the offset index; all pages
+    // when there is none), then the ranges sliced out of the decoded rows.
+    auto index = offset_index(rg, columns[k]);
+    std::vector<row_range> spans;  // rows of the decoded pages, in order
+    std::vector<std::pair<size_t, int64_t>> pages;
+    int64_t page_rows = 0;
+    for (size_t i = 0; i < index.size(); ++i) {
+      const row_range span{index[i].first_row_index, i + 1 < index.size() ? index[i + 1].first_row_index : g.num_rows};
+      const bool wanted = std::any_of(ranges.begin(), ranges.end(),
+                                      [&](const row_range& r) { return r.begin < span.end && span.begin < r.end; });
+      if (!wanted) continue;
+      spans.push_back(span);
+      pages.emplace_back(static_cast<size_t>(index[i].offset - start), span.end - span.begin);
+      page_rows += span.end - span.begin;
+    }
+    skipped[k] = static_cast<int64_t>(index.size() - spans.size());
+    column decoded = index.empty()
+                         ? detail::decode_chunk(m, leaf, chunk, chunk_size, g.num_rows, nullptr, 0, scratch, mr)
+                         : detail::decode_chunk(m, leaf, chunk, chunk_size, page_rows, &pages,
+                                                static_cast<size_t>(index[0].offset - start), scratch, mr);
+    if (index.empty()) spans = {{0, g.num_rows}};
+    std::vector<column> pieces;
+    for (const row_range& r : ranges) {
+      // the decoded position of row r.begin: rows of earlier decoded spans, then its offset in its span
+      int64_t at = 0;
+      size_t i = 0;
+      for (; i < spans.size() && spans[i].end <= r.begin; ++i)
+        at += spans[i].end - spans[i].begin;
+      if (i == spans.size() || spans[i].begin > r.begin) throw internal_error("parquet: row range not decoded");
+      pieces.push_back(decoded.slice(at + r.begin - spans[i].begin, r.end - r.begin));
+    }
+    return pieces.size() == 1 ? pieces[0] : concatenate(pieces, mr);
+  });
+  if (pages_skipped)
+    for (int64_t n : skipped)
+      *pages_skipped += n;
+  return table(std::move(out));
+}
+
+table file_reader::read_row_group_rows(int rg, const std::vector<size_t>& columns, const std::vector<int64_t>& rows,
+                                       memory_resource* mr, int64_t* pages_skipped, thread_pool* pool) const {
+  check_rg(rg);
+  for (size_t c : columns)
+    check_column(c);
+  const int64_t num_rows = _meta->row_groups[static_cast<size_t>(rg)].num_rows;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i] < (i ? rows[i - 1] + 1 : 0) || rows[i] >= num_rows)
+      throw invalid_argument_error(_path + ": rows of row group " + std::to_string(rg) +
+                                   " must be ascending, unique and within its " + std::to_string(num_rows) + " rows");
+  if (columns.empty()) return table::empty_with_rows(static_cast<int64_t>(rows.size()));
+  std::vector<int64_t> skipped(columns.size(), 0);
+  std::vector<column> out = decode_columns(
+      rg, columns, pool,
+      [&](size_t k, const column_metadata& m, const detail::leaf_info& leaf, const uint8_t* chunk, size_t chunk_size,
+          int64_t, detail::decode_scratch& scratch) {
+        return detail::decode_chunk_rows(m, leaf, chunk, chunk_size, num_rows, rows, scratch, mr, &skipped[k]);
+      });
   if (pages_skipped)
     for (int64_t n : skipped)
       *pages_skipped += n;

@@ -4,6 +4,7 @@
 /// Flat columns only: nested columns (repeated fields, groups) are skipped and listed by
 /// `file_reader::skipped_columns()`. See docs/parquet.md for the supported types and encodings.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,10 @@ struct file_metadata;  // parsed footer (tug/io/parquet/metadata.hpp)
 struct schema_element;
 struct column_metadata;
 struct page_location;
+namespace detail {
+struct decode_scratch;  // src/io/parquet/column_decoder.hpp
+struct leaf_info;
+}  // namespace detail
 
 /// Statistics of one column chunk, typed as the column; absent when the file has none.
 struct column_statistics {
@@ -75,9 +80,26 @@ class file_reader {
   table read_row_group_ranges(int rg, const std::vector<size_t>& columns, const std::vector<row_range>& ranges,
                               memory_resource* mr = default_host_resource(), int64_t* pages_skipped = nullptr,
                               thread_pool* pool = nullptr) const;
+  /// Reads only the rows at the positions `rows` (ascending, unique, within the row group), in order.
+  /// Data pages without any are not decompressed (added to `*pages_skipped`); of the others only the
+  /// selected values are converted and copied. With a `pool`, the column chunks are decoded in
+  /// parallel on it. @throws invalid_argument_error on bad positions; as read_row_group otherwise.
+  table read_row_group_rows(int rg, const std::vector<size_t>& columns, const std::vector<int64_t>& rows,
+                            memory_resource* mr = default_host_resource(), int64_t* pages_skipped = nullptr,
+                            thread_pool* pool = nullptr) const;
   const std::string& path() const { return _path; }
 
  private:
+  /// Decodes one column chunk: its index k in the columns read, its metadata and leaf, its bytes as read
+  /// from the file (followed by detail::slack bytes) and their position in the file.
+  using chunk_decode = std::function<column(size_t k, const column_metadata& m, const detail::leaf_info& leaf,
+                                            const uint8_t* chunk, size_t size, int64_t start,
+                                            detail::decode_scratch& scratch)>;
+  /// The given columns of row group `rg` (checked by the caller), each by `decode`, in parallel on
+  /// `pool` when given. @throws io_error naming file, column and row group; io_error when the file's
+  /// size changed since the footer was read.
+  std::vector<column> decode_columns(int rg, const std::vector<size_t>& columns, thread_pool* pool,
+                                     const chunk_decode& decode) const;
   file_reader() = default;
   void check_rg(int rg) const;
   void check_column(size_t c) const;
