@@ -670,6 +670,7 @@ void bm_seed(benchmark::State& state, const seed_query& q, bool parquet, bool gp
     o.engine = gpu ? engine_kind::gpu : engine_kind::cpu;
     o.fallback = fallback_mode::silent;
     o.optimizer.late_materialization = env_double("TUG_GPU_BENCH_LATE_MAT", 1) != 0;
+    o.num_streams = static_cast<int>(env_double("TUG_GPU_BENCH_STREAMS", o.num_streams));  // partitions in flight
     std::string out = seed_dir() + "/out-" + q.name + "/";
     int64_t rows = (q.data == "ais" ? d.frames.at("ais") : d.frames.at("lineitem")).num_rows();
     measure(
