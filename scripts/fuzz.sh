@@ -34,9 +34,9 @@ fi
 
 # Build: the Parquet reader and what it links against, instrumented; each target linked with libFuzzer.
 mkdir -p "$out/obj"
-flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -fsanitize=address,undefined -fno-sanitize-recover=undefined)
 sources=(src/io/parquet/reader.cpp src/io/parquet/column_decoder.cpp src/io/parquet/thrift.cpp src/io/parquet/encoding.cpp src/io/parquet/codec.cpp
-         src/core/*.cpp src/memory/*.cpp)
+         src/core/*.cpp src/memory/*.cpp src/runtime/thread_pool.cpp)
 export CXX out
 printf '%s\n' "${sources[@]}" | xargs -P "$jobs" -I{} bash -c '
   src="{}"; obj="$out/obj/$(echo "$src" | tr / _).o"
