@@ -17,9 +17,11 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
   auto t0 = std::chrono::steady_clock::now();
   // children run inside run(); their recorded time is subtracted from this operator's
   size_t before = 0;
+  device_wait_totals waits0;
   if (ctx.stats) {
     std::lock_guard<std::mutex> g(ctx.stats->mu);
     before = ctx.stats->operators.size();
+    waits0 = device_waits();
   }
   std::vector<table> out;
   try {
@@ -33,10 +35,18 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
   if (ctx.stats) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::lock_guard<std::mutex> g(ctx.stats->mu);
-    double child = 0;
-    for (size_t i = before; i < ctx.stats->operators.size(); ++i)
+    double child = 0, child_wait = 0;
+    int64_t child_waits = 0;
+    for (size_t i = before; i < ctx.stats->operators.size(); ++i) {
       child += ctx.stats->operators[i].seconds;
+      child_waits += ctx.stats->operators[i].device_waits;
+      child_wait += ctx.stats->operators[i].wait_seconds;
+    }
+    const device_wait_totals waits1 = device_waits();
     operator_stats s;
+    // (another query running at the same time adds its waits: clamped at zero)
+    s.device_waits = std::max<int64_t>(0, waits1.waits - waits0.waits - child_waits);
+    s.wait_seconds = std::max(0.0, waits1.seconds - waits0.seconds - child_wait);
     s.name = name();
     s.rows_out = total_rows(out);
     s.partitions_out = static_cast<int64_t>(out.size());
@@ -374,13 +384,23 @@ device_slots::guard::~guard() {
 }
 
 std::string exec_statistics::to_string() const {
-  std::string s = "operator                         rows_out  partitions      MiB   seconds\n";
+  // with device waits (a GPU query), two more columns: their count and summed time
+  bool waits = false;
+  for (auto& o : operators)
+    waits = waits || o.device_waits > 0;
+  std::string s = "operator                         rows_out  partitions      MiB   seconds";
+  s += waits ? "   waits  wait_s\n" : "\n";
   char buf[256];
   for (auto& o : operators) {
-    std::snprintf(buf, sizeof buf, "%-30s %10lld %11lld %8.1f %9.4f\n", o.name.c_str(),
+    std::snprintf(buf, sizeof buf, "%-30s %10lld %11lld %8.1f %9.4f", o.name.c_str(),
                   static_cast<long long>(o.rows_out), static_cast<long long>(o.partitions_out),
                   static_cast<double>(o.bytes_out) / (1 << 20), o.seconds);
     s += buf;
+    if (waits) {
+      std::snprintf(buf, sizeof buf, " %7lld %7.4f", static_cast<long long>(o.device_waits), o.wait_seconds);
+      s += buf;
+    }
+    s += "\n";
   }
   std::snprintf(buf, sizeof buf, "total %.4f s, peak memory %.1f MiB\n", total_seconds,
                 static_cast<double>(peak_memory) / (1 << 20));

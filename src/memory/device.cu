@@ -3,7 +3,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -25,7 +27,22 @@ void throw_cuda_error(cudaError_t e, const char* call, const char* file, int lin
   throw compute_error(m);
 }
 
-void sync() { TUG_CUDA_TRY(cudaStreamSynchronize(stream())); }
+namespace {
+std::atomic<int64_t> wait_count{0}, wait_ns{0};
+
+/// Counts one host wait that began at `t0` (device_waits).
+void waited_since(std::chrono::steady_clock::time_point t0) {
+  wait_count.fetch_add(1, std::memory_order_relaxed);
+  wait_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
+                    std::memory_order_relaxed);
+}
+}  // namespace
+
+void sync() {
+  const auto t0 = std::chrono::steady_clock::now();
+  TUG_CUDA_TRY(cudaStreamSynchronize(stream()));
+  waited_since(t0);
+}
 
 bool is_device(const column& c) {
   return c.data_buffer() && c.data_buffer()->resource()->kind() == memory_kind::device;
@@ -188,7 +205,9 @@ class staging_chunks {
       }
       TUG_CUDA_TRY(cudaEventCreateWithFlags(&_done[i], cudaEventDisableTiming));
     } else {
+      const auto t0 = std::chrono::steady_clock::now();
       TUG_CUDA_TRY(cudaEventSynchronize(_done[i]));
+      waited_since(t0);
     }
     return static_cast<char*>(_buf[i]);
   }
@@ -385,6 +404,11 @@ void cuda::count_set_bits_async(const buffer& bitmap, int64_t offset, int64_t n,
   int64_t words = (offset + n + 63) / 64 - offset / 64;
   count_bits_kernel<<<grid_for(words), 256, 0, stream()>>>(bitmap.as<uint8_t>(), offset, offset + n, out);
   TUG_CUDA_CHECK_LAUNCH();
+}
+
+device_wait_totals device_waits() {
+  return {cuda::wait_count.load(std::memory_order_relaxed),
+          static_cast<double>(cuda::wait_ns.load(std::memory_order_relaxed)) * 1e-9};
 }
 
 int64_t count_set_bits(const buffer& bitmap, int64_t offset, int64_t n) {

@@ -19,6 +19,7 @@ std::shared_ptr<memory_resource> make_device_resource(std::shared_ptr<memory_bud
 std::shared_ptr<memory_resource> make_pinned_resource(std::shared_ptr<memory_budget>) { no_cuda("pinned memory"); }
 table to_device(const table&, memory_resource*) { no_cuda("to_device"); }
 table to_host(const table& t, memory_resource*) { return t; }
+device_wait_totals device_waits() { return {}; }
 int64_t count_set_bits(const buffer& bitmap, int64_t offset, int64_t n) {
   return bits::count_set(bitmap.as<uint8_t>(), offset, n);
 }

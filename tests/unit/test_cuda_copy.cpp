@@ -3,6 +3,7 @@
 // value, null and string, for sizes around the chunk, sliced columns and several threads at once.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <thread>
 
 #include "test_util.hpp"
@@ -93,6 +94,37 @@ TEST(CudaCopy, ThreadsCopyAtOnce) {
     th.join();
   for (size_t i = 0; i < tables.size(); ++i)
     expect_tables_equal(back[i], tables[i], "thread " + std::to_string(i));
+}
+
+// Every copy back from the device waits for it: device_waits() counts the waits, and a GPU query's
+// statistics show them per operator (two more columns); a CPU query's statistics have none.
+TEST(CudaCopy, WaitsAreCountedAndShownPerOperator) {
+  data_frame df = data_frame::from_columns({{"a", sample_table(5000, 3)[0]}});
+  lazy_frame q = df.lazy().filter(col("a") > 0).with_columns({(col("a") * 2).alias("b")});
+  query_result cpu = q.profile(cpu_engine());
+  EXPECT_EQ(cpu.statistics.find("waits"), std::string::npos) << cpu.statistics;
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  auto device = make_device_resource(nullptr);
+  host_memory_resource pageable;
+  const device_wait_totals before = device_waits();
+  to_host(to_device(sample_table(100, 1), device.get()), &pageable);
+  const device_wait_totals after = device_waits();
+  EXPECT_GE(after.waits - before.waits, 2);  // one wait each way at least
+  EXPECT_GE(after.seconds, before.seconds);
+  query_result gpu = q.profile(gpu_engine());
+  const std::string& st = gpu.statistics;
+  ASSERT_NE(st.find("   waits  wait_s\n"), std::string::npos) << st;
+  // the filter's line: name, rows, partitions, MiB, seconds, waits, wait_s
+  size_t at = st.find("\nfilter");
+  ASSERT_NE(at, std::string::npos) << st;
+  std::istringstream line(st.substr(at + 1, st.find('\n', at + 1) - at - 1));
+  std::string name;
+  int64_t rows = 0, parts = 0, waits = -1;
+  double mib = 0, secs = 0, wait_s = -1;
+  line >> name >> rows >> parts >> mib >> secs >> waits >> wait_s;
+  EXPECT_GT(waits, 0) << st;  // the filter reads its output's size back
+  EXPECT_GE(wait_s, 0) << st;
+  expect_frames_equal(gpu.frame, cpu.frame);
 }
 
 }  // namespace

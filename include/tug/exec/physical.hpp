@@ -33,6 +33,8 @@ struct operator_stats {
   int64_t partitions_out = 0;
   int64_t bytes_out = 0;
   double seconds = 0;  ///< wall time inside the operator, children excluded
+  int64_t device_waits = 0;   ///< host waits on the device inside the operator, children excluded (device_waits())
+  double wait_seconds = 0;    ///< their time, summed over the threads that waited
 };
 
 struct exec_statistics {

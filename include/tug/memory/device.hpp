@@ -43,6 +43,15 @@ table to_device(const table& t, memory_resource* device_mr);
 /// A copy of `t` in host memory (columns already there are shared, not copied). Waits for the copy.
 table to_host(const table& t, memory_resource* host_mr);
 
+/// Host waits on the device since the process started, summed over all threads: stream
+/// synchronizations (a result read back, a copy finished) and waits for a staging chunk. The
+/// execution statistics report them per operator. Zero without CUDA.
+struct device_wait_totals {
+  int64_t waits = 0;
+  double seconds = 0;
+};
+device_wait_totals device_waits();
+
 /// Number of set bits in [offset, offset + n) of a validity bitmap in host or device memory.
 int64_t count_set_bits(const buffer& bitmap, int64_t offset, int64_t n);
 

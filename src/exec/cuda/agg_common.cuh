@@ -194,7 +194,7 @@ void cub_run(memory_resource* mr, F&& f) {
 template <typename T>
 void read_back(const T* p, T* out, int64_t count = 1) {
   TUG_CUDA_TRY(cudaMemcpyAsync(out, p, sizeof(T) * static_cast<size_t>(count), cudaMemcpyDeviceToHost, stream()));
-  TUG_CUDA_TRY(cudaStreamSynchronize(stream()));
+  sync();
 }
 
 /// All partitions concatenated on the device (empty device columns of `in` when there are none).

@@ -211,7 +211,7 @@ dgroups group(const std::vector<column>& keys, int64_t n, memory_resource* mr) {
     std::vector<int64_t> bounds{0, n};
     d.start = dbuf<int64_t>(2, mr);
     TUG_CUDA_TRY(cudaMemcpyAsync(d.start.p, bounds.data(), 2 * sizeof(int64_t), cudaMemcpyHostToDevice, stream()));
-    TUG_CUDA_TRY(cudaStreamSynchronize(stream()));
+    sync();
     return d;
   }
   std::vector<dkey> hk;
@@ -224,7 +224,7 @@ dgroups group(const std::vector<column>& keys, int64_t n, memory_resource* mr) {
     d.g = 0;
     d.start = dbuf<int64_t>(1, mr);
     TUG_CUDA_TRY(cudaMemsetAsync(d.start.p, 0, sizeof(int64_t), stream()));
-    TUG_CUDA_TRY(cudaStreamSynchronize(stream()));
+    sync();
     return d;
   }
   row_less less{dk.p, nk};
@@ -250,7 +250,7 @@ void reduce_segments(const dgroups& d, const T* in, T* out, Op op, T identity, m
     std::vector<T> init(static_cast<size_t>(d.g), identity);
     if (d.g > 0)
       TUG_CUDA_TRY(cudaMemcpyAsync(out, init.data(), init.size() * sizeof(T), cudaMemcpyHostToDevice, stream()));
-    TUG_CUDA_TRY(cudaStreamSynchronize(stream()));
+    sync();
     return;
   }
   dbuf<int64_t> unique(d.g, mr), runs(1, mr);
