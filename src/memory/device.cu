@@ -44,6 +44,14 @@ void sync() {
   waited_since(t0);
 }
 
+void download(void* host, const void* dev, size_t bytes) {
+  // a copy into pageable memory returns when it is done, so the wait is in the copy: timed together
+  const auto t0 = std::chrono::steady_clock::now();
+  if (bytes) TUG_CUDA_TRY(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, stream()));
+  TUG_CUDA_TRY(cudaStreamSynchronize(stream()));
+  waited_since(t0);
+}
+
 bool is_device(const column& c) {
   return c.data_buffer() && c.data_buffer()->resource()->kind() == memory_kind::device;
 }
@@ -226,7 +234,11 @@ class staging_chunks {
 void copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, bool pageable) {
   if (!bytes) return;
   if (!pageable || bytes <= staging_chunks::kChunk) {
+    // into pageable memory the copy returns when it is done: a wait on the device, counted as one
+    const bool waits = pageable && kind == cudaMemcpyDeviceToHost;
+    const auto t0 = std::chrono::steady_clock::now();
     TUG_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, cuda::stream()));
+    if (waits) waited_since(t0);
     return;
   }
   staging_chunks& s = staging_chunks::of_thread();
@@ -418,8 +430,7 @@ int64_t count_set_bits(const buffer& bitmap, int64_t offset, int64_t n) {
   TUG_CUDA_TRY(cudaMemsetAsync(out.p, 0, sizeof(unsigned long long), cuda::stream()));
   cuda::count_set_bits_async(bitmap, offset, n, out.p);
   unsigned long long h = 0;
-  TUG_CUDA_TRY(cudaMemcpyAsync(&h, out.p, sizeof h, cudaMemcpyDeviceToHost, cuda::stream()));
-  cuda::sync();
+  cuda::read_back(out.p, &h);
   return static_cast<int64_t>(h);
 }
 

@@ -190,12 +190,6 @@ void cub_run(memory_resource* mr, F&& f) {
   TUG_CUDA_TRY(f(static_cast<void*>(temp.p), bytes));
 }
 
-/// `count` device values at `p`, copied to `out` (waits for the stream).
-template <typename T>
-void read_back(const T* p, T* out, int64_t count = 1) {
-  TUG_CUDA_TRY(cudaMemcpyAsync(out, p, sizeof(T) * static_cast<size_t>(count), cudaMemcpyDeviceToHost, stream()));
-  sync();
-}
 
 /// All partitions concatenated on the device (empty device columns of `in` when there are none).
 inline table concat_all(const std::vector<table>& parts, const schema& in, exec_context& ctx) {

@@ -29,6 +29,14 @@ namespace tug::cuda {
 inline cudaStream_t stream() { return cudaStreamPerThread; }
 /// Waits for the calling thread's stream; an operator calls it before handing a table to another thread.
 void sync();
+/// Copies `bytes` from device memory `dev` to host memory `host` once the thread's stream has done
+/// its work, and returns when they are there: one host wait (counted with its time in device_waits()).
+void download(void* host, const void* dev, size_t bytes);
+/// `count` device values at `p`, copied to `out` (download).
+template <typename T>
+void read_back(const T* p, T* out, int64_t count = 1) {
+  download(out, p, sizeof(T) * static_cast<size_t>(count));
+}
 
 /// NVTX range for an operator's device work (exec/nvtx.hpp).
 using ::tug::nvtx_range;

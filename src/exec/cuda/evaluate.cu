@@ -1005,8 +1005,7 @@ size_t align8(size_t x) { return (x + 7) & ~size_t{7}; }
 /// arithmetic overflowed): the CPU raises the same error, with the same value, as it would have.
 void raise_flagged(const unsigned long long* err, const expr& e, const table& t, const schema& input) {
   unsigned long long row = 0;
-  TUG_CUDA_TRY(cudaMemcpyAsync(&row, err, sizeof row, cudaMemcpyDeviceToHost, stream()));
-  sync();
+  read_back(err, &row);
   if (row == std::numeric_limits<unsigned long long>::max()) return;
   table host = to_host(t, default_host_resource());
   cpu::evaluate(e, host, input);

@@ -268,8 +268,7 @@ std::vector<column> finish_columns(const table& like, std::vector<gathered>& g, 
 buffer_ptr scan_offsets(const int64_t* len, int64_t n, int64_t* total, memory_resource* mr) {
   dbuf<int64_t> last(1, mr);
   buffer_ptr offsets = scan_offsets_async(len, n, last.p, mr);
-  TUG_CUDA_TRY(cudaMemcpyAsync(total, last.p, sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
-  sync();
+  read_back(last.p, total);
   return offsets;
 }
 
@@ -294,8 +293,7 @@ table gather(const table& t, const int64_t* indices, int64_t n, memory_resource*
     count_set_bits_async(*g.back().valid, 0, n, reinterpret_cast<unsigned long long*>(counts.p + i));
   }
   std::vector<int64_t> h(2 * k);
-  TUG_CUDA_TRY(cudaMemcpyAsync(h.data(), counts.p, h.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
-  sync();
+  read_back(counts.p, h.data(), static_cast<int64_t>(h.size()));
   std::vector<column> cols = finish_columns(t, g, std::vector<int64_t>(k, n), h, [&](size_t i, int64_t total) {
     return gather_chars(t[i], g[i], indices, n, total, mr);
   });
@@ -312,8 +310,7 @@ buffer_ptr true_indices(const column& mask, int64_t* count, memory_resource* mr)
   TUG_CUDA_TRY(cub::DeviceSelect::If(nullptr, temp_bytes, first, out.p, selected.p, n, pred, stream()));
   dbuf<uint8_t> temp(static_cast<int64_t>(temp_bytes), mr);
   TUG_CUDA_TRY(cub::DeviceSelect::If(temp.p, temp_bytes, first, out.p, selected.p, n, pred, stream()));
-  TUG_CUDA_TRY(cudaMemcpyAsync(count, selected.p, sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
-  sync();
+  read_back(selected.p, count);
   return out.buf;
 }
 
@@ -408,8 +405,7 @@ table concatenate(const std::vector<table>& parts, memory_resource* mr) {
     g.push_back(q.back().g);
   }
   std::vector<int64_t> h(2 * k);
-  TUG_CUDA_TRY(cudaMemcpyAsync(h.data(), counts.p, h.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
-  sync();
+  read_back(counts.p, h.data(), static_cast<int64_t>(h.size()));
   auto chars = [&](size_t c, int64_t total) {
     dbuf<char> out(total, mr);
     int np = static_cast<int>(parts.size());
@@ -455,9 +451,7 @@ column repeat_row(const column& c, int64_t row, int64_t n, memory_resource* mr) 
     int64_t len = 0;
     {
       int64_t o[2];
-      TUG_CUDA_TRY(cudaMemcpyAsync(o, c.offsets_buffer()->as<int64_t>() + c.offset() + row, sizeof o,
-                                   cudaMemcpyDeviceToHost, stream()));
-      sync();
+      read_back(c.offsets_buffer()->as<int64_t>() + c.offset() + row, o, 2);
       len = o[1] - o[0];
     }
     dbuf<int64_t> offsets(n + 1, mr);

@@ -142,8 +142,7 @@ int64_t max_length(const column& c, memory_resource* mr) {
   dbuf<uint8_t> temp(static_cast<int64_t>(temp_bytes), mr);
   TUG_CUDA_TRY(cub::DeviceReduce::Max(temp.p, temp_bytes, len.p, result.p, n, stream()));
   int64_t m = 0;
-  TUG_CUDA_TRY(cudaMemcpyAsync(&m, result.p, sizeof(int64_t), cudaMemcpyDeviceToHost, stream()));
-  sync();
+  read_back(result.p, &m);
   return m;
 }
 
