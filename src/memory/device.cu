@@ -44,13 +44,7 @@ void sync() {
   waited_since(t0);
 }
 
-void download(void* host, const void* dev, size_t bytes) {
-  // a copy into pageable memory returns when it is done, so the wait is in the copy: timed together
-  const auto t0 = std::chrono::steady_clock::now();
-  if (bytes) TUG_CUDA_TRY(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, stream()));
-  TUG_CUDA_TRY(cudaStreamSynchronize(stream()));
-  waited_since(t0);
-}
+
 
 bool is_device(const column& c) {
   return c.data_buffer() && c.data_buffer()->resource()->kind() == memory_kind::device;
@@ -148,6 +142,88 @@ block_cache& pinned_blocks() {
   static auto* c = new block_cache(size_t(4) << 30, [](void* p) { cudaFreeHost(p); });
   return *c;
 }
+
+/// Pinned slots of a thread for the host's small copies to and from the device (expression programs,
+/// key descriptors, counts read back). From or into pageable memory, the driver stages such a copy
+/// itself, which costs more than the transfer; into pageable memory it also returns only when done.
+/// A slot is reused once the copy that used it before is done (an event per slot).
+class small_copies {
+ public:
+  static constexpr size_t kSlot = size_t(8) << 10;
+  static constexpr int kSlots = 8;
+  static small_copies& of_thread() {
+    thread_local small_copies s;
+    return s;
+  }
+  small_copies(const small_copies&) = delete;
+  small_copies& operator=(const small_copies&) = delete;
+  ~small_copies() {
+    for (auto& e : _done)
+      if (e) {
+        cudaEventSynchronize(e);  // errors ignored: at process exit the runtime may be gone
+        cudaEventDestroy(e);
+      }
+    if (_buf) pinned_blocks().give(_buf, kSlot * kSlots);
+  }
+  /// The next slot, free (nullptr when no pinned memory could be had: the caller copies directly).
+  char* next(int& i) {
+    if (!_buf && !_failed) {
+      _buf = pinned_blocks().take(kSlot * kSlots);
+      if (!_buf && cudaMallocHost(&_buf, kSlot * kSlots) != cudaSuccess) {
+        cudaGetLastError();
+        _buf = nullptr;
+        _failed = true;
+      }
+    }
+    if (!_buf) return nullptr;
+    i = _at;
+    _at = (_at + 1) % kSlots;
+    if (_done[i]) {
+      TUG_CUDA_TRY(cudaEventSynchronize(_done[i]));
+    } else {
+      TUG_CUDA_TRY(cudaEventCreateWithFlags(&_done[i], cudaEventDisableTiming));
+    }
+    return static_cast<char*>(_buf) + static_cast<size_t>(i) * kSlot;
+  }
+  /// Marks slot `i` in use by the copies queued so far on the thread's stream.
+  void queued(int i) { TUG_CUDA_TRY(cudaEventRecord(_done[i], stream())); }
+
+ private:
+  small_copies() = default;
+  void* _buf = nullptr;
+  bool _failed = false;
+  int _at = 0;
+  cudaEvent_t _done[kSlots] = {};
+};
+
+}  // namespace
+
+void download(void* host, const void* dev, size_t bytes) {
+  // the wait and the copy are timed together as one wait
+  const auto t0 = std::chrono::steady_clock::now();
+  int i = 0;
+  char* slot = bytes && bytes <= small_copies::kSlot ? small_copies::of_thread().next(i) : nullptr;
+  if (bytes) TUG_CUDA_TRY(cudaMemcpyAsync(slot ? slot : host, dev, bytes, cudaMemcpyDeviceToHost, stream()));
+  TUG_CUDA_TRY(cudaStreamSynchronize(stream()));
+  if (slot) std::memcpy(host, slot, bytes);
+  waited_since(t0);
+}
+
+void upload(void* dev, const void* host, size_t bytes) {
+  if (!bytes) return;
+  int i = 0;
+  small_copies& s = small_copies::of_thread();
+  char* slot = bytes <= small_copies::kSlot ? s.next(i) : nullptr;
+  if (!slot) {
+    TUG_CUDA_TRY(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream()));  // staged by the driver
+    return;
+  }
+  std::memcpy(slot, host, bytes);
+  TUG_CUDA_TRY(cudaMemcpyAsync(dev, slot, bytes, cudaMemcpyHostToDevice, stream()));
+  s.queued(i);
+}
+
+namespace {
 
 class pinned_memory_resource final : public memory_resource {
  public:

@@ -210,7 +210,7 @@ dgroups group(const std::vector<column>& keys, int64_t n, memory_resource* mr) {
     launch(n, fill_kernel, d.seg.p, n, 0);
     std::vector<int64_t> bounds{0, n};
     d.start = dbuf<int64_t>(2, mr);
-    TUG_CUDA_TRY(cudaMemcpyAsync(d.start.p, bounds.data(), 2 * sizeof(int64_t), cudaMemcpyHostToDevice, stream()));
+    upload(d.start.p, bounds.data(), 2 * sizeof(int64_t));
     sync();
     return d;
   }
@@ -218,7 +218,7 @@ dgroups group(const std::vector<column>& keys, int64_t n, memory_resource* mr) {
   for (auto& k : keys)
     hk.push_back({view_of(k), kind_of(k.type())});
   dbuf<dkey> dk(static_cast<int64_t>(hk.size()), mr);
-  TUG_CUDA_TRY(cudaMemcpyAsync(dk.p, hk.data(), hk.size() * sizeof(dkey), cudaMemcpyHostToDevice, stream()));
+  upload(dk.p, hk.data(), hk.size() * sizeof(dkey));
   int nk = static_cast<int>(hk.size());
   if (n == 0) {
     d.g = 0;
@@ -248,8 +248,7 @@ template <typename T, typename Op>
 void reduce_segments(const dgroups& d, const T* in, T* out, Op op, T identity, memory_resource* mr) {
   if (d.n == 0) {
     std::vector<T> init(static_cast<size_t>(d.g), identity);
-    if (d.g > 0)
-      TUG_CUDA_TRY(cudaMemcpyAsync(out, init.data(), init.size() * sizeof(T), cudaMemcpyHostToDevice, stream()));
+    upload(out, init.data(), init.size() * sizeof(T));
     sync();
     return;
   }

@@ -32,6 +32,10 @@ void sync();
 /// Copies `bytes` from device memory `dev` to host memory `host` once the thread's stream has done
 /// its work, and returns when they are there: one host wait (counted with its time in device_waits()).
 void download(void* host, const void* dev, size_t bytes);
+/// Queues a copy of `bytes` from host memory `host` to device memory `dev` on the thread's stream;
+/// `host` may be reused when it returns. Small copies (expression programs, key descriptors) go
+/// through a pinned slot of the thread.
+void upload(void* dev, const void* host, size_t bytes);
 /// `count` device values at `p`, copied to `out` (download).
 template <typename T>
 void read_back(const T* p, T* out, int64_t count = 1) {

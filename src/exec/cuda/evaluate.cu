@@ -1035,7 +1035,7 @@ column run_program(const prog::program& p, const expr& e, const table& t, const 
   if (pool_bytes) std::memcpy(blob.data() + o_pool, p.pool.data(), pool_bytes);
   if (!p.chars.empty()) std::memcpy(blob.data() + o_chars, p.chars.data(), p.chars.size());
   dbuf<unsigned char> dev(static_cast<int64_t>(blob.size()), mr);
-  TUG_CUDA_TRY(cudaMemcpyAsync(dev.p, blob.data(), blob.size(), cudaMemcpyHostToDevice, stream()));
+  upload(dev.p, blob.data(), blob.size());
   dbuf<unsigned long long> err(1, mr);
   TUG_CUDA_TRY(cudaMemsetAsync(err.p, 0xff, sizeof(unsigned long long), stream()));
 

@@ -344,9 +344,7 @@ concatenated concatenate_queued(const std::vector<column>& parts, int64_t* chars
   }
   int64_t n = c.n;
   c.desc = dbuf<part_desc>(static_cast<int64_t>(host.size()), mr);
-  // pageable source: the call returns once `host` is staged
-  TUG_CUDA_TRY(
-      cudaMemcpyAsync(c.desc.p, host.data(), host.size() * sizeof(part_desc), cudaMemcpyHostToDevice, stream()));
+  upload(c.desc.p, host.data(), host.size() * sizeof(part_desc));
   int np = static_cast<int>(host.size());
   auto valid = make_bitmap(n, mr);
   c.g.valid = valid.buf;

@@ -856,9 +856,7 @@ accumulators make_accumulators(const hash::program& p, const table& t, int64_t c
     a.host.push_back(x);
   }
   a.accs = dbuf<dacc>(na, mr);
-  if (na > 0)
-    TUG_CUDA_TRY(cudaMemcpyAsync(a.accs.p, a.host.data(), sizeof(dacc) * static_cast<size_t>(na),
-                                 cudaMemcpyHostToDevice, stream()));
+  upload(a.accs.p, a.host.data(), sizeof(dacc) * static_cast<size_t>(na));
   return a;
 }
 
@@ -1292,7 +1290,7 @@ dbuf<dkey> upload_keys(const table& t, const std::vector<size_t>& keys, memory_r
   for (size_t k : keys)
     hk.push_back({view_of(t[k]), kind_of(t[k].type())});
   dbuf<dkey> dk(static_cast<int64_t>(hk.size()), mr);
-  TUG_CUDA_TRY(cudaMemcpyAsync(dk.p, hk.data(), hk.size() * sizeof(dkey), cudaMemcpyHostToDevice, stream()));
+  upload(dk.p, hk.data(), hk.size() * sizeof(dkey));
   return dk;
 }
 

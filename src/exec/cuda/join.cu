@@ -269,7 +269,7 @@ dbuf<dkey> key_views(const table& t, const std::vector<size_t>& idx, memory_reso
     host.push_back({view_of(t[k]), kind});
   }
   dbuf<dkey> d(static_cast<int64_t>(host.size()), mr);
-  TUG_CUDA_TRY(cudaMemcpyAsync(d.p, host.data(), host.size() * sizeof(dkey), cudaMemcpyHostToDevice, stream()));
+  upload(d.p, host.data(), host.size() * sizeof(dkey));
   return d;
 }
 
