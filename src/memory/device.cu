@@ -83,21 +83,30 @@ namespace {
 __global__ void count_bits_kernel(const uint8_t* bm, int64_t first, int64_t end, unsigned long long* out) {
   // word w covers bits [64w, 64w+64); only bits in [first, end) count
   int64_t w0 = first >> 6, w1 = (end + 63) >> 6;
+  // bytes past the bitmap's end are not read: the bitmap holds at least (end + 7) / 8 bytes
+  const int64_t bitmap_bytes = (end + 7) / 8;
+  const bool aligned = (reinterpret_cast<uintptr_t>(bm) & 7) == 0;
   unsigned long long c = 0;
   for (int64_t w = w0 + blockIdx.x * blockDim.x + threadIdx.x; w < w1; w += int64_t(gridDim.x) * blockDim.x) {
     uint64_t word = 0;
     int64_t byte0 = w * 8;
-    // bytes past the bitmap's end are not read: the bitmap holds at least (end + 7) / 8 bytes
-    int64_t bytes = (end + 7) / 8 - byte0;
-    if (bytes > 8) bytes = 8;
-    for (int64_t b = 0; b < bytes; ++b)
-      word |= uint64_t(bm[byte0 + b]) << (8 * b);
+    int64_t bytes = bitmap_bytes - byte0;
+    if (bytes >= 8 && aligned) {
+      word = *reinterpret_cast<const uint64_t*>(bm + byte0);  // one load (little-endian: bit i of byte b is bit 8b+i)
+    } else {
+      if (bytes > 8) bytes = 8;
+      for (int64_t b = 0; b < bytes; ++b)
+        word |= uint64_t(bm[byte0 + b]) << (8 * b);
+    }
     int64_t lo = w * 64, hi = lo + 64;
     if (first > lo) word &= ~0ull << (first - lo);
     if (end < hi) word &= (end - lo) >= 64 ? ~0ull : ((1ull << (end - lo)) - 1);
     c += __popcll(word);
   }
-  if (c) atomicAdd(out, c);
+  // the warp's sum, then one atomic a warp (not one a thread: they serialize on `out`)
+  for (int d = 16; d > 0; d >>= 1)
+    c += __shfl_down_sync(0xffffffffu, c, d);
+  if ((threadIdx.x & 31) == 0 && c) atomicAdd(out, c);
 }
 
 class device_memory_resource final : public memory_resource {

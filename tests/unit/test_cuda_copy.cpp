@@ -96,6 +96,25 @@ TEST(CudaCopy, ThreadsCopyAtOnce) {
     expect_tables_equal(back[i], tables[i], "thread " + std::to_string(i));
 }
 
+// Set bits of a device bitmap counted on the device equal the host's count, at every offset and
+// length around the 64-bit words and the warps' sums.
+TEST(CudaCopy, CountSetBitsMatchesHost) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  auto device = make_device_resource(nullptr);
+  const int64_t n = 70000;
+  std::vector<std::optional<int64_t>> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    if ((i * 2654435761LL) % 13 > 3 || (i > 30000 && i < 40000)) v[static_cast<size_t>(i)] = i;
+  const column host = i64(v);
+  const table dev = to_device(table({host}), device.get());
+  const buffer& hb = *host.validity_buffer();
+  const buffer& db = *dev[0].validity_buffer();
+  for (int64_t off : {0, 1, 7, 8, 63, 64, 65, 100, 4097})
+    for (int64_t len : std::initializer_list<int64_t>{0, 1, 31, 32, 33, 63, 64, 65, 1000, 8191, n - 4097 - 1})
+      EXPECT_EQ(count_set_bits(db, off, len), bits::count_set(hb.as<uint8_t>(), off, len))
+          << "offset " << off << " length " << len;
+}
+
 // Every copy back from the device waits for it: device_waits() counts the waits, and a GPU query's
 // statistics show them per operator (two more columns); a CPU query's statistics have none.
 TEST(CudaCopy, WaitsAreCountedAndShownPerOperator) {
