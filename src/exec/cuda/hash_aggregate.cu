@@ -527,29 +527,12 @@ __device__ inline uint32_t key_words(const fprog& p, const frow<kC>& x, ull* w) 
 }
 
 /// Adds row x's contributions to the accumulators of one shared slot (accumulator j at acc[j * cap]).
-/// The lanes of a warp here together that add to the same slot combine their contributions first and
-/// one of them merges the sum: skewed keys put most of a warp's rows in a few groups, whose atomics
-/// on one address (a float64 add a compare-and-swap loop) would otherwise take turns. When every
-/// lane's slot differs, each merges its own as before.
 template <int kC>
 __device__ inline void add_contributions(const fprog& p, const frow<kC>& x, ull* acc, int cap) {
-  const unsigned active = __activemask();
-  const unsigned peers = __match_any_sync(active, reinterpret_cast<unsigned long long>(acc));
-  const bool combine_peers = !__all_sync(active, __popc(peers) == 1);
-  const bool leader = static_cast<int>(threadIdx.x & 31) == __ffs(peers) - 1;
 #pragma unroll
   for (int j = 0; j < kFAccs; ++j)
     if (j < p.naccs) {
       ull v = fcontribution(p, p.accs[j], x);
-      if (combine_peers) {
-        ull sum = 0;  // the peers' contributions in lane order (every active lane shuffles)
-        for (unsigned m = active; m; m &= m - 1) {
-          const int k = __ffs(m) - 1;
-          const ull o = __shfl_sync(active, v, k);
-          if ((peers >> k) & 1) sum = fadd(p.accs[j].kind, sum, o);
-        }
-        v = leader ? sum : 0;
-      }
       if (v != 0) fmerge(p.accs[j].kind, &acc[int64_t(j) * cap], v);
     }
 }
