@@ -985,16 +985,6 @@ class tier_state {
 
 constexpr int kWarps = kBlock / 32;
 
-/// Fewest rows a block of the shared-memory kernels takes per slot of its table (split). An
-/// experiment's knob for now: TUG_CUDA_ROWS_PER_SLOT (default 32; 0: one wave of blocks whatever n).
-int64_t rows_per_slot() {
-  static const int64_t v = [] {
-    const char* e = std::getenv("TUG_CUDA_ROWS_PER_SLOT");
-    return e && *e ? std::max<int64_t>(0, std::atoll(e)) : int64_t{32};
-  }();
-  return v;
-}
-
 /// Slots of the fused shared-memory table with `nk` keys and `na` accumulators in `reps` replicas
 /// (0: too few fit).
 int fused_shared_capacity(int nk, int na, int reps) { return shared_slots(2 + nk + reps * na, reps > 1 ? 128 : 256); }
@@ -1179,15 +1169,12 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
                      ? guess_tier(dk, nk, n, direct_cap, as, fused_shared_capacity(nk, p.pass1, kWarps), cap, mr)
                      : tier_guess{});
   }
-  // one wave of blocks (as many as fit on the device at once), each over an equal share of the rows,
-  // but at least rows_per_slot() rows a slot of its `cap`-slot table: a block clears its table and
-  // merges its groups into the global one (atomics that every block aims at the same groups) whatever
-  // its rows, so a small partition takes fewer blocks
-  auto split = [&](const void* kernel, size_t smem, int cap, int64_t* per_block) {
+  // one wave of blocks (as many as fit on the device at once), each over an equal share of the rows
+  auto split = [&](const void* kernel, size_t smem, int64_t* per_block) {
     int resident = 0;
     TUG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kBlock, smem));
     int64_t wave = std::max<int64_t>(1, int64_t(resident) * sm_count());
-    int64_t share = std::max<int64_t>((n + wave - 1) / wave, rows_per_slot() * int64_t(cap));
+    int64_t share = (n + wave - 1) / wave;
     *per_block = std::max<int64_t>(kBlock * kRows, (share + kBlock - 1) / kBlock * kBlock);
     return static_cast<int>((n + *per_block - 1) / *per_block);
   };
@@ -1215,12 +1202,12 @@ accumulators group_pass(const hash::program& p, const table& t, const std::vecto
         size_t words = static_cast<size_t>((direct ? 1 : 2 + nk) + reps * p.pass1);
         size_t smem = sizeof(ull) * static_cast<size_t>(cap) * words;
         auto kernel = direct ? fused_kernel(std::true_type{}) : fused_kernel(std::false_type{});
-        int blocks = split(reinterpret_cast<const void*>(kernel), smem, cap, &per_block);
+        int blocks = split(reinterpret_cast<const void*>(kernel), smem, &per_block);
         kernel<<<blocks, kBlock, smem, stream()>>>(with_outputs(*f, a), dk, nk, n, per_block, cap, reps, range, g,
                                                    a.control.p + 1);
       } else {
         size_t smem = sizeof(ull) * static_cast<size_t>(cap) * static_cast<size_t>(1 + p.pass1);
-        int blocks = split(reinterpret_cast<const void*>(shared_pass_kernel), smem, cap, &per_block);
+        int blocks = split(reinterpret_cast<const void*>(shared_pass_kernel), smem, &per_block);
         shared_pass_kernel<<<blocks, kBlock, smem, stream()>>>(dk, nk, a.accs.p, p.pass1, filter.mask_of(t, mr), n,
                                                                per_block, cap, g, a.control.p + 1);
       }
