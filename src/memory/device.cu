@@ -44,8 +44,6 @@ void sync() {
   waited_since(t0);
 }
 
-
-
 bool is_device(const column& c) {
   return c.data_buffer() && c.data_buffer()->resource()->kind() == memory_kind::device;
 }

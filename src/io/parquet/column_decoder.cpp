@@ -276,7 +276,7 @@ class chunk_decoder {
 
  public:
   chunk_decoder(physical_type pt, codec compression, const leaf_info& leaf, decode_scratch& s, int64_t total,
-                int64_t cap, memory_resource* mr, const std::vector<int64_t>* rows = nullptr)
+                int64_t cap, memory_resource* mr, const std::vector<int64_t>* rows = nullptr, int64_t chunk_rows = 0)
       : _pt(pt),
         _codec(compression),
         _leaf(leaf),
@@ -291,6 +291,7 @@ class chunk_decoder {
     _s.kept_used = 0;
     _s.indices.clear();
     _sel = rows;
+    _chunk_rows = chunk_rows;
   }
 
   void decode(const uint8_t* data, size_t size) {
@@ -326,8 +327,6 @@ class chunk_decoder {
     }
   }
 
-  /// Selection mode: the chunk holds `rows` rows (the selection's positions are below it).
-  void chunk_rows(int64_t rows) { _chunk_rows = rows; }
   /// Data pages passed over (no row selected in them) in selection mode.
   int64_t pages_skipped() const { return _pages_skipped; }
 
@@ -1045,7 +1044,7 @@ class chunk_decoder {
   const std::vector<int64_t>* _sel = nullptr;  ///< the rows to keep, ascending, below _chunk_rows
   size_t _sel_at = 0;                          ///< the first of them not yet reached
   int64_t _row = 0;                            ///< the chunk's rows passed so far
-  int64_t _chunk_rows = 0;
+  int64_t _chunk_rows = 0;  ///< rows of the column chunk
   int64_t _pages_skipped = 0;
   std::vector<int64_t> _pick;  ///< dense positions of a page's selected values
   pod_vector<P> _all;          ///< a page's dense values, for encodings read in full
@@ -1094,14 +1093,10 @@ column decode_chunk(const column_metadata& m, const leaf_info& leaf, const uint8
 column decode_chunk_rows(const column_metadata& m, const leaf_info& leaf, const uint8_t* data, size_t size,
                          int64_t num_rows, const std::vector<int64_t>& rows, decode_scratch& scratch,
                          memory_resource* mr, int64_t* pages_skipped) {
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (rows[i] < (i ? rows[i - 1] + 1 : 0) || rows[i] >= num_rows)
-      throw internal_error("parquet: selected rows must be ascending, unique and within the column chunk");
   const auto total = static_cast<int64_t>(rows.size());
   const int64_t cap = std::min<int64_t>(total, static_cast<int64_t>(std::min<size_t>(size, size_t{1} << 40)) * 8);
   return physical_dispatch(m.type, [&]<typename P>() {
-    chunk_decoder<P> dec(m.type, m.compression, leaf, scratch, total, cap, mr, &rows);
-    dec.chunk_rows(num_rows);
+    chunk_decoder<P> dec(m.type, m.compression, leaf, scratch, total, cap, mr, &rows, num_rows);
     dec.decode(data, size);
     if (pages_skipped) *pages_skipped += dec.pages_skipped();
     return dec.finish(mr);

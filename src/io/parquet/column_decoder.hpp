@@ -91,7 +91,8 @@ column decode_chunk(const column_metadata& m, const leaf_info& leaf, const uint8
                     const std::vector<std::pair<size_t, int64_t>>* pages, size_t first_data, decode_scratch& scratch,
                     memory_resource* mr);
 
-/// Only the rows at the positions `rows` (ascending, unique, below `num_rows`) of the column chunk of
+/// Only the rows at the positions `rows` (ascending, unique, below `num_rows`: the caller checks, as
+/// file_reader::read_row_group_rows does once for all its columns) of the column chunk of
 /// `num_rows` rows, in order: data pages without any are not decompressed (counted in
 /// `*pages_skipped`), and of the others only the selected values are converted and copied.
 /// @throws as decode_chunk.
