@@ -13,6 +13,14 @@
 
 namespace tug {
 
+/// The Python interpreter that tests run helper scripts with (pyarrow, DuckDB): $TUG_PYTHON when set,
+/// else the one CMake resolved at configure time (TUG_PYTHON_EXECUTABLE: scripts/setup.sh's .venv). Never
+/// a bare `python3`, whose packages differ from machine to machine.
+inline std::string test_python() {
+  const char* env = std::getenv("TUG_PYTHON");
+  return env && *env ? env : TUG_PYTHON_EXECUTABLE;
+}
+
 /// Options that pin the CPU engine: for tests that check CPU operator names in explain() output, which
 /// differ on the GPU engine (the automatic engine picks the GPU when one is visible).
 inline engine_options cpu_engine() {

@@ -699,9 +699,8 @@ TEST(LateMaterialization, ParquetSeedQuery) {
 TEST(LateMaterialization, ParquetTakeSkipsPagesWithoutIds) {
   fs::path dir = parquet_dir("page_index");
   const std::string path = (dir / "pi.parquet").string();
-  const char* py = std::getenv("TUG_PYTHON");
   const std::string cmd =
-      std::string(py ? py : "python3") +
+      test_python() +
       " -c \"import sys, pyarrow as pa, pyarrow.parquet as pq; n = 100000; "
       "t = pa.table({'k': pa.array(range(n), pa.int64()), 's': [f'passenger {i}' for i in range(n)], "
       "'v': [None if i % 11 == 0 else i / 4 for i in range(n)]}); "

@@ -29,9 +29,8 @@ class ParquetFiles : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = fs::temp_directory_path() / ("tug_parquet_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
-    const char* py = std::getenv("TUG_PYTHON");
     std::string cmd =
-        std::string(py ? py : "python3") + " " TUG_SOURCE_DIR "/tests/data/make_parquet.py " + dir_.string();
+        test_python() + " " TUG_SOURCE_DIR "/tests/data/make_parquet.py " + dir_.string();
     int rc = std::system(cmd.c_str());
     ASSERT_EQ(rc, 0) << "generating Parquet test files failed (needs pyarrow): " << cmd;
     std::ifstream f(dir_ / "expected.json");

@@ -248,10 +248,9 @@ TEST(ParquetWriter, DictionaryFallsBackToPlainMidChunk) {
   EXPECT_TRUE(cm.dictionary_page_offset.has_value());
   EXPECT_NE(std::find(cm.encodings.begin(), cm.encodings.end(), encoding::rle_dictionary), cm.encodings.end());
   // pyarrow reads it too.
-  const char* py = std::getenv("TUG_PYTHON");
   std::string out = (temp_dir() / "fallback.json").string();
   std::string cmd =
-      std::string(py ? py : "python3") + " " TUG_SOURCE_DIR "/tests/data/read_parquet.py " + p + " " + out;
+      test_python() + " " TUG_SOURCE_DIR "/tests/data/read_parquet.py " + p + " " + out;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::ifstream jf(out);
   json e = json::parse(jf);
@@ -313,9 +312,8 @@ TEST(ParquetWriter, PyarrowReadsWhatTugWrote) {
       std::string out = (temp_dir() / "from_pyarrow.json").string();
       write_options o = options(codec, dict, 400, 1000);
       write_parquet(p, s, {t}, o);
-      const char* py = std::getenv("TUG_PYTHON");
       std::string cmd =
-          std::string(py ? py : "python3") + " " TUG_SOURCE_DIR "/tests/data/read_parquet.py " + p + " " + out;
+          test_python() + " " TUG_SOURCE_DIR "/tests/data/read_parquet.py " + p + " " + out;
       ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
       std::ifstream f(out);
       json e = json::parse(f);

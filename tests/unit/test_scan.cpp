@@ -230,9 +230,8 @@ TEST(ScanParquet, PlanPartitions) {
 namespace {
 /// Writes with pyarrow a 100 000-row file of one row group, `k` sorted, with small pages and a page index.
 std::string pyarrow_page_index_file(const temp_dir& d) {
-  const char* py = std::getenv("TUG_PYTHON");
   const std::string path = d / "pi.parquet";
-  const std::string cmd = std::string(py ? py : "python3") +
+  const std::string cmd = test_python() +
                           " -c \"import sys, pyarrow as pa, pyarrow.parquet as pq; n = 100000; "
                           "t = pa.table({'k': pa.array(range(n), pa.int64()), 's': [f's{i % 97}' for i in range(n)], "
                           "'v': [None if i % 11 == 0 else i / 4 for i in range(n)]}); "
