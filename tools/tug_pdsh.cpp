@@ -2,7 +2,7 @@
 //
 // usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--fallback warn|raise|silent]
 //                 [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet]
-//                 [--json TIMINGS.json] [--explain] [--profile]
+//                 [--json TIMINGS.json] [--explain] [--profile] [--no-late-materialization]
 //        tug_pdsh --list        (prints the registered query numbers, one a line)
 //
 // Each query runs 1 + N times (N = --reps, default 3): the first run is "cold" (the first time in this
@@ -18,6 +18,7 @@
 // reason (the --fallback mode, default warn, prints them once per query; warm runs are silent).
 // --explain prints each query's plan instead of running it; --profile runs each query once more after
 // the timed runs and prints its physical plan with per-node statistics.
+// --no-late-materialization turns that optimizer pass off (engine_options::optimizer), for A/B runs.
 // --engine gpu fails (status 1) when there is no GPU, rather than timing the CPU fallback.
 // --time-limit S: no query starts, and no warm run, once S seconds have passed since the start; the
 // queries not started are recorded as {"query", "skipped": "time limit"} and a query cut short keeps the
@@ -135,6 +136,8 @@ options parse_args(int argc, char** argv) {
       o.explain = true;
     } else if (a == "--profile") {
       o.profile = true;
+    } else if (a == "--no-late-materialization") {
+      o.engine.optimizer.late_materialization = false;
     } else if (a == "--list") {
       o.list = true;
     } else {

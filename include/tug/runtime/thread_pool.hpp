@@ -19,6 +19,9 @@ class thread_pool {
 
   int size() const { return static_cast<int>(_workers.size()) + 1; }
   /// Runs f(i) for i in [0, n) on the pool and the calling thread; rethrows the first exception.
+  /// Nested calls (from inside f) are allowed: the calling thread runs only indices of its own call
+  /// while it waits, and idle workers take the newest call's indices first, so a thread never holds
+  /// more than one unfinished index of an outer call.
   void parallel_for(int64_t n, const std::function<void(int64_t)>& f);
 
  private:
@@ -37,7 +40,7 @@ class thread_pool {
   std::condition_variable _done_cv;
   std::vector<job*> _jobs;
   bool _stop = false;
-  bool run_one(std::unique_lock<std::mutex>& lock);
+  bool run_one(std::unique_lock<std::mutex>& lock, job* only = nullptr);
 };
 
 /// The process-wide pool sized for `threads` (re-created when the size changes).
