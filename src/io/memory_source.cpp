@@ -12,6 +12,20 @@ std::vector<table> table_source::take_rows(const std::vector<std::string>&, cons
   throw not_implemented_error("take: " + describe() + " cannot fetch rows by position");
 }
 
+std::vector<piece_statistics> memory_source::statistics(const std::vector<std::string>& columns) const {
+  std::vector<size_t> idx;
+  for (auto& c : columns)
+    idx.push_back(_schema.index_of(c));
+  std::vector<piece_statistics> out;
+  for (auto& p : _partitions) {
+    piece_statistics s{p.num_rows(), {}};
+    for (size_t i : idx)
+      s.columns.push_back({std::nullopt, std::nullopt, p[i].null_count(), std::nullopt});
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 namespace {
 
 /// Rows `local[i]` of partitions `part[i]` of `parts`, one gather per run of equal partitions.

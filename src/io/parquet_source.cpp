@@ -334,16 +334,41 @@ int64_t parquet_source::column_bytes(const std::vector<std::string>& columns) co
   return b;
 }
 
-std::optional<int64_t> parquet_source::null_count(const std::string& column) const {
+std::vector<piece_statistics> parquet_source::statistics(const std::vector<std::string>& columns) const {
+  std::vector<size_t> idx;
+  for (auto& c : columns)
+    idx.push_back(_schema.index_of(c));
+  std::vector<piece_statistics> out;
+  for (size_t f = 0; f < _readers.size(); ++f) {
+    const auto& r = *_readers[f];
+    for (int rg = 0; rg < r.num_row_groups(); ++rg) {
+      piece_statistics p{r.row_group_num_rows(rg), {}};
+      for (size_t i : idx) {
+        if (i < _file_columns) {
+          p.columns.push_back(r.statistics(rg, i, true));
+        } else {
+          scalar v(type_id::string, _files[f].hive[i - _file_columns].second);
+          p.columns.push_back({v, v, 0, 1});
+        }
+      }
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+int64_t parquet_source::data_pages(const std::string& column) const {
   const size_t c = _schema.index_of(column);
-  int64_t n = 0;
+  if (c >= _file_columns) return 0;
+  constexpr int64_t page_bytes = 1 << 20;  // the default page size of tug, pyarrow, DuckDB and Polars
+  int64_t pages = 0;
   for (auto& r : _readers)
     for (int rg = 0; rg < r->num_row_groups(); ++rg) {
-      std::optional<int64_t> k = r->statistics(rg, c).null_count;
-      if (!k) return std::nullopt;
-      n += *k;
+      const std::vector<parquet::page_stats> index = r->page_index(rg, c);
+      pages += !index.empty() ? static_cast<int64_t>(index.size())
+                              : std::max<int64_t>(1, (r->row_group_uncompressed_bytes(rg, {c}) + page_bytes - 1) / page_bytes);
     }
-  return n;
+  return pages;
 }
 
 std::vector<table> parquet_source::read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,

@@ -65,9 +65,12 @@ class parquet_source final : public table_source {
   /// Uncompressed bytes of the columns `columns` over all row groups (from the footers; hive
   /// partition columns count nothing).
   int64_t column_bytes(const std::vector<std::string>& columns) const;
-  /// Nulls of the file column `column` over all files by the column chunk statistics; nullopt when a
-  /// row group has no null count.
-  std::optional<int64_t> null_count(const std::string& column) const;
+  /// Per row group of every file: its rows and the column chunks' statistics (a hive partition
+  /// column: its directory's value as min and max, no nulls).
+  std::vector<piece_statistics> statistics(const std::vector<std::string>& columns) const override;
+  /// Data pages of the file column `column` over all row groups: from the offset index where the
+  /// chunk has one, else estimated from its uncompressed bytes at the usual 1 MiB a page.
+  int64_t data_pages(const std::string& column) const;
   int64_t num_rows() const;
 
  private:

@@ -3,9 +3,11 @@
 /// interface, so the optimizer pushes projections and predicates into any of them alike.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tug/core/scalar.hpp"
 #include "tug/core/table.hpp"
 #include "tug/expr/expr.hpp"
 #include "tug/runtime/options.hpp"
@@ -23,6 +25,22 @@ inline void apply_partition_hook(std::vector<table>& parts, const partition_hook
   pool.parallel_for(static_cast<int64_t>(parts.size()),
                     [&](int64_t i) { parts[static_cast<size_t>(i)] = hook(std::move(parts[static_cast<size_t>(i)])); });
 }
+
+/// What is known of one column in a piece of a source's rows (a Parquet column chunk, an in-memory
+/// partition) without reading its values: each part absent when unknown. min and max are typed as the
+/// column and leave out nulls (and NaN).
+struct column_statistics {
+  std::optional<scalar> min, max;
+  std::optional<int64_t> null_count;
+  /// Distinct non-null values, or a lower bound of them (a Parquet chunk's dictionary size).
+  std::optional<int64_t> distinct_count;
+};
+
+/// The statistics of some columns over one piece of a source's rows.
+struct piece_statistics {
+  int64_t rows = 0;
+  std::vector<column_statistics> columns;  ///< in the order asked for
+};
 
 /// A source of partitions with a schema known before any data is read.
 class table_source {
@@ -46,6 +64,9 @@ class table_source {
   /// internal_error for a position outside the source; io_error (files) naming the file.
   virtual std::vector<table> take_rows(const std::vector<std::string>& columns, const std::vector<column>& ids,
                                        thread_pool& pool, memory_resource* mr) const;
+  /// What the source knows of the columns `columns` without reading data, piece by piece (the
+  /// optimizer's selectivity estimates); empty when it knows nothing (the default).
+  virtual std::vector<piece_statistics> statistics(const std::vector<std::string>& columns) const { return {}; }
 };
 
 /// Partitions held in memory (what `data_frame::lazy()` scans).
@@ -62,6 +83,8 @@ class memory_source final : public table_source {
   /// Gathers from the partitions, one piece per run of ids in one partition.
   std::vector<table> take_rows(const std::vector<std::string>& columns, const std::vector<column>& ids,
                                thread_pool& pool, memory_resource* mr) const override;
+  /// Per partition: its rows and the columns' exact null counts (no min or max).
+  std::vector<piece_statistics> statistics(const std::vector<std::string>& columns) const override;
   const std::vector<table>& partitions() const { return _partitions; }
 
  private:

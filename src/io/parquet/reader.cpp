@@ -282,7 +282,7 @@ std::optional<scalar> file_reader::stat_value(size_t c, const std::string* bytes
   }
 }
 
-column_statistics file_reader::statistics(int rg, size_t c) const {
+column_statistics file_reader::statistics(int rg, size_t c, bool dictionary_size) const {
   check_rg(rg);
   check_column(c);
   const column_metadata& m = *_meta->row_groups[static_cast<size_t>(rg)].columns[_leaf[c]].meta;
@@ -298,6 +298,22 @@ column_statistics file_reader::statistics(int rg, size_t c) const {
   };
   out.min = stat_value(c, pick(s.min_value, s.min));
   out.max = stat_value(c, pick(s.max_value, s.max));
+  out.distinct_count = s.distinct_count;
+  if (!out.distinct_count && dictionary_size && m.dictionary_page_offset && *m.dictionary_page_offset >= 4 &&
+      *m.dictionary_page_offset < _file_size) {
+    // the dictionary page's header: a few dozen bytes of Thrift at the chunk's start
+    std::vector<uint8_t> head(static_cast<size_t>(std::min<int64_t>(256, _file_size - *m.dictionary_page_offset)));
+    int64_t size = 0;
+    fd_guard fd{open_file(_path, size)};
+    read_at(fd.fd, head.data(), head.size(), *m.dictionary_page_offset, _path);
+    try {
+      size_t used = 0;
+      page_header h = decode_page_header(head.data(), head.size(), used);
+      if (h.dict && h.dict->num_values >= 0) out.distinct_count = h.dict->num_values;
+    } catch (const io_error&) {
+      // a header longer than read, or malformed: no count, as if absent
+    }
+  }
   return out;
 }
 

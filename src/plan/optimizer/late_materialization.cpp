@@ -7,6 +7,8 @@
 // their own. A shared node on the way may lose its passengers when its other consumers (an
 // aggregate, a select) do not read them. Runs last, on the plan the other passes left.
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -61,49 +63,219 @@ int64_t column_bytes(const table_source& source, const std::vector<std::string>&
   return b;
 }
 
-/// The most rows, as an estimated fraction, a chain may keep for the rewrite to pay: the take gathers
-/// each kept row's passengers once more (on the host, and across PCIe a second time on the GPU), so
-/// it wins only when the chain drops most rows. A filter that keeps nearly all rows (an is_not_null
-/// over a column with few nulls) made the seed's group_by + join query 2.7x slower on the GPU.
+/// The most rows, as an estimated fraction, a chain over an in-memory frame may keep for the rewrite to
+/// pay: the take gathers each kept row's passengers once more (on the host, and across PCIe a second
+/// time on the GPU), so it wins only when the chain drops most rows. A filter that keeps nearly all rows
+/// (an is_not_null over a column with few nulls) made the seed's group_by + join query 2.7x slower on
+/// the GPU.
 constexpr double max_kept = 0.5;
 
-/// Null fraction of each column of `src` (over all partitions); of a Parquet source, of the file
-/// columns whose every column chunk has a null count in its statistics.
-std::map<std::string, double> null_fractions(const table_source& source) {
-  std::map<std::string, double> out;
-  if (auto* pq = dynamic_cast<const io::parquet_source*>(&source)) {
-    const auto rows = static_cast<double>(pq->num_rows());
-    for (auto& f : pq->schema())
-      if (!pq->is_hive_column(f.name))
-        if (std::optional<int64_t> n = pq->null_count(f.name))
-          out[f.name] = rows > 0 ? static_cast<double>(*n) / rows : 0.0;
-    return out;
+/// Fraction of rows a predicate keeps when nothing is known of its columns: PostgreSQL's defaults
+/// (DEFAULT_EQ_SEL 0.005, DEFAULT_INEQ_SEL 1/3, DEFAULT_MATCH_SEL 0.005 for string matches,
+/// DEFAULT_UNK_SEL 0.005 for is_null; anything else 0.5).
+constexpr double default_kept_eq = 0.005;
+
+double default_kept(const expr& e) {
+  constexpr double eq = default_kept_eq, range = 1.0 / 3;
+  if (e->kind != expr_kind::function) return 0.5;
+  switch (e->func) {
+    case fn::eq:
+      return eq;
+    case fn::ne:
+      return 1.0 - eq;
+    case fn::lt:
+    case fn::le:
+    case fn::gt:
+    case fn::ge:
+    case fn::is_between:
+      return range;
+    case fn::is_in:
+      return std::min(0.5, eq * static_cast<double>(e->list.size()));
+    case fn::is_null:
+      return eq;
+    case fn::is_not_null:
+      return 1.0 - eq;
+    case fn::str_contains:
+    case fn::str_starts_with:
+    case fn::str_ends_with:
+      return eq;
+    default:
+      return 0.5;
   }
-  const auto& src = dynamic_cast<const memory_source&>(source);
-  int64_t rows = 0;
-  std::vector<int64_t> nulls(src.schema().size(), 0);
-  for (auto& p : src.partitions()) {
-    rows += p.num_rows();
-    for (size_t i = 0; i < nulls.size(); ++i)
-      nulls[i] += p[i].null_count();
-  }
-  for (size_t i = 0; i < nulls.size(); ++i)
-    out[src.schema()[i].name] = rows ? static_cast<double>(nulls[i]) / static_cast<double>(rows) : 0.0;
-  return out;
 }
 
-/// Estimated fraction of rows `e` keeps: textbook defaults per kind of predicate (an equality 1/10,
-/// a range 1/3, anything else 1/2), exact null fractions of the source's columns (`nulls`: the
-/// columns the chain has not redefined), independence between the parts of and/or.
-double kept_fraction(const expr& e, const std::map<std::string, double>& nulls) {
-  auto null_share = [&](const expr& a) {
-    if (a->kind == expr_kind::column) {
-      auto it = nulls.find(a->name);
-      if (it != nulls.end()) return it->second;
+/// One piece of a source's rows (a Parquet row group, an in-memory partition) as the estimate sees it:
+/// its rows and the statistics of the source columns, by the chain's current names.
+struct piece_view {
+  double rows = 0;
+  std::map<std::string, const column_statistics*> columns;
+
+  const column_statistics* of(const expr& e) const {
+    if (e->kind != expr_kind::column) return nullptr;
+    auto it = columns.find(e->name);
+    return it == columns.end() ? nullptr : it->second;
+  }
+  /// Share of the rows where the column is not null (1 when unknown).
+  double valid(const column_statistics& st) const {
+    return st.null_count && rows > 0 ? std::clamp(1.0 - static_cast<double>(*st.null_count) / rows, 0.0, 1.0) : 1.0;
+  }
+};
+
+bool is_numeric_like(type_id t) {
+  return is_integer(t) || is_floating(t) || t == type_id::decimal128 || t == type_id::date32 ||
+         t == type_id::timestamp || t == type_id::duration;
+}
+
+/// The value `v` as a number comparable with the statistics of a column of type `t` (dates, times and
+/// decimals by their value); nullopt when it is null or of a type not comparable so.
+std::optional<double> number_of(const scalar& v, const data_type& t) {
+  if (v.is_null() || !is_numeric_like(t.id)) return std::nullopt;
+  const data_type& lt = v.type();
+  const bool both_plain = (is_integer(lt.id) || is_floating(lt.id)) && (is_integer(t.id) || is_floating(t.id));
+  if (!(lt.id == t.id && lt.scale == t.scale) && !both_plain) return std::nullopt;
+  try {
+    return v.as_double();
+  } catch (const error&) {
+    return std::nullopt;
+  }
+}
+
+/// The literal expression `e` as number_of(), or nullopt when it is not a literal.
+std::optional<double> number_of(const expr& e, const data_type& t) {
+  const expr& x = e->kind == expr_kind::alias ? e->args[0] : e;
+  return x->kind == expr_kind::literal ? number_of(x->value, t) : std::nullopt;
+}
+
+/// A comparison of one column with literals, as the range of values it keeps.
+struct range_test {
+  std::string column;
+  double lo = -HUGE_VAL, hi = HUGE_VAL;
+  bool point = false;  ///< an equality
+};
+
+/// The predicate `f(args)` as a range test over a numeric-like column of the piece, or nullopt.
+std::optional<range_test> as_range(fn f, const std::vector<expr>& args, const piece_view& pv) {
+  if (args.empty()) return std::nullopt;
+  size_t c = 0;
+  if (f != fn::is_between && !pv.of(args[0]) && args.size() == 2 && pv.of(args[1])) {
+    c = 1;  // literal op column: mirror
+    f = f == fn::lt ? fn::gt : f == fn::le ? fn::ge : f == fn::gt ? fn::lt : f == fn::ge ? fn::le : f;
+  }
+  const column_statistics* st = pv.of(args[c]);
+  if (!st || !st->min || st->min->is_null()) return std::nullopt;
+  const data_type& t = st->min->type();
+  range_test r{args[c]->name};
+  auto lit = [&](size_t i) { return i < args.size() ? number_of(args[i], t) : std::nullopt; };
+  std::optional<double> a = lit(1 - c), b;
+  switch (f) {
+    case fn::eq:
+      if (!a) return std::nullopt;
+      r.lo = r.hi = *a;
+      r.point = true;
+      return r;
+    case fn::lt:
+    case fn::le:
+      if (!a) return std::nullopt;
+      r.hi = *a;
+      return r;
+    case fn::gt:
+    case fn::ge:
+      if (!a) return std::nullopt;
+      r.lo = *a;
+      return r;
+    case fn::is_between:
+      a = lit(1), b = lit(2);
+      if (!a || !b) return std::nullopt;
+      r.lo = *a;
+      r.hi = *b;
+      return r;
+    default:
+      return std::nullopt;
+  }
+}
+
+/// `e` as a range test (as above), or nullopt.
+std::optional<range_test> as_range(const expr& e, const piece_view& pv) {
+  if (e->kind == expr_kind::alias) return as_range(e->args[0], pv);
+  if (e->kind != expr_kind::function) return std::nullopt;
+  return as_range(e->func, e->args, pv);
+}
+
+/// Share of a column's non-null values in [lo, hi], the values spread evenly between the piece's min and
+/// max (integers, dates and times as whole steps, so an equality keeps one value of max - min + 1).
+double range_share(const column_statistics& st, double lo, double hi, bool point) {
+  const double mn = st.min->as_double(), mx = st.max && !st.max->is_null() ? st.max->as_double() : mn;
+  const type_id t = st.min->type().id;
+  const bool steps = !is_floating(t) && t != type_id::decimal128;
+  if (hi < mn || lo > mx || lo > hi) return 0.0;
+  if (mx <= mn) return 1.0;  // one value, inside [lo, hi]
+  if (point && st.distinct_count) return 1.0 / static_cast<double>(std::max<int64_t>(1, *st.distinct_count));
+  if (point) return steps ? 1.0 / (mx - mn + 1.0) : default_kept_eq;
+  const double width = mx - mn + (steps ? 1.0 : 0.0);
+  const double a = std::max(lo, mn), b = std::min(hi, mx) + (steps ? 1.0 : 0.0);
+  return std::clamp((b - a) / width, 0.0, 1.0);
+}
+
+/// Share of a column's non-null values equal to the literal `v`: none when `v` lies outside the piece's
+/// min and max, else one of its distinct values (strings too, by the dictionary's size); nullopt when
+/// the statistics say nothing.
+std::optional<double> equal_share(const column_statistics& st, const scalar& v) {
+  if (v.is_null()) return 0.0;
+  if (st.min && !st.min->is_null() && st.max && !st.max->is_null()) {
+    const data_type& t = st.min->type();
+    if (t.id == type_id::string && v.type().id == type_id::string) {
+      if (v.as_string() < st.min->as_string() || v.as_string() > st.max->as_string()) return 0.0;
+    } else if (auto x = number_of(v, t)) {
+      return range_share(st, *x, *x, true);
     }
-    return 0.1;
-  };
-  if (e->kind == expr_kind::alias) return kept_fraction(e->args[0], nulls);
+  }
+  if (st.distinct_count) return 1.0 / static_cast<double>(std::max<int64_t>(1, *st.distinct_count));
+  return std::nullopt;
+}
+
+/// `args` as a column of the piece and a literal (either order).
+std::optional<std::pair<const column_statistics*, scalar>> column_and_literal(const std::vector<expr>& args,
+                                                                              const piece_view& pv) {
+  if (args.size() != 2) return std::nullopt;
+  for (size_t c : {0, 1}) {
+    const expr& other = args[1 - c]->kind == expr_kind::alias ? args[1 - c]->args[0] : args[1 - c];
+    if (const column_statistics* st = pv.of(args[c]); st && other->kind == expr_kind::literal)
+      return std::make_pair(st, other->value);
+  }
+  return std::nullopt;
+}
+
+double kept_in_piece(const expr& e, const piece_view& pv);
+
+/// Estimated fraction of the piece's rows that all of `parts` keep: range tests of one column
+/// intersected, the rest independent.
+double kept_conjuncts(const std::vector<expr>& parts, const piece_view& pv) {
+  double kept = 1.0;
+  std::map<std::string, range_test> ranges;  // per column: the intersection of its range tests
+  for (auto& x : parts) {
+    if (auto r = as_range(x, pv)) {
+      auto [it, fresh] = ranges.emplace(r->column, *r);
+      if (!fresh) {
+        it->second.lo = std::max(it->second.lo, r->lo);
+        it->second.hi = std::min(it->second.hi, r->hi);
+        it->second.point |= r->point;
+      }
+    } else {
+      kept *= kept_in_piece(x, pv);
+    }
+  }
+  for (auto& [name, r] : ranges) {
+    const column_statistics& st = *pv.columns.at(name);
+    kept *= pv.valid(st) * range_share(st, r.lo, r.hi, r.point);
+  }
+  return kept;
+}
+
+/// Estimated fraction of the piece's rows that `e` keeps: conjunctive ranges over one column intersected
+/// and spread evenly between its min and max, null counts exactly, other parts independent; textbook
+/// fractions where the statistics say nothing.
+double kept_in_piece(const expr& e, const piece_view& pv) {
+  if (e->kind == expr_kind::alias) return kept_in_piece(e->args[0], pv);
   if (e->kind == expr_kind::literal) {
     if (e->value.is_null()) return 0.0;
     if (auto* b = std::get_if<bool>(&e->value.value())) return *b ? 1.0 : 0.0;
@@ -111,33 +283,76 @@ double kept_fraction(const expr& e, const std::map<std::string, double>& nulls) 
   }
   if (e->kind != expr_kind::function) return 0.5;
   switch (e->func) {
-    case fn::and_:
-      return kept_fraction(e->args[0], nulls) * kept_fraction(e->args[1], nulls);
+    case fn::and_: {
+      std::vector<expr> parts;
+      opt::split_conjunction(e, parts);
+      return kept_conjuncts(parts, pv);
+    }
     case fn::or_: {
-      double a = kept_fraction(e->args[0], nulls), b = kept_fraction(e->args[1], nulls);
+      double a = kept_in_piece(e->args[0], pv), b = kept_in_piece(e->args[1], pv);
       return a + b - a * b;
     }
     case fn::not_:
-      return 1.0 - kept_fraction(e->args[0], nulls);
+      return 1.0 - kept_in_piece(e->args[0], pv);
     case fn::is_null:
-      return null_share(e->args[0]);
-    case fn::is_not_null:
-      return 1.0 - null_share(e->args[0]);
+    case fn::is_not_null: {
+      const column_statistics* st = pv.of(e->args[0]);
+      if (!st || !st->null_count) return default_kept(e);
+      return e->func == fn::is_null ? 1.0 - pv.valid(*st) : pv.valid(*st);
+    }
     case fn::eq:
-      return 0.1;
-    case fn::ne:
-      return 0.9;
-    case fn::lt:
-    case fn::le:
-    case fn::gt:
-    case fn::ge:
-    case fn::is_between:
-      return 1.0 / 3;
-    case fn::is_in:
-      return std::min(0.5, 0.1 * static_cast<double>(e->list.size()));
+    case fn::ne: {  // ne: all but an equality's share
+      if (auto cl = column_and_literal(e->args, pv))
+        if (std::optional<double> eq = equal_share(*cl->first, cl->second))
+          return pv.valid(*cl->first) * (e->func == fn::eq ? *eq : 1.0 - *eq);
+      return default_kept(e);
+    }
+    case fn::is_in: {
+      const column_statistics* st = pv.of(e->args[0]);
+      if (!st) return default_kept(e);
+      double kept = 0.0;
+      for (auto& v : e->list) {
+        std::optional<double> x = equal_share(*st, v);
+        if (!x) return default_kept(e);
+        kept += *x;
+      }
+      return pv.valid(*st) * std::min(1.0, kept);
+    }
     default:
-      return 0.5;
+      if (auto r = as_range(e, pv)) {
+        const column_statistics& st = *pv.columns.at(r->column);
+        return pv.valid(st) * range_share(st, r->lo, r->hi, r->point);
+      }
+      return default_kept(e);
   }
+}
+
+/// Whether a take of the passengers `moved` of Parquet files, for the estimated fraction `kept` of their
+/// rows, costs less than decoding them in the scan. In bytes of decoded values: the scan decodes every
+/// value and its filter copies the kept ones; the take decompresses and walks each data page holding a
+/// kept row (with kept rows spread evenly, a page of R rows holds one with probability 1 - (1 - kept)^R),
+/// converts the kept values at twice the cost of a sequential decode, and pays for the row index
+/// (made and filtered for every scanned row) and for sorting and looking up the kept rows' ids.
+bool take_pays(const io::parquet_source& src, const std::vector<std::string>& moved, double kept) {
+  constexpr double page_walk = 0.25;  // decompressing and walking a page, per decoded byte
+  constexpr double selective = 2.0;   // converting a kept value, per byte
+  constexpr double index_bytes = 16;  // the row index, per scanned row
+  constexpr double id_bytes = 24;     // a kept row's id
+  const auto rows = static_cast<double>(src.num_rows());
+  if (rows == 0) return false;
+  double scan = 0, take = rows * index_bytes + kept * rows * id_bytes;
+  for (auto& c : moved) {
+    const data_type& t = src.schema()[src.schema().index_of(c)].type;
+    // decoded bytes: fixed-width values, or strings' offsets and bytes (the footer's sizes of dictionary
+    // pages say little of the latter: at least 8 bytes a string)
+    const double decoded = t.id == type_id::string ? std::max(static_cast<double>(src.column_bytes({c})), rows * 16.0)
+                                                   : rows * size_of(t.id);
+    const double page_rows = rows / static_cast<double>(std::max<int64_t>(1, src.data_pages(c)));
+    const double touched = 1.0 - std::pow(1.0 - kept, page_rows);
+    scan += decoded * (1.0 + kept);
+    take += decoded * (touched * page_walk + kept * selective);
+  }
+  return take < scan;
 }
 
 /// The source of scan `n` when a take may gather its columns by row position: an in-memory source in
@@ -400,40 +615,68 @@ struct rewriter {
   }
 
   /// Estimated fraction of the scan's rows (`path` as `passengers`) that reach the top: the filters
-  /// on the path; a join counts 1 (its effect on the rows is not estimated).
+  /// on the path (and the scan's pushed-down predicates), over the statistics the source has of each
+  /// piece of its rows (kept_conjuncts), weighted by the pieces' rows; a join counts 1 (its effect on
+  /// the rows is not estimated).
   static double estimated_kept(const region& r, const std::vector<int>& path, const table_source& src) {
-    std::map<std::string, double> nulls = null_fractions(src);  // of the columns still the source's
-    double kept = 1.0;
+    // the chain's names of the source's columns (dropped where the chain redefines them), and every
+    // predicate on the path over the source's names (another column gets a name no source has)
+    std::map<std::string, std::string> names;
+    for (auto& f : src.schema())
+      names[f.name] = f.name;
+    std::vector<expr> preds;
+    std::set<std::string> used;
+    auto add = [&](const expr& e) {
+      std::map<std::string, expr> to_source;
+      for (auto& c : referenced_columns(e)) {
+        auto it = names.find(c);
+        to_source[c] = col(it == names.end() ? std::string("\x01" "derived") : it->second);
+        if (it != names.end()) used.insert(it->second);
+      }
+      opt::split_conjunction(opt::substitute_columns(e, to_source), preds);
+    };
     for (size_t k = 0; k < path.size(); ++k) {
       const plan_node& n = r.at(path[k]);
       if (n.kind == plan_kind::scan) {
         for (auto& e : n.predicates)
-          kept *= kept_fraction(e, nulls);
+          add(e);
       } else if (n.kind == plan_kind::filter) {
         for (auto& e : n.exprs)
-          kept *= kept_fraction(e, nulls);
+          add(e);
       } else if (n.kind == plan_kind::with_columns) {
         for (auto& e : n.exprs)
-          if (!is_bare_column(e, output_name(e))) nulls.erase(output_name(e));
+          if (!is_bare_column(e, output_name(e))) names.erase(output_name(e));
       } else if (n.kind == plan_kind::select) {
-        std::map<std::string, double> kept_names;
+        std::map<std::string, std::string> kept_names;
         for (auto& e : n.exprs) {
           const expr& inner = e->kind == expr_kind::alias ? e->args[0] : e;
-          auto at = inner->kind == expr_kind::column ? nulls.find(inner->name) : nulls.end();
-          if (at != nulls.end()) kept_names[output_name(e)] = at->second;
+          auto at = inner->kind == expr_kind::column ? names.find(inner->name) : names.end();
+          if (at != names.end()) kept_names[output_name(e)] = at->second;
         }
-        nulls = std::move(kept_names);
+        names = std::move(kept_names);
       } else if (n.kind == plan_kind::join) {
         auto side = static_cast<int>(r.input_of(path[k], path[k - 1]));
-        std::map<std::string, double> renamed;
+        std::map<std::string, std::string> renamed;
         for (auto& [name, o] : opt::join_origins(n)) {
-          auto at = o.side == side ? nulls.find(o.name) : nulls.end();
-          if (at != nulls.end()) renamed[name] = at->second;
+          auto at = o.side == side ? names.find(o.name) : names.end();
+          if (at != names.end()) renamed[name] = at->second;
         }
-        nulls = std::move(renamed);
+        names = std::move(renamed);
       }
     }
-    return kept;
+    if (preds.empty()) return 1.0;
+    const std::vector<std::string> cols(used.begin(), used.end());
+    std::vector<piece_statistics> pieces = src.statistics(cols);
+    if (pieces.empty()) pieces.push_back({1, std::vector<column_statistics>(cols.size())});
+    double rows = 0, kept = 0;
+    for (const piece_statistics& p : pieces) {
+      piece_view pv{static_cast<double>(p.rows), {}};
+      for (size_t i = 0; i < cols.size(); ++i)
+        pv.columns[cols[i]] = &p.columns[i];
+      rows += pv.rows;
+      kept += pv.rows * kept_conjuncts(preds, pv);
+    }
+    return rows > 0 ? kept / rows : 1.0;
   }
 
   /// Picks the region's scans whose rewrite pays (selective enough, passengers holding most of the
@@ -451,7 +694,12 @@ struct rewriter {
       if (moved.empty()) continue;
       std::vector<std::string> scanned = leaf.projection.empty() ? src->schema().names() : leaf.projection;
       if (moved.size() == scanned.size() || 2 * column_bytes(*src, moved) < column_bytes(*src, scanned)) continue;
-      if (estimated_kept(r, path, *src) > max_kept) continue;
+      const double kept = estimated_kept(r, path, *src);
+      if (auto pq = std::dynamic_pointer_cast<const io::parquet_source>(src)) {
+        if (!take_pays(*pq, moved, kept)) continue;
+      } else if (kept > max_kept) {
+        continue;
+      }
       std::string row = row_column;
       if (!r.carriers.empty()) row += std::to_string(r.carriers.size());
       r.carriers.push_back({i, src, std::move(moved), std::move(row)});

@@ -13,6 +13,7 @@
 #include "tug/core/scalar.hpp"
 #include "tug/core/table.hpp"
 #include "tug/core/types.hpp"
+#include "tug/io/source.hpp"
 
 namespace tug {
 class thread_pool;
@@ -30,10 +31,7 @@ struct leaf_info;
 }  // namespace detail
 
 /// Statistics of one column chunk, typed as the column; absent when the file has none.
-struct column_statistics {
-  std::optional<scalar> min, max;
-  std::optional<int64_t> null_count;
-};
+using tug::column_statistics;
 
 /// Rows [begin, end) of a row group.
 struct row_range {
@@ -64,8 +62,10 @@ class file_reader {
   int64_t row_group_num_rows(int rg) const;
   /// Uncompressed bytes of the given columns (indices into schema()) in a row group.
   int64_t row_group_uncompressed_bytes(int rg, const std::vector<size_t>& columns) const;
-  /// Statistics from the column chunk metadata, typed as the column.
-  column_statistics statistics(int rg, size_t column) const;
+  /// Statistics from the column chunk metadata, typed as the column. `distinct_count` is the
+  /// statistics' own when the writer gave one; with `dictionary_size`, else the size of the chunk's
+  /// dictionary page (one read of its header; a lower bound where the writer fell back to plain pages).
+  column_statistics statistics(int rg, size_t column, bool dictionary_size = false) const;
   /// Reads the given columns (indices into schema()) of one row group.
   /// @throws io_error naming file, column and row group on a page that does not decompress or
   /// decodes past its end; not_implemented_error naming an unsupported encoding or codec.
