@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 export CCACHE_BASEDIR := $(CURDIR)
 
-.PHONY: setup build demo test unit differential bench pdsh clean
+.PHONY: setup build demo test unit differential bench bench-check pdsh clean
 
 setup:
 	@bash scripts/setup.sh
@@ -27,6 +27,11 @@ test: unit differential
 
 bench: build
 	@bash scripts/bench.sh $(BUILD)
+
+# The benchmark guard (docs/benchmarks.md): PDS-H SF1 on the CPU engine with DuckDB and Polars, and the core
+# micro-benchmarks, compared with the last committed results of this kind of machine. By hand, never in CI.
+bench-check: build
+	.venv/bin/python bench/check.py --build $(BUILD)
 
 # PDS-H, the 22 queries in tug (every engine the build has), DuckDB and Polars on this machine's cores;
 # data generated into bench/data/pdsh-sf$(PDSH_SF) once; results under bench/results/<date>-pdsh-sf*/.
