@@ -3,6 +3,7 @@
 #include "tug/core/scalar.hpp"
 #include "tug/core/table.hpp"
 #include "tug/core/temporal.hpp"
+#include "tug/runtime/thread_pool.hpp"
 #include "test_util.hpp"
 #include "memory/block_cache.hpp"
 #include "tug/memory/memory_resource.hpp"
@@ -235,4 +236,20 @@ TEST(Scalar, FloatFormatting) {
   EXPECT_EQ(scalar(type_id::float64, 1e20).to_string(), "1e+20");
   EXPECT_EQ(scalar(type_id::float64, 1.5e-7).to_string(), "1.5e-07");
   EXPECT_EQ(scalar(type_id::float64, 0.1 + 0.2).to_string(), "0.30000000000000004");
+}
+
+// The error of a failing parallel_for is the one of its lowest failing index, whatever the timing.
+TEST(ThreadPool, RethrowsTheLowestFailingIndex) {
+  thread_pool pool(4);
+  for (int rep = 0; rep < 5; ++rep) {
+    try {
+      pool.parallel_for(64, [&](int64_t i) {
+        if (i == 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));  // fails last
+        if (i >= 1 && i <= 3) throw std::runtime_error("index " + std::to_string(i));
+      });
+      ADD_FAILURE() << "no error";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "index 1");
+    }
+  }
 }
