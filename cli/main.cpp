@@ -40,7 +40,8 @@ constexpr const char* usage_text =
     "  --no-header               the CSV input has no header row\n"
     "  --null TEXT               a CSV null value (repeatable; default: the empty field)\n"
     "  --codec NAME              Parquet output codec: snappy (default), zstd, lz4_raw, gzip, none\n"
-    "  --infer-rows N            rows sampled for CSV type inference (default 1000)\n";
+    "  --infer-rows N            rows sampled for CSV type inference (default 1000)\n"
+    "  --skip-unsupported-columns  leave out Parquet columns tug cannot read (nested, decimal256)\n";
 
 /// A usage mistake: printed with the usage text, exit status 2.
 struct usage_error : std::runtime_error {
@@ -59,6 +60,7 @@ struct options {
   std::vector<std::string> nulls;
   std::optional<int64_t> infer_rows;
   std::string codec = "snappy";
+  tug::io::parquet::read_options parquet;
 };
 
 int64_t parse_count(const std::string& flag, const std::string& v) {
@@ -98,6 +100,8 @@ options parse_args(int argc, char** argv) {
       o.nulls.push_back(value());
     } else if (a == "--codec") {
       o.codec = value();
+    } else if (a == "--skip-unsupported-columns") {
+      o.parquet.skip_unsupported_columns = true;
     } else if (a == "--infer-rows") {
       o.infer_rows = parse_count(a, value());
     } else if (a == "-h" || a == "--help") {
@@ -156,7 +160,8 @@ tug::data_frame read_file(const std::string& path, const options& o, int64_t n_r
       return tug::data_frame(std::move(r.schema), std::move(r.partitions));
     }
     case file_format::parquet:
-      return (n_rows >= 0 ? tug::scan_parquet(path).limit(n_rows) : tug::scan_parquet(path)).collect();
+      return (n_rows >= 0 ? tug::scan_parquet(path, o.parquet).limit(n_rows) : tug::scan_parquet(path, o.parquet))
+          .collect();
   }
   throw tug::internal_error("read_file: unhandled format");
 }
@@ -166,7 +171,7 @@ tug::schema schema_of(const std::string& path, const options& o) {
     case file_format::csv:
       return csv::infer_schema(path, csv_options_for(path, o));
     case file_format::parquet:
-      return tug::io::parquet_source(path).schema();
+      return tug::io::parquet_source(path, o.parquet).schema();
   }
   throw tug::internal_error("schema_of: unhandled format");
 }

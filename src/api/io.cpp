@@ -9,8 +9,8 @@
 
 namespace tug {
 
-lazy_frame scan_parquet(const std::string& path) {
-  return lazy_frame(plan::scan(std::make_shared<io::parquet_source>(path)));
+lazy_frame scan_parquet(const std::string& path, const io::parquet::read_options& options) {
+  return lazy_frame(plan::scan(std::make_shared<io::parquet_source>(path, options)));
 }
 
 lazy_frame scan_csv(const std::string& path, const io::csv::csv_options& options) {

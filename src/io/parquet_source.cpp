@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <optional>
 
 #include "row_ids.hpp"
@@ -219,9 +220,52 @@ int64_t parquet_source::rg_measure(size_t file, int rg, const std::vector<size_t
                                                            : r.row_group_num_rows(rg);
 }
 
-parquet_source::parquet_source(const std::string& path) : _path(path), _files(expand_paths(path, ".parquet")) {
+namespace {
+
+/// `"name" (reason), ...` of unsupported columns.
+std::string list_unsupported(const std::vector<parquet::unsupported_column>& cols) {
+  std::string out;
+  for (const auto& c : cols)
+    out += (out.empty() ? "\"" : ", \"") + c.name + "\" (" + c.reason + ")";
+  return out;
+}
+
+}  // namespace
+
+parquet_source::parquet_source(const std::string& path, const parquet::read_options& options)
+    : _path(path), _files(expand_paths(path, ".parquet")) {
   for (auto& f : _files)
     _readers.push_back(std::make_shared<parquet::file_reader>(parquet::file_reader::open(f.path)));
+  // Columns tug cannot represent are an error unless the scan skips them; the skip is reported once.
+  std::vector<parquet::unsupported_column> skipped;  // distinct over the files
+  std::vector<std::string> skipped_in;               // the files that have any
+  for (const auto& r : _readers) {
+    const auto& u = r->unsupported_columns();
+    if (u.empty()) continue;
+    if (!options.skip_unsupported_columns)
+      throw not_implemented_error(r->path() + ": tug cannot read the column(s) " + list_unsupported(u) +
+                                  "; set the Parquet scan option skip_unsupported_columns (tug CLI: "
+                                  "--skip-unsupported-columns) to read the other columns without them");
+    if (r->schema().size() == 0)
+      throw not_implemented_error(r->path() + ": every column is one tug cannot read: " + list_unsupported(u) +
+                                  "; with skip_unsupported_columns nothing would be left to read");
+    skipped_in.push_back(r->path());
+    for (const auto& c : u)
+      if (std::none_of(skipped.begin(), skipped.end(), [&](const auto& k) { return k.name == c.name; }))
+        skipped.push_back(c);
+  }
+  if (!skipped.empty()) {
+    _skip_note = "skipped unsupported columns " + list_unsupported(skipped) + " of ";
+    if (_files.size() == 1) {
+      _skip_note += skipped_in[0];
+    } else {
+      _skip_note += std::to_string(skipped_in.size()) + " of " + std::to_string(_files.size()) + " files (";
+      for (size_t i = 0; i < skipped_in.size() && i < 3; ++i)
+        _skip_note += (i ? ", " : "") + skipped_in[i];
+      _skip_note += skipped_in.size() > 3 ? ", ...)" : ")";
+    }
+    std::cerr << "tug warning: scan_parquet " + _skip_note + "\n";
+  }
   const tug::schema& first = _readers[0]->schema();
   for (size_t i = 1; i < _readers.size(); ++i) {
     const tug::schema& s = _readers[i]->schema();
@@ -259,7 +303,7 @@ std::string parquet_source::describe() const {
     groups += r->num_row_groups();
   }
   return "Parquet SCAN " + _path + "; " + std::to_string(_readers.size()) + " files, " + std::to_string(groups) +
-         " row groups, " + std::to_string(rows) + " rows";
+         " row groups, " + std::to_string(rows) + " rows" + (_skip_note.empty() ? "" : "; " + _skip_note);
 }
 
 tug::schema parquet_source::file_schema() const {

@@ -37,7 +37,12 @@ bool thread_pool::run_one(std::unique_lock<std::mutex>& lock, job* only) {
     err = std::current_exception();
   }
   lock.lock();
-  if (err && !j->error) j->error = err;
+  // The error of the lowest failing index: indices start in order and every started one finishes
+  // before parallel_for returns, so which error is raised does not depend on timing.
+  if (err && (!j->error || i < j->error_index)) {
+    j->error = err;
+    j->error_index = i;
+  }
   if (err) j->next = j->n;  // stop handing out work of a failed job
   if (++j->done == j->started) _done_cv.notify_all();
   return true;

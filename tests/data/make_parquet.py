@@ -190,12 +190,26 @@ def main():
                        "st": pa.array([{"x": 1, "y": "p"}, None, {"x": 3, "y": None}]),
                        "z": pa.array(["p", None, "r"])})
     write("nested.parquet", nested, flat=nested.select(["a", "z"]))
-    expected["nested.parquet"]["skipped"] = ["l.list.element", "st.x", "st.y"]
+    expected["nested.parquet"]["unsupported"] = [["l", "nested list"], ["st", "nested struct"]]
 
-    # A repeated column name: the second one is skipped.
+    # Every kind of column tug cannot represent, between flat ones; and a file of only such columns.
+    unsupported = pa.table({"a": pa.array([1, None, 3], pa.int32()),
+                            "m": pa.array([[("k", 1)], None, []], pa.map_(pa.string(), pa.int64())),
+                            "d256": pa.array([decimal.Decimal("1.5"), None, decimal.Decimal("-2.25")],
+                                             pa.decimal256(50, 2)),
+                            "l": pa.array([[1.5], [], None], pa.list_(pa.float64())),
+                            "st": pa.array([{"x": 1}, {"x": None}, None]),
+                            "z": pa.array(["p", "q", None])})
+    write("unsupported.parquet", unsupported, flat=unsupported.select(["a", "z"]))
+    expected["unsupported.parquet"]["unsupported"] = [
+        ["m", "nested map"], ["d256", "decimal(50, 2): precision above 38, beyond decimal128"], ["l", "nested list"],
+        ["st", "nested struct"]]
+    write("nested_only.parquet", nested.select(["l", "st"]), flat=pa.table({}))
+
+    # A repeated column name: the second one is not read.
     dup = pa.table([pa.array([1, 2], pa.int64()), pa.array(["x", "y"]), pa.array([3.5, None])], names=["a", "a", "b"])
     write("duplicate_names.parquet", dup, flat=pa.table({"a": dup.column(0), "b": dup.column(2)}))
-    expected["duplicate_names.parquet"]["skipped"] = ["a"]
+    expected["duplicate_names.parquet"]["unsupported"] = [["a", "a second column of that name"]]
 
     # Empty file and a one-row file.
     write("empty.parquet", t.slice(0, 0))

@@ -3,6 +3,8 @@
 #include "tug/core/scalar.hpp"
 #include "tug/core/table.hpp"
 #include "tug/core/temporal.hpp"
+#include "tug/core/utf8.hpp"
+#include "tug/runtime/thread_pool.hpp"
 #include "test_util.hpp"
 #include "memory/block_cache.hpp"
 #include "tug/memory/memory_resource.hpp"
@@ -235,4 +237,63 @@ TEST(Scalar, FloatFormatting) {
   EXPECT_EQ(scalar(type_id::float64, 1e20).to_string(), "1e+20");
   EXPECT_EQ(scalar(type_id::float64, 1.5e-7).to_string(), "1.5e-07");
   EXPECT_EQ(scalar(type_id::float64, 0.1 + 0.2).to_string(), "0.30000000000000004");
+}
+
+TEST(Utf8, ValidationFollowsTable3_7) {
+  const std::string ascii(100, 'a');
+  for (const char* ok : {"", "a", "\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80",
+                         "\xEF\xBF\xBD", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF", "z\xC3\xA9z"})
+    for (size_t at : {size_t{0}, size_t{31}, size_t{32}, size_t{33}, size_t{99}}) {  // around the 32-byte steps
+      std::string s = ascii;
+      s.insert(at, ok);
+      EXPECT_TRUE(is_valid_utf8(s)) << at;
+    }
+  // overlong, surrogate, above U+10FFFF, stray continuation, C0/C1/F5..FF, truncated at the end
+  for (const char* bad : {"\xC0\x80", "\xC1\xBF", "\xE0\x9F\xBF", "\xED\xA0\x80", "\xF0\x8F\xBF\xBF",
+                          "\xF4\x90\x80\x80", "\x80", "\xBF", "\xF5\x80\x80\x80", "\xFF", "\xC3", "\xE2\x82",
+                          "\xF0\x9F\x98"})
+    for (size_t at : {size_t{0}, size_t{31}, size_t{32}, size_t{100}}) {
+      std::string s = ascii;
+      s.insert(at, bad);
+      EXPECT_EQ(find_invalid_utf8(s), at) << at;
+    }
+}
+
+TEST(Utf8, LossyReplacesMaximalSubparts) {
+  // the example of the Unicode Standard, section 3.9 (U+FFFD substitution of maximal subparts)
+  std::string out;
+  EXPECT_EQ(append_utf8_lossy("\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64", out), 6u);
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(out, "a" + r + r + r + "b" + r + "c" + r + r + "d");
+  out = "x";
+  EXPECT_EQ(append_utf8_lossy("\xC3\xA9\xE2\x82", out), 1u);  // a truncated sequence at the end: one U+FFFD
+  EXPECT_EQ(out, "x\xC3\xA9" + r);
+  out.clear();
+  EXPECT_EQ(append_utf8_lossy("\xED\xA0\x80", out), 3u);  // a surrogate: each byte (ED's second byte is out of range)
+  EXPECT_EQ(out, r + r + r);
+}
+
+TEST(Utf8, FirstInvalidRowOfAColumn) {
+  EXPECT_EQ(first_invalid_utf8_row(str({"a", std::nullopt, "\xC3\xA9", ""}).view()), -1);
+  EXPECT_EQ(first_invalid_utf8_row(str({"a", "b", "\xFF", "\xFE"}).view()), 2);
+  // each value invalid although their concatenation is valid: a sequence split across two rows
+  EXPECT_EQ(first_invalid_utf8_row(str({"ok", "\xC3", "\xA9"}).view()), 1);
+  EXPECT_EQ(first_invalid_utf8_row(str({"\xC3\xA9", "x\xC3", "\xA9"}).slice(2, 1).view()), 0);
+  EXPECT_EQ(first_invalid_utf8_row(str({"\xC3\xA9", "x\xC3", "\xA9"}).slice(0, 1).view()), -1);
+}
+
+// The error of a failing parallel_for is the one of its lowest failing index, whatever the timing.
+TEST(ThreadPool, RethrowsTheLowestFailingIndex) {
+  thread_pool pool(4);
+  for (int rep = 0; rep < 5; ++rep) {
+    try {
+      pool.parallel_for(64, [&](int64_t i) {
+        if (i == 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));  // fails last
+        if (i >= 1 && i <= 3) throw std::runtime_error("index " + std::to_string(i));
+      });
+      ADD_FAILURE() << "no error";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "index 1");
+    }
+  }
 }

@@ -209,6 +209,69 @@ TEST(Csv, MalformedRowsNameLineAndColumn) {
   }
 }
 
+TEST(Csv, InvalidUtf8NamesLineAndColumnUnlessLossy) {
+  // an invalid byte in a string field: io_error naming file, line and column (and the lossy option)
+  temp_file f("id,name\n1,ok\n2,caf\xE9\n3,\xC3\xA9t\xC3\xA9\n", "latin1.csv");
+  try {
+    csv::read_csv(f.path);
+    ADD_FAILURE() << "invalid UTF-8 was accepted";
+  } catch (const io_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(f.path + ": line 3, column 2 ('name'): invalid UTF-8 (byte 0xE9 at byte 3"), std::string::npos)
+        << m;
+    EXPECT_NE(m.find("utf8-lossy"), std::string::npos) << m;
+  }
+  // "utf8-lossy": the invalid sequence becomes U+FFFD, valid text is kept
+  csv::csv_options lossy;
+  lossy.encoding = "utf8-lossy";
+  expect_frames_equal(frame_of(csv::read_csv(f.path, lossy)),
+                      data_frame::from_columns({{"id", i64({1, 2, 3})},
+                                                {"name", str({"ok", "caf\xEF\xBF\xBD", "\xC3\xA9t\xC3\xA9"})}}));
+  // skip_malformed drops and counts the row, like any malformed row
+  csv::csv_options skip;
+  skip.skip_malformed = true;
+  auto r = csv::read_csv(f.path, skip);
+  EXPECT_EQ(r.skipped_rows, 1);
+  expect_frames_equal(frame_of(r),
+                      data_frame::from_columns({{"id", i64({1, 3})}, {"name", str({"ok", "\xC3\xA9t\xC3\xA9"})}}));
+  // a field not read (projection) or a non-string column is not a UTF-8 matter
+  expect_frames_equal(frame_of(csv::read_csv(f.path, {}, {"id"})), data_frame::from_columns({{"id", i64({1, 2, 3})}}));
+  // quoted fields, escapes and every chunk: the error names the physical line wherever it is
+  std::string text = "a,b\n";
+  for (int i = 0; i < 3000; ++i)
+    text += std::to_string(i) + ",\"x, \"\"y\"\"\nz\xE2\x82\xAC\"\n";
+  text += "3000,\"bad \xE2\x82\"\n";
+  temp_file g(text);
+  csv::csv_options small;
+  small.chunk_bytes = 1000;
+  try {
+    csv::read_csv(g.path, small);
+    ADD_FAILURE() << "a truncated sequence was accepted";
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 6002, column 2 ('b'): invalid UTF-8 (byte 0xE2 at byte 4"),
+              std::string::npos)
+        << e.what();
+  }
+  small.encoding = "utf8-lossy";
+  auto big = frame_of(csv::read_csv(g.path, small));
+  EXPECT_EQ(big.num_rows(), 3001);
+  EXPECT_EQ(big["b"].string(3000), "bad \xEF\xBF\xBD");
+  EXPECT_EQ(big["b"].string(2999), "x, \"y\"\nz\xE2\x82\xAC");
+  // header names too
+  temp_file h("\xFF" "a,b\n1,2\n");
+  try {
+    csv::read_csv(h.path);
+    ADD_FAILURE() << "an invalid header was accepted";
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 1, column 1: header name: invalid UTF-8"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(csv::read_csv(h.path, lossy).schema.to_string(), "\xEF\xBF\xBD" "a: i64, b: i64");
+  csv::csv_options bad;
+  bad.encoding = "latin1";
+  EXPECT_THROW(csv::read_csv(f.path, bad), invalid_argument_error);
+}
+
 TEST(Csv, SkipMalformedCountsRows) {
   csv::csv_options o;
   o.skip_malformed = true;

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <bit>
+#include <limits>
 #include <filesystem>
 #include <random>
 
@@ -85,6 +87,130 @@ TEST(ParquetDecode, RleDecodeMixesRepeatedAndBitPackedRuns) {
   for (size_t i = 27; i < 30; ++i)
     EXPECT_EQ(out[i], 7u);
   EXPECT_THROW(rle_decode(s.data(), s.data() + s.size() - 1, 5, out.data(), 30), io_error);
+}
+
+/// A DELTA_BINARY_PACKED stream of `v` as DuckDB writes it: blocks of 128 values in 4 miniblocks, the
+/// deltas of INT32 values computed in int64 (so a delta minus the block's min delta may need 33 bits),
+/// those of INT64 values modulo 2^64; the bit widths of unused miniblocks set to `unused_width`
+/// (readers must accept any). `widest` is the widest miniblock written.
+template <typename I>
+std::vector<uint8_t> delta_encode(const std::vector<I>& v, int& widest, uint8_t unused_width = 0) {
+  std::vector<uint8_t> out;
+  auto uleb = [&](uint64_t x) {
+    do {
+      out.push_back(static_cast<uint8_t>((x & 0x7f) | (x >= 0x80 ? 0x80 : 0)));
+      x >>= 7;
+    } while (x);
+  };
+  auto zigzag = [](int64_t x) { return (static_cast<uint64_t>(x) << 1) ^ static_cast<uint64_t>(x >> 63); };
+  constexpr size_t block = 128, minis = 4, per_mini = block / minis;
+  uleb(block);
+  uleb(minis);
+  uleb(v.size());
+  uleb(zigzag(v.empty() ? 0 : static_cast<int64_t>(v[0])));
+  widest = 0;
+  for (size_t b = 1; b < v.size(); b += block) {
+    const size_t k = std::min(block, v.size() - b);
+    std::vector<int64_t> d(k);
+    for (size_t j = 0; j < k; ++j)
+      d[j] = static_cast<int64_t>(static_cast<uint64_t>(static_cast<int64_t>(v[b + j])) -
+                                  static_cast<uint64_t>(static_cast<int64_t>(v[b + j - 1])));
+    const int64_t min_delta = *std::min_element(d.begin(), d.end());
+    uleb(zigzag(min_delta));
+    const size_t widths_at = out.size();
+    out.resize(out.size() + minis, unused_width);
+    for (size_t m = 0; m * per_mini < k; ++m) {
+      std::vector<uint64_t> packed(per_mini, 0);  // the last miniblock padded with zeros
+      uint64_t top = 0;
+      for (size_t j = 0; j < per_mini && m * per_mini + j < k; ++j) {
+        packed[j] = static_cast<uint64_t>(d[m * per_mini + j]) - static_cast<uint64_t>(min_delta);
+        top |= packed[j];
+      }
+      const int bw = static_cast<int>(std::bit_width(top));
+      widest = std::max(widest, bw);
+      out[widths_at + m] = static_cast<uint8_t>(bw);
+      std::vector<uint8_t> bytes(per_mini * static_cast<size_t>(bw) / 8, 0);
+      for (size_t j = 0; j < per_mini; ++j)
+        for (int t = 0; t < bw; ++t)
+          if ((packed[j] >> t) & 1) {
+            const size_t bit = j * static_cast<size_t>(bw) + static_cast<size_t>(t);
+            bytes[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+          }
+      out.insert(out.end(), bytes.begin(), bytes.end());
+    }
+  }
+  return out;
+}
+
+/// Values over the type's whole range: its extremes and zero in turn (the widest deltas), runs, random.
+template <typename I>
+std::vector<I> extreme_values(size_t n, std::mt19937_64& rng) {
+  std::vector<I> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    switch ((i / 40) % 3) {
+      case 0: {  // deltas of +-(2^32 - 1) for INT32 in int64, of +-INT64_MAX for INT64
+        const I pattern[4] = {std::numeric_limits<I>::min(), std::numeric_limits<I>::max(), 0,
+                              std::numeric_limits<I>::max()};
+        v[i] = pattern[i % 4];
+        break;
+      }
+      case 1:
+        v[i] = static_cast<I>(static_cast<int64_t>(i) - 1000);
+        break;
+      default:
+        v[i] = static_cast<I>(rng());
+    }
+  }
+  return v;
+}
+
+// DuckDB writes INT32 columns of data page v2 with 33-bit miniblocks; tug rejected them whole.
+TEST(ParquetDecode, DeltaBinaryPackedWiderThanTheTypeWrapsAround) {
+  std::mt19937_64 rng(5);
+  for (size_t n : {0, 1, 2, 31, 32, 33, 129, 1024, 1000}) {
+    SCOPED_TRACE(n);
+    int widest = 0;
+    const auto v32 = extreme_values<int32_t>(n, rng);
+    for (uint8_t unused : {uint8_t{0}, uint8_t{200}}) {
+      const auto s32 = delta_encode(v32, widest, unused);
+      if (n >= 5) EXPECT_EQ(widest, 33);
+      EXPECT_EQ(delta_count(s32.data(), s32.data() + s32.size()), static_cast<int64_t>(n));
+      std::vector<int32_t> got32(n + 1, 7);
+      EXPECT_EQ(delta_decode<int32_t>(s32.data(), s32.data() + s32.size(), static_cast<int64_t>(n), got32.data()),
+                s32.data() + s32.size());
+      got32.pop_back();
+      EXPECT_EQ(got32, v32);
+    }
+    const auto v64 = extreme_values<int64_t>(n, rng);
+    const auto s64 = delta_encode(v64, widest);
+    if (n >= 5) EXPECT_EQ(widest, 64);
+    std::vector<int64_t> got64(n);
+    delta_decode<int64_t>(s64.data(), s64.data() + s64.size(), static_cast<int64_t>(n), got64.data());
+    EXPECT_EQ(got64, v64);
+  }
+  // Wider than any writer computes: 34 bits for INT32 is corrupt (and so is 65 for INT64).
+  int widest = 0;
+  auto bad = delta_encode(extreme_values<int32_t>(1024, rng), widest);
+  const uint8_t* p = bad.data();
+  for (int i = 0; i < 5; ++i)  // block size, miniblocks, count, first value, the first block's min delta
+    (void)read_uleb(p, bad.data() + bad.size());
+  const auto at = static_cast<size_t>(p - bad.data());
+  ASSERT_EQ(bad[at], 33);
+  bad[at] = 34;
+  std::vector<int32_t> out32(1024);
+  try {
+    delta_decode<int32_t>(bad.data(), bad.data() + bad.size(), 1024, out32.data());
+    ADD_FAILURE() << "34-bit INT32 deltas were accepted";
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bit width 34 above 33 for INT32"), std::string::npos) << e.what();
+  }
+  auto s64 = delta_encode(extreme_values<int64_t>(1024, rng), widest);
+  p = s64.data();
+  for (int i = 0; i < 5; ++i)
+    (void)read_uleb(p, s64.data() + s64.size());
+  s64[static_cast<size_t>(p - s64.data())] = 65;
+  std::vector<int64_t> out64(1024);
+  EXPECT_THROW(delta_decode<int64_t>(s64.data(), s64.data() + s64.size(), 1024, out64.data()), io_error);
 }
 
 TEST(ParquetDecode, SetAndOrBitsAtEveryOffset) {

@@ -11,6 +11,7 @@
 
 #include "parquet_test_util.hpp"
 #include "test_util.hpp"
+#include "tug/api/io.hpp"
 #include "tug/io/parquet/reader.hpp"
 #include "tug/runtime/thread_pool.hpp"
 
@@ -141,17 +142,73 @@ TEST_F(ParquetFiles, EmptyAndOneRow) {
   check_file("one_row.parquet");
 }
 
-TEST_F(ParquetFiles, NestedColumnsAreSkipped) {
-  check_file("nested.parquet");
-  auto r = file_reader::open(path("nested.parquet"));
-  EXPECT_EQ(r.skipped_columns(), expected_["nested.parquet"]["skipped"].get<std::vector<std::string>>());
-  EXPECT_EQ(r.schema().names(), (std::vector<std::string>{"a", "z"}));
+/// The unsupported columns of a file as [name, reason] pairs.
+std::vector<std::vector<std::string>> unsupported_of(const file_reader& r) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& u : r.unsupported_columns())
+    out.push_back({u.name, u.reason});
+  return out;
 }
 
-TEST_F(ParquetFiles, RepeatedColumnNameIsSkipped) {
-  check_file("duplicate_names.parquet");
-  auto r = file_reader::open(path("duplicate_names.parquet"));
-  EXPECT_EQ(r.skipped_columns(), std::vector<std::string>{"a"});
+TEST_F(ParquetFiles, UnsupportedColumnsAreListedWithTheReason) {
+  for (const char* name : {"nested.parquet", "unsupported.parquet", "duplicate_names.parquet"}) {
+    check_file(name);  // the file reader reads the other columns
+    auto r = file_reader::open(path(name));
+    EXPECT_EQ(unsupported_of(r), expected_[name]["unsupported"].get<std::vector<std::vector<std::string>>>()) << name;
+  }
+  EXPECT_EQ(file_reader::open(path("unsupported.parquet")).schema().names(), (std::vector<std::string>{"a", "z"}));
+}
+
+// A scan does not lose columns silently: it raises naming them, the file and the option, or skips
+// them when told to, saying so once (stderr) and in explain().
+TEST_F(ParquetFiles, ScanRefusesUnsupportedColumnsUnlessSkipped) {
+  const std::string file = path("unsupported.parquet");
+  try {
+    scan_parquet(file);
+    ADD_FAILURE() << "unsupported columns were dropped silently";
+  } catch (const not_implemented_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(file + ": tug cannot read the column(s) \"m\" (nested map), \"d256\" (decimal(50, 2): precision "
+                            "above 38, beyond decimal128), \"l\" (nested list), \"st\" (nested struct)"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("skip_unsupported_columns"), std::string::npos) << m;
+  }
+  io::parquet::read_options skip;
+  skip.skip_unsupported_columns = true;
+  ::testing::internal::CaptureStderr();
+  lazy_frame q = scan_parquet(file, skip);
+  data_frame df = q.collect();
+  const std::string plan = q.explain();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string note = "skipped unsupported columns \"m\" (nested map), \"d256\" (decimal(50, 2): precision "
+                           "above 38, beyond decimal128), \"l\" (nested list), \"st\" (nested struct) of " + file;
+  EXPECT_EQ(err, "tug warning: scan_parquet " + note + "\n");  // once, at the scan
+  EXPECT_NE(plan.find(note), std::string::npos) << plan;
+  expect_frames_equal(df, data_frame::from_columns({{"a", make_column<int32_t>(type_id::int32, {1, std::nullopt, 3})},
+                                                    {"z", str({"p", "q", std::nullopt})}}));
+  // over several files: the columns once, and how many files have them
+  const fs::path dir = dir_ / "unsupported_dir";
+  fs::create_directories(dir);
+  fs::copy_file(file, dir / "p0.parquet", fs::copy_options::overwrite_existing);
+  fs::copy_file(file, dir / "p1.parquet", fs::copy_options::overwrite_existing);
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(scan_parquet(dir.string(), skip).collect().num_rows(), 6);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "tug warning: scan_parquet skipped unsupported columns \"m\" (nested map), \"d256\" (decimal(50, 2): "
+            "precision above 38, beyond decimal128), \"l\" (nested list), \"st\" (nested struct) of 2 of 2 files (" +
+                (dir / "p0.parquet").string() + ", " + (dir / "p1.parquet").string() + ")\n");
+  const std::string only = path("nested_only.parquet");
+  EXPECT_THROW(scan_parquet(only), not_implemented_error);
+  try {
+    scan_parquet(only, skip);
+    ADD_FAILURE() << "a file of unsupported columns only read as no columns";
+  } catch (const not_implemented_error& e) {
+    EXPECT_NE(std::string(e.what()).find(only + ": every column is one tug cannot read: \"l\" (nested list), \"st\" "
+                                                "(nested struct)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(ParquetFiles, ReadsAColumnSubsetInAnyOrder) {

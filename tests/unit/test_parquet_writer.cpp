@@ -301,6 +301,29 @@ TEST(ParquetWriter, BadOptionsAndPaths) {
                invalid_argument_error);
 }
 
+// A STRING column holds UTF-8: other bytes (a binary Parquet column read as a string, a literal)
+// are refused, naming the file, column and row, before the file exists.
+TEST(ParquetWriter, RefusesInvalidUtf8InStringColumns) {
+  const schema s({{"i", type_id::int64}, {"s", type_id::string}});
+  const std::string p = (temp_dir() / "utf8.parquet").string();
+  std::remove(p.c_str());
+  const table first({i64({1, 2}), str({"ok", "\xC3\xA9"})});
+  const table second({i64({3, 4, 5}), str({std::nullopt, "a", "b\xC3"})});
+  thread_pool three(3);
+  for (thread_pool* pool : {static_cast<thread_pool*>(nullptr), &three}) {
+    try {
+      write_parquet(p, s, {first, second}, {}, pool);
+      ADD_FAILURE() << "invalid UTF-8 was written";
+    } catch (const invalid_argument_error& e) {
+      EXPECT_NE(std::string(e.what()).find(p + ": column 's' row 4 is not valid UTF-8"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_FALSE(fs::exists(p));
+  }
+  write_parquet(p, s, {first, second.slice(0, 2)});  // the rows before the bad one are fine
+  EXPECT_EQ(read_all(p).num_rows(), 4);
+}
+
 TEST(ParquetWriter, PyarrowReadsWhatTugWrote) {
   table t = every_type(1000, 42);
   schema s = every_type_schema(t);

@@ -11,8 +11,10 @@ namespace tug {
 /// Lazily scans Parquet: a file, a glob ("data/*.parquet") or a directory (every .parquet file below
 /// it; hive-style `key=value` directories become string columns). Only the columns the query uses
 /// are read, and row groups whose statistics rule out the query's filters are skipped.
-/// @throws io_error naming the file (missing, corrupt, or a schema that differs between files).
-lazy_frame scan_parquet(const std::string& path);
+/// @throws io_error naming the file (missing, corrupt, or a schema that differs between files);
+/// not_implemented_error naming the file and the columns tug cannot represent (nested, decimals of
+/// precision above 38), unless `options.skip_unsupported_columns` leaves them out.
+lazy_frame scan_parquet(const std::string& path, const io::parquet::read_options& options = {});
 /// Lazily scans CSV files (a file, glob or directory of .csv files).
 lazy_frame scan_csv(const std::string& path, const io::csv::csv_options& options = {});
 

@@ -43,9 +43,12 @@ std::vector<partition_plan> plan_partitions(const std::vector<int64_t>& measure,
 /// read (uncompressed, from the footer), or `target_partition_rows` rows when that is 0.
 class parquet_source final : public table_source {
  public:
-  /// Opens every file's footer. @throws io_error naming a file that cannot be read or whose schema
-  /// differs from the first file's.
-  explicit parquet_source(const std::string& path);
+  /// Opens every file's footer. Columns tug cannot represent are left out with a warning on stderr
+  /// (once, naming them and the files) when `options.skip_unsupported_columns` is set.
+  /// @throws io_error naming a file that cannot be read or whose schema differs from the first
+  /// file's; not_implemented_error naming a file and its columns that tug cannot represent (unless
+  /// they are skipped), or a file all of whose columns are skipped.
+  explicit parquet_source(const std::string& path, const parquet::read_options& options = {});
   const tug::schema& schema() const override { return _schema; }
   std::string describe() const override;
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
@@ -92,6 +95,7 @@ class parquet_source final : public table_source {
   std::vector<std::shared_ptr<parquet::file_reader>> _readers;
   tug::schema _schema;  ///< file columns, then hive partition columns (strings)
   size_t _file_columns = 0;
+  std::string _skip_note;  ///< the unsupported columns skipped and their files (describe(), the warning)
   std::shared_ptr<scan_counters> _counters = std::make_shared<scan_counters>();
 };
 

@@ -18,10 +18,11 @@ class thread_pool {
   thread_pool& operator=(const thread_pool&) = delete;
 
   int size() const { return static_cast<int>(_workers.size()) + 1; }
-  /// Runs f(i) for i in [0, n) on the pool and the calling thread; rethrows the first exception.
-  /// Nested calls (from inside f) are allowed: the calling thread runs only indices of its own call
-  /// while it waits, and idle workers take the newest call's indices first, so a thread never holds
-  /// more than one unfinished index of an outer call.
+  /// Runs f(i) for i in [0, n) on the pool and the calling thread. When calls throw, no further
+  /// indices start and the exception of the lowest failing index is rethrown (the same one from run
+  /// to run when failures are deterministic). Nested calls (from inside f) are allowed: the calling
+  /// thread runs only indices of its own call while it waits, and idle workers take the newest call's
+  /// indices first, so a thread never holds more than one unfinished index of an outer call.
   void parallel_for(int64_t n, const std::function<void(int64_t)>& f);
 
  private:
@@ -33,6 +34,7 @@ class thread_pool {
     int64_t started = 0;
     int64_t done = 0;
     std::exception_ptr error;
+    int64_t error_index = 0;  ///< the index whose exception `error` holds
   };
   std::vector<std::thread> _workers;
   std::mutex _mu;

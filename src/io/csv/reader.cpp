@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tug/core/utf8.hpp"
 #include "tug/io/csv/csv.hpp"
 #include "values.hpp"
 
@@ -47,7 +48,17 @@ csv_options normalized(const csv_options& o) {
   if (n.quote == n.delimiter && n.quote != 0) throw invalid_argument_error("CSV quote and delimiter must differ");
   if (n.chunk_bytes <= 0) throw invalid_argument_error("CSV chunk_bytes must be positive");
   if (n.skip_rows < 0) throw invalid_argument_error("CSV skip_rows must not be negative");
+  if (n.encoding != "utf8" && n.encoding != "utf8-lossy")
+    throw invalid_argument_error("CSV encoding must be \"utf8\" or \"utf8-lossy\", got \"" + n.encoding + "\"");
   return n;
+}
+
+/// What is wrong with text whose first invalid UTF-8 byte is at `bad`, and how to read it anyway.
+std::string invalid_utf8(std::string_view text, size_t bad) {
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(static_cast<uint8_t>(text[bad])));
+  return "invalid UTF-8 (byte " + std::string(hex) + " at byte " + std::to_string(bad) +
+         " of the field; set encoding = \"utf8-lossy\" to replace invalid sequences with U+FFFD)";
 }
 
 /// One field of a record: its text, whether it was quoted.
@@ -264,7 +275,18 @@ layout read_layout(const std::string& path, const csv_options& o, int64_t max_by
     l.header_read = true;
     if (bad) throw io_error(path + ": line " + std::to_string(line) + ": unterminated quoted field");
     for (size_t i = 0; i < fields.size(); ++i) {
-      std::string name = o.has_header ? std::string(fields[i].text) : std::string();
+      std::string name;
+      if (o.has_header) {
+        const std::string_view text = fields[i].text;
+        if (const size_t bad = find_invalid_utf8(text); bad != text.size()) {
+          if (o.encoding != "utf8-lossy")
+            throw io_error(path + ": line " + std::to_string(line) + ", column " + std::to_string(i + 1) +
+                           ": header name: " + invalid_utf8(text, bad));
+          append_utf8_lossy(text, name);
+        } else {
+          name = text;
+        }
+      }
       if (name.empty()) name = "column_" + std::to_string(i + 1);
       std::string base = name;
       for (int dup = 0; std::find(l.names.begin(), l.names.end(), name) != l.names.end(); ++dup)
@@ -556,6 +578,14 @@ chunk_result parse_chunk(const chunk& ch, const layout& l, const csv_options& o,
   size_t ncols = l.names.size();
   int64_t rows = 0, line = ch.line;
   const char* p = ch.begin;
+  // String fields are split at ASCII bytes, which never occur inside a UTF-8 sequence: when the whole
+  // chunk is valid UTF-8 so is every field, and only a chunk that is not checks its string fields.
+  const bool lossy = o.encoding == "utf8-lossy";
+  std::vector<bool> check_utf8(acc.size(), false);
+  if (!is_valid_utf8(std::string_view(ch.begin, static_cast<size_t>(ch.end - ch.begin))))
+    for (size_t c = 0; c < acc.size(); ++c)
+      check_utf8[c] = out_schema[c].type.id == type_id::string;
+  std::string repaired;
   auto malformed = [&](int64_t rec_line, size_t col, const std::string& what) {
     if (o.skip_malformed) {
       ++r.skipped;
@@ -592,6 +622,20 @@ chunk_result parse_chunk(const chunk& ch, const layout& l, const csv_options& o,
     bool ok = true;
     for (size_t c = 0; c < acc.size() && ok; ++c) {
       size_t fc = static_cast<size_t>(out_of_file[c]);
+      if (check_utf8[c] && !is_null_text(fields[fc], o)) {
+        const std::string_view text = fields[fc].text;
+        if (const size_t bad = find_invalid_utf8(text); bad != text.size()) {
+          if (lossy) {
+            repaired.clear();
+            append_utf8_lossy(text, repaired);
+            acc[c].append({repaired, fields[fc].quoted}, o);
+            continue;
+          }
+          ok = false;
+          if (!malformed(rec_line, fc, invalid_utf8(text, bad))) return r;
+          continue;
+        }
+      }
       if (acc[c].append(fields[fc], o)) continue;
       ok = false;
       std::string what = "cannot parse '" + std::string(fields[fc].text) + "' as " + to_string(out_schema[c].type);

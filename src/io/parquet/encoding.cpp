@@ -13,7 +13,7 @@
 namespace tug::io::parquet {
 namespace {
 
-[[noreturn]] void corrupt(const char* what) { throw io_error(std::string("corrupt page: ") + what); }
+[[noreturn]] void corrupt(const std::string& what) { throw io_error("corrupt page: " + what); }
 
 inline uint64_t load64(const uint8_t* p) {
   uint64_t v;
@@ -194,6 +194,10 @@ const uint8_t* delta_decode(const uint8_t* p, const uint8_t* end, int64_t n, I* 
   if (total != static_cast<uint64_t>(n)) corrupt("DELTA_BINARY_PACKED value count differs from the page's");
   if (n == 0) return p;
   const uint64_t per_mini = block / mini;
+  // Deltas wrap around in the physical type's width, but writers may compute them wider: DuckDB
+  // subtracts INT32 values as int64, so a delta minus the block's min delta needs up to 33 bits.
+  // Unpacked to 64 bits and summed modulo 2^64, the low bits are right either way.
+  constexpr int max_bw = sizeof(I) == 4 ? 33 : 64;
   uint64_t last = static_cast<uint64_t>(first);
   out[0] = static_cast<I>(first);
   int64_t i = 1;
@@ -206,7 +210,9 @@ const uint8_t* delta_decode(const uint8_t* p, const uint8_t* end, int64_t n, I* 
     p += mini;
     for (uint64_t m = 0; m < mini && i < n; ++m) {
       int bw = widths[m];
-      if (bw > static_cast<int>(sizeof(I) * 8)) corrupt("DELTA_BINARY_PACKED bit width too large");
+      if (bw > max_bw)
+        corrupt("DELTA_BINARY_PACKED bit width " + std::to_string(bw) + " above " + std::to_string(max_bw) +
+                " for " + (sizeof(I) == 4 ? "INT32" : "INT64"));
       int64_t k = static_cast<int64_t>(std::min<uint64_t>(per_mini, static_cast<uint64_t>(n - i)));
       size_t avail = static_cast<size_t>(end - p);
       size_t need = (static_cast<size_t>(k) * bw + 7) / 8;

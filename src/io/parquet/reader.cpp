@@ -58,7 +58,8 @@ std::optional<data_type> map_type(const schema_element& e, std::string& why) {
     int p = lt.kind == logical_kind::decimal ? lt.precision : e.precision;
     int s = lt.kind == logical_kind::decimal ? lt.scale : e.scale;
     if (p < 1 || p > 38 || s < 0 || s > p) {
-      why = "decimal(" + std::to_string(p) + ", " + std::to_string(s) + ") outside decimal128";
+      why = "decimal(" + std::to_string(p) + ", " + std::to_string(s) + ")" +
+            (p > 38 ? ": precision above 38, beyond decimal128" : ": not a valid decimal128 precision and scale");
       return std::nullopt;
     }
     return decimal(p, s);
@@ -116,11 +117,12 @@ std::optional<data_type> map_type(const schema_element& e, std::string& why) {
         return std::nullopt;
       }
       if (is_decimal) {
-        if (e.type_length > 16) {
-          why = "decimal wider than 16 bytes";
+        auto t = decimal_type();
+        if (t && e.type_length > 16) {
+          why = to_string(*t) + " stored in " + std::to_string(e.type_length) + " bytes, wider than decimal128";
           return std::nullopt;
         }
-        return decimal_type();
+        return t;
       }
       if (lt.kind == logical_kind::float16) {
         if (e.type_length != 2) {
@@ -133,6 +135,15 @@ std::optional<data_type> map_type(const schema_element& e, std::string& why) {
   }
   why = "unknown physical type " + std::to_string(static_cast<int>(*e.type));
   return std::nullopt;
+}
+
+/// Why a top-level group is unsupported: the kind of nesting it is.
+std::string nested_kind(const schema_element& e) {
+  const auto conv = e.converted;
+  if (e.logical.kind == logical_kind::list || conv == converted_type::list) return "nested list";
+  if (e.logical.kind == logical_kind::map || conv == converted_type::map || conv == converted_type::map_key_value)
+    return "nested map";
+  return "nested struct";
 }
 
 }  // namespace
@@ -182,14 +193,18 @@ file_reader file_reader::open(const std::string& path) {
       return;
     }
     size_t my_leaf = leaf++;
-    bool top = depth == 0;
+    if (depth > 0) return;  // a leaf of a top-level group, which open() listed as unsupported
     auto rep = e.repetition_type.value_or(repetition::required);
     std::string why;
     std::optional<data_type> t;
-    const bool duplicate = std::any_of(fields.begin(), fields.end(), [&](const field& f) { return f.name == name; });
-    if (top && rep != repetition::repeated && !duplicate) t = map_type(e, why);
-    if (!t) {  // nested, repeated, a repeated name, or no tug type
-      r._skipped.push_back(name);
+    if (rep == repetition::repeated)
+      why = "repeated field (a list)";
+    else if (std::any_of(fields.begin(), fields.end(), [&](const field& f) { return f.name == name; }))
+      why = "a second column of that name";
+    else
+      t = map_type(e, why);
+    if (!t) {
+      r._unsupported.push_back({name, why});
       return;
     }
     fields.push_back(field{name, *t});
@@ -200,8 +215,10 @@ file_reader file_reader::open(const std::string& path) {
   if (sch[0].num_children < 0) fail("negative num_children");
   for (int32_t c = 0; c < sch[0].num_children; ++c) {
     if (pos >= sch.size()) fail("fewer schema elements than num_children says");
-    // A top-level group: all its leaves are skipped.
-    walk(walk, "", sch[pos].num_children > 0 ? 1 : 0);
+    // A top-level group (struct, list, map) is one unsupported column; its leaves are passed over.
+    const bool group = sch[pos].num_children > 0;
+    if (group) r._unsupported.push_back({sch[pos].name, nested_kind(sch[pos])});
+    walk(walk, "", group ? 1 : 0);
   }
   if (pos != sch.size()) fail("more schema elements than the tree holds");
   try {

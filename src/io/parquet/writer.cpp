@@ -10,6 +10,7 @@
 
 #include "core/hash.hpp"
 #include "tug/core/error.hpp"
+#include "tug/core/utf8.hpp"
 #include "tug/io/parquet/codec.hpp"
 #include "tug/io/parquet/metadata.hpp"
 #include "tug/io/parquet/reader.hpp"
@@ -517,6 +518,29 @@ void write_parquet(const std::string& path, const tug::schema& s, const std::vec
         throw invalid_argument_error("write_parquet: column '" + s[i].name + "' is " + to_string(p[i].type()) +
                                      " in a partition, " + to_string(s[i].type) + " in the schema");
   }
+  // STRING columns must hold UTF-8 (DuckDB, pyarrow and Polars refuse files whose strings do not):
+  // checked before the file is created, in parallel over partitions and columns.
+  std::vector<std::pair<size_t, size_t>> strings;  // (partition, column)
+  for (size_t p = 0; p < parts.size(); ++p)
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s[i].type.id == type_id::string) strings.emplace_back(p, i);
+  auto check_utf8 = [&](int64_t k) {
+    const auto [p, i] = strings[static_cast<size_t>(k)];
+    const int64_t row = first_invalid_utf8_row(parts[p][i].view());
+    if (row < 0) return;
+    int64_t before = 0;
+    for (size_t q = 0; q < p; ++q)
+      before += parts[q].num_rows();
+    throw invalid_argument_error("write_parquet: " + path + ": column '" + s[i].name + "' row " +
+                                 std::to_string(before + row) +
+                                 " is not valid UTF-8; a Parquet STRING column must hold UTF-8 (DuckDB, pyarrow and "
+                                 "Polars refuse other bytes), and tug has no binary type: binary Parquet columns "
+                                 "read as strings of their bytes");
+  };
+  if (pool)
+    pool->parallel_for(static_cast<int64_t>(strings.size()), check_utf8);
+  else
+    for (size_t k = 0; k < strings.size(); ++k) check_utf8(static_cast<int64_t>(k));
   file_metadata meta;
   meta.version = 1;
   meta.created_by = "tug version 0.1.0";

@@ -27,6 +27,10 @@ struct csv_options {
   bool skip_malformed = false;     ///< false: io_error naming file, line and column; true: skip the row and count it
   int64_t chunk_bytes = 16 << 20;  ///< parallel parsing unit
   int64_t n_rows = -1;             ///< read at most this many records (-1: all)
+  /// Reading: "utf8": string fields and header names must be valid UTF-8 (else a malformed row:
+  /// io_error naming file, line and column, or skipped with skip_malformed); "utf8-lossy": invalid
+  /// sequences become U+FFFD. Other values: invalid_argument_error.
+  std::string encoding = "utf8";
 };
 
 /// Result of `read_csv`: the schema of the returned columns and one table per parsed chunk.

@@ -1,8 +1,10 @@
 #pragma once
 /// Parquet reader and writer of tug: the format is parsed in-house (Thrift compact protocol, page
 /// encodings); compression goes through system libraries (snappy, zlib, zstd, lz4).
-/// Flat columns only: nested columns (repeated fields, groups) are skipped and listed by
-/// `file_reader::skipped_columns()`. See docs/parquet.md for the supported types and encodings.
+/// Flat columns only: columns tug cannot represent (nested ones, decimals wider than decimal128, a
+/// repeated name) are left out of `file_reader::schema()` and listed by
+/// `file_reader::unsupported_columns()`; a scan refuses them unless `read_options::
+/// skip_unsupported_columns` is set. See docs/parquet.md for the supported types and encodings.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,6 +35,21 @@ struct leaf_info;
 /// Statistics of one column chunk, typed as the column; absent when the file has none.
 using tug::column_statistics;
 
+/// A top-level column of a Parquet file that tug cannot represent, and why (e.g. "nested list",
+/// "decimal(50, 2): precision above 38").
+struct unsupported_column {
+  std::string name;
+  std::string reason;
+};
+
+/// Options of reading Parquet files (`scan_parquet`, `parquet_source`).
+struct read_options {
+  /// false: a file with columns tug cannot represent (nested lists, structs and maps, decimals of
+  /// precision above 38, a repeated column name) raises not_implemented_error naming them and the
+  /// file; true: they are left out, with a warning on stderr once per scan and a note in explain().
+  bool skip_unsupported_columns = false;
+};
+
 /// Rows [begin, end) of a row group.
 struct row_range {
   int64_t begin = 0, end = 0;
@@ -52,10 +69,10 @@ class file_reader {
   /// @throws io_error naming the file: missing file, wrong magic, truncated, corrupt footer.
   static file_reader open(const std::string& path);
 
-  /// Flat columns mapped to tug types (nested columns omitted).
+  /// Flat columns mapped to tug types (unsupported columns omitted).
   const tug::schema& schema() const { return _schema; }
-  /// Dotted paths of the nested columns that are skipped.
-  const std::vector<std::string>& skipped_columns() const { return _skipped; }
+  /// The top-level columns left out of schema(), in file order, with the reason.
+  const std::vector<unsupported_column>& unsupported_columns() const { return _unsupported; }
   int64_t num_rows() const;
   int num_row_groups() const;
   /// @throws invalid_argument_error for a row group out of range.
@@ -114,7 +131,7 @@ class file_reader {
   std::vector<size_t> _leaf;     ///< schema() column -> leaf index in the file's column chunks
   std::vector<size_t> _element;  ///< schema() column -> index of its element in the file's schema
   std::vector<bool> _optional;   ///< schema() column -> has definition levels
-  std::vector<std::string> _skipped;
+  std::vector<unsupported_column> _unsupported;
   int64_t _file_size = 0;
 };
 
