@@ -527,6 +527,7 @@ struct lowerer {
 }  // namespace
 
 physical_ptr lower(const plan_ptr& p, const engine_options& opts, std::vector<std::string>* fallbacks) {
+  validate_options(opts);  // every query passes here before anything runs
   backend preferred = backend::cpu;
   if (opts.engine == engine_kind::gpu) {
     if (!gpu_available()) {
