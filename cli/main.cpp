@@ -1,4 +1,4 @@
-// The tug command-line program: file commands over CSV (Parquet arrives later).
+// The tug command-line program: file commands over Parquet and CSV files, globs and directories.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -18,7 +18,6 @@
 #include "tug/io/csv/csv.hpp"
 #include "tug/io/files.hpp"
 #include "tug/io/parquet/reader.hpp"
-#include "tug/io/parquet_source.hpp"
 #include "tug/version.hpp"
 
 namespace {
@@ -31,15 +30,16 @@ constexpr const char* usage_text =
     "  schema FILE            column names and types\n"
     "  head FILE [-n N]       the first N rows (default 10)\n"
     "  count FILE...          number of rows of each file\n"
-    "  convert IN OUT         rewrite IN as OUT (formats from the extensions: .csv, .tsv, .txt)\n"
+    "  convert IN OUT         rewrite IN as OUT (formats from the extensions: .parquet, .pq, .csv, .tsv, .txt)\n"
     "  version                the version\n"
-    "An input FILE may also be a glob (\"data/*.parquet\") or a directory of .parquet part files.\n"
+    "An input FILE may also be a glob (\"data/*.parquet\", \"logs/*.csv\") or a directory of .parquet\n"
+    "(else .csv) part files.\n"
     "options:\n"
     "  --format table|csv|json   output format (default table)\n"
     "  --delimiter C             CSV field delimiter (default ',', '\\t' for .tsv)\n"
     "  --no-header               the CSV input has no header row\n"
     "  --null TEXT               a CSV null value (repeatable; default: the empty field)\n"
-    "  --codec NAME              Parquet output codec: snappy (default), zstd, lz4_raw, gzip, none\n"
+    "  --codec NAME              Parquet output codec of convert: snappy (default), zstd, lz4_raw, gzip, none\n"
     "  --infer-rows N            rows sampled for CSV type inference (default 1000)\n"
     "  --skip-unsupported-columns  leave out Parquet columns tug cannot read (nested, decimal256)\n";
 
@@ -59,7 +59,7 @@ struct options {
   bool no_header = false;
   std::vector<std::string> nulls;
   std::optional<int64_t> infer_rows;
-  std::string codec = "snappy";
+  std::optional<std::string> codec;  ///< Parquet output only (refused elsewhere)
   tug::io::parquet::read_options parquet;
 };
 
@@ -126,17 +126,33 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return true;
 }
 
-/// The one place that maps a path to a file format.
-file_format format_of(const std::string& path) {
+/// True when the directory `dir` holds files with `extension` (as expand_paths finds them).
+bool has_files(const std::string& dir, const std::string& extension) {
+  try {
+    tug::io::expand_paths(dir, extension);
+    return true;
+  } catch (const tug::io_error&) {
+    return false;
+  }
+}
+
+/// The one place that maps a path to a file format. An `input` directory of part files (as Spark or
+/// Hive write them, beside _SUCCESS and .crc files, which the directory scan skips) is Parquet when it
+/// holds .parquet files, else CSV when it holds .csv files; an input that does not exist is named so.
+file_format format_of(const std::string& path, bool input = true) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    // A directory of part files (as Spark or Hive write them, beside _SUCCESS and .crc files, which the
-    // directory scan skips) is read as Parquet; expand_paths names the directory when it holds none.
-    tug::io::expand_paths(path, ".parquet");
-    return file_format::parquet;
+  if (input && fs::is_directory(path, ec)) {
+    fs::directory_iterator list(path, ec);
+    if (ec) throw tug::io_error("cannot list directory " + path + ": " + ec.message());
+    if (has_files(path, ".parquet")) return file_format::parquet;
+    if (has_files(path, ".csv")) return file_format::csv;
+    throw tug::io_error("no .parquet or .csv files under directory " + path);
   }
   if (ends_with(path, ".csv") || ends_with(path, ".tsv") || ends_with(path, ".txt")) return file_format::csv;
   if (ends_with(path, ".parquet") || ends_with(path, ".pq")) return file_format::parquet;
+  if (input && path.find_first_of("*?[") == std::string::npos && !fs::exists(path, ec))
+    throw tug::io_error("'" + path + "': no such file or directory");
   throw tug::invalid_argument_error("'" + path +
                                     "': unknown file format (known extensions: .csv, .tsv, .txt, .parquet, .pq)");
 }
@@ -151,35 +167,33 @@ csv::csv_options csv_options_for(const std::string& path, const options& o) {
   return c;
 }
 
-tug::data_frame read_file(const std::string& path, const options& o, int64_t n_rows = -1) {
-  switch (format_of(path)) {
-    case file_format::csv: {
-      auto c = csv_options_for(path, o);
-      c.n_rows = n_rows;
-      auto r = csv::read_csv(path, c);
-      return tug::data_frame(std::move(r.schema), std::move(r.partitions));
-    }
-    case file_format::parquet:
-      return (n_rows >= 0 ? tug::scan_parquet(path, o.parquet).limit(n_rows) : tug::scan_parquet(path, o.parquet))
-          .collect();
-  }
-  throw tug::internal_error("read_file: unhandled format");
-}
-
-tug::schema schema_of(const std::string& path, const options& o) {
+/// A scan of a file, glob or directory (every file with the first file's schema).
+tug::lazy_frame scan_of(const std::string& path, const options& o) {
   switch (format_of(path)) {
     case file_format::csv:
-      return csv::infer_schema(path, csv_options_for(path, o));
+      return tug::scan_csv(path, csv_options_for(path, o));
     case file_format::parquet:
-      return tug::io::parquet_source(path, o.parquet).schema();
+      return tug::scan_parquet(path, o.parquet);
   }
-  throw tug::internal_error("schema_of: unhandled format");
+  throw tug::internal_error("scan_of: unhandled format");
 }
+
+/// The first `n_rows` rows (-1 = all): the limit reaches the scan, which reads only what holds them.
+tug::data_frame read_file(const std::string& path, const options& o, int64_t n_rows = -1) {
+  tug::lazy_frame scan = scan_of(path, o);
+  return (n_rows >= 0 ? scan.limit(n_rows) : scan).collect();
+}
+
+tug::schema schema_of(const std::string& path, const options& o) { return scan_of(path, o).schema(); }
 
 int64_t count_of(const std::string& path, const options& o) {
   switch (format_of(path)) {
-    case file_format::csv:
-      return csv::count_rows(path, csv_options_for(path, o));
+    case file_format::csv: {
+      int64_t n = 0;  // a boundary pass over each file: nothing is parsed
+      for (auto& f : tug::io::expand_paths(path, ".csv"))
+        n += csv::count_rows(f.path, csv_options_for(path, o));
+      return n;
+    }
     case file_format::parquet: {
       int64_t n = 0;  // from the footers: no data is read
       for (auto& f : tug::io::expand_paths(path, ".parquet")) n += tug::io::parquet::file_reader::open(f.path).num_rows();
@@ -190,7 +204,7 @@ int64_t count_of(const std::string& path, const options& o) {
 }
 
 void write_file(const std::string& path, const tug::data_frame& df, const options& o) {
-  switch (format_of(path)) {
+  switch (format_of(path, false)) {
     case file_format::csv: {
       csv::csv_options c;
       if (ends_with(path, ".tsv")) c.delimiter = '\t';
@@ -199,7 +213,7 @@ void write_file(const std::string& path, const tug::data_frame& df, const option
     }
     case file_format::parquet: {
       tug::io::parquet::write_options w;
-      w.codec = o.codec;
+      if (o.codec) w.codec = *o.codec;
       tug::io::parquet::write_parquet(path, df.schema(), df.partitions(), w);
       return;
     }
@@ -290,6 +304,7 @@ int run(const options& o) {
     std::cout << usage_text;
     return 0;
   }
+  if (o.codec && o.command != "convert") throw usage_error("--codec applies to convert with a Parquet output only");
   if (o.command == "schema") {
     need_files(1, 1);
     tug::schema s = schema_of(o.files[0], o);
@@ -323,7 +338,9 @@ int run(const options& o) {
   }
   if (o.command == "convert") {
     need_files(2, 2);
-    format_of(o.files[1]);  // an unsupported output fails before reading
+    // an unsupported output fails before reading
+    if (format_of(o.files[1], false) != file_format::parquet && o.codec)
+      throw usage_error("--codec applies to Parquet output only, and " + o.files[1] + " is CSV");
     auto df = read_file(o.files[0], o);
     write_file(o.files[1], df, o);
     return 0;

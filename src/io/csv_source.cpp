@@ -1,5 +1,7 @@
 #include "tug/io/csv_source.hpp"
 
+#include <algorithm>
+
 namespace tug::io {
 
 csv_source::csv_source(const std::string& path, csv::csv_options options)
@@ -16,12 +18,18 @@ std::string csv_source::describe() const {
 
 std::vector<table> csv_source::read(const std::vector<std::string>& columns, const std::vector<expr>&,
                                     const engine_options&, thread_pool& pool, memory_resource* mr,
-                                    const partition_hook& hook) const {
+                                    const partition_hook& hook, int64_t limit) const {
   std::vector<table> out;
+  csv::csv_options o = _options;
   for (auto& f : _files) {
-    csv::read_result r = csv::read_csv(f.path, _options, columns, &pool, mr);
-    for (auto& p : r.partitions)
+    if (limit == 0) break;
+    // with a limit, only a prefix of the file (the reader reads a growing prefix until it has n_rows)
+    if (limit > 0) o.n_rows = _options.n_rows >= 0 ? std::min(_options.n_rows, limit) : limit;
+    csv::read_result r = csv::read_csv(f.path, o, columns, &pool, mr);
+    for (auto& p : r.partitions) {
+      if (limit > 0) limit -= std::min(limit, p.num_rows());
       out.push_back(std::move(p));
+    }
   }
   apply_partition_hook(out, hook, pool);
   return out;

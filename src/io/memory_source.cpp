@@ -116,7 +116,7 @@ std::string memory_source::describe() const {
 
 std::vector<table> memory_source::read(const std::vector<std::string>& columns, const std::vector<expr>&,
                                        const engine_options& options, thread_pool& pool, memory_resource*,
-                                       const partition_hook& hook) const {
+                                       const partition_hook& hook, int64_t limit) const {
   std::vector<size_t> cols;
   for (auto& c : columns)
     cols.push_back(_schema.index_of(c));
@@ -124,11 +124,16 @@ std::vector<table> memory_source::read(const std::vector<std::string>& columns, 
   // at most target_partition_rows a partition, and enough partitions to keep every thread busy
   // (but not slivers: at least 16k rows each unless the target itself is smaller)
   int64_t rows = total_rows(_partitions);
+  if (limit >= 0) rows = std::min(rows, limit);
   int64_t threads = pool.size();
   int64_t per_thread = std::max<int64_t>(16384, (rows + threads - 1) / threads);
   int64_t target = std::max<int64_t>(1, std::min(options.target_partition_rows, per_thread));
+  int64_t left = rows;  // rows still wanted (slices are free, so exactly the first `limit`)
   for (auto& p : _partitions) {
+    if (left == 0 && limit >= 0) break;
     table t = p.select(cols);
+    if (t.num_rows() > left) t = t.slice(0, left);
+    left -= t.num_rows();
     if (t.num_rows() <= target) {
       out.push_back(std::move(t));
       continue;

@@ -417,7 +417,7 @@ int64_t parquet_source::data_pages(const std::string& column) const {
 
 std::vector<table> parquet_source::read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                         const engine_options& options, thread_pool& pool, memory_resource* mr,
-                                        const partition_hook& hook) const {
+                                        const partition_hook& hook, int64_t limit) const {
   std::vector<size_t> file_cols, hive_cols;
   std::vector<int> from_hive;  // per requested column: -1 file column, else hive index
   for (auto& c : columns) {
@@ -430,8 +430,18 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
     }
   }
   int64_t skipped = 0;
-  const std::vector<rg_task> tasks = plan_reads(predicates, &skipped);
+  std::vector<rg_task> tasks = plan_reads(predicates, &skipped);
   _counters->row_groups_skipped += skipped;
+  if (limit >= 0 && predicates.empty()) {
+    // only the row groups that hold the first `limit` rows, of the last only its first rows (the data
+    // pages after them are not decoded)
+    size_t k = 0;
+    for (int64_t left = limit; k < tasks.size() && left > 0; ++k) {
+      if (tasks[k].rows > left) tasks[k] = {tasks[k].file, tasks[k].rg, {{0, left}}, left};
+      left -= tasks[k].rows;
+    }
+    tasks.resize(k);
+  }
   auto decode = [&](size_t k) {
     const rg_task& t = tasks[k];
     const auto& r = *_readers[t.file];

@@ -1,5 +1,6 @@
 // Host-side helpers of the device layer that need no CUDA.
 #include <cctype>
+#include <cmath>
 
 #include "tug/core/error.hpp"
 #include "tug/core/table.hpp"
@@ -10,7 +11,8 @@ namespace tug {
 int64_t parse_device_limit(const std::string& spec, int64_t total_memory) {
   auto bad = [&]() {
     return invalid_argument_error("spill_device_limit \"" + spec +
-                                  "\" is neither a percentage (\"80%\") nor a byte count (\"8GiB\", \"500MB\")");
+                                  "\" is neither a percentage above 0 and at most 100 (\"80%\") nor a byte count "
+                                  "(\"8GiB\", \"500MB\", \"123456\")");
   };
   if (spec.empty()) throw bad();
   size_t pos = 0;
@@ -23,7 +25,7 @@ int64_t parse_device_limit(const std::string& spec, int64_t total_memory) {
   std::string unit = spec.substr(pos);
   while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front())))
     unit.erase(0, 1);
-  if (v <= 0) throw bad();
+  if (!(v > 0) || !std::isfinite(v)) throw bad();  // NaN fails v > 0
   if (unit == "%") {
     if (v > 100) throw bad();
     return static_cast<int64_t>(static_cast<double>(total_memory) * v / 100.0);
@@ -45,6 +47,7 @@ int64_t parse_device_limit(const std::string& spec, int64_t total_memory) {
     mult = 1024.0 * 1024 * 1024;
   else
     throw bad();
+  if (v * mult < 1 || v * mult >= 9.2e18) throw bad();  // at least a byte, within int64
   return static_cast<int64_t>(v * mult);
 }
 

@@ -365,6 +365,7 @@ std::string node_line(const plan_node& n) {
         line += "; project " + std::to_string(n.projection.size()) + "/" + std::to_string(n.source->schema().size()) +
                 " columns " + names_str(n.projection);
       if (!n.predicates.empty()) line += "; selection: " + exprs_str(n.predicates);
+      if (n.length >= 0) line += "; first " + std::to_string(n.length) + " rows";
       if (n.schema.size() != (n.projection.empty() ? n.source->schema().size() : n.projection.size()))
         line += "; output " + names_str(n.schema.names());
       break;

@@ -1,21 +1,41 @@
 #include "tug/runtime/thread_pool.hpp"
 
 #include <memory>
+#include <string>
+
+#include "tug/core/error.hpp"
 
 namespace tug {
 
 thread_pool::thread_pool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 1; i < threads; ++i) _workers.emplace_back([this] { worker(); });
+  try {
+    _workers.reserve(static_cast<size_t>(threads - 1));
+    for (int i = 1; i < threads; ++i)
+      _workers.emplace_back([this] { worker(); });
+  } catch (const std::exception& e) {
+    // the members' destructors would wait on a condition variable the started workers sleep on (a
+    // hang) and then destroy joinable threads (std::terminate): stop and join them first
+    const size_t started = _workers.size();
+    stop_workers();
+    throw resource_error("num_threads = " + std::to_string(threads) + ": could not start worker thread " +
+                         std::to_string(started + 1) + " of " + std::to_string(threads - 1) + " (" + e.what() +
+                         "); lower num_threads or raise the process's limits on threads and memory "
+                         "(ulimit -u, ulimit -v)");
+  }
 }
 
-thread_pool::~thread_pool() {
+thread_pool::~thread_pool() { stop_workers(); }
+
+void thread_pool::stop_workers() {
   {
     std::lock_guard<std::mutex> g(_mu);
     _stop = true;
   }
   _cv.notify_all();
-  for (auto& t : _workers) t.join();
+  for (auto& t : _workers)
+    t.join();
+  _workers.clear();
 }
 
 // Takes one index of job `only`, or (null) of the newest job with work left, and runs it. Called with

@@ -15,8 +15,10 @@ from polars.testing import assert_frame_equal
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run(tug, *args, ok=True):
-    p = subprocess.run([tug, *map(str, args)], capture_output=True, text=True)
+def run(tug, *args, ok=True, env=None):
+    # a timeout: a hang fails the test instead of stalling the run
+    p = subprocess.run([tug, *map(str, args)], capture_output=True, text=True, timeout=120,
+                       env=None if env is None else {**os.environ, **env})
     if ok:
         assert p.returncode == 0, p.stderr
     return p
@@ -160,3 +162,107 @@ def test_parquet_written_by_others_reads_in_tug(tug, tmp_path, writer):
     assert int(run(tug, "count", path, "--format", "csv").stdout.splitlines()[1].split(",")[1]) == len(df)
     out = run(tug, "head", path, "-n", len(df), "--format", "csv").stdout
     assert_frame_equal(pl.read_csv(io.StringIO(out), schema=SCHEMA), df)
+
+
+def clobber(path, start, end):
+    """Overwrites the bytes [start, end) of a file with 0xFF."""
+    with open(path, "r+b") as f:
+        f.seek(start)
+        f.write(b"\xff" * (end - start))
+
+
+def footer_start(path):
+    data = Path(path).read_bytes()
+    return len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+
+
+def test_head_reads_only_the_rows_it_shows(tug, tmp_path):
+    """head pushes its limit into the scan: the bytes after the first row group (Parquet) or after the
+    first rows (CSV) are unreadable, and head still shows its rows; reading more trips over them."""
+    import pyarrow.parquet as pq
+
+    df = sample_frame(10000)
+    path = tmp_path / "big.parquet"
+    pq.write_table(df.to_arrow(), path, row_group_size=1000)
+    rg1 = min(min(c.dictionary_page_offset or c.data_page_offset, c.data_page_offset)
+              for c in (pq.ParquetFile(path).metadata.row_group(1).column(i) for i in range(len(SCHEMA))))
+    clobber(path, rg1, footer_start(path))
+    for n in (5, 1000):
+        out = run(tug, "head", path, "-n", n, "--format", "csv").stdout
+        assert_frame_equal(pl.read_csv(io.StringIO(out), schema=SCHEMA), df.head(n))
+    p = run(tug, "head", path, "-n", 1001, ok=False)
+    assert p.returncode == 1 and "big.parquet" in p.stderr
+
+    big = sample_frame(40000)  # about 3 MB, more than the CSV reader's first 1 MiB prefix
+    csv = tmp_path / "big.csv"
+    big.write_csv(csv)
+    with open(csv, "a") as f:
+        f.write("1,2\n")
+    out = run(tug, "head", csv, "-n", 5, "--format", "csv").stdout
+    assert_frame_equal(pl.read_csv(io.StringIO(out), schema=SCHEMA), big.head(5))
+    p = run(tug, "head", csv, "-n", 40001, ok=False)
+    assert p.returncode == 1 and "big.csv" in p.stderr
+
+
+def test_missing_input_is_named_as_missing(tug, tmp_path):
+    for args in (["head", f"{tmp_path}/nodir/"], ["schema", tmp_path / "nodir"], ["count", tmp_path / "nofile"],
+                 ["convert", tmp_path / "nodir", tmp_path / "out.csv"]):
+        p = run(tug, *args, ok=False)
+        assert p.returncode == 1, args
+        assert "no such file or directory" in p.stderr and str(args[1]) in p.stderr, p.stderr
+        assert "unknown file format" not in p.stderr, p.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = run(tug, "head", empty, ok=False)
+    assert p.returncode == 1 and "no .parquet or .csv files under directory" in p.stderr and "empty" in p.stderr
+
+
+def test_codec_is_refused_without_parquet_output(tug, tmp_path):
+    src = tmp_path / "in.csv"
+    sample_frame(10).write_csv(src)
+    for out in ("out.csv", "out.tsv"):
+        p = run(tug, "convert", src, tmp_path / out, "--codec", "zstd", ok=False)
+        assert p.returncode == 2 and "--codec" in p.stderr and "Parquet output" in p.stderr, p.stderr
+        assert not (tmp_path / out).exists()
+    p = run(tug, "head", src, "--codec", "zstd", ok=False)
+    assert p.returncode == 2 and "--codec" in p.stderr
+    run(tug, "convert", src, tmp_path / "out.parquet", "--codec", "zstd")
+    assert pl.read_parquet(tmp_path / "out.parquet").height == 10
+
+
+@pytest.mark.parametrize("kind", ["glob", "directory"])
+def test_csv_globs_and_directories(tug, tmp_path, kind):
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    # the schema comes from the first file (sorted by name): one with rows to infer it from
+    frames = [sample_frame(n) for n in (33, 0, 1, 1024)]
+    for i, f in enumerate(frames):
+        f.write_csv(parts / f"part-{i}.csv")
+    (parts / "_SUCCESS").write_text("")
+    whole = pl.concat(frames)
+    arg = parts / "*.csv" if kind == "glob" else parts
+    counts = json.loads(run(tug, "count", arg, "--format", "json").stdout)
+    assert counts == [{"file": str(arg), "rows": len(whole)}]
+    schema = json.loads(run(tug, "schema", arg, "--format", "json").stdout)
+    assert [c["name"] for c in schema] == list(SCHEMA)
+    out = run(tug, "head", arg, "-n", 2000, "--format", "csv").stdout
+    assert_frame_equal(pl.read_csv(io.StringIO(out), schema=SCHEMA), whole)
+    out = run(tug, "head", arg, "-n", 20, "--format", "csv").stdout
+    assert_frame_equal(pl.read_csv(io.StringIO(out), schema=SCHEMA), whole.head(20))
+    run(tug, "convert", arg, tmp_path / "all.parquet")
+    assert_frame_equal(pl.read_parquet(tmp_path / "all.parquet").cast(SCHEMA), whole)
+
+
+def test_bad_engine_environment_is_named(tug, tmp_path):
+    src = tmp_path / "in.csv"
+    sample_frame(10).write_csv(src)
+    p = run(tug, "head", src, ok=False, env={"TUG_ENGINE": "banana"})
+    assert p.returncode == 1 and "TUG_ENGINE" in p.stderr and "banana" in p.stderr
+    run(tug, "head", src, env={"TUG_ENGINE": "cpu"})
+
+
+def test_help_and_docs_are_current(tug):
+    out = run(tug, "--help").stdout
+    assert ".parquet" in out and "glob" in out and "--codec" in out
+    for text in (out, (REPO / "docs" / "csv.md").read_text()):
+        assert "arrives later" not in text and "not built yet" not in text and ".parquet` is refused" not in text

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "test_util.hpp"
 #include "tug/api/io.hpp"
@@ -299,4 +300,124 @@ TEST(ScanParquet, RowRangesReadConsistentlyAcrossPageBoundaries) {
   expect_frames_equal(data_frame(s, {pooled}), data_frame(s, {concatenate(want)}));
   EXPECT_EQ(pooled_skipped, skipped);
   EXPECT_THROW(reader.read_row_group_ranges(0, {0}, {{5, 3}}), invalid_argument_error);
+}
+
+namespace {
+/// Overwrites the bytes [from, to) of a file with 0xFF.
+void clobber(const std::string& path, int64_t from, int64_t to) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(from);
+  std::string junk(static_cast<size_t>(to - from), '\xff');
+  f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+}
+
+/// Where a Parquet file's footer starts (after its last column chunk).
+int64_t footer_start(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  f.seekg(-8, std::ios::end);
+  const auto size = static_cast<int64_t>(f.tellg()) + 8;
+  unsigned char len[4];
+  f.read(reinterpret_cast<char*>(len), 4);
+  return size - 8 - static_cast<int64_t>(len[0] | len[1] << 8 | len[2] << 16 | static_cast<uint32_t>(len[3]) << 24);
+}
+}  // namespace
+
+// A limit over a scan (head) reads only the row groups that hold its rows: the later row groups'
+// bytes are overwritten, and only a read past the limit trips over them.
+TEST(ScanParquet, LimitReadsOnlyTheRowGroupsThatHoldItsRows) {
+  temp_dir d;
+  data_frame df = sample();
+  const std::string path = d / "a.parquet";
+  io::parquet::write_parquet(path, df.schema(), df.partitions(), small_groups());  // 10 row groups
+  auto first_rows = [&](int64_t offset, int64_t n) { return df.lazy().slice(offset, n).collect(); };
+  for (int64_t n : {0, 1, 5, 999, 1000, 1001, 2500}) {
+    auto src = std::make_shared<io::parquet_source>(path);
+    data_frame got = lazy_frame(plan::scan(src)).limit(n).collect();
+    expect_frames_equal(got, first_rows(0, n));
+    EXPECT_EQ(src->counters().row_groups_read.load(), (n + 999) / 1000) << n;
+  }
+  // through a projection and with an offset: rows 2500..2509 need the first three row groups
+  auto src = std::make_shared<io::parquet_source>(path);
+  lazy_frame q = lazy_frame(plan::scan(src)).select({col("k"), (col("v") * 2).alias("v2")}).slice(2500, 10);
+  EXPECT_NE(q.explain().find("first 2510 rows"), std::string::npos) << q.explain();
+  expect_frames_equal(q.collect(), df.lazy().select({col("k"), (col("v") * 2).alias("v2")}).slice(2500, 10).collect());
+  EXPECT_EQ(src->counters().row_groups_read.load(), 3);
+  // a filter pushed into the scan keeps the limit out of it (the filtered rows are not the first ones)
+  auto filtered = std::make_shared<io::parquet_source>(path);
+  lazy_frame f = lazy_frame(plan::scan(filtered)).filter(col("g") == 3).limit(5);
+  expect_frames_equal(f.collect(), df.lazy().filter(col("g") == 3).limit(5).collect());
+  EXPECT_EQ(f.explain().find("first 5 rows"), std::string::npos) << f.explain();
+  // the bytes of row groups 1..9 overwritten (they start where the footer of a file of the first
+  // row group alone starts): the first rows still read, more do not
+  data_frame head = first_rows(0, 1000);
+  io::parquet::write_parquet(d / "head.parquet", head.schema(), head.partitions(), small_groups());
+  clobber(path, footer_start(d / "head.parquet"), footer_start(path));
+  expect_frames_equal(scan_parquet(path).limit(1000).collect(), head);
+  EXPECT_THROW(scan_parquet(path).limit(1001).collect(), io_error);
+}
+
+// Of the last row group a limit needs, only the data pages up to its last row are decoded, also
+// without an offset index (tug writes none): the later pages' bytes are overwritten.
+TEST(ScanParquet, LimitDecodesOnlyThePagesUpToItsLastRow) {
+  temp_dir d;
+  data_frame df = sample(100000).lazy().select({col("k")}).collect();
+  io::parquet::write_options w;
+  w.codec = "none";
+  w.dictionary = false;
+  w.page_bytes = 4096;  // about 200 pages in one row group
+  const std::string path = d / "pages.parquet";
+  io::parquet::write_parquet(path, df.schema(), df.partitions(), w);
+  ASSERT_EQ(io::parquet::file_reader::open(path).num_row_groups(), 1);
+  ASSERT_TRUE(io::parquet::file_reader::open(path).page_index(0, 0).empty());
+  const int64_t end = footer_start(path);
+  clobber(path, 4 + (end - 4) / 2, end);  // the pages of rows from about 50000 on
+  for (int64_t n : {1, 5, 40000})
+    expect_frames_equal(scan_parquet(path).limit(n).collect(), df.lazy().limit(n).collect());
+  EXPECT_THROW(scan_parquet(path).limit(60000).collect(), io_error);
+}
+
+// read_row_group_ranges without an offset index walks the pages up to the last wanted row and picks
+// the ranges' rows: the same rows as slices of the whole row group.
+TEST(ScanParquet, RowRangesWithoutAnOffsetIndex) {
+  temp_dir d;
+  data_frame df = sample();
+  io::parquet::write_options w;
+  w.page_bytes = 2048;
+  io::parquet::write_parquet(d / "a.parquet", df.schema(), df.partitions(), w);
+  auto reader = io::parquet::file_reader::open(d / "a.parquet");
+  ASSERT_TRUE(reader.page_index(0, 0).empty());
+  table full = reader.read_row_group(0, {0, 2, 3});
+  tug::schema s({reader.schema()[0], reader.schema()[2], reader.schema()[3]});
+  thread_pool pool(3);
+  using ranges = std::vector<io::parquet::row_range>;
+  for (const ranges& rs : {ranges{{0, 5}}, ranges{{0, 1}}, ranges{{10, 3000}, {4000, 4001}, {7777, 9999}},
+                           ranges{{9999, 10000}}, ranges{{0, 10000}}}) {
+    std::vector<table> want;
+    for (auto& r : rs)
+      want.push_back(full.slice(r.begin, r.end - r.begin));
+    for (thread_pool* p : {static_cast<thread_pool*>(nullptr), &pool}) {
+      table part = reader.read_row_group_ranges(0, {0, 2, 3}, rs, default_host_resource(), nullptr, p);
+      expect_frames_equal(data_frame(s, {part}), data_frame(s, {concatenate(want)}));
+    }
+  }
+}
+
+// A limit over a CSV scan reads a prefix of the first file, and the later files of a directory or
+// glob not at all: a malformed line after the limit is never seen.
+TEST(ScanCsv, LimitReadsOnlyAPrefix) {
+  temp_dir d;
+  data_frame df = sample(100000);  // about 2 MB of CSV, more than the reader's first 1 MiB prefix
+  sink_csv(df.lazy(), d / "big.csv");
+  std::ofstream(d / "big.csv", std::ios::app) << "1,2\n";
+  for (int64_t n : {0, 1, 5, 1000})
+    expect_frames_equal(scan_csv(d / "big.csv").limit(n).collect(), df.lazy().limit(n).collect());
+  EXPECT_THROW(scan_csv(d / "big.csv").collect(), io_error);
+  fs::create_directories(d.path / "parts");
+  data_frame first = sample(2000);
+  sink_csv(first.lazy(), d / "parts/part-0.csv");
+  std::ofstream(d / "parts/part-1.csv") << "k,g,s,v\n1,2\n";
+  for (const std::string& in : {d / "parts", d / "parts/*.csv"}) {
+    expect_frames_equal(scan_csv(in).limit(2000).collect(), first);
+    EXPECT_THROW(scan_csv(in).limit(2001).collect(), io_error) << in;
+  }
 }

@@ -56,6 +56,13 @@ class memory_error : public error {
   using error::error;
 };
 
+/// The operating system refused a resource tug needs (a thread); the message names the option
+/// involved and the system's error.
+class resource_error : public error {
+ public:
+  using error::error;
+};
+
 /// A broken invariant inside tug: a bug, never the user's fault.
 class internal_error : public error {
  public:

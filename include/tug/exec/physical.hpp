@@ -364,9 +364,10 @@ std::string backend_unsupported(backend b, const op_request& r);
 struct shared_subplan;
 std::shared_ptr<shared_subplan> make_shared_subplan(physical_ptr child);
 physical_ptr make_cache(const std::shared_ptr<shared_subplan>& shared);
-/// Reads `columns` of a source; `predicates` let the source skip data (the lowering filters after).
+/// Reads `columns` of a source; `predicates` let the source skip data (the lowering filters after);
+/// `limit` >= 0: only the first `limit` rows are needed (table_source::read; the slice stays above).
 physical_ptr make_scan(backend b, std::shared_ptr<const table_source> src, std::vector<std::string> columns,
-                       std::vector<expr> predicates, schema out);
+                       std::vector<expr> predicates, int64_t limit, schema out);
 /// Keeps rows where the resolved boolean `predicate` is true.
 physical_ptr make_filter(backend b, physical_ptr child, expr predicate);
 /// Evaluates resolved, elementwise `exprs` (no aggregations, no windows) per partition.

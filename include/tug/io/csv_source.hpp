@@ -15,9 +15,11 @@ class csv_source final : public table_source {
   csv_source(const std::string& path, csv::csv_options options);
   const tug::schema& schema() const override { return _schema; }
   std::string describe() const override;
+  /// With a `limit`, reads the files in order only until it has `limit` rows, and of the last file
+  /// only a prefix that holds them.
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                           const engine_options& options, thread_pool& pool, memory_resource* mr,
-                          const partition_hook& hook = {}) const override;
+                          const partition_hook& hook = {}, int64_t limit = -1) const override;
 
  private:
   std::string _path;

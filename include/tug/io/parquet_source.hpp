@@ -51,9 +51,11 @@ class parquet_source final : public table_source {
   explicit parquet_source(const std::string& path, const parquet::read_options& options = {});
   const tug::schema& schema() const override { return _schema; }
   std::string describe() const override;
+  /// With a `limit`, only the row groups that hold the first `limit` rows, and of the last only the
+  /// data pages up to its last needed row.
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                           const engine_options& options, thread_pool& pool, memory_resource* mr,
-                          const partition_hook& hook = {}) const override;
+                          const partition_hook& hook = {}, int64_t limit = -1) const override;
   /// Fetches the row groups holding the ids (in parallel), only the pages holding them where the
   /// column chunks have an offset index. Hive partition columns cannot be taken (invalid_argument_error).
   std::vector<table> take_rows(const std::vector<std::string>& columns, const std::vector<column>& ids,

@@ -53,10 +53,12 @@ class table_source {
   /// expressions over its columns) to skip data that cannot match, e.g. Parquet row groups by their
   /// statistics; the caller still filters every row, so skipping is an optimization only.
   /// Partitions are allocated from `mr`; `hook`, when set, maps every output partition on the thread
-  /// that completed it. @throws io_error (files) naming the file and what is wrong.
+  /// that completed it. With `limit` >= 0 (slice pushdown; never with predicates) only the first
+  /// `limit` rows are needed: a source reads as little as it can that holds them (it may return more,
+  /// always the source's first rows in order). @throws io_error (files) naming the file and what is wrong.
   virtual std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                   const engine_options& options, thread_pool& pool, memory_resource* mr,
-                                  const partition_hook& hook = {}) const = 0;
+                                  const partition_hook& hook = {}, int64_t limit = -1) const = 0;
   /// Late materialization (the `take` operator): the columns `columns` at global row positions, where
   /// position i is the i-th row of read() without predicates (its partitions concatenated in order).
   /// One table per `ids` column (int64 without nulls; any order, repeats allowed), its rows in that
@@ -76,10 +78,11 @@ class memory_source final : public table_source {
       : _schema(std::move(s)), _partitions(std::move(partitions)) {}
   const tug::schema& schema() const override { return _schema; }
   std::string describe() const override;
-  /// Slices of at most `target_partition_rows` rows, and enough of them to keep every thread busy.
+  /// Slices of at most `target_partition_rows` rows, and enough of them to keep every thread busy;
+  /// with a `limit`, exactly the first `limit` rows.
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                           const engine_options& options, thread_pool& pool, memory_resource* mr,
-                          const partition_hook& hook = {}) const override;
+                          const partition_hook& hook = {}, int64_t limit = -1) const override;
   /// Gathers from the partitions, one piece per run of ids in one partition.
   std::vector<table> take_rows(const std::vector<std::string>& columns, const std::vector<column>& ids,
                                thread_pool& pool, memory_resource* mr) const override;

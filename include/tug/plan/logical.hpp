@@ -51,7 +51,7 @@ struct plan_node {
   std::vector<bool> nulls_last;
   bool stable = false;  ///< sort: stable; group_by/unique: maintain_order
   int64_t offset = 0;
-  int64_t length = -1;
+  int64_t length = -1;  ///< slice: rows; sort: top-k (-1 = all); scan: the first rows needed (slice pushdown)
   std::vector<std::string> names;
   unique_keep keep = unique_keep::any;
 

@@ -14,6 +14,7 @@ namespace tug {
 
 /// Lowers `p` for `opts.engine`. Nodes that cannot run on the GPU fall back to the CPU according to
 /// `opts.fallback` (warn: a message in `fallbacks` and on stderr; raise: not_implemented_error; silent).
+/// First checks `opts` (validate_options): @throws invalid_argument_error naming a bad option.
 physical_ptr lower(const plan_ptr& p, const engine_options& opts, std::vector<std::string>* fallbacks = nullptr);
 
 }  // namespace tug

@@ -27,13 +27,20 @@ struct optimizer_flags {
   bool late_materialization = true;
 };
 
+/// The smallest `target_partition_size` other than 0 (smaller partitions cost more to schedule than
+/// to process).
+inline constexpr int64_t min_target_partition_size = 16 << 10;
+/// The largest `num_threads`.
+inline constexpr int max_num_threads = 4096;
+
 struct engine_options {
   engine_kind engine = engine_kind::automatic;
-  /// Rows per partition produced by in-memory sources and aimed at by scans.
+  /// Rows per partition produced by in-memory sources and aimed at by scans (at least 1).
   int64_t target_partition_rows = 1 << 20;
-  /// Bytes per partition aimed at by file scans (0 = use target_partition_rows).
+  /// Bytes per partition aimed at by file scans (0 = use target_partition_rows; else at least
+  /// min_target_partition_size).
   int64_t target_partition_size = 0;
-  /// Worker threads for the CPU engine (0 = all hardware threads).
+  /// Worker threads for the CPU engine (0 = all hardware threads; at most max_num_threads).
   int num_threads = 0;
   /// Host memory limit in bytes for query execution (0 = unlimited). Exceeding it raises memory_error.
   int64_t memory_limit = 0;
@@ -42,8 +49,9 @@ struct engine_options {
   /// GPU engine: scans decode into pinned host memory (counted against memory_limit, blocks reused
   /// across queries) so each partition's copy to the device is a direct, asynchronous DMA.
   bool pinned_memory = true;
-  /// Host bytes for spilled buffers before they go to disk (0 = unlimited).
+  /// Host bytes for spilled buffers before they go to disk (0 = unlimited). Not used yet (spilling issue).
   int64_t host_spill_limit = 0;
+  /// Where spilled buffers go on disk: an existing, writable directory. Not used yet (spilling issue).
   std::string spill_directory = "/tmp";
   /// GPU engine: partitions with device work in flight at once, each on its thread's own CUDA stream.
   /// Every partition's kernels fill the GPU, so more buys little and multiplies device temporaries.
@@ -51,12 +59,19 @@ struct engine_options {
   /// Collect per-operator statistics (rows, partitions, time).
   bool statistics = true;
   fallback_mode fallback = fallback_mode::warn;
-  /// Right-hand sides of joins smaller than this many rows are broadcast instead of shuffled.
+  /// Right-hand sides of joins smaller than this many rows are broadcast instead of shuffled. Not
+  /// used yet (multi-GPU issue).
   int64_t broadcast_limit = 1 << 22;
   /// Which optimizer passes run.
   optimizer_flags optimizer;
   /// Run the debug check that optimizer passes never change the output schema.
   bool check_optimizer_schema = true;
 };
+
+/// Checks every option and the environment variables the engine reads (TUG_ENGINE,
+/// TUG_GPU_DIRECT_TABLE) against the ranges in docs/options.md; every query (collect, profile,
+/// explain, the sinks) calls it before anything runs.
+/// @throws invalid_argument_error naming the option, the value and what is allowed.
+void validate_options(const engine_options& o);
 
 }  // namespace tug

@@ -11,7 +11,9 @@ namespace tug {
 
 class thread_pool {
  public:
-  /// `threads` = 0 uses std::thread::hardware_concurrency().
+  /// `threads` (engine_options::num_threads) = 0 uses std::thread::hardware_concurrency().
+  /// @throws resource_error naming num_threads and the system's error when a thread cannot be
+  /// started (the threads already started are joined first).
   explicit thread_pool(int threads = 0);
   ~thread_pool();
   thread_pool(const thread_pool&) = delete;
@@ -27,6 +29,8 @@ class thread_pool {
 
  private:
   void worker();
+  /// Tells the workers to stop and joins them.
+  void stop_workers();
   struct job {
     const std::function<void(int64_t)>* f = nullptr;
     int64_t n = 0;
@@ -45,7 +49,8 @@ class thread_pool {
   bool run_one(std::unique_lock<std::mutex>& lock, job* only = nullptr);
 };
 
-/// The process-wide pool sized for `threads` (re-created when the size changes).
+/// The process-wide pool sized for `threads` (re-created when the size changes; when that fails, the
+/// previous pool stays). @throws resource_error as thread_pool's constructor.
 thread_pool& global_thread_pool(int threads = 0);
 
 }  // namespace tug

@@ -17,27 +17,30 @@ namespace {
 
 class scan_op final : public physical_node {
  public:
-  scan_op(std::shared_ptr<const table_source> src, std::vector<std::string> cols, std::vector<expr> predicates)
-      : _src(std::move(src)), _cols(std::move(cols)), _predicates(std::move(predicates)) {}
+  scan_op(std::shared_ptr<const table_source> src, std::vector<std::string> cols, std::vector<expr> predicates,
+          int64_t limit)
+      : _src(std::move(src)), _cols(std::move(cols)), _predicates(std::move(predicates)), _limit(limit) {}
   std::string name() const override { return "scan"; }
   std::string detail() const override {
     return std::to_string(_cols.size()) + "/" + std::to_string(_src->schema().size()) + " columns of " +
-           _src->describe();
+           _src->describe() + (_limit >= 0 ? "; first " + std::to_string(_limit) + " rows" : "");
   }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
-    if (!output_to_device || !ctx.device_mr) return _src->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr);
+    if (!output_to_device || !ctx.device_mr)
+      return _src->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr, {}, _limit);
     // decoded into pinned memory when there is a staging resource, copied as each partition is done
     memory_resource* host = ctx.staging_mr ? ctx.staging_mr : ctx.mr;
-    return _src->read(_cols, _predicates, ctx.options, ctx.pool, host,
-                      [&](table t) { return to_device(t, ctx.device_mr); });
+    return _src->read(
+        _cols, _predicates, ctx.options, ctx.pool, host, [&](table t) { return to_device(t, ctx.device_mr); }, _limit);
   }
 
  private:
   std::shared_ptr<const table_source> _src;
   std::vector<std::string> _cols;
   std::vector<expr> _predicates;
+  int64_t _limit;
 };
 
 class filter_op final : public filter_node {
@@ -130,9 +133,9 @@ physical_ptr make_cache(const std::shared_ptr<shared_subplan>& shared) {
 }
 
 physical_ptr make_scan(backend b, std::shared_ptr<const table_source> src, std::vector<std::string> columns,
-                       std::vector<expr> predicates, schema out) {
+                       std::vector<expr> predicates, int64_t limit, schema out) {
   cpu::require_cpu(b, "scan");
-  return finish(std::make_unique<scan_op>(std::move(src), std::move(columns), std::move(predicates)), b, {},
+  return finish(std::make_unique<scan_op>(std::move(src), std::move(columns), std::move(predicates), limit), b, {},
                 std::move(out));
 }
 

@@ -484,9 +484,19 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
                                                                  size_t chunk_size, int64_t start,
                                                                  detail::decode_scratch& scratch) -> column {
     if (ranges.empty()) return detail::decode_chunk(m, leaf, chunk, chunk_size, g.num_rows, nullptr, 0, scratch, mr);
-    // Only the rows in `ranges`: the data pages that overlap them (by the offset index; all pages
-    // when there is none), then the ranges sliced out of the decoded rows.
+    // Only the rows in `ranges`: the data pages that overlap them (by the offset index), then the
+    // ranges sliced out of the decoded rows. Without an offset index the pages are walked in order up
+    // to the last wanted row, picking the wanted rows (a limit reads a prefix: the pages after it are
+    // never decompressed).
     auto index = offset_index(rg, columns[k]);
+    if (index.empty()) {
+      std::vector<int64_t> rows;
+      rows.reserve(static_cast<size_t>(wanted_rows));
+      for (const row_range& r : ranges)
+        for (int64_t i = r.begin; i < r.end; ++i)
+          rows.push_back(i);
+      return detail::decode_chunk_rows(m, leaf, chunk, chunk_size, g.num_rows, rows, scratch, mr, &skipped[k]);
+    }
     std::vector<row_range> spans;  // rows of the decoded pages, in order
     std::vector<std::pair<size_t, int64_t>> pages;
     int64_t page_rows = 0;
@@ -500,11 +510,8 @@ table file_reader::read_row_group_ranges(int rg, const std::vector<size_t>& colu
       page_rows += span.end - span.begin;
     }
     skipped[k] = static_cast<int64_t>(index.size() - spans.size());
-    column decoded = index.empty()
-                         ? detail::decode_chunk(m, leaf, chunk, chunk_size, g.num_rows, nullptr, 0, scratch, mr)
-                         : detail::decode_chunk(m, leaf, chunk, chunk_size, page_rows, &pages,
-                                                static_cast<size_t>(index[0].offset - start), scratch, mr);
-    if (index.empty()) spans = {{0, g.num_rows}};
+    column decoded = detail::decode_chunk(m, leaf, chunk, chunk_size, page_rows, &pages,
+                                          static_cast<size_t>(index[0].offset - start), scratch, mr);
     std::vector<column> pieces;
     for (const row_range& r : ranges) {
       // the decoded position of row r.begin: rows of earlier decoded spans, then its offset in its span

@@ -409,7 +409,8 @@ struct lowerer {
         schema out;
         for (auto& c : cols)
           out.push_back(src[src.index_of(c)]);
-        physical_ptr scan = exec::make_scan(backend::cpu, n.source, std::move(cols), n.predicates, std::move(out));
+        physical_ptr scan =
+            exec::make_scan(backend::cpu, n.source, std::move(cols), n.predicates, n.length, std::move(out));
         if (!n.predicates.empty()) {
           // one filter for the whole conjunction: each filter copies the surviving rows
           expr all = n.predicates[0];
@@ -526,6 +527,7 @@ struct lowerer {
 }  // namespace
 
 physical_ptr lower(const plan_ptr& p, const engine_options& opts, std::vector<std::string>* fallbacks) {
+  validate_options(opts);  // every query passes here before anything runs
   backend preferred = backend::cpu;
   if (opts.engine == engine_kind::gpu) {
     if (!gpu_available()) {

@@ -1,6 +1,7 @@
 // Slice pushdown: a slice [offset, offset + length) needs only the first offset + length rows of its
 // input. That limit travels through row-wise projections and row indices, turns a sort into a top-k
-// sort (its `length`), and limits every input of a union. The slice itself stays.
+// sort (its `length`), limits every input of a union, and reaches a scan without pushed-down
+// predicates (its `length`: the source reads only what holds those rows). The slice itself stays.
 #include "tug/plan/optimizer.hpp"
 #include "util.hpp"
 
@@ -46,6 +47,13 @@ struct limiter {
       case plan_kind::select:
       case plan_kind::with_columns:
         return rebuild(p, opt::any_window_or_agg(n.exprs) ? -1 : limit);
+      case plan_kind::scan: {
+        // rows a scan's predicates drop are still read, so a limit does not bound what it reads
+        if (limit < 0 || !n.predicates.empty() || (n.length >= 0 && n.length <= limit)) return p;
+        auto c = std::make_shared<plan_node>(n);
+        c->length = limit;
+        return c;
+      }
       case plan_kind::with_row_index:
       case plan_kind::take: return rebuild(p, limit);
       case plan_kind::concat: {

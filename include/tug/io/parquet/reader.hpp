@@ -91,9 +91,10 @@ class file_reader {
   /// Empty when the file has none for it or it is malformed (a bad page index is ignored, as if absent).
   std::vector<page_stats> page_index(int rg, size_t column) const;
   /// Reads only the rows in `ranges` (sorted, disjoint, within the row group; empty = all rows), decoding
-  /// only the data pages that overlap them where the column chunk has an offset index (else all its
-  /// pages), and adds the number of data pages not decompressed or decoded to `*pages_skipped`. With a
-  /// `pool`, the column chunks are decoded in parallel on it.
+  /// only the data pages that overlap them where the column chunk has an offset index (else the pages
+  /// in order up to the last wanted row, as read_row_group_rows), and adds the number of data pages
+  /// before the last wanted row not decompressed or decoded to `*pages_skipped`. With a `pool`, the
+  /// column chunks are decoded in parallel on it.
   table read_row_group_ranges(int rg, const std::vector<size_t>& columns, const std::vector<row_range>& ranges,
                               memory_resource* mr = default_host_resource(), int64_t* pages_skipped = nullptr,
                               thread_pool* pool = nullptr) const;

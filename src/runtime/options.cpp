@@ -1,0 +1,77 @@
+// Validation of engine_options and of the environment variables the engine reads: the one check a
+// query's options pass before anything runs (plan/lower calls it).
+#include "tug/runtime/options.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+#include "tug/core/error.hpp"
+#include "tug/memory/device.hpp"
+
+namespace tug {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& option, const std::string& value, const std::string& allowed) {
+  throw invalid_argument_error(option + " = " + value + ": " + allowed);
+}
+
+void at_least(const char* option, int64_t value, int64_t min, const std::string& why = "") {
+  if (value < min) bad(option, std::to_string(value), "must be at least " + std::to_string(min) + why);
+}
+
+/// The value of environment variable `name`, or nullptr when it is unset or empty.
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+}  // namespace
+
+void validate_options(const engine_options& o) {
+  if (o.engine != engine_kind::automatic && o.engine != engine_kind::cpu && o.engine != engine_kind::gpu)
+    bad("engine", std::to_string(static_cast<int>(o.engine)), "must be automatic, cpu or gpu");
+  at_least("target_partition_rows", o.target_partition_rows, 1);
+  if (o.target_partition_size != 0 && o.target_partition_size < min_target_partition_size)
+    bad("target_partition_size", std::to_string(o.target_partition_size),
+        "must be 0 (use target_partition_rows) or at least " + std::to_string(min_target_partition_size) +
+            " bytes (16 KiB)");
+  at_least("num_threads", o.num_threads, 0, " (0 = all hardware threads)");
+  if (o.num_threads > max_num_threads)
+    bad("num_threads", std::to_string(o.num_threads), "must be at most " + std::to_string(max_num_threads));
+  at_least("memory_limit", o.memory_limit, 0, " (0 = unlimited)");
+  parse_device_limit(o.spill_device_limit, int64_t{1} << 40);  // the syntax; the device's size comes later
+  at_least("host_spill_limit", o.host_spill_limit, 0, " (0 = unlimited)");
+  {
+    namespace fs = std::filesystem;
+    const std::string& d = o.spill_directory;
+    std::error_code ec;
+    if (d.empty()) bad("spill_directory", "\"\"", "must name an existing, writable directory");
+    if (!fs::is_directory(d, ec))
+      bad("spill_directory", "\"" + d + "\"",
+          std::string(fs::exists(d, ec) ? "not a directory" : "no such directory") +
+              " (it must name an existing, writable directory)");
+    if (::access(d.c_str(), W_OK | X_OK) != 0) {
+      const int err = errno;
+      bad("spill_directory", "\"" + d + "\"",
+          "the directory is not writable: " + std::error_code(err, std::generic_category()).message());
+    }
+  }
+  at_least("num_streams", o.num_streams, 1);
+  if (o.fallback != fallback_mode::warn && o.fallback != fallback_mode::raise && o.fallback != fallback_mode::silent)
+    bad("fallback", std::to_string(static_cast<int>(o.fallback)), "must be warn, raise or silent");
+  at_least("broadcast_limit", o.broadcast_limit, 0);
+  // environment overrides
+  if (const char* e = env("TUG_ENGINE"); e && std::string(e) != "cpu")
+    bad("TUG_ENGINE", std::string("\"") + e + "\"",
+        "the only value is cpu (keeps engine = automatic on the CPU); unset it for the default");
+  if (const char* e = env("TUG_GPU_DIRECT_TABLE"); e && std::string(e) != "0" && std::string(e) != "1")
+    bad("TUG_GPU_DIRECT_TABLE", std::string("\"") + e + "\"", "must be 0 (direct tier off) or 1 (on, the default)");
+}
+
+}  // namespace tug
