@@ -225,4 +225,4 @@ def test_directory_without_parquet_files_is_an_error(tug, tmp_path):
     (out / ".part-0.parquet.crc").write_bytes(b"crc")
     (out / "_temporary").mkdir()
     p = subprocess.run([tug, "count", out], capture_output=True, text=True)
-    assert p.returncode == 1 and "no .parquet files under directory" in p.stderr and str(out) in p.stderr
+    assert p.returncode == 1 and "no .parquet or .csv files under directory" in p.stderr and str(out) in p.stderr
