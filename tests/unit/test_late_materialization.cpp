@@ -670,14 +670,18 @@ TEST(LateMaterialization, GpuJoinEqualsCpuWithoutFallback) {
 TEST(LateMaterialization, ParquetSeedQuery) {
   fs::path dir;
   data_frame ais = ais_files("seed", 30000, 3000, &dir);
-  lazy_frame q = anomalies(scan_parquet(dir.string()));
+  // The seed's own filters compare computed values, whose selectivity no statistic tells (a third
+  // by default): the take does not pay clearly enough. With an equality over a computed value
+  // (0.005 by default) it does.
+  EXPECT_TRUE(taken(anomalies(scan_parquet(dir.string()))).empty());
+  lazy_frame q = anomalies(scan_parquet(dir.string()).filter(col("rid") % 3 == 0));
   plan_ptr p = optimize(q.plan());
   const plan_node* t = find(p, plan_kind::take);
   ASSERT_NE(t, nullptr) << to_string(p);
-  EXPECT_EQ(t->projection.size(), ais.schema().size() - 3);
+  EXPECT_EQ(t->projection.size(), ais.schema().size() - 4);
   EXPECT_NE(std::dynamic_pointer_cast<const io::parquet_source>(t->source), nullptr);
   const plan_node* s = find(p, plan_kind::scan);
-  EXPECT_EQ(s->projection, (std::vector<std::string>{"SOG", "VesselType", "Status"})) << to_string(p);
+  EXPECT_EQ(s->projection, (std::vector<std::string>{"rid", "SOG", "VesselType", "Status"})) << to_string(p);
   EXPECT_TRUE(s->predicates.empty());
   for (int64_t target : {1000, 4096, 1 << 20})
     expect_same(q, target);
@@ -685,10 +689,9 @@ TEST(LateMaterialization, ParquetSeedQuery) {
   o.target_partition_rows = 2000;
   data_frame got = run(q, true, o);
   EXPECT_GT(got.num_rows(), 0);
-  expect_frames_close(got, run(anomalies(ais.lazy()), false, o));  // other partitions: sums in another order
+  expect_frames_close(got, run(anomalies(ais.lazy().filter(col("rid") % 3 == 0)), false, o));  // sums in another order
   auto src = parquet_of(q);
   EXPECT_GT(src->counters().take_row_groups.load(), 0);
-  EXPECT_EQ(src->counters().take_pages_skipped.load(), 0);  // tug's writer writes no page index
   std::string plan = q.explain(cpu_engine());
   EXPECT_NE(take_line(plan).find("of Parquet SCAN " + dir.string()), std::string::npos) << plan;
   EXPECT_NE(take_line(plan).find("@cpu"), std::string::npos) << plan;
@@ -773,7 +776,7 @@ TEST(LateMaterialization, ParquetPruningScanIsNotRewritten) {
   EXPECT_FALSE(src->prunes({col("rid") >= 0}));
   EXPECT_FALSE(src->prunes({}));
 
-  lazy_frame all_rows = anomalies(scan_parquet(dir.string()).filter(col("rid") >= 0));
+  lazy_frame all_rows = anomalies(scan_parquet(dir.string()).filter((col("rid") >= 0) & (col("rid") % 3 == 0)));
   plan_ptr q = optimize(all_rows.plan());
   ASSERT_NE(find(q, plan_kind::take), nullptr) << to_string(q);
   expect_same(all_rows, 1500);
@@ -810,7 +813,7 @@ TEST(LateMaterialization, ParquetHiveColumnsAreNotPassengers) {
     o.row_group_rows = 1000;
     io::parquet::write_parquet((sub / "data.parquet").string(), ais.schema(), {all.slice(3000 * k, 3000)}, o);
   }
-  lazy_frame q = anomalies(scan_parquet(dir.string()));
+  lazy_frame q = anomalies(scan_parquet(dir.string()).filter(col("MMSI") % 3 == 0));
   ASSERT_TRUE(q.plan()->schema.contains("zone"));
   std::vector<std::string> moved = taken(q);
   EXPECT_FALSE(moved.empty());
