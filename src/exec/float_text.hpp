@@ -770,7 +770,7 @@ TUG_HOST_DEVICE inline F decimal_to_float(__int128 unscaled, int scale) {
     sticky = N.n != 0;
     b2 = -shift;
   }
-  bits_t bits;
+  bits_t bits = 0;
   detail::assemble<F>(q, b2, sticky, bits);  // |value| is within [1e-38, 1e38]: never out of range
   return detail::from_bits<F>(sign | bits);
 }

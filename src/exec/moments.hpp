@@ -14,34 +14,15 @@
 //   error of an inexact c), the mean c + D1 / W (mean()), var = M2 / (W - ddof) (variance()).
 // Identical values give exactly 0; a NaN, or an infinity (inf - inf), gives NaN, as Polars. Merging
 // partial states this way is Chan's parallel formula over all partitions at once, in two passes, which
-// the GPU's atomic accumulators can run (one 64-bit word per accumulator).
-//
-// Multiplications and additions round separately on the GPU too (no fused multiply-add), as on the
-// CPU, so the same sums give the same results.
+// the GPU's atomic accumulators can run (one 64-bit word per accumulator). The backends add the
+// contributions in different orders (and compilers may fuse a multiply-add), so their results agree to
+// rounding, and exactly where the algorithm is exact.
 #include <cmath>
 #include <cstdint>
 
 #include "exec/host_device.hpp"
 
 namespace tug::moments {
-
-/// a * b rounded once (never fused with a following addition).
-TUG_HOST_DEVICE inline double mul(double a, double b) {
-#ifdef __CUDA_ARCH__
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-
-/// a + b rounded once.
-TUG_HOST_DEVICE inline double add(double a, double b) {
-#ifdef __CUDA_ARCH__
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
 
 /// The center of pass 2: sum / weight clamped into [lo, hi] (a NaN stays NaN); 0 without weight.
 TUG_HOST_DEVICE inline double center(double sum, double weight, double lo, double hi) {
@@ -53,22 +34,22 @@ TUG_HOST_DEVICE inline double center(double sum, double weight, double lo, doubl
 }
 
 /// Pass 2's first sum for an item: w (mu - c).
-TUG_HOST_DEVICE inline double deviation(double w, double mu, double c) { return mul(w, mu - c); }
+TUG_HOST_DEVICE inline double deviation(double w, double mu, double c) { return w * (mu - c); }
 
 /// Pass 2's second sum for an item: M2 + w (mu - c)^2 (a row: (x - c)^2).
 TUG_HOST_DEVICE inline double squared_deviation(double w, double mu, double m2, double c) {
   const double d = mu - c;
-  return add(m2, mul(w, mul(d, d)));
+  return m2 + w * (d * d);
 }
 
 /// M2 from pass 2's sums over total weight w > 0: d2 - d1^2 / w, at least 0 (a NaN stays NaN).
 TUG_HOST_DEVICE inline double m2(double d1, double d2, double w) {
-  const double r = d2 - mul(d1, d1 / w);
+  const double r = d2 - d1 * (d1 / w);
   return r < 0 ? 0.0 : r;
 }
 
 /// The mean from the center and pass 2's first sum over total weight w > 0.
-TUG_HOST_DEVICE inline double mean(double c, double d1, double w) { return add(c, d1 / w); }
+TUG_HOST_DEVICE inline double mean(double c, double d1, double w) { return c + d1 / w; }
 
 /// Whether a group of n values has a variance with `ddof` (n > ddof; null otherwise).
 TUG_HOST_DEVICE inline bool has_variance(int64_t n, int ddof) { return n > ddof; }

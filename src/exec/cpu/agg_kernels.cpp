@@ -620,7 +620,7 @@ column merge_states(const agg_spec& s, const std::vector<column>& states, const 
         if (pn[i] == 0) return;
         auto k = sz(gid);
         n[k] += pn[i];
-        sum[k] += moments::mul(static_cast<double>(pn[i]), pm[i]);
+        sum[k] += static_cast<double>(pn[i]) * pm[i];
         if (pm[i] < lo[k]) lo[k] = pm[i];
         if (pm[i] > hi[k]) hi[k] = pm[i];
       });

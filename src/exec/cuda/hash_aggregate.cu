@@ -143,7 +143,7 @@ __device__ inline ull contribution(const dacc& d, int64_t r, int64_t slot) {
       return hash::order_key(bits_of(as_f64(d.c, d.k, r)), hash::cmp_as::f64);
     case src_kind::weighted: {
       auto n = static_cast<int64_t>(as_u64(d.c, d.k, r));
-      return n == 0 ? 0 : bits_of(moments::mul(static_cast<double>(n), as_f64(d.c2, d.k2, r)));
+      return n == 0 ? 0 : bits_of(static_cast<double>(n) * as_f64(d.c2, d.k2, r));
     }
     case src_kind::mean_key:
       return as_u64(d.c, d.k, r) == 0 ? identity(d.kind)
