@@ -73,7 +73,7 @@ double scalar::as_double() const {
   if (auto p = std::get_if<int64_t>(&_value)) return static_cast<double>(*p);
   if (auto p = std::get_if<uint64_t>(&_value)) return static_cast<double>(*p);
   if (auto p = std::get_if<bool>(&_value)) return *p;
-  if (auto p = std::get_if<__int128>(&_value)) return static_cast<double>(*p) / std::pow(10.0, _type.scale);
+  if (auto p = std::get_if<__int128>(&_value)) return float_text::decimal_to_float<double>(*p, _type.scale);
   throw type_error("expected a numeric value, got " + to_string() + " of type " + tug::to_string(_type));
 }
 

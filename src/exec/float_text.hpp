@@ -19,6 +19,10 @@
 // to zero), as libstdc++ reports result_out_of_range. Short inputs take Clinger's exact fast path;
 // the rest divide exactly with big integers (at most 800 significant digits are kept: a halfway point
 // between two doubles has at most 767, the dropped digits only act as a sticky bit).
+//
+// Decimals to floats (decimal_to_float): unscaled / 10^scale correctly rounded (to nearest, ties to
+// even), the value parse_float reads from the decimal's text; the one conversion of decimals that the
+// casts, comparisons with floats and aggregations (mean, std, var, median, quantile) of both engines use.
 #include <cstdint>
 #include <cstring>
 
@@ -719,6 +723,56 @@ TUG_HOST_DEVICE inline bool parse_float(const char* s, int64_t n, F& out) {
   if (!detail::assemble<F>(q, b2, sticky, bits)) return false;
   out = detail::from_bits<F>(sign | bits);
   return true;
+}
+
+/// The float nearest the decimal unscaled / 10^scale (0 <= scale <= 38; ties to even), as parse_float
+/// reads the decimal's text: float32 directly, not through a double. Zero is +0.
+template <typename F>
+TUG_HOST_DEVICE inline F decimal_to_float(__int128 unscaled, int scale) {
+  using lay = detail::layout<F>;
+  using bits_t = typename lay::bits_t;
+  using detail::u128;
+  const bool neg = unscaled < 0;
+  const u128 u = neg ? 0 - static_cast<u128>(unscaled) : static_cast<u128>(unscaled);
+  if (u == 0) return F(0);
+  const bits_t sign = neg ? bits_t{1} << (sizeof(bits_t) * 8 - 1) : 0;
+  if (u <= (static_cast<u128>(1) << lay::mant) && scale <= lay::fast_pow) {
+    // Clinger: both operands exact, one correctly rounded division
+    F p = 1;
+    for (int k = 0; k < scale; ++k)
+      p *= 10;
+    const F r = static_cast<F>(static_cast<uint64_t>(u)) / p;
+    return detail::from_bits<F>(sign | detail::to_bits(r));
+  }
+  // q = floor(u * 2^shift / 10^scale) with 63 or 64 bits, the rest as a sticky bit
+  uint64_t q;
+  int64_t b2;
+  bool sticky;
+  const int ul = detail::bit_length(u);
+  if (scale == 0) {
+    b2 = ul > 64 ? ul - 64 : 0;
+    q = static_cast<uint64_t>(u >> b2);
+    sticky = b2 > 0 && (u & ((static_cast<u128>(1) << b2) - 1)) != 0;
+  } else {
+    detail::big<8> N, P;  // u * 2^shift < 2^(64 + 127); 10^38 < 2^127
+    N.n = 4;
+    for (int k = 0; k < 4; ++k)
+      N.w[k] = static_cast<uint32_t>(u >> (32 * k));
+    detail::trim(N);
+    detail::set(P, 1);
+    detail::mul_pow10(P, scale);
+    const int shift = 63 + detail::bitlen(P) - ul;  // the quotient in [2^62, 2^64)
+    if (shift >= 0)
+      detail::shl(N, shift);
+    else
+      detail::shl(P, -shift);
+    q = detail::divmod(N, P);
+    sticky = N.n != 0;
+    b2 = -shift;
+  }
+  bits_t bits = 0;
+  detail::assemble<F>(q, b2, sticky, bits);  // |value| is within [1e-38, 1e38]: never out of range
+  return detail::from_bits<F>(sign | bits);
 }
 
 }  // namespace tug::float_text

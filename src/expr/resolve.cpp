@@ -398,7 +398,13 @@ struct resolver {
       case fn::ceil: {
         expr a = unary();
         need(is_numeric(a->dtype.id), a->dtype);
-        return finish(c, a->dtype);
+        const data_type& t = a->dtype;
+        // as Polars: rounding a decimal away some of its fraction digits may carry into one more digit
+        // (99.99 -> 100.00), so the precision grows by one, up to 38
+        int64_t keep = n.func == fn::round ? std::max<int64_t>(n.i0, 0) : 0;
+        if (t.id == type_id::decimal128 && keep < t.scale)
+          return finish(c, decimal(std::min(t.precision + 1, 38), t.scale));
+        return finish(c, t);
       }
       case fn::sqrt:
       case fn::log:

@@ -63,10 +63,8 @@ def arrow_column(t, values):
         typ = {"i8": pa.int8(), "i16": pa.int16(), "i32": pa.int32(), "i64": pa.int64(), "u8": pa.uint8(),
                "u16": pa.uint16(), "u32": pa.uint32(), "u64": pa.uint64()}[t]
         return pa.array([None if v is None else int(v) for v in values], typ)
-    if t == "f32":
-        return pa.array(values, pa.float32())
-    if t == "f64":
-        return pa.array(values, pa.float64())
+    if t in ("f32", "f64"):  # "NaN", "inf" and "-inf" come as strings
+        return pa.array([None if v is None else float(v) for v in values], pa.float32() if t == "f32" else pa.float64())
     if t == "bool":
         return pa.array(values, pa.bool_())
     if t == "str":
@@ -79,6 +77,17 @@ def arrow_column(t, values):
         p, s = (int(x) for x in t[8:-1].split(","))
         return pa.array([None if v is None else decimal.Decimal(v) for v in values], pa.decimal128(p, s))
     raise ValueError(t)
+
+
+def duck_connect():
+    """A DuckDB connection set up as the oracle: division by zero gives null, one thread."""
+    con = duckdb.connect()
+    con.execute("SET error_on_division_by_zero=false")
+    con.execute("SET threads=1")
+    # DuckDB 2.0.1's compressed materialization sums a UTINYINT column modulo 256 over a left join with
+    # an empty right side (seed 21 case 17 once the tables had numerically hard columns): off
+    con.execute("SET disabled_optimizers = 'compressed_materialization'")
+    return con
 
 
 def run_duckdb(con, case):
@@ -213,15 +222,22 @@ def run_cases(cases, exe=None, oracle="tug"):
                 r["schema"] = [{"name": n, "type": "?"} for n in r["names"]]
     else:
         results = run_tug(cases, exe or find_binary())
-    con = duckdb.connect()
-    con.execute("SET error_on_division_by_zero=false")
-    con.execute("SET threads=1")
+    con = duck_connect()
     failures = []
-    stats = {"cases": len(cases), "not_implemented": 0, "matched": 0}
+    stats = {"cases": len(cases), "not_implemented": 0, "matched": 0, "both_raised": 0}
     for case, res in zip(cases, results):
         try:
             duck = run_duckdb(con, case)
-        except Exception as e:  # the oracle must accept every generated query: a harness bug otherwise
+        except (duckdb.OutOfRangeException, duckdb.ConversionException) as e:
+            # a value out of its type's range (a decimal past 38 digits): tug must raise too
+            if res.get("error") == "compute_error":
+                stats["both_raised"] += 1
+                stats["matched"] += 1
+            else:
+                failures.append(describe(case, f"DuckDB raised {type(e).__name__}: {e}\n  tug gave: "
+                                               f"{res.get('error') or str(res.get('rows'))[:300]}"))
+            continue
+        except Exception as e:  # the oracle must accept every other generated query: a harness bug otherwise
             failures.append(describe(case, f"DuckDB failed: {type(e).__name__}: {e}"))
             continue
         if res.get("error") == "not_implemented_error":
@@ -262,13 +278,11 @@ def main():
         print("plan:", json.dumps(c["plan"], indent=1))
         print("sql:", c["sql"])
         print("tug:", json.dumps(run_tug(cases, find_binary())[0])[:20000])
-        con = duckdb.connect()
-        con.execute("SET error_on_division_by_zero=false")
-        print("duckdb:", run_duckdb(con, c)[:200])
+        print("duckdb:", run_duckdb(duck_connect(), c)[:200])
     for f in failures:
         print(f)
-    print(f"{stats['cases']} cases, {stats['matched']} matched, {len(failures)} mismatches "
-          f"({stats['not_implemented']} not implemented in tug)")
+    print(f"{stats['cases']} cases, {stats['matched']} matched ({stats['both_raised']} raised on both sides), "
+          f"{len(failures)} mismatches ({stats['not_implemented']} not implemented in tug)")
     return 1 if failures else 0
 
 

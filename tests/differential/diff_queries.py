@@ -12,6 +12,11 @@ translated explicitly:
 * integer floor division and modulo follow Python (floor, sign of the divisor); division by zero is null.
 * join keys: null never matches; full joins keep both key columns (suffix), inner/left/right coalesce.
 * arithmetic is generated only where it cannot overflow (tug wraps as Polars, DuckDB raises).
+* numerically hard columns (diff_tables.add_special: constants at the type extremes, NaN and infinities,
+  decimals of up to 38 digits) are read through aggregations, comparisons with their own window
+  aggregates (x < x.quantile(q).over(k), x.std().over(k) == 0) and decimal round / floor / ceil; min /
+  max skip NaN as in Polars; a "probe" query (one select over the scan) rounds high-precision decimals,
+  where a 39th digit must raise on both sides.
 """
 from __future__ import annotations
 
@@ -115,6 +120,7 @@ class Ex:
 
     def __init__(self, j, sql, t, bounded=True, agg=False):
         self.j, self.sql, self.t, self.bounded, self.agg = j, sql, t, bounded, agg
+        self.nan = False  # may hold NaN (aggregations translate min / max for DuckDB)
 
 
 def cast_sql(sql, t):
@@ -197,8 +203,8 @@ class QueryGen:
             elif t in FLOATS:
                 v = float(r.integers(-400, 400)) / 4
             elif is_dec(t):
-                x = int(r.integers(-10000, 10000))
-                v = f"{'-' if x < 0 else ''}{abs(x) // 100}.{abs(x) % 100:02d}"
+                x, s = int(r.integers(-10000, 10000)), min(2, dec_scale(t))
+                v = f"{'-' if x < 0 else ''}{abs(x) // 10 ** s}" + (f".{abs(x) % 10 ** s:0{s}d}" if s else "")
             elif t == "bool":
                 v = bool(r.integers(0, 2))
             elif t == "date":
@@ -331,9 +337,13 @@ class QueryGen:
             opts += ["round", "floor", "ceil", "sqrt"]
         if t in INTS:
             opts += ["floor", "ceil"]
+        if is_dec(t):
+            opts += ["dec_round"]
         if not opts:
             return a
         op = self.choice(opts)
+        if op == "dec_round":
+            return self.dec_round(a)
         if op == "abs":
             return Ex({"fn": "abs", "args": [a.j]}, cast_sql(f"abs({a.sql})", t), t)
         if op == "neg":
@@ -344,6 +354,48 @@ class QueryGen:
         if op in ("floor", "ceil"):
             return Ex({"fn": op, "args": [a.j]}, cast_sql(f"{op}({a.sql})", t), t)
         return Ex({"fn": "sqrt", "args": [{"fn": "abs", "args": [a.j]}]}, f"sqrt(abs({a.sql}))", "f64")
+
+    def dec_round(self, a):
+        """round(d) / floor / ceil of a decimal: tug's type grows a digit (as Polars) while rounding
+        drops fraction digits; DuckDB's scale changes, so its result is cast back to tug's type."""
+        p, s = (int(x) for x in a.t[8:-1].split(","))
+        op = self.choice(["round", "floor", "ceil"])
+        d = int(self.rng.integers(0, s + 2)) if op == "round" else 0
+        t = f"decimal[{min(p + 1, 38)},{s}]" if d < s else a.t
+        j = {"fn": op, "args": [a.j]}
+        if op == "round":
+            j["i0"] = d
+            sql = f"round({a.sql}, {d})"
+        else:
+            sql = f"{op}({a.sql})"
+        return Ex(j, cast_sql(sql, t), t, bounded=a.bounded)
+
+    def window_compare(self, f):
+        """A numeric column against its own window aggregate: x < x.quantile(q).over(k), x ==
+        x.median().over(k), x.std().over(k) == 0 ... Exact on both sides only when the values read as
+        float64 alike (decimals correctly rounded), identical values have a variance of exactly 0 and a
+        one-row group's quantile is its value."""
+        keys = self.window_keys(f)
+        # not an aggregation's float (its last bits differ between engines, so may its order)
+        c = self.pick(f, lambda c: is_numeric(c.type) and not c.attrs.get("inf") and not c.attrs.get("inexact"))
+        if not keys or c is None:
+            return None
+        over = " OVER (PARTITION BY " + ", ".join(q(k) for k in keys) + ")"
+        by = [{"col": k} for k in keys]
+        x = f"CAST({q(c.name)} AS DOUBLE)"
+        kind = self.choice(["quantile", "median", "std", "var"])
+        if kind in ("std", "var"):
+            win = {"over": {"agg": kind, "arg": {"col": c.name}, "ddof": 1}, "by": by}
+            fn = "stddev_samp" if kind == "std" else "var_samp"
+            return Ex({"fn": "eq", "args": [win, {"lit": 0.0, "type": "f64"}]},
+                      f"({fn}({x}){over} = CAST(0.0 AS DOUBLE))", "bool")
+        qv = 0.5 if kind == "median" else float(self.choice([0.0, 0.25, 0.5, 0.75, 1.0]))
+        agg = {"agg": "median", "arg": {"col": c.name}} if kind == "median" else \
+            {"agg": "quantile", "arg": {"col": c.name}, "q": qv, "interpolation": "linear"}
+        op = self.choice(["lt", "lt_eq", "eq", "gt"])
+        sym = {"lt": "<", "lt_eq": "<=", "eq": "=", "gt": ">"}[op]
+        return Ex({"fn": op, "args": [{"col": c.name}, {"over": agg, "by": by}]},
+                  f"({x} {sym} quantile_cont({x}, {qv!r}){over})", "bool")
 
     def cast_num(self, a):
         t = a.t
@@ -548,7 +600,10 @@ class QueryGen:
         c = self.pick(f, pred)
         if c is None:
             return self.agg_sql("count", self.colx(self.choice(f.cols)), window_keys, f)
+        if op in ("median", "quantile") and c.attrs.get("inf"):
+            op = "std"  # DuckDB interpolates between equal infinities to NaN, Polars does not
         a = self.colx(c)
+        a.nan = bool(c.attrs.get("nan"))
         if op in ("sum", "mean") and self.chance(0.2) and is_numeric(c.type) and c.bounded:
             e = self.num_expr(f)
             if e is not None and is_numeric(e.t):
@@ -571,6 +626,9 @@ class QueryGen:
             sql = f"CAST(COALESCE(sum({inner}){over}, 0) AS {duck_type(t)})"
         elif op == "mean":
             sql = f"avg(CAST({x} AS DOUBLE)){over}"
+        elif op in ("min", "max") and a.nan:
+            # Polars' min / max skip NaN unless every value is NaN; DuckDB's max is NaN
+            sql = f"COALESCE({op}(CASE WHEN isnan({x}) THEN NULL ELSE {x} END){over}, {op}({x}){over})"
         elif op in ("min", "max"):
             sql = f"{op}({x}){over}"
         elif op == "n_unique":
@@ -615,7 +673,9 @@ class QueryGen:
             raise ValueError(op)
         if keys is not None:
             j = {"over": j, "by": [{"col": k} for k in keys]}
-        return Ex(j, sql, t, agg=True)
+        # the value of an unbounded column (an extreme, a NaN) stays out of arithmetic and casts
+        keeps = op in ("sum", "mean", "min", "max", "first", "last", "std", "var", "median", "quantile")
+        return Ex(j, sql, t, bounded=a.bounded if keeps and a is not None else True, agg=True)
 
     # ---------------------------------------------------------------- plan operators
     def scan(self, name):
@@ -639,7 +699,12 @@ class QueryGen:
         marked inexact: its last bits depend on the summation order, which differs between engines and
         between plans that partition the rows differently (a filter pushed below a group_by)."""
         inexact = e.t in FLOATS and (e.agg or (f is not None and any(c.attrs.get("inexact") for c in f.cols)))
-        return Col(name, e.t, bounded=e.bounded, attrs={"inexact": True} if inexact else {})
+        attrs = {"inexact": True} if inexact else {}
+        if e.t in FLOATS and f is not None:  # a float from a frame with NaN / inf may hold them too
+            for flag in ("nan", "inf"):
+                if any(c.attrs.get(flag) for c in f.cols):
+                    attrs[flag] = True
+        return Col(name, e.t, bounded=e.bounded, attrs=attrs)
 
     def new_cols(self, f, n):
         out = []
@@ -656,7 +721,7 @@ class QueryGen:
             aggs = [(self.fresh("a"), self.agg_expr(f)) for _ in range(int(self.rng.integers(1, 4)))]
             plan = {"op": "select", "input": f.plan, "exprs": [{"alias": e.j, "name": n} for n, e in aggs]}
             sql = f"SELECT {', '.join(f'{e.sql} AS {q(n)}' for n, e in aggs)}, 0 AS \"__ord\" FROM {f.cte}"
-            return self.derive(f, plan, sql, [self.col_of(n, e) for n, e in aggs], True)
+            return self.derive(f, plan, sql, [self.col_of(n, e, f) for n, e in aggs], True)
         keep = [c for c in f.cols if self.chance(0.6)] or [f.cols[0]]
         new = self.new_cols(f, int(self.rng.integers(0, 3)))
         if self.chance(0.25):
@@ -682,6 +747,10 @@ class QueryGen:
             keys = self.window_keys(f)
             if keys:
                 new.append((self.fresh("w"), self.agg_expr(f, keys)))
+        if self.chance(0.25):
+            e = self.window_compare(f)
+            if e is not None:
+                new.append((self.fresh("c"), e))
         # sometimes replace an existing column in place
         if new and self.chance(0.3):
             victim = self.choice(f.cols).name
@@ -719,7 +788,7 @@ class QueryGen:
             items.append('min("__ord") AS "__ord"')
         sql = f"SELECT {', '.join(items)} FROM {f.cte} GROUP BY {', '.join(q(k) for k in keys)}"
         cols = [Col(k, f.col(k).type, bounded=f.col(k).bounded, unique=True, small=f.col(k).small,
-                    attrs=f.col(k).attrs) for k in keys] + [self.col_of(n, e) for n, e in aggs]
+                    attrs=f.col(k).attrs) for k in keys] + [self.col_of(n, e, f) for n, e in aggs]
         for c in cols[:len(keys)]:
             c.unique = False  # unique values, but the sort generator needs a non-null total key
         return self.derive(f, plan, sql, cols, ordered)
@@ -915,10 +984,43 @@ class QueryGen:
         return self.derive(f, {"op": "drop", "input": f.plan, "columns": [c.name]}, sql, cols, f.ordered)
 
     # ---------------------------------------------------------------- whole queries
+    def probe(self, f):
+        """One select over the scan of numerically hard expressions: round / floor / ceil of decimals
+        (high-precision ones too, whose 39th digit raises on both sides: every row is evaluated by both
+        engines, which no filter, join, slice or dropped column of a longer query could change), the
+        columns against their window aggregates, and std / var / median of every numeric column."""
+        exprs = []
+        for c in f.cols:
+            if is_dec(c.type) and self.chance(0.7):
+                exprs.append((self.fresh("d"), self.dec_round(self.colx(c))))
+            keys = self.window_keys(f)
+            if is_numeric(c.type) and keys and self.chance(0.5):
+                op = self.choice(["std", "var", "median", "quantile"])
+                if op in ("median", "quantile") and c.attrs.get("inf"):
+                    op = "var"
+                a = self.colx(c)
+                a.nan = bool(c.attrs.get("nan"))
+                exprs.append((self.fresh("a"), self.agg_sql(op, a, keys, f)))
+        for _ in range(int(self.rng.integers(0, 3))):
+            e = self.window_compare(f)
+            if e is not None:
+                exprs.append((self.fresh("c"), e))
+        if not exprs:
+            return None
+        keep = [c for c in f.cols if self.chance(0.3)]
+        items = [q(c.name) for c in keep] + [f"{e.sql} AS {q(n)}" for n, e in exprs]
+        plan = {"op": "select", "input": f.plan,
+                "exprs": [{"col": c.name} for c in keep] + [{"alias": e.j, "name": n} for n, e in exprs]}
+        cols = [copy.deepcopy(c) for c in keep] + [self.col_of(n, e, f) for n, e in exprs]
+        return self.derive(f, plan, f"SELECT {', '.join(items)}{self.ord_col(f)} FROM {f.cte}", cols, f.ordered)
+
     def query(self):
         """Returns (plan, sql, expected_types, ordered)."""
         names = list(self.tables)
         f = self.scan(names[0])
+        probed = self.probe(f) if self.chance(0.12) else None
+        if probed is not None:
+            return self.finish(probed)
         ops = ["filter", "select", "with_columns", "group_by", "sort", "slice", "unique", "concat", "row_index",
                "rename", "drop", "join"]
         weights = np.array([3, 2, 3, 3, 2, 2, 1.5, 1, 1.5, 0.5, 0.5, 2.5])
@@ -935,6 +1037,10 @@ class QueryGen:
                 f = self.op_join(f, names[1])
             else:
                 f = getattr(self, f"op_{op}")(f)
+        return self.finish(f)
+
+    def finish(self, f):
+        """(plan, sql, expected_types, ordered) of frame `f`."""
         final = f"SELECT {', '.join(q(c.name) for c in f.cols)} FROM {f.cte}"
         if f.ordered:
             final += ' ORDER BY "__ord"'

@@ -1,4 +1,6 @@
-"""Random tables for the differential tests: every tug type, nulls at various rates, duplicates, skew.
+"""Random tables for the differential tests: every tug type, nulls at various rates, duplicates, skew, and
+numerically hard columns (constant ones at the type extremes, NaN and infinities, all NaN, decimals of up
+to 38 digits).
 
 A table is a dict {"schema": [{"name", "type"}], "columns": [[value, ...], ...]} in tug_difftest's JSON
 form (64-bit integers beyond 2^53 as strings, decimals as strings, dates as day numbers, timestamps as
@@ -28,6 +30,17 @@ EXTREMES = {
     "i64": [-(2**63), 2**63 - 1, 2**53 + 1, -(2**53) - 1, 0],
     "u64": [2**64 - 1, 2**63, 2**53 + 1, 0],
 }
+# Values of constant columns (std / var of identical values must be exactly 0; their mean rounds away
+# from them in float64), by type.
+CONSTANTS = {
+    "i64": [-5435833015522271204, -(2**63), 2**63 - 1, 2**53 + 1, 7],
+    "u64": [15000000000000000001, 2**64 - 1, 2**63 + 3],
+    "f64": [0.1, 1.5e19, -1e300, 3.3333333333333335, 1e-300],  # not subnormal: DuckDB's quantile halves them
+    "f32": [0.1, -7.25, 3e38],
+}
+# High-precision decimals: values of up to p - s integer digits and s fraction digits, sometimes the
+# largest one (its ceil has 39 digits: decimal overflow).
+HIGH_PRECISION = ["decimal[38,30]", "decimal[38,10]", "decimal[20,18]", "decimal[38,0]"]
 # Strings with duplicates, case pairs, multi-byte characters, spaces (strip) and the empty string.
 WORDS = ["a", "ab", "abc", "b", "B", "ba", "", " pad ", "x y", "é", "ñandú", "zz", "A", "abcabc", "Ünï",
          "hello world", "Z", "aa", "a b", "0", "10", "9"]
@@ -114,6 +127,55 @@ def _values(rng, t, n, small, extreme):
     raise ValueError(t)
 
 
+def _dec_text(u, scale):
+    """The text of unscaled decimal u at `scale` ("-0.05")."""
+    sign, a = ("-" if u < 0 else ""), abs(int(u))
+    if scale == 0:
+        return f"{sign}{a}"
+    return f"{sign}{a // 10 ** scale}.{a % 10 ** scale:0{scale}d}"
+
+
+def _special_values(rng, kind, t, n):
+    """Values of a special column: constant (one value), nan (floats with some NaN, maybe +-inf),
+    all_nan, or a high-precision decimal (random digits at every magnitude, sometimes the extremes)."""
+    if kind == "constant":
+        v = CONSTANTS[t][int(rng.integers(0, len(CONSTANTS[t])))]
+        if t in INTS:
+            return [str(v) if abs(v) > 2**53 else v for _ in range(n)]
+        if t == "f32":
+            v = float(np.float32(v))
+        return [v] * n
+    if kind == "all_nan":
+        return ["NaN"] * n
+    if kind == "nan":
+        raw = [float(x) for x in np.round(rng.uniform(-1000, 1000, size=n), 3)]
+        with_inf = rng.random() < 0.5
+        for i in range(n):
+            r = rng.random()
+            if r < 0.25:
+                raw[i] = "NaN"
+            elif with_inf and r < 0.4:
+                raw[i] = "inf" if rng.random() < 0.5 else "-inf"
+        return raw
+    p, s = (int(x) for x in t[8:-1].split(","))
+    out = []
+    pool = None
+    if rng.random() < 0.3:  # few distinct values: groups of identical decimals
+        pool = [int(rng.integers(-10**15, 10**15)) * 10 ** int(rng.integers(0, p - 15)) for _ in range(3)]
+    for _ in range(n):
+        if pool is not None:
+            u = pool[int(rng.integers(0, len(pool)))]
+        elif rng.random() < 0.05:
+            u = (10 ** p - 1) * (1 if rng.random() < 0.5 else -1)
+        else:
+            digits = int(rng.integers(1, p + 1))
+            u = int(rng.integers(0, 10 ** min(digits, 18))) * 10 ** max(0, digits - 18)
+            u += int(rng.integers(0, 10 ** min(digits, 18)))
+            u = min(u, 10 ** p - 1) * (1 if rng.random() < 0.5 else -1)
+        out.append(_dec_text(u, s))
+    return out
+
+
 def _with_nulls(rng, vals, rate):
     if rate <= 0:
         return vals
@@ -151,4 +213,30 @@ def make_table(rng, name_prefix_shared, n=None):
     if rng.random() < 0.3:
         t = str(rng.choice(["i64", "u64"]))
         add(f"{name_prefix_shared}big_{t}", t, extreme=True)
+    if rng.random() < 0.4:
+        add_special(rng, n, name_prefix_shared, cols, data)
     return {"schema": [{"name": c.name, "type": c.type} for c in cols], "columns": data}, cols, n
+
+
+def add_special(rng, n, prefix, cols, data):
+    """Adds one numerically hard column: constant (at the type extremes too), NaN and inf, all NaN, or a
+    high-precision decimal. Such columns are `bounded=False` (no arithmetic on them): the queries read
+    them through aggregations (std / var / mean / median / quantile / min / max), comparisons with
+    their window aggregations, filters and decimal round / floor / ceil. attrs: "nan" / "inf" when they
+    may hold NaN / infinities (the query generator translates min / max, and avoids quantiles of
+    infinities, where DuckDB's semantics differ from Polars')."""
+    kind = str(rng.choice(["constant", "constant", "nan", "all_nan", "decimal", "decimal"]))
+    if kind == "constant":
+        t = str(rng.choice(list(CONSTANTS)))
+    elif kind == "decimal":
+        t = str(rng.choice(HIGH_PRECISION))
+    else:
+        t = str(rng.choice(FLOATS))
+    vals = _with_nulls(rng, _special_values(rng, kind, t, n), float(rng.choice([0.0, 0.0, 0.1, 0.5])))
+    attrs = {"sample": [v for v in vals if v is not None and v not in ("NaN", "inf", "-inf")][:20]}
+    if kind in ("nan", "all_nan"):
+        attrs["nan"] = True
+        attrs["inf"] = any(v in ("inf", "-inf") for v in vals)
+    name = f"{prefix}{kind}_{t.split('[')[0]}"
+    cols.append(Col(name, t, bounded=False, small=kind == "constant", attrs=attrs))
+    data.append(vals)

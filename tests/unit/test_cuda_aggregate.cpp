@@ -668,18 +668,26 @@ void expect_well_formed(const hp::program& p) {
     const hp::acc_desc& a = p.accs[static_cast<size_t>(j)];
     int pass = j < p.pass1 ? 1 : (j < n - p.pass2 ? 0 : 2);
     EXPECT_EQ(a.pass, pass) << "accumulator " << j;
-    if (a.kind == hp::acc_kind::mean) {
-      // computed from pass-1 count and sum
-      ASSERT_TRUE(a.a >= 0 && a.a < p.pass1 && a.b >= 0 && a.b < p.pass1) << "accumulator " << j;
+    if (a.kind == hp::acc_kind::center) {
+      // computed from pass-1 count, sum, smallest and largest value
+      for (int i : {a.a, a.b, a.lo, a.hi})
+        ASSERT_TRUE(i >= 0 && i < p.pass1) << "accumulator " << j;
+      EXPECT_EQ(p.accs[static_cast<size_t>(a.lo)].kind, hp::acc_kind::min_u64) << "accumulator " << j;
+      EXPECT_EQ(p.accs[static_cast<size_t>(a.hi)].kind, hp::acc_kind::max_u64) << "accumulator " << j;
     }
-    if (a.src == hp::src_kind::sq_dev || a.src == hp::src_kind::chan) {
+    if (a.src == hp::src_kind::dev || a.src == hp::src_kind::sq_dev || a.src == hp::src_kind::wdev ||
+        a.src == hp::src_kind::chan) {
       ASSERT_TRUE(a.a >= 0 && a.a < n) << "accumulator " << j;
-      EXPECT_EQ(p.accs[static_cast<size_t>(a.a)].kind, hp::acc_kind::mean) << "accumulator " << j;
+      EXPECT_EQ(p.accs[static_cast<size_t>(a.a)].kind, hp::acc_kind::center) << "accumulator " << j;
     }
   }
   for (auto& o : p.outs) {
     EXPECT_TRUE(o.kind == hp::out_kind::first_row || (o.acc >= 0 && o.acc < n));
     EXPECT_LT(o.acc2, n);
+    EXPECT_LT(o.acc3, n);
+    if (o.kind == hp::out_kind::var || o.kind == hp::out_kind::std || o.kind == hp::out_kind::moment_mean ||
+        o.kind == hp::out_kind::moment_m2)
+      EXPECT_TRUE(o.acc2 >= 0 && o.acc3 >= 0);
     if (o.kind == hp::out_kind::take) EXPECT_EQ(size_of(o.type.id), 8) << to_string(o.type);
   }
 }

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "exec/cpu/expr/kernels.hpp"
+#include "exec/float_text.hpp"
+#include "exec/moments.hpp"
 #include "tug/exec/key_index.hpp"
 #include "tug/runtime/thread_pool.hpp"
 
@@ -65,11 +68,11 @@ template <type_id Id>
 constexpr bool is_unsigned_id =
     Id == type_id::uint8 || Id == type_id::uint16 || Id == type_id::uint32 || Id == type_id::uint64;
 
-// Accumulator of sums: wrapping 64-bit for integers (as Polars), double for floats, int128 for decimals.
+// Accumulator of sums: wrapping 64-bit for integers (as Polars), double for floats, exact 192 bits for
+// decimals (a sum past the result's precision raises).
 template <type_id Id>
-using sum_acc_t = std::conditional_t<
-    Id == type_id::float32 || Id == type_id::float64, double,
-    std::conditional_t<Id == type_id::decimal128, __int128, uint64_t>>;
+using sum_acc_t = std::conditional_t<Id == type_id::float32 || Id == type_id::float64, double,
+                                     std::conditional_t<Id == type_id::decimal128, decimal_sum, uint64_t>>;
 
 // Output storage of sums: i64 for signed integers, booleans and durations.
 template <type_id Id>
@@ -78,17 +81,20 @@ using sum_out_t = std::conditional_t<
     std::conditional_t<Id == type_id::decimal128, __int128,
                        std::conditional_t<is_unsigned_id<Id>, uint64_t, int64_t>>>;
 
-inline double pow10(int s) {
-  double d = 1;
-  for (int i = 0; i < s; ++i) d *= 10;
-  return d;
-}
-
+// The values of `v` as float64, as mean, std, var, median and quantile read numbers: decimals
+// correctly rounded, by the conversion the cast uses (float_text::decimal_to_float).
 template <type_id Id>
-inline double to_double(storage_t<Id> x, double scale_div) {
-  if constexpr (Id == type_id::decimal128) return static_cast<double>(x) / scale_div;
-  else return static_cast<double>(x);
-}
+struct as_double {
+  const storage_t<Id>* x;
+  int scale;
+  explicit as_double(const column_view& v) : x(v.values<storage_t<Id>>()), scale(v.type.scale) {}
+  double operator()(int64_t i) const {
+    if constexpr (Id == type_id::decimal128)
+      return float_text::decimal_to_float<double>(x[i], scale);
+    else
+      return static_cast<double>(x[i]);
+  }
+};
 
 column int64_column(const std::vector<int64_t>& v, memory_resource* mr) {
   fixed_width_builder<int64_t> b(type_id::int64, static_cast<int64_t>(v.size()), mr);
@@ -139,7 +145,14 @@ column sum_kernel(const agg_spec& s, const column_view& v, const group_map& g, m
   const T* x = v.values<T>();
   accumulate(g, v, acc, [x](int64_t i) { return static_cast<Acc>(x[i]); });
   fixed_width_builder<Out> b(s.output_type, g.num_groups, mr);
-  for (int64_t k = 0; k < g.num_groups; ++k) b.set(k, static_cast<Out>(acc[sz(k)]));
+  for (int64_t k = 0; k < g.num_groups; ++k) {
+    if constexpr (Id == type_id::decimal128) {
+      if (!acc[sz(k)].fits(s.output_type.precision)) raise_sum_overflow(s, acc[sz(k)]);
+      b.set(k, static_cast<Out>(acc[sz(k)].lo));
+    } else {
+      b.set(k, static_cast<Out>(acc[sz(k)]));
+    }
+  }
   return b.finish();
 }
 
@@ -186,37 +199,81 @@ column any_all_kernel(bool all, const column_view& v, const group_map& g, memory
   return b.finish();
 }
 
-// Per group: number of valid values, their sum, and (when asked) the sum of squared deviations from
-// the group mean (two passes, for accuracy).
-struct moments {
+// Per group: the number of valid values and their sum; with `with_m2` also their mean and sum of
+// squared deviations from it, by the two passes of exec/moments.hpp (which the CUDA backend runs too).
+struct group_moments {
   std::vector<int64_t> n;
   std::vector<double> sum;
+  std::vector<double> mean;
   std::vector<double> m2;
 };
 
+// Pass 1's smallest and largest value (NaN ignored) per group, for moments::center.
+template <typename Get>
+void value_range(const group_map& g, const column_view& v, Get&& get, std::vector<double>& lo,
+                 std::vector<double>& hi) {
+  lo.assign(sz(g.num_groups), std::numeric_limits<double>::infinity());
+  hi.assign(sz(g.num_groups), -std::numeric_limits<double>::infinity());
+  for_valid_rows(g, v, [&](int64_t i, int64_t gid) {
+    double x = get(i);
+    auto k = sz(gid);
+    if (x < lo[k]) lo[k] = x;
+    if (x > hi[k]) hi[k] = x;
+  });
+}
+
+// Pass 2 and the results from pass 1's count, sum and range (moments.hpp).
+template <typename Get>
+void second_pass(const group_map& g, const column_view& v, Get&& get, const std::vector<double>& lo,
+                 const std::vector<double>& hi, group_moments& m) {
+  auto ng = sz(g.num_groups);
+  std::vector<double> c(ng), d1(ng, 0.0), d2(ng, 0.0);
+  for (size_t k = 0; k < ng; ++k)
+    c[k] = moments::center(m.sum[k], static_cast<double>(m.n[k]), lo[k], hi[k]);
+  for_valid_rows(g, v, [&](int64_t i, int64_t gid) {
+    double x = get(i);
+    auto k = sz(gid);
+    d1[k] += moments::deviation(1.0, x, c[k]);
+    d2[k] += moments::squared_deviation(1.0, x, 0.0, c[k]);
+  });
+  m.mean.assign(ng, 0.0);
+  m.m2.assign(ng, 0.0);
+  for (size_t k = 0; k < ng; ++k) {
+    if (m.n[k] == 0) continue;
+    auto w = static_cast<double>(m.n[k]);
+    m.mean[k] = moments::mean(c[k], d1[k], w);
+    m.m2[k] = moments::m2(d1[k], d2[k], w);
+  }
+}
+
 template <type_id Id>
-moments moments_kernel(const column_view& v, const group_map& g, bool with_m2) {
-  using T = storage_t<Id>;
-  moments m;
+group_moments moments_kernel(const column_view& v, const group_map& g, bool with_m2) {
+  group_moments m;
   m.n.assign(sz(g.num_groups), 0);
   m.sum.assign(sz(g.num_groups), 0.0);
-  const T* x = v.values<T>();
-  double div = Id == type_id::decimal128 ? pow10(v.type.scale) : 1.0;
   accumulate(g, v, m.n, [](int64_t) { return int64_t{1}; });
-  accumulate(g, v, m.sum, [x, div](int64_t i) { return to_double<Id>(x[i], div); });
-  if (!with_m2) return m;
-  std::vector<double> mean(sz(g.num_groups));
-  for (size_t k = 0; k < mean.size(); ++k) mean[k] = m.n[k] ? m.sum[k] / static_cast<double>(m.n[k]) : 0.0;
-  m.m2.assign(sz(g.num_groups), 0.0);
-  for_valid_rows(g, v, [&](int64_t i, int64_t gid) {
-    double d = to_double<Id>(x[i], div) - mean[sz(gid)];
-    m.m2[sz(gid)] += d * d;
-  });
+  auto run = [&](auto get) {
+    accumulate(g, v, m.sum, get);
+    if (!with_m2) return;
+    std::vector<double> lo, hi;
+    value_range(g, v, get, lo, hi);
+    second_pass(g, v, get, lo, hi, m);
+  };
+  if constexpr (Id == type_id::decimal128) {
+    if (with_m2) {  // three passes over the values: convert them once
+      std::vector<double> x(sz(g.num_rows));
+      as_double<Id> conv(v);
+      for_valid_rows(g, v, [&](int64_t i, int64_t) { x[sz(i)] = conv(i); });
+      run([p = x.data()](int64_t i) { return p[i]; });
+      return m;
+    }
+  }
+  run(as_double<Id>(v));
   return m;
 }
 
-moments compute_moments(const agg_spec& s, const column_view& v, const group_map& g, bool with_m2) {
-  return type_dispatch(v.type.id, [&]<type_id Id>() -> moments {
+group_moments compute_moments(const agg_spec& s, const column_view& v, const group_map& g, bool with_m2) {
+  return type_dispatch(v.type.id, [&]<type_id Id>() -> group_moments {
     if constexpr (is_number<Id>) return moments_kernel<Id>(v, g, with_m2);
     throw type_error(std::string("cannot compute ") + to_string(s.op) + " of a " + to_string(v.type) + " column");
   });
@@ -237,17 +294,19 @@ column var_result(const agg_spec& s, const std::vector<int64_t>& n, const std::v
   std::vector<double> out(n.size());
   std::vector<uint8_t> valid(n.size());
   for (size_t k = 0; k < n.size(); ++k) {
-    valid[k] = n[k] > s.ddof;
-    if (!valid[k]) continue;
-    double var = std::max(0.0, m2[k]) / static_cast<double>(n[k] - s.ddof);
-    out[k] = s.op == agg_op::std ? std::sqrt(var) : var;
+    valid[k] = moments::has_variance(n[k], s.ddof);
+    if (valid[k]) out[k] = moments::variance(m2[k], n[k], s.ddof, s.op == agg_op::std);
   }
   return float64_column(out, valid, mr);
 }
 
-// Quantile of the n values at `p` (reordered), as Polars computes it.
+// Quantile of the n values at `p` (reordered), as Polars computes it. Values are selected in IEEE
+// 754's total order (-0.0 below 0.0, NaN above every number), so the sign of a zero result does not
+// depend on the selection's order (the CUDA backend sorts the same way).
 double quantile_of(double* p, int64_t n, double q, const std::string& method) {
-  auto lt = [](double a, double b) { return a < b || (std::isnan(b) && !std::isnan(a)); };
+  auto lt = [](double a, double b) {
+    return a < b || (std::isnan(b) && !std::isnan(a)) || (a == b && std::signbit(a) && !std::signbit(b));
+  };
   auto select = [&](int64_t k) {
     std::nth_element(p, p + k, p + n, lt);
     return p[k];
@@ -268,16 +327,14 @@ double quantile_of(double* p, int64_t n, double q, const std::string& method) {
 
 template <type_id Id>
 column quantile_kernel(const agg_spec& s, const column_view& v, const group_map& g, memory_resource* mr) {
-  using T = storage_t<Id>;
   // bucket the valid values by group (counting sort), then select within each bucket
   std::vector<int64_t> off(sz(g.num_groups) + 1, 0);
   for_valid_rows(g, v, [&](int64_t, int64_t gid) { off[sz(gid) + 1]++; });
   for (size_t k = 1; k < off.size(); ++k) off[k] += off[k - 1];
   std::vector<double> vals(sz(off.back()));
   std::vector<int64_t> pos(off.begin(), off.end() - 1);
-  const T* x = v.values<T>();
-  double div = Id == type_id::decimal128 ? pow10(v.type.scale) : 1.0;
-  for_valid_rows(g, v, [&](int64_t i, int64_t gid) { vals[sz(pos[sz(gid)]++)] = to_double<Id>(x[i], div); });
+  as_double<Id> get(v);
+  for_valid_rows(g, v, [&](int64_t i, int64_t gid) { vals[sz(pos[sz(gid)]++)] = get(i); });
   std::vector<double> out(sz(g.num_groups));
   std::vector<uint8_t> valid(sz(g.num_groups));
   for (size_t k = 0; k < out.size(); ++k) {
@@ -326,6 +383,15 @@ column n_unique_kernel(const column& in, const group_map& g, memory_resource* mr
 }
 
 }  // namespace
+
+void raise_sum_overflow(const agg_spec& s, const decimal_sum& sum) {
+  __int128 v;
+  std::string what = sum.to_int128(v) ? detail::decimal_text(v, s.output_type.scale) + " has more than " +
+                                            std::to_string(s.output_type.precision) + " digits"
+                                      : "does not fit in 128 bits";
+  throw compute_error("decimal overflow in " + describe(s) + ": a group's sum " + what + " (result type " +
+                      to_string(s.output_type) + ")");
+}
 
 std::string describe(const agg_spec& s) {
   std::string out = to_string(s.op);
@@ -430,12 +496,12 @@ column aggregate_groups(const agg_spec& s, const column* in, const group_map& g,
     case agg_op::last: return first_last_kernel(true, *in, g, mr);
     case agg_op::n_unique: return n_unique_kernel(*in, g, mr);
     case agg_op::mean: {
-      moments m = compute_moments(s, v, g, false);
+      group_moments m = compute_moments(s, v, g, false);
       return mean_result(m.n, m.sum, mr);
     }
     case agg_op::var:
     case agg_op::std: {
-      moments m = compute_moments(s, v, g, true);
+      group_moments m = compute_moments(s, v, g, true);
       return var_result(s, m.n, m.m2, mr);
     }
     default: break;
@@ -507,15 +573,13 @@ std::vector<column> partial_states(const agg_spec& s, const column* in, const gr
   TUG_EXPECTS(is_decomposable(s.op), std::string("partial_states: ") + to_string(s.op) + " is not decomposable");
   switch (s.op) {
     case agg_op::mean: {
-      moments m = compute_moments(s, in->view(), g, false);
+      group_moments m = compute_moments(s, in->view(), g, false);
       return {float64_column(m.sum, {}, mr), int64_column(m.n, mr)};
     }
     case agg_op::var:
     case agg_op::std: {
-      moments m = compute_moments(s, in->view(), g, true);
-      std::vector<double> mean(m.n.size());
-      for (size_t k = 0; k < mean.size(); ++k) mean[k] = m.n[k] ? m.sum[k] / static_cast<double>(m.n[k]) : 0.0;
-      return {int64_column(m.n, mr), float64_column(mean, {}, mr), float64_column(m.m2, {}, mr)};
+      group_moments m = compute_moments(s, in->view(), g, true);
+      return {int64_column(m.n, mr), float64_column(m.mean, {}, mr), float64_column(m.m2, {}, mr)};
     }
     default: return {aggregate_groups(s, in, g, mr)};
   }
@@ -544,29 +608,34 @@ column merge_states(const agg_spec& s, const std::vector<column>& states, const 
     }
     case agg_op::var:
     case agg_op::std: {
-      // Chan et al.: pairwise combination of (count, mean, M2)
-      std::vector<int64_t> n(sz(g.num_groups), 0);
-      std::vector<double> mean(sz(g.num_groups), 0.0), m2(sz(g.num_groups), 0.0);
+      // Chan et al.'s merge of (count, mean, M2) over all states at once, in moments.hpp's two passes
+      auto ng = sz(g.num_groups);
+      std::vector<int64_t> n(ng, 0);
+      std::vector<double> sum(ng, 0.0), lo(ng, std::numeric_limits<double>::infinity()),
+          hi(ng, -std::numeric_limits<double>::infinity()), d1(ng, 0.0), d2(ng, 0.0), m2(ng, 0.0);
       const int64_t* pn = states[0].view().values<int64_t>();
       const double* pm = states[1].view().values<double>();
       const double* pm2 = states[2].view().values<double>();
       for_rows(g, [&](int64_t i, int64_t gid) {
-        int64_t nb = pn[i];
-        if (nb == 0) return;
+        if (pn[i] == 0) return;
         auto k = sz(gid);
-        int64_t na = n[k];
-        if (na == 0) {
-          n[k] = nb;
-          mean[k] = pm[i];
-          m2[k] = pm2[i];
-          return;
-        }
-        int64_t nn = na + nb;
-        double d = pm[i] - mean[k];
-        mean[k] += d * static_cast<double>(nb) / static_cast<double>(nn);
-        m2[k] += pm2[i] + d * d * static_cast<double>(na) * static_cast<double>(nb) / static_cast<double>(nn);
-        n[k] = nn;
+        n[k] += pn[i];
+        sum[k] += static_cast<double>(pn[i]) * pm[i];
+        if (pm[i] < lo[k]) lo[k] = pm[i];
+        if (pm[i] > hi[k]) hi[k] = pm[i];
       });
+      std::vector<double> c(ng);
+      for (size_t k = 0; k < ng; ++k)
+        c[k] = moments::center(sum[k], static_cast<double>(n[k]), lo[k], hi[k]);
+      for_rows(g, [&](int64_t i, int64_t gid) {
+        if (pn[i] == 0) return;
+        auto k = sz(gid);
+        auto w = static_cast<double>(pn[i]);
+        d1[k] += moments::deviation(w, pm[i], c[k]);
+        d2[k] += moments::squared_deviation(w, pm[i], pm2[i], c[k]);
+      });
+      for (size_t k = 0; k < ng; ++k)
+        if (n[k] > 0) m2[k] = moments::m2(d1[k], d2[k], static_cast<double>(n[k]));
       return var_result(s, n, m2, mr);
     }
     default:

@@ -4,12 +4,15 @@
 ///
 /// Semantics follow Polars: nulls are ignored except by len, n_unique (null is one value), first and
 /// last; sum of no values is 0, mean/min/max/median/quantile of no values are null. min and max
-/// ignore NaN unless a group holds only NaNs (then NaN); sum, mean, std and var propagate NaN;
-/// median and quantile sort NaN above every number.
+/// ignore NaN unless a group holds only NaNs (then NaN); sum, mean, std and var propagate NaN (std and
+/// var give NaN for an infinity too, as Polars), and std / var of identical values are exactly 0
+/// (exec/moments.hpp); median and quantile sort NaN above every number and -0.0 below 0.0. Decimals
+/// read as float64 are correctly rounded; a decimal sum past 38 digits raises compute_error.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "exec/decimal_sum.hpp"
 #include "tug/exec/physical.hpp"
 
 namespace tug::cpu {
@@ -70,5 +73,9 @@ std::string describe_columns(const std::vector<size_t>& columns);
 
 /// Checks the parameters of `spec` (quantile q and interpolation). @throws invalid_argument_error.
 void check_agg_spec(const agg_spec& spec);
+
+/// Raises the compute_error of a decimal sum (`spec`, the sum aggregation) that does not fit its result
+/// type, naming the sum. Shared by the CUDA backend.
+[[noreturn]] void raise_sum_overflow(const agg_spec& spec, const decimal_sum& sum);
 
 }  // namespace tug::cpu

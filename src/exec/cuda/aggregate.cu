@@ -13,6 +13,9 @@
 #include "exec/cpu/agg_kernels.hpp"
 #include "exec/cuda/agg_common.cuh"
 #include "exec/cuda/ops.hpp"
+#include "exec/decimal_sum.hpp"
+#include "exec/float_text.hpp"
+#include "exec/moments.hpp"
 #include "tug/exec/cpu/require.hpp"
 
 namespace tug::cuda {
@@ -82,42 +85,70 @@ __global__ void load_u64_kernel(dcol c, vkind k, const int64_t* order, int64_t n
   }
 }
 
-// The value of valid row r as the CPU's aggregations read it: decimals as unscaled / `div` (10^scale).
-__device__ inline double value_f64(const dcol& c, vkind k, int64_t r, double div) {
-  return k == vkind::d128 ? static_cast<double>(c.value<__int128>(r)) / div : as_f64(c, k, r);
+// The value of valid row r as the CPU's aggregations read it: decimals correctly rounded from their
+// unscaled value at `scale` (float_text::decimal_to_float, as cpu::cast).
+__device__ inline double value_f64(const dcol& c, vkind k, int64_t r, int scale) {
+  return k == vkind::d128 ? float_text::decimal_to_float<double>(c.value<__int128>(r), scale) : as_f64(c, k, r);
 }
 
-// 10^scale as the CPU computes it (agg_kernels.cpp: repeated multiplication).
-double scale_divisor(const data_type& t) {
-  double d = 1;
-  if (t.id == type_id::decimal128)
-    for (int i = 0; i < t.scale; ++i)
-      d *= 10;
-  return d;
-}
+// Two doubles reduced together (moments.hpp's range and deviation sums).
+struct f64_pair {
+  double a, b;
+};
 
-// Per sorted position: the value as double, or its squared deviation from its segment's mean.
-__global__ void load_f64_kernel(dcol c, vkind k, double div, const int64_t* order, int64_t n, const int64_t* seg,
-                                const double* mean, double* out) {
+// Per sorted position: the value as double (0 for null rows).
+__global__ void load_f64_kernel(dcol c, vkind k, int scale, const int64_t* order, int64_t n, double* out) {
   TUG_GRID_LOOP(p, n) {
     int64_t r = order[p];
-    double x = 0;
-    if (c.valid(r)) {
-      x = value_f64(c, k, r, div);
-      if (mean) {
-        double d = x - mean[seg[p]];
-        x = d * d;
-      }
-    }
-    out[p] = x;
+    out[p] = c.valid(r) ? value_f64(c, k, r, scale) : 0.0;
   }
 }
 
-// Per sorted position: the decimal value, 0 for null rows (decimal sums wrap in 128 bits, as the CPU's).
-__global__ void load_d128_kernel(dcol c, const int64_t* order, int64_t n, unsigned __int128* out) {
+// Per sorted position: the value twice, as the candidate of its segment's smallest (a) and largest (b)
+// value; null rows and NaN are no candidate (+inf / -inf).
+__global__ void load_range_kernel(dcol c, vkind k, int scale, const int64_t* order, int64_t n, f64_pair* out) {
   TUG_GRID_LOOP(p, n) {
     int64_t r = order[p];
-    out[p] = c.valid(r) ? static_cast<unsigned __int128>(c.value<__int128>(r)) : 0;
+    double x = c.valid(r) ? value_f64(c, k, r, scale) : NAN;
+    out[p] = x == x ? f64_pair{x, x} : f64_pair{INFINITY, -INFINITY};
+  }
+}
+
+// Per sorted position: pass 2's contributions of its value (moments.hpp) around its segment's center
+// (0 for null rows).
+__global__ void load_deviation_kernel(dcol c, vkind k, int scale, const int64_t* order, int64_t n, const int64_t* seg,
+                                      const double* center, f64_pair* out) {
+  TUG_GRID_LOOP(p, n) {
+    int64_t r = order[p];
+    f64_pair v{0.0, 0.0};
+    if (c.valid(r)) {
+      const double x = value_f64(c, k, r, scale), m = center[seg[p]];
+      v = f64_pair{moments::deviation(1.0, x, m), moments::squared_deviation(1.0, x, 0.0, m)};
+    }
+    out[p] = v;
+  }
+}
+
+// Per segment: pass 2's center from the count, the sum and the range of its values.
+__global__ void center_kernel(const uint64_t* n, const double* sum, const f64_pair* range, int64_t g, double* out) {
+  TUG_GRID_LOOP(s, g) { out[s] = moments::center(sum[s], static_cast<double>(n[s]), range[s].a, range[s].b); }
+}
+
+// Per sorted position: the decimal value, 0 for null rows, to add up exactly (as the CPU's sums).
+__global__ void load_d128_kernel(dcol c, const int64_t* order, int64_t n, decimal_sum* out) {
+  TUG_GRID_LOOP(p, n) {
+    int64_t r = order[p];
+    out[p] = decimal_sum(c.valid(r) ? c.value<__int128>(r) : 0);
+  }
+}
+
+// Per segment: its sum's unscaled value; *bad = the first segment whose sum has more than `precision`
+// digits (left as it is when none does).
+__global__ void finish_d128_kernel(const decimal_sum* sum, int64_t g, int precision, __int128* out,
+                                   unsigned long long* bad) {
+  TUG_GRID_LOOP(s, g) {
+    out[s] = static_cast<__int128>(sum[s].lo);
+    if (!sum[s].fits(precision)) atomicMin(bad, static_cast<unsigned long long>(s));
   }
 }
 
@@ -150,13 +181,21 @@ struct plus_op {
   __device__ T operator()(T a, T b) const {
     return a + b;
   }
+  __device__ f64_pair operator()(f64_pair x, f64_pair y) const { return f64_pair{x.a + y.a, x.b + y.b}; }
 };
 
-enum class finish_op : uint8_t { mean, var, std, any, all, mean_state };
+// The smaller of the a's and the larger of the b's.
+struct range_op {
+  __device__ f64_pair operator()(f64_pair x, f64_pair y) const {
+    return f64_pair{x.a < y.a ? x.a : y.a, x.b > y.b ? x.b : y.b};
+  }
+};
 
-// Final values per segment from reduced sums `a` (double sum or u64 count of matches), counts `n`
-// and second moments `m2`; writes a warp's validity bits together.
-__global__ void finish_kernel(finish_op op, const double* a, const uint64_t* u, const uint64_t* n, const double* m2,
+enum class finish_op : uint8_t { mean, var, std, any, all };
+
+// Final values per segment from reduced sums `a` (double sum or u64 count of matches), counts `n` and
+// var / std's pass-2 sums `dev` (moments.hpp); writes a warp's validity bits together.
+__global__ void finish_kernel(finish_op op, const double* a, const uint64_t* u, const uint64_t* n, const f64_pair* dev,
                               int ddof, int64_t g, void* out, uint32_t* valid_out) {
   int64_t stride = int64_t(gridDim.x) * blockDim.x;
   int lane = threadIdx.x & 31;
@@ -175,14 +214,12 @@ __global__ void finish_kernel(finish_op op, const double* a, const uint64_t* u, 
           valid = cnt > 0;
           static_cast<double*>(out)[s] = valid ? a[s] / static_cast<double>(cnt) : 0.0;
           break;
-        case finish_op::mean_state:
-          static_cast<double*>(out)[s] = cnt > 0 ? a[s] / static_cast<double>(cnt) : 0.0;
-          break;
-        default: {
-          valid = cnt > ddof;
-          double var = valid ? fmax(0.0, m2[s]) / static_cast<double>(cnt - ddof) : 0.0;
-          static_cast<double*>(out)[s] = op == finish_op::std ? sqrt(var) : var;
-        }
+        default:
+          valid = moments::has_variance(cnt, ddof);
+          static_cast<double*>(out)[s] =
+              valid ? moments::variance(moments::m2(dev[s].a, dev[s].b, static_cast<double>(cnt)), cnt, ddof,
+                                        op == finish_op::std)
+                    : 0.0;
       }
     } else {
       valid = false;
@@ -267,37 +304,63 @@ dbuf<uint64_t> u64_sums(const dgroups& d, const column* in, load_mode m, memory_
   return out;
 }
 
-dbuf<double> f64_sums(const dgroups& d, const column& in, const double* mean, memory_resource* mr) {
+dbuf<double> f64_sums(const dgroups& d, const column& in, memory_resource* mr) {
   dbuf<double> vals(d.n, mr), out(d.g, mr);
-  dcol c = view_of(in);
-  vkind k = kind_of(in.type());
-  launch(d.n, load_f64_kernel, c, k, scale_divisor(in.type()), d.order.p, d.n, d.seg.p, mean, vals.p);
+  launch(d.n, load_f64_kernel, view_of(in), kind_of(in.type()), in.type().scale, d.order.p, d.n, vals.p);
   reduce_segments<double>(d, vals.p, out.p, plus_op{}, 0.0, mr);
   return out;
 }
 
 column finish_column(finish_op op, const data_type& t, const dgroups& d, const double* a, const uint64_t* u,
-                     const uint64_t* n, const double* m2, int ddof, bool nullable, memory_resource* mr) {
+                     const uint64_t* n, const f64_pair* dev, int ddof, bool nullable, memory_resource* mr) {
   buffer_ptr data = make_buffer(static_cast<size_t>(d.g) * static_cast<size_t>(size_of(t.id)), mr);
   dbuf<uint32_t> valid;
   if (nullable) valid = make_bitmap(d.g, mr);
-  launch(d.g, finish_kernel, op, a, u, n, m2, ddof, d.g, data->data(), valid.p);
+  launch(d.g, finish_kernel, op, a, u, n, dev, ddof, d.g, data->data(), valid.p);
   return make_device_column(t, d.g, std::move(data), valid.buf);
 }
 
+/// var / std of `in` per segment: moments.hpp's two passes (count, sum and range; then the deviations
+/// from the center), as the CPU backend's aggregate_groups.
+column variance_column(const agg_spec& s, const column& in, const dgroups& d, memory_resource* mr) {
+  const dcol c = view_of(in);
+  const vkind k = kind_of(in.type());
+  const int scale = in.type().scale;
+  auto sum = f64_sums(d, in, mr);
+  auto cnt = u64_sums(d, &in, load_mode::valid, mr);
+  dbuf<f64_pair> vals(d.n, mr), range(d.g, mr), dev(d.g, mr);
+  launch(d.n, load_range_kernel, c, k, scale, d.order.p, d.n, vals.p);
+  reduce_segments<f64_pair>(d, vals.p, range.p, range_op{}, f64_pair{INFINITY, -INFINITY}, mr);
+  dbuf<double> center(d.g, mr);
+  launch(d.g, center_kernel, cnt.p, sum.p, range.p, d.g, center.p);
+  launch(d.n, load_deviation_kernel, c, k, scale, d.order.p, d.n, d.seg.p, center.p, vals.p);
+  reduce_segments<f64_pair>(d, vals.p, dev.p, plus_op{}, f64_pair{0.0, 0.0}, mr);
+  return finish_column(s.op == agg_op::std ? finish_op::std : finish_op::var, s.output_type, d, nullptr, nullptr, cnt.p,
+                       dev.p, s.ddof, true, mr);
+}
+
 // Orders sorted positions by segment, then by the value of their row: valid before null, NaN above
-// every number, -0.0 == 0.0, strings by bytes, decimals by value.
+// every number, strings by bytes, decimals by value; -0.0 == 0.0, or with `signed_zero` -0.0 below
+// 0.0 (IEEE 754's total order, as the CPU's quantile selects: the sign of a zero quantile is then
+// the same on both backends).
 struct segment_value_less {
   const int64_t* seg;
   const int64_t* order;
   dcol c;
   vkind k;
+  bool signed_zero;
   __device__ bool operator()(int64_t a, int64_t b) const {
     if (seg[a] != seg[b]) return seg[a] < seg[b];
     int64_t ra = order[a], rb = order[b];
     bool va = c.valid(ra), vb = c.valid(rb);
     if (va != vb) return va;
-    return va && cmp_values(c, k, ra, rb, true) < 0;
+    if (!va) return false;
+    int r = cmp_values(c, k, ra, rb, true);
+    if (r == 0 && signed_zero && (k == vkind::f32 || k == vkind::f64)) {
+      double x = as_f64(c, k, ra), y = as_f64(c, k, rb);
+      return x == 0 && signbit(x) && !signbit(y);
+    }
+    return r < 0;
   }
 };
 
@@ -305,14 +368,14 @@ __global__ void take_kernel(const int64_t* order, const int64_t* pos, int64_t n,
   TUG_GRID_LOOP(p, n) out[p] = order[pos[p]];
 }
 
-/// The rows of `in` sorted by (segment, value) as segment_value_less orders them: position p of the
-/// result is in segment d.seg[p] (the segments keep their bounds), each segment's valid values first
-/// and ascending, its nulls last.
-dbuf<int64_t> sort_within_segments(const dgroups& d, const column& in, memory_resource* mr) {
+/// The rows of `in` sorted by (segment, value) as segment_value_less orders them (with `signed_zero`):
+/// position p of the result is in segment d.seg[p] (the segments keep their bounds), each segment's
+/// valid values first and ascending, its nulls last.
+dbuf<int64_t> sort_within_segments(const dgroups& d, const column& in, bool signed_zero, memory_resource* mr) {
   dbuf<int64_t> pos(d.n, mr), rows(d.n, mr);
   if (d.n == 0) return rows;
   launch(d.n, iota_kernel, pos.p, d.n);
-  segment_value_less less{d.seg.p, d.order.p, view_of(in), kind_of(in.type())};
+  segment_value_less less{d.seg.p, d.order.p, view_of(in), kind_of(in.type()), signed_zero};
   cub_run(mr, [&](void* temp, size_t& bytes) {
     return cub::DeviceMergeSort::SortKeys(temp, bytes, pos.p, d.n, less, stream());
   });
@@ -349,7 +412,7 @@ interp interp_of(const std::string& m) {
 // Per segment: quantile q of its cnt[s] valid values, ascending from sorted position start[s] (rows
 // sorted within segments), as agg_kernels.cpp's quantile_of computes it; null when it has none.
 // Roundings are explicit (__dmul_rn / __dadd_rn): no fused multiply-add, as on the CPU.
-__global__ void quantile_kernel(dcol c, vkind k, double div, const int64_t* rows, const int64_t* start,
+__global__ void quantile_kernel(dcol c, vkind k, int scale, const int64_t* rows, const int64_t* start,
                                 const uint64_t* cnt, int64_t g, double q, interp m, double* out, uint32_t* valid_out) {
   int64_t stride = int64_t(gridDim.x) * blockDim.x;
   int lane = threadIdx.x & 31;
@@ -362,7 +425,7 @@ __global__ void quantile_kernel(dcol c, vkind k, double div, const int64_t* rows
       if (valid) {
         const int64_t* v = rows + start[s];
         double fidx = static_cast<double>(n - 1) * q;
-        auto at = [&](int64_t i) { return value_f64(c, k, v[i < n - 1 ? i : n - 1], div); };
+        auto at = [&](int64_t i) { return value_f64(c, k, v[i < n - 1 ? i : n - 1], scale); };
         if (m == interp::nearest) {
           r = at(static_cast<int64_t>(round(fidx)));
         } else if (m == interp::higher) {
@@ -399,13 +462,24 @@ column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory
   switch (s.op) {
     case agg_op::sum: {
       if (t.id == type_id::decimal128) {
-        dbuf<unsigned __int128> vals(d.n, mr), out(d.g, mr);
+        dbuf<decimal_sum> vals(d.n, mr), sums(d.g, mr);
+        dbuf<__int128> out(d.g, mr);
+        dbuf<unsigned long long> bad(1, mr);
         launch(d.n, load_d128_kernel, view_of(*in), d.order.p, d.n, vals.p);
-        reduce_segments<unsigned __int128>(d, vals.p, out.p, plus_op{}, 0, mr);
+        reduce_segments<decimal_sum>(d, vals.p, sums.p, plus_op{}, decimal_sum(0), mr);
+        TUG_CUDA_TRY(cudaMemsetAsync(bad.p, 0xff, sizeof(unsigned long long), stream()));
+        launch(d.g, finish_d128_kernel, sums.p, d.g, s.output_type.precision, out.p, bad.p);
+        unsigned long long first = 0;
+        read_back(bad.p, &first);
+        if (first != ~0ull) {  // the CPU's error, naming the sum
+          decimal_sum sum;
+          read_back(sums.p + first, &sum);
+          cpu::raise_sum_overflow(s, sum);
+        }
         return make_device_column(s.output_type, d.g, out.buf);
       }
       TUG_EXPECTS(size_of(s.output_type.id) == 8, "CUDA sum: unexpected output type " + to_string(s.output_type));
-      buffer_ptr b = floating ? f64_sums(d, *in, nullptr, mr).buf : u64_sums(d, in, load_mode::value, mr).buf;
+      buffer_ptr b = floating ? f64_sums(d, *in, mr).buf : u64_sums(d, in, load_mode::value, mr).buf;
       return make_device_column(s.output_type, d.g, std::move(b));
     }
     case agg_op::any:
@@ -414,19 +488,14 @@ column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory
       return finish_column(s.op == agg_op::any ? finish_op::any : finish_op::all, s.output_type, d, nullptr, c.p,
                            nullptr, nullptr, 0, false, mr);
     }
-    case agg_op::mean:
-    case agg_op::var:
-    case agg_op::std: {
-      auto sum = f64_sums(d, *in, nullptr, mr);
+    case agg_op::mean: {
+      auto sum = f64_sums(d, *in, mr);
       auto cnt = u64_sums(d, in, load_mode::valid, mr);
-      if (s.op == agg_op::mean)
-        return finish_column(finish_op::mean, s.output_type, d, sum.p, nullptr, cnt.p, nullptr, 0, true, mr);
-      dbuf<double> mean(d.g, mr);
-      launch(d.g, finish_kernel, finish_op::mean_state, sum.p, nullptr, cnt.p, nullptr, 0, d.g, mean.p, nullptr);
-      auto m2 = f64_sums(d, *in, mean.p, mr);
-      return finish_column(s.op == agg_op::std ? finish_op::std : finish_op::var, s.output_type, d, nullptr, nullptr,
-                           cnt.p, m2.p, s.ddof, true, mr);
+      return finish_column(finish_op::mean, s.output_type, d, sum.p, nullptr, cnt.p, nullptr, 0, true, mr);
     }
+    case agg_op::var:
+    case agg_op::std:
+      return variance_column(s, *in, d, mr);
     case agg_op::first:
     case agg_op::last: {
       dbuf<int64_t> rows(d.g, mr);
@@ -442,7 +511,7 @@ column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory
       return cuda::gather(*in, rows.p, d.g, mr);
     }
     case agg_op::n_unique: {
-      dbuf<int64_t> rows = sort_within_segments(d, *in, mr);
+      dbuf<int64_t> rows = sort_within_segments(d, *in, false, mr);
       dbuf<uint64_t> flag(d.n, mr), out(d.g, mr);
       launch(d.n, distinct_kernel, view_of(*in), kind_of(t), d.seg.p, rows.p, d.n, flag.p);
       reduce_segments<uint64_t>(d, flag.p, out.p, plus_op{}, 0, mr);
@@ -453,11 +522,11 @@ column segment_agg(const agg_spec& s, const column* in, const dgroups& d, memory
       if (!is_numeric(t.id) && t.id != type_id::boolean)
         throw type_error(std::string("cannot compute ") + to_string(s.op) + " of a " + to_string(t) + " column");
       interp m = interp_of(s.interpolation);
-      dbuf<int64_t> rows = sort_within_segments(d, *in, mr);
+      dbuf<int64_t> rows = sort_within_segments(d, *in, true, mr);
       auto cnt = u64_sums(d, in, load_mode::valid, mr);
       buffer_ptr data = make_buffer(static_cast<size_t>(d.g) * sizeof(double), mr);
       dbuf<uint32_t> valid = make_bitmap(d.g, mr);
-      launch(d.g, quantile_kernel, view_of(*in), kind_of(t), scale_divisor(t), rows.p, d.start.p, cnt.p, d.g, s.q, m,
+      launch(d.g, quantile_kernel, view_of(*in), kind_of(t), t.scale, rows.p, d.start.p, cnt.p, d.g, s.q, m,
              data->as<double>(), valid.p);
       return make_device_column(s.output_type, d.g, std::move(data), valid.buf);
     }

@@ -88,22 +88,6 @@ __device__ inline bool fits_precision(__int128 x, int64_t precision) {
   const __int128 bound = pow10_128(precision);
   return x < bound && x > -bound;
 }
-/// static_cast<double>(x), rounded to nearest (even) as the host does.
-__device__ inline double to_double(__int128 x) {
-  const bool neg = x < 0;
-  const u128 u = neg ? 0 - static_cast<u128>(x) : static_cast<u128>(x);
-  const uint64_t hi = static_cast<uint64_t>(u >> 64);
-  double d;
-  if (hi == 0) {
-    d = __ull2double_rn(static_cast<uint64_t>(u));
-  } else {
-    // the top 64 bits with a sticky bit for the rest round as the whole value does
-    const int s = 64 - __clzll(static_cast<long long>(hi));
-    const uint64_t m = static_cast<uint64_t>(u >> s) | ((u & ((static_cast<u128>(1) << s) - 1)) != 0 ? 1u : 0u);
-    d = ldexp(__ull2double_rn(m), s);
-  }
-  return neg ? -d : d;
-}
 /// static_cast<__int128>(s) for an integral |s| < 2^127.
 __device__ inline __int128 from_double(double s) {
   const double a = fabs(s);
@@ -223,7 +207,9 @@ __device__ inline bool convert_decimal(const rv& x, const instr& in, rv& out) {
       return true;
     }
     if (is_float_kind(to)) {
-      out.f = rf(__ddiv_rn(to_double(v), in.d0), to);
+      // correctly rounded, float32 directly (float_text::decimal_to_float, as cpu::cast)
+      out.f = to == nk::f32 ? static_cast<double>(float_text::decimal_to_float<float>(v, static_cast<int>(in.i0)))
+                            : float_text::decimal_to_float<double>(v, static_cast<int>(in.i0));
       return true;
     }
     if (to == nk::d128) {
@@ -448,8 +434,8 @@ __device__ inline void store(void* data, int64_t i, const rv& r, nk t) {
   }
 }
 
-/// Decimal + - * (operands of one scale for + -; a product rounded by 10^i0): true on overflow, which
-/// the CPU raises for rows where both operands are valid.
+/// Decimal + - * (operands of one scale for + -; a product rounded by 10^i0): true on overflow (of 128
+/// bits, or of the result's i2 digits), which the CPU raises for rows where both operands are valid.
 __device__ inline bool decimal_arith(const instr& in, const rv& x, const rv& y, rv& d) {
   const __int128 a = get_d(x), b = get_d(y);
   __int128 r;
@@ -460,7 +446,7 @@ __device__ inline bool decimal_arith(const instr& in, const rv& x, const rv& y, 
     overflow = sub_overflow(a, b, r);
   } else {
     overflow = mul_overflow(a, b, r);
-    if (in.i0 > 0) {  // as the CPU: half away from zero against p / 2
+    if (in.i0 > 0 && !overflow) {  // as the CPU: half away from zero against p / 2
       const __int128 p = pow10_128(in.i0), half = p / 2, rem = r % p;
       r /= p;
       if (rem >= half)
@@ -470,7 +456,7 @@ __device__ inline bool decimal_arith(const instr& in, const rv& x, const rv& y, 
     }
   }
   set_d(d, r);
-  return overflow;
+  return overflow || !fits_precision(r, in.i2);
 }
 
 /// Integer and float arithmetic of kind t; clears `ok` for a row the CPU nulls.
@@ -708,6 +694,7 @@ __device__ inline void step(const instr& in, rv* R, int64_t row, const env& E) {
         }
         set_d(d, q * p);
         d.v = x.v;
+        if (x.v && !fits_precision(q * p, in.i2)) atomicMin(E.err, static_cast<unsigned long long>(row));
         return;
       }
       if (in.code == op::floor) {

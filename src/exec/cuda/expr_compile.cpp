@@ -400,7 +400,7 @@ class compiler {
     }
     instr& in = checked(op::cast);
     if (kf == nk::d128 || kt == nk::d128) {
-      // as cpu::cast: the decimal side's power of ten as the host's double, for float conversions
+      // as cpu::cast: float -> decimal scales by the target's power of ten as the host's double
       if ((kf != nk::d128 && kf != nk::b && !is_int_kind(kf) && !is_float_kind(kf)) ||
           (kt != nk::d128 && kt != nk::b && !is_int_kind(kt) && !is_float_kind(kt)) || is_time_like(from.id) ||
           is_time_like(to.id))
@@ -408,7 +408,7 @@ class compiler {
       in.i0 = kf == nk::d128 ? from.scale : 0;
       in.i1 = kt == nk::d128 ? to.scale : 0;
       in.i2 = kt == nk::d128 ? to.precision : 0;
-      in.d0 = std::pow(10.0, static_cast<double>(kf == nk::d128 ? from.scale : to.scale));
+      in.d0 = std::pow(10.0, static_cast<double>(to.scale));
     }
   }
 
@@ -525,7 +525,9 @@ class compiler {
         if (is_time_like(n.args[0]->dtype.id) || is_time_like(n.args[1]->dtype.id)) return temporal_arith(e, r);
         need(is_int_kind(k) || is_float_kind(k) || k == nk::d128);
         _p.can_fail = _p.can_fail || k == nk::d128;  // decimal overflow raises
-        return binary(e, r, n.func == fn::add ? op::add : op::sub, k);
+        binary(e, r, n.func == fn::add ? op::add : op::sub, k);
+        if (k == nk::d128) _p.code.back().i2 = e->dtype.precision;
+        return;
       case fn::mul:
         need(is_int_kind(k) || is_float_kind(k) || k == nk::d128);
         binary(e, r, op::mul, k);
@@ -533,6 +535,7 @@ class compiler {
           need(arg_kind(0) == nk::d128 && arg_kind(1) == nk::d128);
           _p.can_fail = true;
           _p.code.back().i0 = n.args[0]->dtype.scale + n.args[1]->dtype.scale - e->dtype.scale;
+          _p.code.back().i2 = e->dtype.precision;
         }
         return;
       case fn::div:
@@ -601,6 +604,8 @@ class compiler {
           if (keep >= scale) return go(n.args[0], r);
           unary(e, r, code, k);
           _p.code.back().i1 = scale - keep;
+          _p.code.back().i2 = e->dtype.precision;  // a result past it raises, as on the CPU
+          _p.can_fail = true;
           return;
         }
         unary(e, r, code, k);

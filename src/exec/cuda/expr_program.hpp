@@ -23,7 +23,8 @@ enum class op : uint8_t {
   load_lit,  ///< dst = literal: bits i0 (d128: low i0, high i1; strings: chars offset i0, length i1), valid = flag
   add,
   sub,
-  mul,  ///< d128 (checked, raising on overflow): the product is rounded by 10^i0 (half away from zero)
+  mul,  ///< d128 (checked, raising on overflow): the product is rounded by 10^i0 (half away from zero); add,
+        ///< sub and mul of d128 raise when the result has more than i2 (the precision) digits
   div,
   floor_div,
   mod,
@@ -51,9 +52,11 @@ enum class op : uint8_t {
   ceil,
   sqrt,
   log,
-  exp,           ///< round: d0 = 10^i0 (d128: round to a multiple of 10^i1); log: d0 = log(base) or 0
+  exp,           ///< round: d0 = 10^i0 (d128: round to a multiple of 10^i1, raising past i2 digits); log:
+                 ///< d0 = log(base) or 0
   cast,          ///< dst = a of kind t2 converted to kind t; flag = strict. With a d128 side: i0 the source
-                 ///< scale, i1 / i2 the target scale / precision, d0 = 10^(the decimal side's scale).
+                 ///< scale, i1 / i2 the target scale / precision, d0 = 10^(the target scale) (float ->
+                 ///< decimal).
                  ///< From a string (t2 == str): i0 a parse_as; duration: its unit's name at chars [i1, i1 + i2)
   date_to_ts,    ///< dst = a (days) * i0 (ticks per day), checked; flag = strict
   ts_to_date,    ///< dst = floor(a / i0), checked to int32; flag = strict

@@ -32,6 +32,7 @@
 #include "exec/cuda/hash_aggregate.hpp"
 #include "exec/cuda/hashing.cuh"
 #include "exec/cuda/ops.hpp"
+#include "exec/moments.hpp"
 #include "tug/exec/cpu/require.hpp"
 
 namespace tug::cuda {
@@ -56,7 +57,7 @@ struct dacc {
   vkind k = vkind::u8, k2 = vkind::u8, k3 = vkind::u8;
   dcol c, c2, c3;
   ull* out = nullptr;         ///< per slot
-  const ull* mean = nullptr;  ///< per slot (sq_dev, chan)
+  const ull* center = nullptr;  ///< per slot (dev, sq_dev, wdev, chan)
 };
 
 /// An open-addressing table of groups: each used slot holds the smallest row of its group.
@@ -138,19 +139,26 @@ __device__ inline ull contribution(const dacc& d, int64_t r, int64_t slot) {
       return as_u64(d.c, d.k, r) == 0;
     case src_kind::candidate:
       return static_cast<ull>(r);
+    case src_kind::value_key:
+      return hash::order_key(bits_of(as_f64(d.c, d.k, r)), hash::cmp_as::f64);
     case src_kind::weighted: {
       auto n = static_cast<int64_t>(as_u64(d.c, d.k, r));
       return n == 0 ? 0 : bits_of(static_cast<double>(n) * as_f64(d.c2, d.k2, r));
     }
-    case src_kind::sq_dev: {
-      double x = as_f64(d.c, d.k, r) - f64_of(d.mean[slot]);
-      return bits_of(x * x);
-    }
+    case src_kind::mean_key:
+      return as_u64(d.c, d.k, r) == 0 ? identity(d.kind)
+                                      : hash::order_key(bits_of(as_f64(d.c2, d.k2, r)), hash::cmp_as::f64);
+    case src_kind::dev:
+      return bits_of(moments::deviation(1.0, as_f64(d.c, d.k, r), f64_of(d.center[slot])));
+    case src_kind::sq_dev:
+      return bits_of(moments::squared_deviation(1.0, as_f64(d.c, d.k, r), 0.0, f64_of(d.center[slot])));
+    case src_kind::wdev:
     case src_kind::chan: {
       auto n = static_cast<int64_t>(as_u64(d.c, d.k, r));
       if (n == 0) return 0;
-      double dm = as_f64(d.c2, d.k2, r) - f64_of(d.mean[slot]);
-      return bits_of(as_f64(d.c3, d.k3, r) + static_cast<double>(n) * dm * dm);
+      const double w = static_cast<double>(n), mu = as_f64(d.c2, d.k2, r), c = f64_of(d.center[slot]);
+      return bits_of(d.src == src_kind::wdev ? moments::deviation(w, mu, c)
+                                             : moments::squared_deviation(w, mu, as_f64(d.c3, d.k3, r), c));
     }
     default:
       return identity(d.kind);
@@ -680,12 +688,14 @@ __global__ void __launch_bounds__(kBlock, fused_min_blocks(kDirect, kNulls, kC))
   });
 }
 
-/// mean[s] = sum[s] / count[s] (0 without values) for the slots of the groups.
-__global__ void mean_kernel(const int64_t* slots, int64_t g, const ull* count, const ull* sum, ull* mean) {
+/// center[s] = moments::center of count[s], sum[s] and the values' range (order keys lo[s], hi[s]) for
+/// the slots of the groups.
+__global__ void center_kernel(const int64_t* slots, int64_t g, const ull* count, const ull* sum, const ull* lo,
+                              const ull* hi, ull* center) {
   TUG_GRID_LOOP(i, g) {
     int64_t s = slots[i];
-    auto c = static_cast<int64_t>(count[s]);
-    mean[s] = bits_of(c > 0 ? f64_of(sum[s]) / static_cast<double>(c) : 0.0);
+    center[s] = bits_of(moments::center(f64_of(sum[s]), static_cast<double>(count[s]), hash::from_order_key(lo[s]),
+                                        hash::from_order_key(hi[s])));
   }
 }
 
@@ -713,6 +723,7 @@ struct dout {
   out_kind kind = out_kind::take;
   const ull* a = nullptr;
   const ull* b = nullptr;
+  const ull* c = nullptr;
   int ddof = 0;
   void* data = nullptr;
   uint32_t* valid = nullptr;  ///< null: the column has no nulls
@@ -748,9 +759,21 @@ __global__ void finish_kernel(dout o, const int64_t* slots, int64_t g) {
         case out_kind::var:
         case out_kind::std: {
           auto c = static_cast<int64_t>(x);
-          valid = c > o.ddof;
-          double var = valid ? fmax(0.0, f64_of(o.b[s])) / static_cast<double>(c - o.ddof) : 0.0;
-          static_cast<double*>(o.data)[i] = o.kind == out_kind::std ? sqrt(var) : var;
+          valid = moments::has_variance(c, o.ddof);
+          static_cast<double*>(o.data)[i] =
+              valid ? moments::variance(moments::m2(f64_of(o.b[s]), f64_of(o.c[s]), static_cast<double>(c)), c, o.ddof,
+                                        o.kind == out_kind::std)
+                    : 0.0;
+          break;
+        }
+        case out_kind::moment_mean:
+        case out_kind::moment_m2: {
+          auto w = static_cast<double>(x);
+          double v = 0;
+          if (x > 0)
+            v = o.kind == out_kind::moment_mean ? moments::mean(f64_of(o.b[s]), f64_of(o.c[s]), w)
+                                                : moments::m2(f64_of(o.b[s]), f64_of(o.c[s]), w);
+          static_cast<double*>(o.data)[i] = v;
           break;
         }
         case out_kind::any:
@@ -850,7 +873,8 @@ accumulators make_accumulators(const hash::program& p, const table& t, int64_t c
     view(d.col2, x.c2, x.k2);
     view(d.col3, x.c3, x.k3);
     x.out = a.values.p + j * cap;
-    if (d.src == src_kind::sq_dev || d.src == src_kind::chan) x.mean = a.values.p + static_cast<int64_t>(d.a) * cap;
+    if (d.src == src_kind::dev || d.src == src_kind::sq_dev || d.src == src_kind::wdev || d.src == src_kind::chan)
+      x.center = a.values.p + static_cast<int64_t>(d.a) * cap;
     TUG_CUDA_TRY(
         cudaMemsetAsync(x.out, identity(d.kind) == 0 ? 0 : 0xff, sizeof(ull) * static_cast<size_t>(cap), stream()));
     a.host.push_back(x);
@@ -1253,6 +1277,7 @@ column output_column(const hash::out_desc& o, const table& t, const accumulators
   d.kind = o.kind;
   d.a = a.at(o.acc);
   d.b = o.acc2 >= 0 ? a.at(o.acc2) : nullptr;
+  d.c = o.acc3 >= 0 ? a.at(o.acc3) : nullptr;
   d.ddof = o.ddof;
   if (o.kind == out_kind::best_row || o.kind == out_kind::last_row) {
     dbuf<int64_t> rows(g, mr);
@@ -1384,8 +1409,9 @@ table aggregate_table(const hash::program& p, const table& t, const std::vector<
   if (p.pass2 > 0) {
     for (int j = 0; j < first2; ++j) {
       const hash::acc_desc& m = p.accs[static_cast<size_t>(j)];
-      if (m.kind == acc_kind::mean)
-        launch(g, mean_kernel, slots.p, g, a.at(m.a), a.at(m.b), a.host[static_cast<size_t>(j)].out);
+      if (m.kind == acc_kind::center)
+        launch(g, center_kernel, slots.p, g, a.at(m.a), a.at(m.b), a.at(m.lo), a.at(m.hi),
+               a.host[static_cast<size_t>(j)].out);
     }
     if (nk == 0) {
       for (int j = first2; j < na; ++j)

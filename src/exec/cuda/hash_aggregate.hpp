@@ -7,6 +7,7 @@
 // and outputs the CPU backend's state columns (cpu::state_types); the final phase runs the program
 // of the merge over the concatenated states.
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,8 @@ enum class acc_kind : uint8_t {
   min_u64,   ///< minimum (first row); starts at ~0
   best_min,  ///< the row of the smallest valid value of `col` (NaN only when nothing else, ties to the earlier row)
   best_max,  ///< the row of the largest valid value of `col`
-  mean,      ///< computed after pass 1 from accumulators `a` (count) and `b` (sum): b / a, 0 without values
+  center,    ///< computed after pass 1: moments::center of count `a`, sum `b` and the order keys (order_key,
+             ///< cmp_as::f64) of the smallest `lo` and largest `hi` value (var / std, exec/moments.hpp)
 };
 
 /// What row r contributes to an accumulator (nulls contribute nothing unless the kind says so).
@@ -38,9 +40,13 @@ enum class src_kind : uint8_t {
   candidate,  ///< r where `col` is valid (min / max)
   row,        ///< r (first)
   row1,       ///< r + 1 (last)
-  weighted,   ///< count `col` times mean `col2` (merging var states: the sum)
-  sq_dev,     ///< (value of `col` - mean accumulator `a`)^2 (pass 2 of var)
-  chan,       ///< M2 `col3` + count `col` * (mean `col2` - mean accumulator `a`)^2 (pass 2 of merging var)
+  value_key,  ///< the order key (order_key, cmp_as::f64) of the value of `col` as a double (var's range)
+  weighted,   ///< count `col` times mean `col2` (merging var states: the sum); nothing where the count is 0
+  mean_key,   ///< the order key of mean `col2` where count `col` is not 0 (merging var states: the range)
+  dev,        ///< value of `col` - center accumulator `a` (pass 2 of var)
+  sq_dev,     ///< (value of `col` - center accumulator `a`)^2 (pass 2 of var)
+  wdev,       ///< count `col` * (mean `col2` - center `a`) (pass 2 of merging var states)
+  chan,       ///< M2 `col3` + count `col` * (mean `col2` - center `a`)^2 (pass 2 of merging var states)
 };
 
 /// One accumulator. Pass 1 runs with the grouping, then `mean` accumulators are computed, then pass 2.
@@ -48,21 +54,24 @@ struct acc_desc {
   acc_kind kind = acc_kind::add_u64;
   src_kind src = src_kind::none;
   int col = -1, col2 = -1, col3 = -1;
-  int pass = 1;        ///< 1, 0 (computed) or 2
-  int a = -1, b = -1;  ///< mean: count and sum accumulators; sq_dev / chan: the mean accumulator
+  int pass = 1;          ///< 1, 0 (computed) or 2
+  int a = -1, b = -1;    ///< center: count and sum accumulators; dev / sq_dev / wdev / chan: the center
+  int lo = -1, hi = -1;  ///< center: the accumulators of the smallest and largest value's order key
 };
 
 /// How an output column is made from a group's accumulators.
 enum class out_kind : uint8_t {
-  take,       ///< the accumulator's 64 bits as `type` (8 bytes), never null
-  first_row,  ///< `col` at the group's first row
-  best_row,   ///< `col` at the row in accumulator `acc` (null when none)
-  last_row,   ///< `col` at the row in accumulator `acc` minus 1
-  mean,       ///< sum `acc` / count `acc2`, null without values
-  var,        ///< M2 `acc2` / (count `acc` - ddof), null unless count > ddof
-  std,        ///< sqrt of var
-  any,        ///< `acc` != 0
-  all,        ///< `acc` == 0
+  take,         ///< the accumulator's 64 bits as `type` (8 bytes), never null
+  first_row,    ///< `col` at the group's first row
+  best_row,     ///< `col` at the row in accumulator `acc` (null when none)
+  last_row,     ///< `col` at the row in accumulator `acc` minus 1
+  mean,         ///< sum `acc` / count `acc2`, null without values
+  var,          ///< moments::variance of count `acc` and pass 2's sums `acc2`, `acc3`; null unless count > ddof
+  std,          ///< sqrt of var
+  moment_mean,  ///< var's partial state: moments::mean of count `acc`, center `acc2`, pass 2's first sum `acc3`
+  moment_m2,    ///< var's partial state: moments::m2 of count `acc` and pass 2's sums `acc2`, `acc3`
+  any,          ///< `acc` != 0
+  all,          ///< `acc` == 0
 };
 
 struct out_desc {
@@ -71,6 +80,7 @@ struct out_desc {
   int acc = -1, acc2 = -1;
   int col = -1;
   int ddof = 1;
+  int acc3 = -1;
 };
 
 /// Accumulators (pass 1 first, then computed, then pass 2) and the output columns after the keys.
@@ -106,6 +116,15 @@ TUG_HOST_DEVICE inline uint64_t order_key(uint64_t v, cmp_as as) {
   if ((v & 0x7fffffffffffffffULL) > 0x7ff0000000000000ULL) return ~0ULL;  // NaN
   if (v == 0x8000000000000000ULL) v = 0;                                   // -0.0
   return (v >> 63) ? ~v : (v | 0x8000000000000000ULL);
+}
+
+/// The double whose order key (cmp_as::f64) is `k`: order_key's inverse (-0.0 comes back as 0.0; the
+/// largest key, every NaN's, as a NaN).
+TUG_HOST_DEVICE inline double from_order_key(uint64_t k) {
+  uint64_t v = k == ~0ULL ? 0x7ff8000000000000ULL : (k >> 63) ? (k & 0x7fffffffffffffffULL) : ~k;
+  double d;
+  memcpy(&d, &v, sizeof d);
+  return d;
 }
 
 /// A term as the order keys where it holds: [lo, hi], or outside it when `outside`; lo > hi is empty.

@@ -47,6 +47,8 @@ class builder {
       acc_desc a = _p.accs[static_cast<size_t>(i)];
       remap(a.a);
       remap(a.b);
+      remap(a.lo);
+      remap(a.hi);
       p.accs.push_back(a);
       p.pass1 += a.pass == 1;
       p.pass2 += a.pass == 2;
@@ -54,6 +56,7 @@ class builder {
     for (auto o : _p.outs) {
       remap(o.acc);
       remap(o.acc2);
+      remap(o.acc3);
       p.outs.push_back(std::move(o));
     }
     return p;
@@ -63,23 +66,31 @@ class builder {
   program _p;
 };
 
-/// var / std: count and sum (pass 1), their mean, and M2 from pass 2 (`sq_dev` over rows, `chan` over states).
+/// var / std (exec/moments.hpp): count, sum and the range of the values (pass 1), the center, and the
+/// deviation sums around it (pass 2). Rows or partial states, by the sources of the accumulators.
 struct moments {
-  int n, mean, m2;
+  int n, center, d1, d2;
 };
-moments add_moments(builder& b, acc_desc count, acc_desc sum, acc_desc m2) {
+moments add_moments(builder& b, acc_desc count, acc_desc sum, acc_desc range, acc_desc d1, acc_desc d2) {
   moments m{};
   m.n = b.add(count);
   int s = b.add(sum);
-  acc_desc mean;
-  mean.kind = acc_kind::mean;
-  mean.pass = 0;
-  mean.a = m.n;
-  mean.b = s;
-  m.mean = b.add(mean);
-  m2.pass = 2;
-  m2.a = m.mean;
-  m.m2 = b.add(m2);
+  range.kind = acc_kind::min_u64;
+  int lo = b.add(range);
+  range.kind = acc_kind::max_u64;
+  int hi = b.add(range);
+  acc_desc c;
+  c.kind = acc_kind::center;
+  c.pass = 0;
+  c.a = m.n;
+  c.b = s;
+  c.lo = lo;
+  c.hi = hi;
+  m.center = b.add(c);
+  d1.pass = d2.pass = 2;
+  d1.a = d2.a = m.center;
+  m.d1 = b.add(d1);
+  m.d2 = b.add(d2);
   return m;
 }
 
@@ -266,12 +277,17 @@ program plan_partial(const std::vector<agg_spec>& aggs) {
         break;
       case agg_op::var:
       case agg_op::std: {  // states: count, mean, M2
-        moments m = add_moments(b, acc_desc{acc_kind::add_u64, src_kind::valid, c},
-                                acc_desc{acc_kind::add_f64, src_kind::value, c},
-                                acc_desc{acc_kind::add_f64, src_kind::sq_dev, c});
+        moments m = add_moments(
+            b, acc_desc{acc_kind::add_u64, src_kind::valid, c}, acc_desc{acc_kind::add_f64, src_kind::value, c},
+            acc_desc{acc_kind::min_u64, src_kind::value_key, c}, acc_desc{acc_kind::add_f64, src_kind::dev, c},
+            acc_desc{acc_kind::add_f64, src_kind::sq_dev, c});
         b.out(out_desc{out_kind::take, i64, m.n});
-        b.out(out_desc{out_kind::take, f64, m.mean});
-        b.out(out_desc{out_kind::take, f64, m.m2});
+        out_desc mean{out_kind::moment_mean, f64, m.n, m.center};
+        mean.acc3 = m.d1;
+        b.out(mean);
+        out_desc m2{out_kind::moment_m2, f64, m.n, m.d1};
+        m2.acc3 = m.d2;
+        b.out(m2);
         break;
       }
       default:
@@ -303,8 +319,11 @@ program plan_final(const std::vector<agg_spec>& aggs, size_t num_keys) {
         case agg_op::std: {
           moments m = add_moments(b, acc_desc{acc_kind::add_u64, src_kind::value, p},
                                   acc_desc{acc_kind::add_f64, src_kind::weighted, p, p + 1},
+                                  acc_desc{acc_kind::min_u64, src_kind::mean_key, p, p + 1},
+                                  acc_desc{acc_kind::add_f64, src_kind::wdev, p, p + 1},
                                   acc_desc{acc_kind::add_f64, src_kind::chan, p, p + 1, p + 2});
-          out_desc o = out_desc{s.op == agg_op::var ? out_kind::var : out_kind::std, s.output_type, m.n, m.m2};
+          out_desc o = out_desc{s.op == agg_op::var ? out_kind::var : out_kind::std, s.output_type, m.n, m.d1};
+          o.acc3 = m.d2;
           o.ddof = s.ddof;
           b.out(o);
           break;

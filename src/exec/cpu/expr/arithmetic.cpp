@@ -76,43 +76,50 @@ void null_where(const operand& b, int64_t rows, null_mask& m, Bad bad) {
     if (bad(y[i])) m.clear(i);
 }
 
-[[noreturn]] void decimal_overflow(const char* op) {
-  throw compute_error(std::string("decimal overflow in ") + op + ": the result does not fit in 128 bits");
-}
-
+// Decimal + - *: an exact result that does not fit 128 bits, or has more digits than the result type's
+// precision, raises compute_error (as Polars) naming the expression and the values.
 column decimal_arith(const expr_node& n, const operand& a, const operand& b, int64_t rows, null_mask& m,
                      memory_resource* mr) {
   output<__int128> out(rows, mr);
-  // rows that are null may hold any value: never let them raise
-  auto checked = [&](auto op, const char* name) {
-    with_readers<__int128>(a, b, [&](auto x, auto y) {
-      for (int64_t i = 0; i < rows; ++i)
-        if (op(x[i], y[i], out.p[i]) && m.is_valid(i)) decimal_overflow(name);
-    });
-  };
-  switch (n.func) {
-    case fn::add:
-      checked([](__int128 x, __int128 y, __int128& r) { return __builtin_add_overflow(x, y, &r); }, "add");
-      break;
-    case fn::sub:
-      checked([](__int128 x, __int128 y, __int128& r) { return __builtin_sub_overflow(x, y, &r); }, "sub");
-      break;
-    case fn::mul: {
-      int excess = a.col.type().scale + b.col.type().scale - n.dtype.scale;
-      checked([](__int128 x, __int128 y, __int128& r) { return __builtin_mul_overflow(x, y, &r); }, "mul");
-      if (excess > 0) {
-        __int128 p = pow10_i128(excess), half = p / 2;
-        for (int64_t i = 0; i < rows; ++i) {
-          __int128 v = out.p[i], q = v / p, rem = v % p;
-          if (rem >= half) ++q;
-          else if (-rem >= half) --q;
-          out.p[i] = q;
-        }
+  const int sa = a.col.type().scale, sb = b.col.type().scale, precision = n.dtype.precision;
+  const char* sym = n.func == fn::add ? " + " : n.func == fn::sub ? " - " : " * ";
+  // a product's scale s1 + s2 above the result's is rounded half away from zero
+  const int excess = n.func == fn::mul ? sa + sb - n.dtype.scale : 0;
+  const __int128 p = excess > 0 ? pow10_i128(excess) : 1, half = p / 2;
+  with_readers<__int128>(a, b, [&](auto x, auto y) {
+    for (int64_t i = 0; i < rows; ++i) {
+      __int128 r;
+      bool wide;
+      switch (n.func) {
+        case fn::add:
+          wide = __builtin_add_overflow(x[i], y[i], &r);
+          break;
+        case fn::sub:
+          wide = __builtin_sub_overflow(x[i], y[i], &r);
+          break;
+        case fn::mul:
+          wide = __builtin_mul_overflow(x[i], y[i], &r);
+          break;
+        default:
+          throw internal_error(std::string("decimal ") + to_string(n.func) + " reached the evaluator");
       }
-      break;
+      if (excess > 0 && !wide) {
+        __int128 q = r / p, rem = r % p;
+        if (rem >= half)
+          ++q;
+        else if (-rem >= half)
+          --q;
+        r = q;
+      }
+      out.p[i] = r;
+      // rows that are null may hold any value: never let them raise
+      if ((wide || !fits_precision(r, precision)) && m.is_valid(i)) {
+        std::string values = decimal_text(x[i], sa) + sym + decimal_text(y[i], sb);
+        decimal_overflow(n, wide ? values + " does not fit in 128 bits"
+                                 : values + " = " + decimal_text(r, n.dtype.scale) + " does not fit");
+      }
     }
-    default: throw internal_error(std::string("decimal ") + to_string(n.func) + " reached the evaluator");
-  }
+  });
   return out.finish(n.dtype, rows, m);
 }
 

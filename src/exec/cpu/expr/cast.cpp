@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "exec/float_text.hpp"
 #include "kernels.hpp"
 #include "parse_decimal.hpp"
 #include "tug/core/scalar.hpp"
@@ -53,11 +54,6 @@ struct cast_state {
     mask.clear(i);
   }
 };
-
-bool fits_precision(__int128 v, int precision) {
-  __int128 bound = pow10_i128(precision);
-  return v < bound && v > -bound;
-}
 
 // Rescales an unscaled decimal from scale `from` to `to`, rounding half away from zero.
 bool rescale(__int128 v, int from, int to, __int128& out) {
@@ -126,7 +122,8 @@ bool convert(K v, int from_scale, const data_type& to, T& out) {
     out = v != 0;
     return true;
   } else if constexpr (is_float_v<T>) {
-    if constexpr (std::is_same_v<K, __int128>) out = static_cast<T>(static_cast<double>(v) / std::pow(10.0, from_scale));
+    if constexpr (std::is_same_v<K, __int128>)
+      out = float_text::decimal_to_float<T>(v, from_scale);
     else out = static_cast<T>(v);
     return true;
   } else if constexpr (std::is_same_v<T, __int128>) {

@@ -108,6 +108,20 @@ constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool> && !
 /// Powers of ten as __int128, 10^0 .. 10^38.
 __int128 pow10_i128(int e);
 
+/// Whether an unscaled decimal has at most `precision` (<= 38) digits.
+inline bool fits_precision(__int128 v, int precision) {
+  const __int128 bound = pow10_i128(precision);
+  return v < bound && v > -bound;
+}
+
+/// Text of an unscaled decimal at `scale` with any number of digits ("-1.50"), for messages about
+/// values that do not fit their type.
+std::string decimal_text(__int128 v, int scale);
+
+/// Raises compute_error for decimal function node `n` whose result does not fit its type: names the
+/// expression, then `detail` (the operands and the result).
+[[noreturn]] void decimal_overflow(const expr_node& n, const std::string& detail);
+
 /// Text of a value for error messages (quoted for strings).
 std::string describe_value(const column& c, int64_t i);
 

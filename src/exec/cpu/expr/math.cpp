@@ -1,5 +1,6 @@
 // Unary math kernels: neg, abs (wrapping for integers), round (half away from zero), floor, ceil
-// (integers unchanged, decimals to whole units), sqrt, log (any base), exp.
+// (integers unchanged, decimals to whole units; a decimal result past the type's precision raises),
+// sqrt, log (any base), exp.
 #include <cmath>
 
 #include "kernels.hpp"
@@ -83,6 +84,11 @@ column eval_math(const expr_node& n, const operand& a, int64_t rows, memory_reso
               __int128 p = pow10_i128(type.scale - static_cast<int>(keep));
               int mode = f == fn::round ? 0 : f == fn::floor ? -1 : 1;
               unary<T>(a, o, rows, [p, mode](T x) { return round_to(x, p, mode); });
+              // the type grew a digit (resolve), so only a result past 38 digits does not fit
+              for (int64_t i = 0; i < rows; ++i)
+                if (!fits_precision(o[i], n.dtype.precision) && m.is_valid(i))
+                  decimal_overflow(n, decimal_text(a.col.values<T>()[a.scalar ? 0 : i], type.scale) + " rounds to " +
+                                          decimal_text(o[i], n.dtype.scale) + ", which does not fit");
             }
           } else {
             unary<T>(a, o, rows, [](T x) { return x; });

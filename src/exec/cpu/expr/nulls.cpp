@@ -59,6 +59,26 @@ __int128 pow10_i128(int e) {
   return table[static_cast<size_t>(e)];
 }
 
+std::string decimal_text(__int128 v, int scale) {
+  unsigned __int128 u = v < 0 ? 0 - static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u);
+  if (scale > 0) {
+    if (digits.size() <= static_cast<size_t>(scale))
+      digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
+    digits.insert(digits.size() - static_cast<size_t>(scale), 1, '.');
+  }
+  return v < 0 ? "-" + digits : digits;
+}
+
+void decimal_overflow(const expr_node& n, const std::string& detail) {
+  throw compute_error("decimal overflow in " + to_string(expr(std::make_shared<expr_node>(n))) + ": " + detail + " (" +
+                      to_string(n.dtype) + " holds " + std::to_string(n.dtype.precision) + " digits)");
+}
+
 std::string describe_value(const column& c, int64_t i) {
   std::string v = format_value(c, i);
   return c.type().id == type_id::string ? "\"" + v + "\"" : v;
