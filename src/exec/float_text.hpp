@@ -209,14 +209,12 @@ TUG_HOST_DEVICE inline uint64_t divmod(big<L>& a, const big<L>& b) {
 
 /// Bits needed for x.
 TUG_HOST_DEVICE inline int bit_length(u128 x) {
-  int k = 0;
-  for (; x >> 32; x >>= 32)
-    k += 32;
-  while (x) {
-    ++k;
-    x >>= 1;
-  }
-  return k;
+  const auto hi = static_cast<uint64_t>(x >> 64), lo = static_cast<uint64_t>(x);
+#ifdef __CUDA_ARCH__
+  return hi ? 128 - __clzll(static_cast<long long>(hi)) : lo ? 64 - __clzll(static_cast<long long>(lo)) : 0;
+#else
+  return hi ? 128 - __builtin_clzll(hi) : lo ? 64 - __builtin_clzll(lo) : 0;
+#endif
 }
 
 // ---- IEEE layouts ------------------------------------------------------------------------------------
@@ -744,32 +742,40 @@ TUG_HOST_DEVICE inline F decimal_to_float(__int128 unscaled, int scale) {
     const F r = static_cast<F>(static_cast<uint64_t>(u)) / p;
     return detail::from_bits<F>(sign | detail::to_bits(r));
   }
-  // q = floor(u * 2^shift / 10^scale) with 63 or 64 bits, the rest as a sticky bit
+  // u / 10^scale = u / 5^scale * 2^-scale. q = floor(u * 2^k / 5^scale) with 63 or 64 bits, the rest as
+  // a sticky bit, in 128-bit arithmetic (5^38 < 2^89): u * 2^k (up to 152 bits) is divided as a long
+  // division by one 64-bit digit (5^scale < 2^64) or two 32-bit ones
+  u128 D = 1;
+  for (int e = scale; e > 0; e -= 13)
+    D *= e >= 13 ? 1220703125u : detail::pow5_u32(e);
+  const int k = 63 + detail::bit_length(D) - detail::bit_length(u);  // the quotient in [2^62, 2^64)
   uint64_t q;
-  int64_t b2;
   bool sticky;
-  const int ul = detail::bit_length(u);
-  if (scale == 0) {
-    b2 = ul > 64 ? ul - 64 : 0;
-    q = static_cast<uint64_t>(u >> b2);
-    sticky = b2 > 0 && (u & ((static_cast<u128>(1) << b2) - 1)) != 0;
+  if (k <= 0) {
+    const u128 div = D << -k;  // below 2^64
+    q = static_cast<uint64_t>(u / div);
+    sticky = u != q * div;
   } else {
-    detail::big<8> N, P;  // u * 2^shift < 2^(64 + 127); 10^38 < 2^127
-    N.n = 4;
-    for (int k = 0; k < 4; ++k)
-      N.w[k] = static_cast<uint32_t>(u >> (32 * k));
-    detail::trim(N);
-    detail::set(P, 1);
-    detail::mul_pow10(P, scale);
-    const int shift = 63 + detail::bitlen(P) - ul;  // the quotient in [2^62, 2^64)
-    if (shift >= 0)
-      detail::shl(N, shift);
-    else
-      detail::shl(P, -shift);
-    q = detail::divmod(N, P);
-    sticky = N.n != 0;
-    b2 = -shift;
+    // u * 2^k = n1 * 2^64 + n0 with n1 < D (the quotient is below 2^64), then two 32-bit digits
+    const u128 n1 = k >= 64 ? u << (k - 64) : u >> (64 - k);
+    const uint64_t n0 = k >= 64 ? 0 : static_cast<uint64_t>(u << k);
+    if (D >> 64 == 0) {  // one 64-bit digit: n1 * 2^64 + n0 < D * 2^64 <= 2^128
+      const u128 t = (n1 << 64) | n0;
+      q = static_cast<uint64_t>(t / D);
+      sticky = t != q * D;
+    } else {
+      u128 r = n1;
+      q = 0;
+      for (int part = 1; part >= 0; --part) {
+        const u128 t = (r << 32) | ((n0 >> (32 * part)) & 0xffffffffu);  // r < D < 2^89
+        const u128 digit = t / D;
+        q = (q << 32) | static_cast<uint64_t>(digit);
+        r = t - digit * D;
+      }
+      sticky = r != 0;
+    }
   }
+  const int64_t b2 = -static_cast<int64_t>(k) - scale;
   bits_t bits = 0;
   detail::assemble<F>(q, b2, sticky, bits);  // |value| is within [1e-38, 1e38]: never out of range
   return detail::from_bits<F>(sign | bits);

@@ -208,15 +208,18 @@ struct group_moments {
   std::vector<double> m2;
 };
 
-// Pass 1's smallest and largest value (NaN ignored) per group, for moments::center.
+// Pass 1 of var / std per group: the count, the sum and the smallest and largest value (NaN ignored),
+// for moments::center.
 template <typename Get>
-void value_range(const group_map& g, const column_view& v, Get&& get, std::vector<double>& lo,
-                 std::vector<double>& hi) {
+void first_pass(const group_map& g, const column_view& v, Get&& get, group_moments& m, std::vector<double>& lo,
+                std::vector<double>& hi) {
   lo.assign(sz(g.num_groups), std::numeric_limits<double>::infinity());
   hi.assign(sz(g.num_groups), -std::numeric_limits<double>::infinity());
   for_valid_rows(g, v, [&](int64_t i, int64_t gid) {
     double x = get(i);
     auto k = sz(gid);
+    m.n[k]++;
+    m.sum[k] += x;
     if (x < lo[k]) lo[k] = x;
     if (x > hi[k]) hi[k] = x;
   });
@@ -251,24 +254,24 @@ group_moments moments_kernel(const column_view& v, const group_map& g, bool with
   group_moments m;
   m.n.assign(sz(g.num_groups), 0);
   m.sum.assign(sz(g.num_groups), 0.0);
-  accumulate(g, v, m.n, [](int64_t) { return int64_t{1}; });
+  if (!with_m2) {  // mean: count and sum
+    accumulate(g, v, m.n, [](int64_t) { return int64_t{1}; });
+    accumulate(g, v, m.sum, as_double<Id>(v));
+    return m;
+  }
   auto run = [&](auto get) {
-    accumulate(g, v, m.sum, get);
-    if (!with_m2) return;
     std::vector<double> lo, hi;
-    value_range(g, v, get, lo, hi);
+    first_pass(g, v, get, m, lo, hi);
     second_pass(g, v, get, lo, hi, m);
   };
-  if constexpr (Id == type_id::decimal128) {
-    if (with_m2) {  // three passes over the values: convert them once
-      std::vector<double> x(sz(g.num_rows));
-      as_double<Id> conv(v);
-      for_valid_rows(g, v, [&](int64_t i, int64_t) { x[sz(i)] = conv(i); });
-      run([p = x.data()](int64_t i) { return p[i]; });
-      return m;
-    }
+  if constexpr (Id == type_id::decimal128) {  // two passes over the values: convert them once
+    std::vector<double> x(sz(g.num_rows));
+    as_double<Id> conv(v);
+    for_valid_rows(g, v, [&](int64_t i, int64_t) { x[sz(i)] = conv(i); });
+    run([p = x.data()](int64_t i) { return p[i]; });
+  } else {
+    run(as_double<Id>(v));
   }
-  run(as_double<Id>(v));
   return m;
 }
 
