@@ -231,7 +231,8 @@ TEST(CudaNumerics, DecimalOverflowRaisesTheCpuError) {
     EXPECT_NE(cpu.find("decimal overflow"), std::string::npos) << cpu;
     EXPECT_EQ(gpu, cpu);
   }
-  expect_gpu_matches_cpu(df.lazy().select({col("x").floor(), col("x").round(30), col("x") - col("y")}));
+  expect_gpu_matches_cpu(df.lazy().select(
+      {col("x").floor().alias("f"), col("x").round(30).alias("r"), (col("x") - col("y")).alias("d")}));
   auto sums = data_frame::from_columns(
       {{"ks", str({"a", "a", "b"})},
        {"x", make_column<__int128>(decimal(38, 0), std::vector<std::optional<__int128>>{six, six, -six})}});

@@ -392,8 +392,9 @@ void raise_sum_overflow(const agg_spec& s, const decimal_sum& sum) {
   std::string what = sum.to_int128(v) ? detail::decimal_text(v, s.output_type.scale) + " has more than " +
                                             std::to_string(s.output_type.precision) + " digits"
                                       : "does not fit in 128 bits";
-  throw compute_error("decimal overflow in " + describe(s) + ": a group's sum " + what + " (result type " +
-                      to_string(s.output_type) + ")");
+  // by the operation and the input's type: the input's position differs between the engines' layouts
+  throw compute_error(std::string("decimal overflow in ") + to_string(s.op) + " of a " + to_string(s.input_type) +
+                      " column: a group's sum " + what + " (result type " + to_string(s.output_type) + ")");
 }
 
 std::string describe(const agg_spec& s) {
