@@ -22,8 +22,9 @@ struct optimizer_flags {
   bool projection_pushdown = true;  ///< read and carry only the columns that are used
   bool slice_pushdown = true;       ///< push limits into sorts (top-k) and through projections
   bool common_subplan = true;       ///< share identical subplans (executed once)
-  /// filter chains over in-memory frames carry only the columns they read plus a row index; the
-  /// columns they only pass through are gathered for the surviving rows at the end (a `take`)
+  /// filter chains over in-memory frames or Parquet scans carry only the columns they read plus a row
+  /// index; the columns they only pass through are gathered for the surviving rows at the end (a `take`)
+  /// where the sources' statistics show that it pays
   bool late_materialization = true;
 };
 
