@@ -446,6 +446,9 @@ struct rewriter {
   std::map<const plan_node*, std::pair<region*, int>> pending;
   /// takeable_source() of the scans asked about (a Parquet source plans its reads from the footers).
   mutable std::map<const plan_node*, std::shared_ptr<const table_source>> sources;
+  /// table_source::statistics() asked for (a Parquet source reads dictionary page headers): a scan is
+  /// estimated again for every region that reaches it.
+  mutable std::map<std::pair<const table_source*, std::vector<std::string>>, std::vector<piece_statistics>> stats;
 
   std::shared_ptr<const table_source> source_of(const plan_node& n) const {
     if (n.kind != plan_kind::scan) return nullptr;
@@ -621,7 +624,7 @@ struct rewriter {
   /// on the path (and the scan's pushed-down predicates), over the statistics the source has of each
   /// piece of its rows (kept_conjuncts), weighted by the pieces' rows; a join counts 1 (its effect on
   /// the rows is not estimated).
-  static double estimated_kept(const region& r, const std::vector<int>& path, const table_source& src) {
+  double estimated_kept(const region& r, const std::vector<int>& path, const table_source& src) const {
     // the chain's names of the source's columns (dropped where the chain redefines them), and every
     // predicate on the path over the source's names (another column gets a name no source has)
     std::map<std::string, std::string> names;
@@ -669,7 +672,10 @@ struct rewriter {
     }
     if (preds.empty()) return 1.0;
     const std::vector<std::string> cols(used.begin(), used.end());
-    std::vector<piece_statistics> pieces = src.statistics(cols);
+    auto key = std::make_pair(&src, cols);
+    auto cached = stats.find(key);
+    if (cached == stats.end()) cached = stats.emplace(key, src.statistics(cols)).first;
+    std::vector<piece_statistics> pieces = cached->second;
     if (pieces.empty()) pieces.push_back({1, std::vector<column_statistics>(cols.size())});
     double rows = 0, kept = 0;
     for (const piece_statistics& p : pieces) {
