@@ -22,6 +22,8 @@ unit: build
 
 differential: build
 	TUG_BUILD_DIR=$(abspath $(BUILD)) .venv/bin/python -m pytest -q tests/differential tests/python
+	# again with every spillable table on disk whenever it is not in use (docs/options.md)
+	TUG_SPILL_EVERYTHING=1 TUG_BUILD_DIR=$(abspath $(BUILD)) .venv/bin/python -m pytest -q tests/differential
 
 test: unit differential
 

@@ -93,28 +93,46 @@ std::string lazy_frame::explain(const engine_options& opts) const {
 query_result run_plan(const plan_ptr& p, const engine_options& opts) {
   auto t0 = std::chrono::steady_clock::now();
   query_result r;
-  physical_ptr phys = lower(p, opts, &r.fallbacks);
-  r.physical_plan = to_string(*phys);
-  auto budget = std::make_shared<memory_budget>(opts.memory_limit, "host");
+  // the memory of the query outlives its plan (held partitions of the plan spill through it)
+  auto budget = std::make_shared<memory_budget>(opts.memory_limit, "host", "memory_limit");
   auto mr = std::make_shared<host_memory_resource>(budget);
-  exec_statistics stats;
-  exec_context ctx{opts, global_thread_pool(opts.num_threads), mr.get(), opts.statistics ? &stats : nullptr};
   std::shared_ptr<memory_budget> device_budget;
   std::shared_ptr<memory_resource> device_mr, pinned_mr;
+  std::unique_ptr<memory_manager> memory;
+  physical_ptr phys = lower(p, opts, &r.fallbacks);
+  r.physical_plan = to_string(*phys);
+  exec_statistics stats;
+  exec_context ctx{opts, global_thread_pool(opts.num_threads), mr.get(), opts.statistics ? &stats : nullptr};
   device_slots slots(opts.num_streams);
+  memory_manager::resources res;
+  res.host = mr.get();
+  res.host_budget = budget.get();
   if (uses_backend(*phys, backend::cuda)) {
     ctx.partition_slots = &slots;
     device_budget = std::make_shared<memory_budget>(
-        parse_device_limit(opts.spill_device_limit, current_device_info().total_memory), "device");
+        parse_device_limit(opts.spill_device_limit, current_device_info().total_memory), "device",
+        "spill_device_limit");
     device_mr = make_device_resource(device_budget);
     ctx.device_mr = device_mr.get();
     ctx.device_budget = device_budget.get();
+    res.device = device_mr.get();
+    res.device_budget = device_budget.get();
     if (opts.pinned_memory) {
       pinned_mr = make_pinned_resource(budget);  // counted against the host memory_limit
       ctx.staging_mr = pinned_mr.get();
+      res.pinned = pinned_mr.get();
     }
   }
-  std::vector<table> parts = phys->execute(ctx);
+  memory = std::make_unique<memory_manager>(opts, res);
+  ctx.memory = memory.get();
+  std::vector<table> parts;
+  try {
+    parts = phys->execute(ctx);
+    phys.reset();  // what the plan held (shared subplans) goes before the memory manager
+  } catch (...) {
+    phys.reset();
+    throw;
+  }
   if (device_mr) {
     try {
       std::vector<table> host(parts.size());
@@ -132,6 +150,9 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts) {
     if (t.num_rows() > 0) keep.push_back(std::move(t));
   r.frame = data_frame(p->schema, std::move(keep));
   stats.peak_memory = budget->peak();
+  stats.peak_device_memory = device_budget ? device_budget->peak() : 0;
+  stats.peak_disk = memory->disk_peak();
+  stats.transfers = memory->transfers_to_string();
   stats.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.statistics = stats.to_string();
   return r;

@@ -23,10 +23,25 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
     before = ctx.stats->operators.size();
     waits0 = device_waits();
   }
+  // with consumers' work fused in, this node's own outputs are what goes into that work
+  struct own_output {
+    std::atomic<int64_t> rows{0}, bytes{0}, partitions{0};
+  };
+  std::shared_ptr<own_output> own;
+  if (fused && ctx.stats) {
+    own = std::make_shared<own_output>();
+    fused = [own, inner = std::move(fused)](table t) {
+      own->rows += t.num_rows();
+      own->bytes += t.memory_usage();
+      ++own->partitions;
+      return inner(std::move(t));
+    };
+  }
   std::vector<table> out;
   try {
     nvtx_range range{name() + "@" + to_string(where)};
     out = run(ctx);
+    fused = nullptr;
   } catch (const memory_error& e) {
     std::string m = e.what();
     if (m.rfind("operator ", 0) == 0) throw;  // the innermost operator already named itself
@@ -47,11 +62,17 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
     // (another query running at the same time adds its waits: clamped at zero)
     s.device_waits = std::max<int64_t>(0, waits1.waits - waits0.waits - child_waits);
     s.wait_seconds = std::max(0.0, waits1.seconds - waits0.seconds - child_wait);
-    s.name = name();
-    s.rows_out = total_rows(out);
-    s.partitions_out = static_cast<int64_t>(out.size());
-    for (auto& p : out)
-      s.bytes_out += p.memory_usage();
+    s.name = _ran_fused ? name() + " (fused)" : name();
+    if (own) {
+      s.rows_out = own->rows;
+      s.partitions_out = own->partitions;
+      s.bytes_out = own->bytes;
+    } else {
+      s.rows_out = total_rows(out);
+      s.partitions_out = static_cast<int64_t>(out.size());
+      for (auto& p : out)
+        s.bytes_out += p.memory_usage();
+    }
     s.seconds = secs - child;
     ctx.stats->operators.push_back(std::move(s));
   }
@@ -62,10 +83,8 @@ std::string filter_node::detail() const {
   return to_string(_pred) + (_keep.empty() ? "" : " -> " + std::to_string(_keep.size()) + " columns");
 }
 
-std::vector<table> filter_node::run(exec_context& ctx) {
-  const schema& in = children[0]->output_schema;
-  auto parts = input(0, ctx);
-  return map_partitions(ctx, parts, [&](const table& t) { return filter_partition(t, in, ctx); });
+table filter_node::process_partition(const table& t, exec_context& ctx) {
+  return filter_partition(t, children[0]->output_schema, ctx);
 }
 
 bool filter_node::narrow_output(const std::vector<std::string>& names) {
@@ -114,13 +133,50 @@ void narrow_to_used(physical_node& child, const std::vector<expr>& exprs) {
   child.narrow_output(ordered);
 }
 
-std::vector<table> project_node::run(exec_context& ctx) {
-  const schema& in = children[0]->output_schema;
+table project_node::process_partition(const table& t, exec_context& ctx) {
+  std::vector<column> cols = evaluate_partition(t, children[0]->output_schema, ctx);
+  if (cols.empty()) return table::empty_with_rows(t.num_rows());
+  return table(std::move(cols));
+}
+
+table physical_node::process_partition(const table&, exec_context&) {
+  throw internal_error("operator " + name() + " has no per-partition form");
+}
+
+std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
+  physical_node& child = *children.at(0);
+  partition_hook after = std::move(fused);
+  fused = nullptr;
+  if (child.accepts_fused()) {
+    // this node's work (then its consumers') runs on each of the child's partitions as it is ready
+    if (where == backend::cuda) {
+      if (!ctx.device_mr) throw internal_error("a cuda operator ran without a device memory resource");
+      child.output_to_device = true;
+    }
+    child.fused = [this, &ctx, after](table t) {
+      table out;
+      {
+        device_slots::guard g(where == backend::cuda ? ctx.partition_slots : nullptr);
+        if (where == backend::cuda)
+          t = to_device(t, ctx.device_mr);
+        else if (on_device(t))
+          t = to_host(t, ctx.mr);
+        try {
+          out = process_partition(t, ctx);
+        } catch (const memory_error& e) {
+          if (std::string(e.what()).rfind("operator ", 0) == 0) throw;
+          throw memory_error("operator " + name() + ": " + e.what());
+        }
+      }
+      return after ? after(std::move(out)) : out;
+    };
+    _ran_fused = true;
+    return child.execute(ctx);
+  }
   auto parts = input(0, ctx);
   return map_partitions(ctx, parts, [&](const table& t) {
-    std::vector<column> cols = evaluate_partition(t, in, ctx);
-    if (cols.empty()) return table::empty_with_rows(t.num_rows());
-    return table(std::move(cols));
+    table out = process_partition(t, ctx);
+    return after ? after(std::move(out)) : out;
   });
 }
 
@@ -231,9 +287,10 @@ std::vector<size_t> join_node::build_columns() const {
 }
 
 std::vector<table> join_node::run(exec_context& ctx) {
-  std::vector<table> left = input(0, ctx);
+  // the probe side may spill while the build side runs
+  held_partitions left(ctx, input(0, ctx), spill_priority::buffered);
   std::vector<table> right = input(1, ctx);
-  return join_partitions(std::move(left), std::move(right), ctx);
+  return join_partitions(left.take(), std::move(right), ctx);
 }
 
 int64_t join_node::target_rows(const exec_context& ctx) {
@@ -295,10 +352,38 @@ std::vector<table> unique_node::run(exec_context& ctx) {
 }
 
 std::vector<table> concat_node::run(exec_context& ctx) {
-  std::vector<table> out;
+  // each child's output may spill while the later children run
+  std::vector<held_partitions> held;
   for (size_t i = 0; i < children.size(); ++i)
-    for (auto& p : input(i, ctx))
+    held.emplace_back(ctx, input(i, ctx), spill_priority::buffered);
+  std::vector<table> out;
+  for (auto& h : held)
+    for (auto& p : h.take())
       out.push_back(std::move(p));
+  return out;
+}
+
+held_partitions::held_partitions(exec_context& ctx, std::vector<table> parts, spill_priority p) {
+  if (!ctx.memory) {
+    _plain = std::move(parts);
+    return;
+  }
+  for (auto& t : parts)
+    _spillable.push_back(ctx.memory->make_spillable(std::move(t), p));
+}
+
+std::vector<table> held_partitions::take() {
+  std::vector<table> out = std::move(_plain);
+  for (auto& s : _spillable)
+    out.push_back(s->take());
+  _spillable.clear();
+  return out;
+}
+
+std::vector<table> held_partitions::get() const {
+  std::vector<table> out = _plain;
+  for (auto& s : _spillable)
+    out.push_back(s->acquire().get());
   return out;
 }
 
@@ -402,9 +487,18 @@ std::string exec_statistics::to_string() const {
     }
     s += "\n";
   }
-  std::snprintf(buf, sizeof buf, "total %.4f s, peak memory %.1f MiB\n", total_seconds,
+  std::snprintf(buf, sizeof buf, "total %.4f s, peak memory %.1f MiB", total_seconds,
                 static_cast<double>(peak_memory) / (1 << 20));
   s += buf;
+  if (peak_device_memory > 0) {
+    std::snprintf(buf, sizeof buf, ", peak device memory %.1f MiB", static_cast<double>(peak_device_memory) / (1 << 20));
+    s += buf;
+  }
+  if (peak_disk > 0) {
+    std::snprintf(buf, sizeof buf, ", peak spill file %.1f MiB", static_cast<double>(peak_disk) / (1 << 20));
+    s += buf;
+  }
+  s += "\n" + transfers;
   return s;
 }
 

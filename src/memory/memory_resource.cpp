@@ -6,13 +6,13 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "memory/block_cache.hpp"
 #include "tug/core/error.hpp"
 
 namespace tug {
 
-namespace {
 std::string human_bytes(int64_t b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(b);
@@ -22,19 +22,53 @@ std::string human_bytes(int64_t b) {
   std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
 }
+
+namespace {
+// The budgets this thread is reclaiming for: a reservation made while spilling for a budget (a
+// restore's buffer, say) is not sent back to the reclaimer of that same budget.
+thread_local std::vector<const memory_budget*> reclaiming;
 }  // namespace
 
-void memory_budget::reserve(int64_t bytes, const char* what) {
+void memory_budget::note_peak(int64_t now) {
+  int64_t p = _peak.load(std::memory_order_relaxed);
+  while (now > p && !_peak.compare_exchange_weak(p, now, std::memory_order_relaxed)) {}
+}
+
+bool memory_budget::try_reserve(int64_t bytes) {
   int64_t now = _used.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   if (_limit > 0 && now > _limit) {
     _used.fetch_sub(bytes, std::memory_order_relaxed);
-    throw memory_error(std::string("out of ") + _name + " memory in " + what + ": requested " +
-                       human_bytes(bytes) + " with " + human_bytes(now - bytes) + " in use of a " +
-                       human_bytes(_limit) + " limit; raise the limit option (memory_limit / "
-                       "spill_device_limit) or lower target_partition_size");
+    return false;
   }
-  int64_t p = _peak.load(std::memory_order_relaxed);
-  while (now > p && !_peak.compare_exchange_weak(p, now, std::memory_order_relaxed)) {}
+  note_peak(now);
+  return true;
+}
+
+void memory_budget::reserve(int64_t bytes, const char* what) {
+  if (try_reserve(bytes)) return;
+  const bool may_reclaim =
+      _reclaimer && std::find(reclaiming.begin(), reclaiming.end(), this) == reclaiming.end();
+  if (may_reclaim) {
+    reclaiming.push_back(this);
+    struct pop {
+      ~pop() { reclaiming.pop_back(); }
+    } popper;
+    // spill until the request fits or nothing more moves (other threads may take what was freed)
+    for (int round = 0; round < 64; ++round) {
+      const int64_t short_by = used() + bytes - _limit;
+      if (short_by <= 0 && try_reserve(bytes)) return;
+      if (_reclaimer->reclaim(*this, std::max<int64_t>(short_by, bytes)) <= 0) break;
+      if (try_reserve(bytes)) return;
+    }
+  }
+  if (try_reserve(bytes)) return;
+  const int64_t in_use = used();
+  std::string extra = _reclaimer ? _reclaimer->describe(*this) : std::string();
+  throw memory_error(std::string("out of ") + _name + " memory in " + what + ": requested " + human_bytes(bytes) +
+                     " with " + human_bytes(in_use) + " in use of a " + human_bytes(_limit) + " limit" +
+                     (extra.empty() ? "" : "; " + extra) + "; raise " +
+                     (_option.empty() ? std::string("the limit option (memory_limit / spill_device_limit)") : _option) +
+                     " or lower target_partition_size");
 }
 
 namespace {

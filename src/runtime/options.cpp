@@ -31,7 +31,73 @@ const char* env(const char* name) {
   return v && *v ? v : nullptr;
 }
 
+/// A byte count with an optional unit: "123456", "64MiB", "1.5 GB" (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB).
+int64_t parse_byte_count(const char* var, const std::string& text) {
+  auto fail = [&]() -> int64_t {
+    bad(var, "\"" + text + "\"", "must be a byte count such as 123456, 64MiB or 2GB");
+  };
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    return fail();
+  }
+  std::string unit = text.substr(pos);
+  while (!unit.empty() && unit.front() == ' ')
+    unit.erase(0, 1);
+  static const std::pair<const char*, double> units[] = {
+      {"", 1},          {"B", 1},         {"KB", 1e3},       {"MB", 1e6},       {"GB", 1e9},
+      {"TB", 1e12},     {"KiB", 1024.0},  {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  for (auto& [name, mult] : units)
+    if (unit == name) {
+      if (!(v >= 0) || v * mult > 9.2e18) return fail();
+      return static_cast<int64_t>(v * mult);
+    }
+  return fail();
+}
+
+int64_t parse_integer(const char* var, const std::string& text) {
+  try {
+    size_t pos = 0;
+    long long v = std::stoll(text, &pos);
+    if (pos == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  bad(var, "\"" + text + "\"", "must be an integer");
+}
+
+bool parse_flag(const char* var, const std::string& text) {
+  if (text == "1" || text == "true" || text == "on") return true;
+  if (text == "0" || text == "false" || text == "off") return false;
+  bad(var, "\"" + text + "\"", "must be 1, true, on, 0, false or off");
+}
+
 }  // namespace
+
+engine_options::engine_options() {
+  // TUG_ENGINE keeps its own meaning (cpu only; checked by validate_options)
+  if (const char* e = env("TUG_TARGET_PARTITION_ROWS")) target_partition_rows = parse_integer("TUG_TARGET_PARTITION_ROWS", e);
+  if (const char* e = env("TUG_TARGET_PARTITION_SIZE")) target_partition_size = parse_byte_count("TUG_TARGET_PARTITION_SIZE", e);
+  if (const char* e = env("TUG_NUM_THREADS")) num_threads = static_cast<int>(parse_integer("TUG_NUM_THREADS", e));
+  if (const char* e = env("TUG_MEMORY_LIMIT")) memory_limit = parse_byte_count("TUG_MEMORY_LIMIT", e);
+  if (const char* e = env("TUG_SPILL_DEVICE_LIMIT")) spill_device_limit = e;  // checked by validate_options
+  if (const char* e = env("TUG_PINNED_MEMORY")) pinned_memory = parse_flag("TUG_PINNED_MEMORY", e);
+  if (const char* e = env("TUG_HOST_SPILL_LIMIT")) host_spill_limit = parse_byte_count("TUG_HOST_SPILL_LIMIT", e);
+  if (const char* e = env("TUG_SPILL_DIRECTORY")) spill_directory = e;
+  if (const char* e = env("TUG_SPILL_DISK_LIMIT")) spill_disk_limit = parse_byte_count("TUG_SPILL_DISK_LIMIT", e);
+  if (const char* e = env("TUG_SPILL_EVERYTHING")) spill_everything = parse_flag("TUG_SPILL_EVERYTHING", e);
+  if (const char* e = env("TUG_NUM_STREAMS")) num_streams = static_cast<int>(parse_integer("TUG_NUM_STREAMS", e));
+  if (const char* e = env("TUG_STATISTICS")) statistics = parse_flag("TUG_STATISTICS", e);
+  if (const char* e = env("TUG_FALLBACK")) {
+    const std::string v = e;
+    if (v == "warn") fallback = fallback_mode::warn;
+    else if (v == "raise") fallback = fallback_mode::raise;
+    else if (v == "silent") fallback = fallback_mode::silent;
+    else bad("TUG_FALLBACK", "\"" + v + "\"", "must be warn, raise or silent");
+  }
+  if (const char* e = env("TUG_BROADCAST_LIMIT")) broadcast_limit = parse_integer("TUG_BROADCAST_LIMIT", e);
+}
 
 void validate_options(const engine_options& o) {
   if (o.engine != engine_kind::automatic && o.engine != engine_kind::cpu && o.engine != engine_kind::gpu)
@@ -47,6 +113,7 @@ void validate_options(const engine_options& o) {
   at_least("memory_limit", o.memory_limit, 0, " (0 = unlimited)");
   parse_device_limit(o.spill_device_limit, int64_t{1} << 40);  // the syntax; the device's size comes later
   at_least("host_spill_limit", o.host_spill_limit, 0, " (0 = unlimited)");
+  at_least("spill_disk_limit", o.spill_disk_limit, 0, " (0 = unlimited)");
   {
     namespace fs = std::filesystem;
     const std::string& d = o.spill_directory;

@@ -16,6 +16,7 @@
 
 #include "tug/core/table.hpp"
 #include "tug/expr/expr.hpp"
+#include "tug/memory/memory_manager.hpp"
 #include "tug/plan/logical.hpp"
 #include "tug/runtime/options.hpp"
 #include "tug/runtime/thread_pool.hpp"
@@ -40,7 +41,11 @@ struct operator_stats {
 struct exec_statistics {
   std::mutex mu;
   std::vector<operator_stats> operators;
-  int64_t peak_memory = 0;
+  int64_t peak_memory = 0;         ///< host bytes (memory_limit's budget)
+  int64_t peak_device_memory = 0;  ///< device bytes (spill_device_limit's budget); 0 without a device
+  int64_t peak_disk = 0;           ///< bytes of the query's spill file at its largest
+  /// Data moved between tiers, one direction a line (memory_manager::transfers_to_string); empty when nothing moved.
+  std::string transfers;
   double total_seconds = 0;
   /// A table, one operator a line.
   std::string to_string() const;
@@ -92,6 +97,27 @@ struct exec_context {
   memory_resource* staging_mr = nullptr;
   /// Partitions CUDA operators work on at once (nullptr: no bound).
   device_slots* partition_slots = nullptr;
+  /// The query's memory manager: data held for later can spill through it (nullptr: nothing spills).
+  memory_manager* memory = nullptr;
+};
+
+/// Partitions kept while other work runs (a join's probe side while its build side executes, the
+/// inputs of a concat, a shared subplan's result): spillable through the query's memory manager, so
+/// that the other work can use their memory.
+class held_partitions {
+ public:
+  held_partitions() = default;
+  /// Holds `parts` (plainly when the context has no memory manager).
+  held_partitions(exec_context& ctx, std::vector<table> parts, spill_priority p);
+  /// The partitions, in order, brought back from wherever they spilled to; the holder is empty afterwards.
+  std::vector<table> take();
+  /// Copies of the partitions, in order, brought back; the holder keeps them (and they spill again once
+  /// the copies are gone).
+  std::vector<table> get() const;
+
+ private:
+  std::vector<table> _plain;
+  std::vector<spillable_ptr> _spillable;
 };
 
 class physical_node;
@@ -113,6 +139,17 @@ class physical_node {
   /// that work on columns no consumer reads is skipped. Returns false when it cannot.
   virtual bool narrow_output(const std::vector<std::string>& names) { return false; }
 
+  /// True for per-partition operators (filter, project, a partial aggregate): process_partition gives
+  /// the output of one input partition, and the operator fuses into a child that accepts_fused().
+  virtual bool per_partition() const { return false; }
+  /// True when the node honours `fused` (scans, and per-partition operators, which pass it on).
+  virtual bool accepts_fused() const { return per_partition(); }
+  /// Set by a per-partition consumer before it executes this node: the consumer's work (then its own
+  /// consumer's, ...), applied to each output partition as soon as it is ready. A scan and the
+  /// per-partition operators above it thus run partition by partition: the scan's whole output never
+  /// exists at once, only the chain's. Cleared when the node has run.
+  partition_hook fused;
+
   backend where = backend::cpu;
   /// Set by a CUDA consumer before it executes this node: its partitions are wanted in device memory.
   /// A node that completes partitions one by one (a scan) copies each itself as soon as it is ready,
@@ -131,6 +168,14 @@ class physical_node {
   /// Runs f(i) for i in [0, n) on the thread pool; on a CUDA node each call holds a device slot, so at
   /// most `num_streams` partitions have device work in flight.
   void for_partitions(exec_context& ctx, int64_t n, const std::function<void(int64_t)>& f) const;
+  /// The output of one input partition (in this node's memory), for per_partition() nodes.
+  virtual table process_partition(const table& t, exec_context& ctx);
+  /// run() of a per_partition() node: fused into child 0 when it accepts_fused(), else over the
+  /// child's partitions; `fused` is applied to every output either way.
+  std::vector<table> run_per_partition(exec_context& ctx);
+
+ private:
+  bool _ran_fused = false;  ///< this node's work ran inside its child's (statistics)
 };
 
 /// What the filters of every backend share: the predicate, and which input columns the output keeps
@@ -141,12 +186,14 @@ class filter_node : public physical_node {
   std::string name() const override { return "filter"; }
   std::string detail() const override;
   bool narrow_output(const std::vector<std::string>& names) override;
+  bool per_partition() const override { return true; }
   const expr& predicate() const { return _pred; }
   /// Input columns the output keeps, in order (empty: all of them).
   const std::vector<size_t>& kept() const { return _keep; }
 
  protected:
-  std::vector<table> run(exec_context& ctx) final;
+  std::vector<table> run(exec_context& ctx) final { return run_per_partition(ctx); }
+  table process_partition(const table& t, exec_context& ctx) final;
   /// The rows of partition `t` (whose schema is `in`) where the predicate is true, kept_columns(t)
   /// only. Called for every partition in parallel.
   virtual table filter_partition(const table& t, const schema& in, exec_context& ctx) const = 0;
@@ -204,10 +251,12 @@ class project_node : public physical_node {
   std::string detail() const override;
   /// Drops the expressions of the other columns and narrows the child to the columns the rest read.
   bool narrow_output(const std::vector<std::string>& names) override;
+  bool per_partition() const override { return true; }
   const std::vector<expr>& exprs() const { return _exprs; }
 
  protected:
-  std::vector<table> run(exec_context& ctx) final;
+  std::vector<table> run(exec_context& ctx) final { return run_per_partition(ctx); }
+  table process_partition(const table& t, exec_context& ctx) final;
   /// One column per expression over partition `t`, whose schema is `in`. Called for every partition
   /// in parallel.
   virtual std::vector<column> evaluate_partition(const table& t, const schema& in, exec_context& ctx) const = 0;

@@ -11,25 +11,51 @@ namespace tug {
 /// Where a resource's memory lives.
 enum class memory_kind : uint8_t { host, pinned_host, device };
 
+class memory_budget;
+
+/// `b` bytes for messages: "1.5 GiB", "64.0 KiB".
+std::string human_bytes(int64_t b);
+
+/// Frees memory of a budget by moving data elsewhere (the query's memory manager spills to a lower
+/// tier). A budget asks it before it refuses a reservation.
+class memory_reclaimer {
+ public:
+  virtual ~memory_reclaimer() = default;
+  /// Tries to free at least `bytes` of `b`; returns the bytes freed (0: nothing more can move).
+  virtual int64_t reclaim(memory_budget& b, int64_t bytes) = 0;
+  /// What a refusal adds to its message: bytes held by running work, bytes already spilled.
+  virtual std::string describe(const memory_budget& b) const = 0;
+};
+
 /// Counts bytes in use against a limit. Thread-safe.
 class memory_budget {
  public:
-  /// `limit` in bytes; 0 = unlimited.
-  explicit memory_budget(int64_t limit = 0, std::string name = "host") : _limit(limit), _name(std::move(name)) {}
-  /// Reserves `bytes` for `what`. @throws memory_error naming `what`, the request, the limit and the option.
+  /// `limit` in bytes; 0 = unlimited. `option` names the setting that raises the limit in error messages.
+  explicit memory_budget(int64_t limit = 0, std::string name = "host", std::string option = {})
+      : _limit(limit), _name(std::move(name)), _option(std::move(option)) {}
+  /// Reserves `bytes` for `what`. Over the limit, the reclaimer (if any) spills first and the request
+  /// is retried. @throws memory_error naming `what`, the request, the limit, what was spilled and the option.
   void reserve(int64_t bytes, const char* what = "allocation");
+  /// Reserves `bytes` if they fit now, without asking the reclaimer. Returns false when they do not.
+  bool try_reserve(int64_t bytes);
   void release(int64_t bytes) { _used.fetch_sub(bytes, std::memory_order_relaxed); }
   int64_t used() const { return _used.load(std::memory_order_relaxed); }
   int64_t peak() const { return _peak.load(std::memory_order_relaxed); }
   int64_t limit() const { return _limit; }
   void set_limit(int64_t limit) { _limit = limit; }
   const std::string& name() const { return _name; }
+  /// Asked to free memory before a reservation is refused (nullptr: none). Not owned.
+  void set_reclaimer(memory_reclaimer* r) { _reclaimer = r; }
+  memory_reclaimer* reclaimer() const { return _reclaimer; }
 
  private:
+  void note_peak(int64_t now);
   std::atomic<int64_t> _used{0};
   std::atomic<int64_t> _peak{0};
   int64_t _limit;
   std::string _name;
+  std::string _option;
+  memory_reclaimer* _reclaimer = nullptr;
 };
 
 /// Abstract allocator of raw, 64-byte aligned bytes (host, pinned host or device). A resource owned

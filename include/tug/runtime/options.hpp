@@ -35,6 +35,11 @@ inline constexpr int64_t min_target_partition_size = 16 << 10;
 inline constexpr int max_num_threads = 4096;
 
 struct engine_options {
+  /// The defaults below, overridden by the environment variables that are set (TUG_MEMORY_LIMIT,
+  /// TUG_SPILL_DEVICE_LIMIT, ...: the option's name in capitals; docs/options.md). What the code assigns
+  /// afterwards wins. @throws invalid_argument_error naming a variable whose value does not parse.
+  engine_options();
+
   engine_kind engine = engine_kind::automatic;
   /// Rows per partition produced by in-memory sources and aimed at by scans (at least 1).
   int64_t target_partition_rows = 1 << 20;
@@ -50,10 +55,16 @@ struct engine_options {
   /// GPU engine: scans decode into pinned host memory (counted against memory_limit, blocks reused
   /// across queries) so each partition's copy to the device is a direct, asynchronous DMA.
   bool pinned_memory = true;
-  /// Host bytes for spilled buffers before they go to disk (0 = unlimited). Not used yet (spilling issue).
+  /// Host bytes that data spilled from the device may hold before it moves on to disk (0 = unlimited).
   int64_t host_spill_limit = 0;
-  /// Where spilled buffers go on disk: an existing, writable directory. Not used yet (spilling issue).
+  /// Where spilled buffers go on disk: an existing, writable directory. Each query spills into one file
+  /// there, unlinked as soon as it is opened.
   std::string spill_directory = "/tmp";
+  /// Bytes a query may write to its spill file (0 = unlimited); past it, spilling raises io_error.
+  int64_t spill_disk_limit = 0;
+  /// Debug: every spillable buffer goes to disk as soon as nothing uses it, and comes back when it is
+  /// used, so that tests run the spill paths on every query.
+  bool spill_everything = false;
   /// GPU engine: partitions with device work in flight at once, each on its thread's own CUDA stream.
   /// Every partition's kernels fill the GPU, so more buys little and multiplies device temporaries.
   int num_streams = 4;

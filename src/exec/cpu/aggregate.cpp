@@ -96,20 +96,19 @@ class partial_aggregate_op final : public physical_node {
       : _keys(std::move(keys)), _aggs(std::move(aggs)) {}
   std::string name() const override { return "hash_aggregate[partial]"; }
   std::string detail() const override { return describe(_keys, _aggs, false); }
+  bool per_partition() const override { return true; }
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
-    return map_partitions(ctx, parts, [&](const table& t) {
-      std::vector<column> keys;
-      for (size_t k : _keys) keys.push_back(t[k]);
-      grouping g = group_rows(std::move(keys), t.num_rows(), false, nullptr);  // partitions run in parallel
-      std::vector<column> cols = g.group_keys(ctx.mr);
-      for (auto& s : _aggs)
-        for (auto& c : cpu::partial_states(s, agg_input(s, t.columns()), g.map(), ctx.mr)) cols.push_back(std::move(c));
-      if (cols.empty()) return table::empty_with_rows(g.num_groups);
-      return table(std::move(cols));
-    });
+  std::vector<table> run(exec_context& ctx) override { return run_per_partition(ctx); }
+  table process_partition(const table& t, exec_context& ctx) override {
+    std::vector<column> keys;
+    for (size_t k : _keys) keys.push_back(t[k]);
+    grouping g = group_rows(std::move(keys), t.num_rows(), false, nullptr);  // partitions run in parallel
+    std::vector<column> cols = g.group_keys(ctx.mr);
+    for (auto& s : _aggs)
+      for (auto& c : cpu::partial_states(s, agg_input(s, t.columns()), g.map(), ctx.mr)) cols.push_back(std::move(c));
+    if (cols.empty()) return table::empty_with_rows(g.num_groups);
+    return table(std::move(cols));
   }
 
  private:

@@ -25,15 +25,31 @@ class scan_op final : public physical_node {
     return std::to_string(_cols.size()) + "/" + std::to_string(_src->schema().size()) + " columns of " +
            _src->describe() + (_limit >= 0 ? "; first " + std::to_string(_limit) + " rows" : "");
   }
+  bool accepts_fused() const override { return true; }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
-    if (!output_to_device || !ctx.device_mr)
-      return _src->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr, {}, _limit);
-    // decoded into pinned memory when there is a staging resource, copied as each partition is done
-    memory_resource* host = ctx.staging_mr ? ctx.staging_mr : ctx.mr;
-    return _src->read(
-        _cols, _predicates, ctx.options, ctx.pool, host, [&](table t) { return to_device(t, ctx.device_mr); }, _limit);
+    partition_hook after = std::move(fused);
+    fused = nullptr;
+    const bool device = output_to_device && ctx.device_mr;
+    if (!device && !after) return _src->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr, {}, _limit);
+    // decoded into pinned memory when there is a staging resource and copied as each partition is
+    // done; the consumers' fused work runs on each partition as it is ready
+    memory_resource* host = device && ctx.staging_mr ? ctx.staging_mr : ctx.mr;
+    std::atomic<int64_t> calls{0};
+    auto out = _src->read(
+        _cols, _predicates, ctx.options, ctx.pool, host,
+        [&](table t) {
+          ++calls;
+          if (device) t = to_device(t, ctx.device_mr);
+          return after ? after(std::move(t)) : t;
+        },
+        _limit);
+    if (calls.load() != static_cast<int64_t>(out.size()))
+      throw internal_error("source " + _src->describe() + " returned " + std::to_string(out.size()) +
+                           " partitions but handed " + std::to_string(calls.load()) +
+                           " to the partition hook (table_source::read must apply it to every partition)");
+    return out;
   }
 
  private:
@@ -96,7 +112,7 @@ struct shared_subplan {
   physical_ptr child;
   std::mutex mu;
   bool done = false;
-  std::vector<table> result;
+  held_partitions result;  ///< may spill between its consumers
 };
 
 namespace {
@@ -110,10 +126,10 @@ class cache_op final : public physical_node {
   std::vector<table> run(exec_context& ctx) override {
     std::lock_guard<std::mutex> g(_s->mu);
     if (!_s->done) {
-      _s->result = _s->child->execute(ctx);
+      _s->result = held_partitions(ctx, _s->child->execute(ctx), spill_priority::buffered);
       _s->done = true;
     }
-    return _s->result;
+    return _s->result.get();
   }
 
  private:

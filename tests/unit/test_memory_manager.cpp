@@ -1,0 +1,420 @@
+// The query memory manager: spillable tables moving to disk and back, byte for byte, priorities,
+// budgets that spill before they refuse, the spill file, errors, options from the environment.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "test_util.hpp"
+#include "tug/memory/memory_manager.hpp"
+
+using namespace tug;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh, empty directory for one test's spill file.
+struct temp_dir {
+  fs::path path;
+  explicit temp_dir(const std::string& name) {
+    path = fs::temp_directory_path() / ("tug-mm-" + name + "-" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~temp_dir() { fs::remove_all(path); }
+  size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator())); }
+};
+
+/// Every type, with nulls, `n` rows.
+table all_types(int64_t n) {
+  auto opt = [&](int64_t i) { return i % 7 != 3; };
+  std::vector<column> cols;
+  auto fixed = [&]<typename T>(data_type t, auto value) {
+    std::vector<std::optional<T>> v;
+    for (int64_t i = 0; i < n; ++i)
+      v.push_back(opt(i) ? std::optional<T>(static_cast<T>(value(i))) : std::nullopt);
+    cols.push_back(make_column<T>(t, v));
+  };
+  fixed.operator()<int8_t>(type_id::int8, [](int64_t i) { return i % 100 - 50; });
+  fixed.operator()<int16_t>(type_id::int16, [](int64_t i) { return i * 3 - 700; });
+  fixed.operator()<int32_t>(type_id::int32, [](int64_t i) { return i * 1000 - 7; });
+  fixed.operator()<int64_t>(type_id::int64, [](int64_t i) { return i * 1000003 - (int64_t{1} << 40); });
+  fixed.operator()<uint8_t>(type_id::uint8, [](int64_t i) { return i % 250; });
+  fixed.operator()<uint16_t>(type_id::uint16, [](int64_t i) { return i * 7; });
+  fixed.operator()<uint32_t>(type_id::uint32, [](int64_t i) { return i * 100000; });
+  fixed.operator()<uint64_t>(type_id::uint64, [](int64_t i) { return uint64_t(i) << 33; });
+  fixed.operator()<float>(type_id::float32, [](int64_t i) { return float(i) / 3; });
+  fixed.operator()<double>(type_id::float64, [](int64_t i) { return double(i) / 7 - 1e9; });
+  fixed.operator()<__int128>(decimal(38, 4), [](int64_t i) { return (__int128(i) << 70) - 12345; });
+  fixed.operator()<int32_t>(type_id::date32, [](int64_t i) { return i - 20000; });
+  fixed.operator()<int64_t>(timestamp(time_unit::ns, "Europe/Paris"), [](int64_t i) { return i * 1000000007; });
+  fixed.operator()<int64_t>(data_type(type_id::duration), [](int64_t i) { return -i * 13; });
+  std::vector<std::optional<bool>> b;
+  std::vector<std::optional<std::string>> s;
+  for (int64_t i = 0; i < n; ++i) {
+    b.push_back(opt(i) ? std::optional<bool>(i % 3 == 0) : std::nullopt);
+    s.push_back(opt(i) ? std::optional<std::string>(std::string(static_cast<size_t>(i % 13), char('a' + i % 26)) + "é")
+                       : std::nullopt);
+  }
+  cols.push_back(make_bool_column(b));
+  cols.push_back(make_string_column(s));
+  return table(std::move(cols));
+}
+
+/// Same types, rows, nulls and value bytes (not only equal when printed).
+void expect_tables_identical(const table& a, const table& b, const std::string& what) {
+  ASSERT_EQ(a.num_rows(), b.num_rows()) << what;
+  ASSERT_EQ(a.num_columns(), b.num_columns()) << what;
+  for (size_t c = 0; c < a.num_columns(); ++c) {
+    const column& x = a[c];
+    const column& y = b[c];
+    ASSERT_TRUE(x.type() == y.type()) << what << " column " << c;
+    ASSERT_EQ(x.null_count(), y.null_count()) << what << " column " << c;
+    for (int64_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(x.is_valid(i), y.is_valid(i)) << what << " column " << c << " row " << i;
+      if (x.type().id == type_id::string) {
+        ASSERT_EQ(x.string(i), y.string(i)) << what << " column " << c << " row " << i;
+      } else {
+        const int w = size_of(x.type().id);
+        ASSERT_EQ(std::memcmp(x.data_buffer()->as<char>() + (x.offset() + i) * w,
+                              y.data_buffer()->as<char>() + (y.offset() + i) * w, static_cast<size_t>(w)),
+                  0)
+            << what << " column " << c << " row " << i;
+      }
+    }
+  }
+}
+
+struct query_memory {
+  std::shared_ptr<memory_budget> budget;
+  std::shared_ptr<host_memory_resource> mr;
+  std::unique_ptr<memory_manager> mm;
+  query_memory(const engine_options& o, int64_t limit) {
+    budget = std::make_shared<memory_budget>(limit, "host", "memory_limit");
+    mr = std::make_shared<host_memory_resource>(budget);
+    memory_manager::resources r;
+    r.host = mr.get();
+    r.host_budget = budget.get();
+    mm = std::make_unique<memory_manager>(o, r);
+  }
+};
+
+engine_options spill_to(const temp_dir& d) {
+  engine_options o;
+  o.spill_directory = d.path.string();
+  o.spill_everything = false;  // these tests move tables themselves (the suite also runs with TUG_SPILL_EVERYTHING=1)
+  o.spill_disk_limit = 0;
+  return o;
+}
+
+}  // namespace
+
+TEST(MemoryManager, EveryTypeRoundTripsThroughDiskByteForByte) {
+  temp_dir dir("roundtrip");
+  query_memory q(spill_to(dir), 0);
+  for (int64_t n : {int64_t{1}, int64_t{31}, int64_t{32}, int64_t{33}, int64_t{1024}, int64_t{5000}}) {
+    // whole, and sliced so that values, offsets and validity bits start mid-buffer and mid-byte
+    std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> cases = {{{0, n}, "whole"}};
+    if (n > 10) cases.push_back({{3, n - 10}, "slice(3)"});
+    if (n > 20) cases.push_back({{13, 5}, "slice(13, 5)"});
+    cases.push_back({{n - 1, 1}, "last row"});
+    cases.push_back({{0, 0}, "no rows"});
+    for (auto& [window, name] : cases) {
+      const std::string what = std::to_string(n) + " rows, " + name;
+      table expect = all_types(n).slice(window.first, window.second);  // equal data, other buffers
+      // the handle holds the only reference to its buffers
+      spillable_ptr s = q.mm->make_spillable(all_types(n).slice(window.first, window.second), spill_priority::queued);
+      if (window.second > 0) {
+        EXPECT_GT(q.mm->spill(memory_tier::host, INT64_MAX), 0) << what;
+        EXPECT_EQ(s->tier(), memory_tier::disk) << what;
+      }
+      auto p = s->acquire();
+      EXPECT_EQ(s->tier(), memory_tier::host) << what;
+      expect_tables_identical(p.get(), expect, what);
+    }
+  }
+  {
+    // a column shared with another table stays; the others move
+    table t = all_types(100);
+    column shared = t[3];
+    spillable_ptr s = q.mm->make_spillable(std::move(t), spill_priority::queued);
+    const int64_t moved = q.mm->spill(memory_tier::host, INT64_MAX);
+    EXPECT_GT(moved, 0);
+    EXPECT_LT(moved, s->bytes());
+    EXPECT_EQ(s->tier(), memory_tier::disk);
+    expect_tables_identical(s->acquire().get(), all_types(100), "partly shared");
+    EXPECT_EQ(s->acquire().get()[3].data_buffer(), shared.data_buffer());
+  }
+  auto t = q.mm->transfers();
+  EXPECT_GT(t[size_t(transfer_direction::host_to_disk)].count, 0);
+  EXPECT_EQ(t[size_t(transfer_direction::host_to_disk)].count, t[size_t(transfer_direction::disk_to_host)].count);
+  EXPECT_NE(q.mm->transfers_to_string().find("host->disk"), std::string::npos);
+  EXPECT_NE(q.mm->transfers_to_json().find("\"disk->host\": {\"count\": "), std::string::npos);
+  EXPECT_EQ(q.mm->disk_bytes(), 0);  // every extent came back
+  EXPECT_GT(q.mm->disk_peak(), 0);
+}
+
+TEST(MemoryManager, SpillFileIsUnlinkedAndLeavesNothing) {
+  temp_dir dir("unlinked");
+  {
+    query_memory q(spill_to(dir), 0);
+    spillable_ptr s = q.mm->make_spillable(all_types(1000), spill_priority::queued);
+    ASSERT_GT(q.mm->spill(memory_tier::host, INT64_MAX), 0);
+    EXPECT_EQ(s->tier(), memory_tier::disk);
+    EXPECT_EQ(dir.entries(), 0u);  // the file exists only as an open descriptor
+  }
+  EXPECT_EQ(dir.entries(), 0u);
+}
+
+TEST(MemoryManager, PinnedAndSharedTablesDoNotMove) {
+  temp_dir dir("pinned");
+  query_memory q(spill_to(dir), 0);
+  spillable_ptr a = q.mm->make_spillable(all_types(100), spill_priority::queued);
+  table shared = all_types(100);
+  spillable_ptr b = q.mm->make_spillable(shared, spill_priority::queued);  // `shared` still holds the buffers
+  {
+    auto p = a->acquire();
+    EXPECT_EQ(q.mm->spill(memory_tier::host, INT64_MAX), 0);
+    EXPECT_EQ(a->tier(), memory_tier::host);
+    EXPECT_EQ(b->tier(), memory_tier::host);
+  }
+  EXPECT_GT(q.mm->spill(memory_tier::host, INT64_MAX), 0);  // unpinned now
+  EXPECT_EQ(a->tier(), memory_tier::disk);
+  EXPECT_EQ(b->tier(), memory_tier::host);
+}
+
+TEST(MemoryManager, SpillsLowestPriorityClassFirstThenLargest) {
+  temp_dir dir("priority");
+  query_memory q(spill_to(dir), 0);
+  spillable_ptr queued_big = q.mm->make_spillable(all_types(4000), spill_priority::queued);
+  spillable_ptr cold_small = q.mm->make_spillable(all_types(100), spill_priority::cold);
+  spillable_ptr cold_big = q.mm->make_spillable(all_types(2000), spill_priority::cold);
+  spillable_ptr buffered = q.mm->make_spillable(all_types(3000), spill_priority::buffered);
+  // one byte to free: the largest of the lowest class goes
+  EXPECT_EQ(q.mm->spill(memory_tier::host, 1), cold_big->bytes());
+  EXPECT_EQ(cold_big->tier(), memory_tier::disk);
+  EXPECT_EQ(cold_small->tier(), memory_tier::host);
+  EXPECT_EQ(q.mm->spill(memory_tier::host, cold_small->bytes() + 1), cold_small->bytes() + buffered->bytes());
+  EXPECT_EQ(buffered->tier(), memory_tier::disk);
+  EXPECT_EQ(queued_big->tier(), memory_tier::host);
+}
+
+TEST(MemoryManager, BudgetSpillsBeforeItRefuses) {
+  temp_dir dir("reclaim");
+  const int64_t limit = 4 << 20;
+  query_memory q(spill_to(dir), limit);
+  std::vector<spillable_ptr> held;
+  std::vector<table> expect;
+  // fill the budget with spillable tables, then keep allocating: each allocation spills older ones
+  for (int i = 0; i < 40; ++i) {
+    std::vector<std::optional<int64_t>> v(20000);
+    for (size_t k = 0; k < v.size(); ++k)
+      v[k] = static_cast<int64_t>(k) * (i + 1);
+    expect.push_back(table({i64(v)}));  // outside the budget (default resource)
+    fixed_width_builder<int64_t> b(type_id::int64, 20000, q.mr.get());
+    std::memcpy(b.data(), expect.back()[0].values<int64_t>(), 20000 * 8);
+    held.push_back(q.mm->make_spillable(table({b.finish()}), spill_priority::queued));
+  }
+  EXPECT_LE(q.budget->peak(), limit);
+  auto t = q.mm->transfers();
+  EXPECT_GT(t[size_t(transfer_direction::host_to_disk)].bytes, 0);
+  for (size_t i = 0; i < held.size(); ++i) {
+    auto p = held[i]->acquire();  // restores spill others to make room
+    expect_tables_identical(p.get(), expect[i], "table " + std::to_string(i));
+  }
+  EXPECT_LE(q.budget->peak(), limit);
+}
+
+TEST(MemoryManager, LastResortNamesWhatIsHeldAndSpilled) {
+  temp_dir dir("last");
+  query_memory q(spill_to(dir), 1 << 20);
+  fixed_width_builder<int64_t> b(type_id::int64, 60000, q.mr.get());
+  spillable_ptr s = q.mm->make_spillable(table({b.finish()}), spill_priority::queued);
+  auto p = s->acquire();  // in use: cannot move
+  try {
+    make_buffer(900 << 10, q.mr.get());
+    FAIL() << "expected memory_error";
+  } catch (const memory_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("in use by running work (1 tables)"), std::string::npos) << m;
+    EXPECT_NE(m.find("memory_limit"), std::string::npos) << m;
+    EXPECT_NE(m.find("spilled so far"), std::string::npos) << m;
+  }
+}
+
+TEST(MemoryManager, DiskLimitAndMissingDirectoryRaiseIoErrorNamingThem) {
+  temp_dir dir("disklimit");
+  engine_options o = spill_to(dir);
+  o.spill_disk_limit = 8192;
+  query_memory q(o, 0);
+  spillable_ptr s = q.mm->make_spillable(all_types(5000), spill_priority::queued);
+  try {
+    q.mm->spill(memory_tier::host, INT64_MAX);
+    FAIL() << "expected io_error";
+  } catch (const io_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("spill_disk_limit"), std::string::npos) << m;
+    EXPECT_NE(m.find(dir.path.string()), std::string::npos) << m;
+  }
+  EXPECT_EQ(s->tier(), memory_tier::host);  // nothing lost: still readable
+  EXPECT_EQ(s->acquire().get().num_rows(), 5000);
+
+  engine_options gone = spill_to(dir);
+  gone.spill_directory = (dir.path / "removed").string();
+  query_memory g(gone, 0);
+  spillable_ptr t = g.mm->make_spillable(all_types(100), spill_priority::queued);
+  try {
+    g.mm->spill(memory_tier::host, INT64_MAX);
+    FAIL() << "expected io_error";
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("spill_directory \"" + gone.spill_directory + "\""), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(t->tier(), memory_tier::host);
+}
+
+TEST(MemoryManager, SpillEverythingKeepsTablesOnDiskWhileUnused) {
+  temp_dir dir("everything");
+  engine_options o = spill_to(dir);
+  o.spill_everything = true;
+  query_memory q(o, 0);
+  table t = all_types(300);
+  table expect = gather(t, std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  spillable_ptr s = q.mm->make_spillable(std::move(t), spill_priority::queued);
+  EXPECT_EQ(s->tier(), memory_tier::disk);
+  {
+    auto p = s->acquire();
+    EXPECT_EQ(s->tier(), memory_tier::host);
+    expect_tables_identical(p.get().slice(0, 10), expect, "first rows");
+  }
+  EXPECT_EQ(s->tier(), memory_tier::disk);
+  table back = s->take();
+  EXPECT_EQ(back.num_rows(), 300);
+}
+
+TEST(MemoryManager, ConcurrentUseUnderATinyBudgetNeitherDeadlocksNorLosesData) {
+  temp_dir dir("stress");
+  query_memory q(spill_to(dir), 2 << 20);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 16; ++w)
+    threads.emplace_back([&, w] {
+      std::vector<spillable_ptr> mine;
+      for (int i = 0; i < 20; ++i) {
+        fixed_width_builder<int64_t> b(type_id::int64, 8192, q.mr.get());
+        for (int64_t k = 0; k < 8192; ++k)
+          b.set(k, w * 1000000 + i * 10000 + k);
+        mine.push_back(q.mm->make_spillable(table({b.finish()}), spill_priority::queued));
+        // use an older one again
+        auto& old = mine[static_cast<size_t>(i / 2)];
+        auto p = old->acquire();
+        const int64_t first = p.get()[0].value<int64_t>(0);
+        if (first != w * 1000000 + (i / 2) * 10000) ++failures;
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_LE(q.budget->peak(), 2 << 20);
+}
+
+TEST(Options, EnvironmentSetsDefaultsAndCodeWins) {
+  ::setenv("TUG_MEMORY_LIMIT", "64MiB", 1);
+  ::setenv("TUG_SPILL_EVERYTHING", "1", 1);
+  ::setenv("TUG_SPILL_DEVICE_LIMIT", "16GiB", 1);
+  engine_options o;
+  EXPECT_EQ(o.memory_limit, int64_t{64} << 20);
+  EXPECT_TRUE(o.spill_everything);
+  EXPECT_EQ(o.spill_device_limit, "16GiB");
+  o.memory_limit = 5;  // the code's value wins
+  EXPECT_EQ(o.memory_limit, 5);
+  ::setenv("TUG_MEMORY_LIMIT", "lots", 1);
+  try {
+    engine_options bad;
+    FAIL() << "expected invalid_argument_error";
+  } catch (const invalid_argument_error& e) {
+    EXPECT_NE(std::string(e.what()).find("TUG_MEMORY_LIMIT"), std::string::npos) << e.what();
+  }
+  ::unsetenv("TUG_MEMORY_LIMIT");
+  ::unsetenv("TUG_SPILL_EVERYTHING");
+  ::unsetenv("TUG_SPILL_DEVICE_LIMIT");
+  EXPECT_EQ(engine_options().memory_limit, 0);
+}
+
+// ---- the engine: queries through the memory manager ----------------------------------------------
+
+#include "tug/api/io.hpp"
+
+namespace {
+data_frame numbers(int64_t n, int64_t mod) {
+  std::vector<std::optional<int64_t>> k(static_cast<size_t>(n)), v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    k[static_cast<size_t>(i)] = i % mod;
+    v[static_cast<size_t>(i)] = i % 11 == 0 ? std::nullopt : std::optional<int64_t>(i * 3);
+  }
+  return data_frame::from_columns({{"k", i64(k)}, {"v", i64(v)}});
+}
+}  // namespace
+
+TEST(Streaming, ScanFilterAggregateOverParquetLargerThanMemoryLimit) {
+  // 8M rows of two int64 columns: 128 MiB decoded, in row groups of 512K rows (8 MiB). The filter and
+  // the partial aggregate run on each row group as it is decoded, so the scan's output never exists
+  // whole and a 48 MiB limit is enough for two threads.
+  temp_dir dir("stream");
+  const std::string path = (dir.path / "big.parquet").string();
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 19;
+  w.codec = "none";
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  unlimited.target_partition_rows = 1 << 19;  // one row group a partition
+  sink_parquet(numbers(8 << 20, 1000).lazy(), path, w, unlimited);
+  auto q = scan_parquet(path).filter(col("v") > lit(int64_t{100})).group_by({"k"}).agg({col("v").sum().alias("s"), col("v").count().alias("n")}).sort("k");
+  data_frame expect = q.collect(unlimited);
+  engine_options o = unlimited;
+  o.memory_limit = 48 << 20;
+  o.spill_directory = dir.path.string();
+  query_result r = q.profile(o);
+  expect_frames_equal(r.frame, expect);
+  EXPECT_NE(r.statistics.find("filter (fused)"), std::string::npos) << r.statistics;
+  EXPECT_NE(r.statistics.find("hash_aggregate[partial] (fused)"), std::string::npos) << r.statistics;
+  EXPECT_EQ(expect.num_rows(), 1000);
+}
+
+TEST(Streaming, FusedStatisticsCountEachOperatorsOwnRows) {
+  auto df = numbers(10000, 7);
+  engine_options o = cpu_engine();
+  o.optimizer.late_materialization = false;
+  o.target_partition_rows = 1000;
+  query_result r = df.lazy().filter(col("k") == lit(int64_t{3})).select({(col("v") * lit(int64_t{2})).alias("w")}).profile(o);
+  // scan 10000 rows in 10 partitions, filter 1429 rows (k == 3), project the same rows
+  EXPECT_EQ(r.frame.num_rows(), 1429);
+  auto line = [&](const std::string& op) {
+    size_t at = r.statistics.find(op);
+    return at == std::string::npos ? std::string() : r.statistics.substr(at, r.statistics.find('\n', at) - at);
+  };
+  EXPECT_NE(line("scan").find(" 10000 "), std::string::npos) << r.statistics;
+  EXPECT_NE(line("filter (fused)").find(" 1429 "), std::string::npos) << r.statistics;
+  EXPECT_NE(line("project (fused)").find(" 1429 "), std::string::npos) << r.statistics;
+}
+
+TEST(Streaming, JoinProbeSideSpillsWhileBuildSideRuns) {
+  // the probe side (computed columns, owned by the query) is held while the build side aggregates
+  // a larger input; with spill_everything it goes to disk in between and comes back intact
+  temp_dir dir("join");
+  auto left = numbers(300000, 5000).lazy().select({col("k"), (col("v") + lit(int64_t{1})).alias("w")});
+  auto right = numbers(600000, 5000).lazy().group_by({"k"}).agg({col("v").sum().alias("s")});
+  auto q = left.join(right, {"k"}).group_by({"k"}).agg({col("w").sum().alias("w"), col("s").max().alias("s")}).sort("k");
+  engine_options plain = cpu_engine();
+  data_frame expect = q.collect(plain);
+  engine_options o = plain;
+  o.spill_everything = true;
+  o.spill_directory = dir.path.string();
+  query_result r = q.profile(o);
+  expect_frames_equal(r.frame, expect);
+  EXPECT_NE(r.statistics.find("host->disk"), std::string::npos) << r.statistics;
+  EXPECT_NE(r.statistics.find("disk->host"), std::string::npos) << r.statistics;
+  EXPECT_EQ(dir.entries(), 0u);
+}
