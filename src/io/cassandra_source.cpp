@@ -278,6 +278,18 @@ cassandra_read_plan cassandra_source::plan_read(const std::vector<std::string>& 
   return plan;
 }
 
+std::string cassandra_source::describe_read(const std::vector<std::string>& columns,
+                                           const std::vector<expr>& predicates) const {
+  cassandra_read_plan plan = plan_read(columns.empty() ? _schema.names() : columns, predicates);
+  std::string s = "CQL: " + plan.cql;
+  if (!plan.pushed_text.empty()) {
+    s += " with ";
+    for (size_t i = 0; i < plan.pushed_text.size(); ++i) s += (i ? ", " : "") + plan.pushed_text[i];
+  }
+  if (plan.token_ranges) s += ", per token range split";
+  return s;
+}
+
 int cassandra_source::split_count() const {
   if (_options.splits > 0) return _options.splits;
   cq::query_parameters p;

@@ -333,7 +333,10 @@ TEST(CassandraServer, PushesKeyPredicatesIntoCql) {
   check(col("c1") < 2 & col("v") > 100, [](int, int c1, int, int v) { return c1 < 2 && v > 100; });
   check(col("p") == 1 | col("c2") == 4, [](int p, int, int c2, int) { return p == 1 || c2 == 4; });
   check(col("c1") == 4 & col("c2") > 1 & col("c2") <= 3, [](int, int c1, int c2, int) { return c1 == 4 && c2 > 1 && c2 <= 3; });
-  EXPECT_NE(lf.filter(col("p") == 2 & col("q") == lit("x")).explain().find("CASSANDRA SCAN tug_test.push_t"), std::string::npos);
+  std::string ex = lf.filter(col("p") == 2 & col("q") == lit("x")).select({col("v")}).explain();
+  EXPECT_NE(ex.find("CASSANDRA SCAN tug_test.push_t"), std::string::npos) << ex;
+  std::string sent = src.describe_read({"v"}, {col("p") == 2 & col("q") == lit("x")});
+  EXPECT_EQ(sent, "CQL: SELECT \"v\" FROM \"tug_test\".\"push_t\" WHERE \"p\" = ? AND \"q\" = ? with p = 2, q = 'x'");
 }
 
 TEST(CassandraServer, PagingFollowsThePagingState) {

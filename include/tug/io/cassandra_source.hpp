@@ -62,6 +62,8 @@ class cassandra_source final : public table_source {
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                           const engine_options& options, thread_pool& pool, memory_resource* mr,
                           const partition_hook& hook = {}, int64_t limit = -1) const override;
+  /// "CQL: <the statement read() sends>" with the pushed values (columns empty: all).
+  std::string describe_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates) const;
   /// The statement read() sends for these columns and predicates.
   cassandra_read_plan plan_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                 int64_t limit = -1) const;
