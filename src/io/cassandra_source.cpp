@@ -107,12 +107,17 @@ struct pushed_term {
   scalar value;
 };
 
-/// The column a side of a comparison reads: a column, or a column under a widening integer cast.
-const expr_node* column_of(const expr& e) {
+/// The column a side of a comparison reads: a column, or a signed integer column under a cast to a signed
+/// integer type at least as wide (which keeps every value, so comparing the column itself is the same).
+const expr_node* column_of(const expr& e, const tug::schema& s) {
   const expr_node* n = &e.node();
-  if (n->kind == expr_kind::cast && !n->args.empty() && n->args[0]->kind == expr_kind::column &&
-      is_integer(n->dtype.id))
+  if (n->kind == expr_kind::cast && !n->args.empty() && n->args[0]->kind == expr_kind::column) {
+    int64_t i = s.find(n->args[0]->name);
+    if (i < 0) return nullptr;
+    type_id from = s[static_cast<size_t>(i)].type.id, to = n->dtype.id;
+    if (!is_signed_integer(from) || !is_signed_integer(to) || size_of(to) < size_of(from)) return nullptr;
     n = &n->args[0].node();
+  }
   return n->kind == expr_kind::column ? n : nullptr;
 }
 
@@ -205,10 +210,10 @@ cassandra_read_plan cassandra_source::plan_read(const std::vector<std::string>& 
     if (c->kind != expr_kind::function || c->args.size() != 2) continue;
     fn f = c->func;
     if (f != fn::eq && f != fn::lt && f != fn::le && f != fn::gt && f != fn::ge) continue;
-    const expr_node* col = column_of(c->args[0]);
+    const expr_node* col = column_of(c->args[0], _schema);
     const expr_node* lit = &c->args[1].node();
     if (!col) {
-      col = column_of(c->args[1]);
+      col = column_of(c->args[1], _schema);
       lit = &c->args[0].node();
       f = flip(f);
     }

@@ -314,6 +314,11 @@ TEST(CassandraServer, PushesKeyPredicatesIntoCql) {
   // nothing under OR, nothing on a regular column, no range before the last clustering column pushed
   plan = src.plan_read({"v"}, {col("p") == 1 | col("p") == 2, col("v") == 3, col("c2") > 1});
   EXPECT_EQ(plan.cql, "SELECT \"v\" FROM \"tug_test\".\"push_t\" WHERE token(\"p\", \"q\") > ? AND token(\"p\", \"q\") <= ?");
+  // a widening cast of a key column keeps its values and is pushed; a narrowing one is not
+  plan = src.plan_read({"v"}, {col("c1").cast(type_id::int64) == 3});
+  EXPECT_NE(plan.cql.find("\"c1\" = ?"), std::string::npos) << plan.cql;
+  plan = src.plan_read({"v"}, {col("c1").cast(type_id::int8) == 3});
+  EXPECT_EQ(plan.cql.find("c1"), std::string::npos) << plan.cql;
   // the results equal filtering in tug
   auto lf = scan_cassandra("tug_test", "push_t", scan_options());
   auto check = [&](const expr& pred, auto keep) {
