@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and testing tug needs, idempotently: Debian packages (apt; a Java runtime for Spark)
-# and a Python virtual environment (.venv) with the oracles (DuckDB, Polars, pyarrow, PySpark). Safe to run
+# (Maven fetches the Cassandra server that the Cassandra tests run) and a Python virtual environment (.venv) with the oracles (DuckDB, Polars, pyarrow, PySpark). Safe to run
 # repeatedly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_pkgs=(build-essential cmake ninja-build ccache libgtest-dev libbenchmark-dev nlohmann-json3-dev libsnappy-dev zlib1g-dev libzstd-dev liblz4-dev python3 python3-venv python3-pip openjdk-17-jre-headless)
+apt_pkgs=(build-essential cmake ninja-build ccache libgtest-dev libbenchmark-dev nlohmann-json3-dev libsnappy-dev zlib1g-dev libzstd-dev liblz4-dev python3 python3-venv python3-pip openjdk-17-jre-headless maven)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -41,3 +41,6 @@ if [ "${TUG_NO_CUDA:-0}" != 1 ] && ! command -v nvcc >/dev/null 2>&1; then
     [ -e "$cu/lib/libcudart.so" ] || ln -s libcudart.so.13 "$cu/lib/libcudart.so"
   done
 fi
+
+# Apache Cassandra for the Cassandra tests: its jars from Maven Central into .cache/cassandra (once)
+bash scripts/cassandra.sh fetch

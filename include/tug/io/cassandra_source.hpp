@@ -1,0 +1,83 @@
+#pragma once
+/// A scan of an Apache Cassandra table (scan_cassandra): the token ring split into ranges read in
+/// parallel, the query's columns in the SELECT, and the predicates Cassandra can answer pushed into the
+/// WHERE clause (docs/cassandra.md).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tug/io/cassandra/client.hpp"
+#include "tug/io/cassandra/types.hpp"
+#include "tug/io/source.hpp"
+
+namespace tug::io {
+
+/// Options of scan_cassandra.
+struct cassandra_scan_options {
+  cassandra::client_options client;
+  cassandra::type_options types;
+  int fetch_size = 1000;                   ///< rows per page
+  std::string consistency = "LOCAL_ONE";   ///< of every read
+  /// Target bytes of one split, against system.size_estimates.
+  int64_t split_size_mb = 512;
+  /// Splits of the ring when system.size_estimates knows nothing of the table (fresh data).
+  int splits_when_unknown = 16;
+  /// > 0: exactly this many splits, whatever the estimates say.
+  int splits = 0;
+  int reads_in_flight = 8;  ///< splits read at once (each one page request at a time)
+  /// Leave out columns of types tug cannot represent (collections, UDTs, tuples) instead of raising.
+  bool skip_unsupported_columns = false;
+};
+
+/// A column of a Cassandra table as system_schema.columns describes it.
+struct cassandra_column {
+  std::string name;
+  cassandra::cql_type type;
+  std::string kind;  ///< partition_key, clustering, regular, static
+  int position = -1;
+};
+
+/// The columns of ks.table: partition key, clustering columns (both in key order), then the others by
+/// name (the order of SELECT *). @throws io_error naming the keyspace or the table when missing.
+std::vector<cassandra_column> load_cassandra_table(cassandra::session& s, const std::string& keyspace,
+                                                   const std::string& table);
+
+/// What a read sends: the statement and the values bound before the token range.
+struct cassandra_read_plan {
+  std::string cql;
+  cassandra::bound_values pushed;  ///< values of the pushed predicates
+  bool token_ranges = true;        ///< whether the statement ends with the two token bounds
+  std::vector<std::string> pushed_text;  ///< the pushed predicates, for describe
+};
+
+class cassandra_source final : public table_source {
+ public:
+  /// Connects and reads the table's columns. @throws connection_error, authentication_error, io_error
+  /// (missing keyspace or table), not_implemented_error (a column of an unsupported type).
+  cassandra_source(std::string keyspace, std::string table, cassandra_scan_options options);
+  const tug::schema& schema() const override { return _schema; }
+  std::string describe() const override;
+  /// Reads the token-range splits, at most reads_in_flight at once, one partition per split in token
+  /// order (rows of one Cassandra partition never span two partitions). @throws the client's errors.
+  std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
+                          const engine_options& options, thread_pool& pool, memory_resource* mr,
+                          const partition_hook& hook = {}, int64_t limit = -1) const override;
+  /// "CQL: <the statement read() sends>" with the pushed values (columns empty: all).
+  std::string describe_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates) const;
+  /// The statement read() sends for these columns and predicates.
+  cassandra_read_plan plan_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
+                                int64_t limit = -1) const;
+  /// The number of token-range splits read() uses.
+  int split_count() const;
+  cassandra::session& session() const { return *_session; }
+
+ private:
+  std::string _keyspace, _table;
+  cassandra_scan_options _options;
+  std::shared_ptr<cassandra::session> _session;
+  std::vector<cassandra_column> _columns;  // those in the schema, in its order
+  std::vector<cassandra_column> _partition_key, _clustering;
+  tug::schema _schema;
+};
+
+}  // namespace tug::io

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# A single-node Apache Cassandra for tug's tests, fetched from Maven Central (no other download).
+#   scripts/cassandra.sh fetch              jars into $TUG_CASSANDRA_HOME/lib (idempotent)
+#   scripts/cassandra.sh start DIR PORT     a node on 127.0.0.1:PORT (PORT "auto": a free one) with its data,
+#                                           log, pid and port in DIR; waits until the native port answers
+#                                           (PasswordAuthenticator on, superuser cassandra/cassandra). A node
+#                                           already running in DIR is kept.
+#   scripts/cassandra.sh stop DIR           stops the node started in DIR
+#   scripts/cassandra.sh status DIR         exit 0 while it runs
+# Needs Java 17 and Maven (scripts/setup.sh installs both). Heap: TUG_CASSANDRA_HEAP (default 512M).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+home="${TUG_CASSANDRA_HOME:-$root/.cache/cassandra}"
+version=5.0.4
+
+fetch() {
+  if [ -f "$home/lib/.complete-$version" ]; then return 0; fi
+  mkdir -p "$home/lib"
+  mvn -q -B -f "$root/scripts/cassandra/pom.xml" dependency:copy-dependencies \
+    -DoutputDirectory="$home/lib" -DincludeScope=runtime
+  touch "$home/lib/.complete-$version"
+}
+
+free_port() { free_port_after 17099; }
+free_port_after() {
+  local p
+  for p in $(seq $(( $1 + 1 )) $(( $1 + 900 ))); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+start() {
+  local dir="$1" port="$2"
+  if status "$dir"; then
+    echo "cassandra.sh: already running in $dir on port $(cat "$dir/port")"
+    return 0
+  fi
+  fetch
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  dir="$(cd "$dir" && pwd)"
+  [ "$port" = auto ] && port="$(free_port)"
+  echo "$port" > "$dir/port"
+  local storage_port
+  storage_port="$(free_port_after "$port")"
+  cat > "$dir/cassandra.yaml" <<YAML
+cluster_name: tug_test
+num_tokens: 16
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+authenticator: PasswordAuthenticator
+authorizer: AllowAllAuthorizer
+role_manager: CassandraRoleManager
+commitlog_sync: periodic
+commitlog_sync_period: 10000ms
+commitlog_directory: $dir/commitlog
+data_file_directories: [$dir/data]
+saved_caches_directory: $dir/saved_caches
+hints_directory: $dir/hints
+cdc_raw_directory: $dir/cdc_raw
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "127.0.0.1:$storage_port"
+listen_address: 127.0.0.1
+storage_port: $storage_port
+rpc_address: 127.0.0.1
+start_native_transport: true
+native_transport_port: $port
+endpoint_snitch: SimpleSnitch
+concurrent_reads: 8
+concurrent_writes: 8
+concurrent_counter_writes: 8
+disk_access_mode: mmap_index_only
+YAML
+  local heap="${TUG_CASSANDRA_HEAP:-512M}"
+  local opens=()
+  for m in java.lang java.lang.module java.lang.reflect java.io java.nio java.math java.net java.util \
+           java.util.concurrent java.util.concurrent.atomic jdk.internal.loader jdk.internal.ref \
+           jdk.internal.reflect jdk.internal.math jdk.internal.module jdk.internal.util.jar sun.nio.ch; do
+    opens+=(--add-opens "java.base/$m=ALL-UNNAMED")
+  done
+  for m in java.base/jdk.internal.misc java.base/jdk.internal.ref java.base/sun.nio.ch \
+           java.management.rmi/com.sun.jmx.remote.internal.rmi java.rmi/sun.rmi.registry \
+           java.rmi/sun.rmi.server java.sql/java.sql; do
+    opens+=(--add-exports "$m=ALL-UNNAMED")
+  done
+  opens+=(--add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED)
+  nohup java -Xms"$heap" -Xmx"$heap" -Xss512k -XX:+UseG1GC -XX:ActiveProcessorCount=2 -XX:TieredStopAtLevel=1 \
+    -Djdk.attach.allowAttachSelf=true -Djava.net.preferIPv4Stack=true "${opens[@]}" \
+    -Dcassandra.config="file://$dir/cassandra.yaml" -Dcassandra.storagedir="$dir" -Dcassandra-foreground=yes \
+    -Dcassandra.logdir="$dir" -Dcassandra.superuser_setup_delay_ms=0 -Dcassandra.skip_wait_for_gossip_to_settle=0 \
+    -Dcassandra.ring_delay_ms=0 \
+    -cp "$home/lib/*" org.apache.cassandra.service.CassandraDaemon >"$dir/server.log" 2>&1 &
+  echo $! > "$dir/pid"
+  local i
+  for i in $(seq 1 240); do
+    if ! kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
+      echo "cassandra.sh: the server exited; last lines of $dir/server.log:" >&2
+      tail -20 "$dir/server.log" >&2
+      return 1
+    fi
+    if grep -q "Starting listening for CQL clients" "$dir/server.log" 2>/dev/null; then
+      echo "cassandra.sh: listening on 127.0.0.1:$port (pid $(cat "$dir/pid"))"
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "cassandra.sh: no native port after 120 s; see $dir/server.log" >&2
+  stop "$dir"
+  return 1
+}
+
+stop() {
+  local dir="$1"
+  [ -f "$dir/pid" ] || return 0
+  local pid
+  pid="$(cat "$dir/pid")"
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "$pid"
+    for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+  fi
+  rm -f "$dir/pid"
+}
+
+status() { [ -f "$1/pid" ] && kill -0 "$(cat "$1/pid")" 2>/dev/null; }
+
+case "${1:-}" in
+  fetch) fetch ;;
+  start) start "${2:?DIR}" "${3:?PORT}" ;;
+  stop) stop "${2:?DIR}" ;;
+  status) status "${2:?DIR}" ;;
+  *) echo "usage: $0 fetch | start DIR PORT | stop DIR | status DIR" >&2; exit 2 ;;
+esac

@@ -1,0 +1,522 @@
+#include "tug/io/cassandra/client.hpp"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+
+namespace tug::io::cassandra {
+
+namespace {
+
+std::string with_port(const std::string& contact, int port) {
+  if (contact.find(':') != std::string::npos) return contact;
+  return contact + ":" + std::to_string(port);
+}
+
+/// A connected, blocking TCP socket. @throws connection_error naming the host.
+int open_socket(const std::string& host, int timeout_ms) {
+  auto colon = host.rfind(':');
+  std::string name = host.substr(0, colon), port = host.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  int rc = getaddrinfo(name.c_str(), port.c_str(), &hints, &res);
+  if (rc != 0)
+    throw connection_error(host, "cassandra " + host + ": cannot resolve the address: " + gai_strerror(rc));
+  std::string last = "no address";
+  for (addrinfo* a = res; a; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      last = std::strerror(errno);
+      continue;
+    }
+    int fl = fcntl(fd, F_GETFL, 0);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    int r = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    if (r != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      r = ::poll(&p, 1, timeout_ms);
+      if (r == 0) {
+        ::close(fd);
+        last = "no TCP connection within " + std::to_string(timeout_ms) + " ms (connect_timeout_ms)";
+        continue;
+      }
+      int err = 0;
+      socklen_t len = sizeof err;
+      getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      r = err ? -1 : 0;
+      errno = err;
+    }
+    if (r != 0) {
+      last = std::strerror(errno);
+      ::close(fd);
+      continue;
+    }
+    fcntl(fd, F_SETFL, fl);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    freeaddrinfo(res);
+    return fd;
+  }
+  freeaddrinfo(res);
+  throw connection_error(host, "cassandra " + host + ": cannot connect: " + last);
+}
+
+bool read_full(int fd, uint8_t* p, size_t n) {
+  while (n > 0) {
+    ssize_t r = ::recv(fd, p, n, 0);
+    if (r <= 0) {
+      if (r < 0 && errno == EINTR) continue;
+      return false;
+    }
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+}  // namespace
+
+connection::connection(const std::string& host, const client_options& options) : _host(host), _options(options) {
+  _fd = open_socket(_host, options.connect_timeout_ms);
+  // a peer that stops reading must not block a sender forever
+  timeval tv{options.request_timeout_ms / 1000, (options.request_timeout_ms % 1000) * 1000};
+  setsockopt(_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  int streams = std::clamp(options.max_requests_per_connection, 1, 32768);
+  _pending.resize(static_cast<size_t>(streams));
+  for (int i = streams - 1; i >= 0; --i) _free.push_back(static_cast<int16_t>(i));
+  _reader = std::thread([this] { read_loop(); });
+  try {
+    startup();
+  } catch (...) {
+    close("start-up failed");
+    _reader.join();
+    ::close(_fd);
+    throw;
+  }
+}
+
+connection::~connection() {
+  close("connection closed by the client");
+  if (_reader.joinable()) _reader.join();
+  ::close(_fd);
+}
+
+void connection::close(const std::string& why) {
+  {
+    std::lock_guard lk(_mutex);
+    if (_close_reason.empty()) _close_reason = why;
+  }
+  _defunct = true;
+  ::shutdown(_fd, SHUT_RDWR);  // wakes the reader, which fails every pending request
+  _free_cv.notify_all();
+}
+
+void connection::fail_all(const std::string& why) {
+  std::lock_guard lk(_mutex);
+  if (_close_reason.empty()) _close_reason = why;
+  for (size_t s = 0; s < _pending.size(); ++s) {
+    if (!_pending[s]) continue;
+    _pending[s]->set_exception(std::make_exception_ptr(
+        connection_error(_host, "cassandra " + _host + ": connection lost before the answer: " + _close_reason)));
+    _pending[s].reset();
+    _free.push_back(static_cast<int16_t>(s));
+    --_in_flight;
+  }
+  _defunct = true;
+  _free_cv.notify_all();
+}
+
+void connection::read_loop() {
+  uint8_t hdr[header_size];
+  try {
+    while (true) {
+      if (!read_full(_fd, hdr, header_size)) {
+        fail_all("the server closed the connection");
+        return;
+      }
+      frame_header h = decode_header(hdr, _host);
+      auto body = std::make_unique<std::string>(static_cast<size_t>(h.length), '\0');
+      if (h.length > 0 && !read_full(_fd, reinterpret_cast<uint8_t*>(body->data()), body->size())) {
+        fail_all("the server closed the connection in the middle of a frame");
+        return;
+      }
+      if (h.flags & flag_compression) throw connection_error(_host, "cassandra " + _host + ": compressed frame, but no compression was negotiated");
+      if (h.stream < 0) continue;  // events: not registered for, ignored
+      std::lock_guard lk(_mutex);
+      auto s = static_cast<size_t>(h.stream);
+      if (s >= _pending.size() || !_pending[s]) {
+        throw connection_error(_host, "cassandra " + _host + ": answer on stream " + std::to_string(h.stream) +
+                                          ", which has no request");
+      }
+      _pending[s]->set_value(response{h, std::move(body)});
+      _pending[s].reset();
+      _free.push_back(h.stream);
+      --_in_flight;
+      _free_cv.notify_one();
+    }
+  } catch (const std::exception& e) {
+    ::shutdown(_fd, SHUT_RDWR);
+    fail_all(e.what());
+  }
+}
+
+std::future<response> connection::send(opcode op, std::string_view body) {
+  std::future<response> f;
+  int16_t stream;
+  {
+    std::unique_lock lk(_mutex);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(_options.request_timeout_ms);
+    while (_free.empty() && !_defunct) {
+      if (_free_cv.wait_until(lk, deadline) == std::cv_status::timeout)
+        throw connection_error(_host, "cassandra " + _host + ": all " + std::to_string(_pending.size()) +
+                                          " stream ids stayed busy for request_timeout_ms");
+    }
+    if (_defunct)
+      throw connection_error(_host, "cassandra " + _host + ": connection is broken: " + _close_reason);
+    stream = _free.back();
+    _free.pop_back();
+    _pending[static_cast<size_t>(stream)].emplace();
+    f = _pending[static_cast<size_t>(stream)]->get_future();
+    ++_in_flight;
+  }
+  std::string frame = encode_frame(op, stream, body);
+  std::lock_guard wl(_write_mutex);
+  size_t off = 0;
+  while (off < frame.size()) {
+    ssize_t r = ::send(_fd, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      std::string why = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+                            ? "the server took no data for request_timeout_ms"
+                            : std::string("send failed: ") + std::strerror(errno);
+      close(why);  // the reader fails the pending request, this one included
+      break;
+    }
+    off += static_cast<size_t>(r);
+  }
+  return f;
+}
+
+response connection::wait(std::future<response>& f, opcode sent, const std::string& context) {
+  if (f.wait_for(std::chrono::milliseconds(_options.request_timeout_ms)) != std::future_status::ready) {
+    std::string why = "no answer to " + std::string(to_string(sent)) + " within " +
+                      std::to_string(_options.request_timeout_ms) + " ms (request_timeout_ms)";
+    close(why);
+    throw connection_error(_host, "cassandra " + _host + ": " + why + (context.empty() ? "" : " [" + context + "]"));
+  }
+  response r = f.get();
+  if (static_cast<opcode>(r.header.op) == opcode::error)
+    std::rethrow_exception(decode_error(*r.body, r.header.flags, _host, context));
+  return r;
+}
+
+response connection::request(opcode op, std::string_view body, const std::string& context) {
+  auto f = send(op, body);
+  return wait(f, op, context);
+}
+
+void connection::startup() {
+  byte_writer w;
+  w.string_map({{"CQL_VERSION", "3.0.0"}});
+  auto f = send(opcode::startup, w.out());
+  // the start-up answers within connect_timeout_ms: a server that accepts and stays silent fails fast
+  if (f.wait_for(std::chrono::milliseconds(_options.connect_timeout_ms)) != std::future_status::ready)
+    throw connection_error(_host, "cassandra " + _host + ": no answer to STARTUP within " +
+                                      std::to_string(_options.connect_timeout_ms) +
+                                      " ms (connect_timeout_ms); is this a Cassandra native port?");
+  response r = f.get();
+  auto op = static_cast<opcode>(r.header.op);
+  if (op == opcode::error) std::rethrow_exception(decode_error(*r.body, r.header.flags, _host, "STARTUP"));
+  if (op == opcode::ready) return;
+  if (op != opcode::authenticate)
+    throw connection_error(_host, "cassandra " + _host + ": answer " + to_string(op) + " to STARTUP");
+  byte_reader rd(*r.body, _host);
+  std::string authenticator = rd.string();
+  if (_options.username.empty())
+    throw authentication_error(error_code::bad_credentials, _host,
+                               "cassandra " + _host + ": the server requires authentication (" + authenticator +
+                                   "); set username and password");
+  // PasswordAuthenticator's SASL PLAIN token: \0user\0password
+  std::string token;
+  token.push_back('\0');
+  token += _options.username;
+  token.push_back('\0');
+  token += _options.password;
+  byte_writer a;
+  a.bytes(token);
+  auto g = send(opcode::auth_response, a.out());
+  if (g.wait_for(std::chrono::milliseconds(_options.connect_timeout_ms)) != std::future_status::ready)
+    throw connection_error(_host, "cassandra " + _host + ": no answer to AUTH_RESPONSE within " +
+                                      std::to_string(_options.connect_timeout_ms) + " ms (connect_timeout_ms)");
+  response ar = g.get();
+  auto aop = static_cast<opcode>(ar.header.op);
+  if (aop == opcode::error)
+    std::rethrow_exception(decode_error(*ar.body, ar.header.flags, _host, "authenticating as " + _options.username));
+  if (aop != opcode::auth_success)
+    throw authentication_error(error_code::bad_credentials, _host,
+                               "cassandra " + _host + ": authenticator " + authenticator + " answered " +
+                                   to_string(aop) + "; only PasswordAuthenticator is supported");
+}
+
+result decode_result(response r, const std::string& host) {
+  result out;
+  out.frame = std::move(r);
+  out.host = host;
+  byte_reader rd(*out.frame.body, host);
+  skip_response_prefix(rd, out.frame.header.flags);
+  if (static_cast<opcode>(out.frame.header.op) != opcode::result)
+    rd.malformed(std::string("expected RESULT, got ") + to_string(static_cast<opcode>(out.frame.header.op)));
+  byte_reader peek = rd;
+  out.kind = static_cast<result_kind>(peek.i32());
+  if (out.kind == result_kind::rows) out.rows = read_rows(rd);
+  return out;
+}
+
+session::session(client_options options) : _options(std::move(options)) {
+  if (_options.contact_points.empty()) throw invalid_argument_error("cassandra: no contact points");
+  std::string failures;
+  std::exception_ptr auth_failure;
+  for (auto& cp : _options.contact_points) {
+    auto h = std::make_unique<host_pool>();
+    h->host = with_port(cp, _options.port);
+    try {
+      h->connections.push_back(std::make_shared<connection>(h->host, _options));
+      _hosts.push_back(std::move(h));
+    } catch (const authentication_error&) {
+      if (!auth_failure) auth_failure = std::current_exception();
+    } catch (const std::exception& e) {
+      failures += std::string(failures.empty() ? "" : "; ") + e.what();
+    }
+  }
+  if (_hosts.empty()) {
+    if (auth_failure) std::rethrow_exception(auth_failure);
+    throw connection_error(with_port(_options.contact_points[0], _options.port),
+                           "cassandra: no contact point answered: " + failures);
+  }
+}
+
+session::~session() = default;
+
+std::vector<std::string> session::hosts() const {
+  std::vector<std::string> out;
+  for (auto& h : _hosts) out.push_back(h->host);
+  return out;
+}
+
+std::shared_ptr<connection> session::acquire_on(host_pool& h) {
+  std::lock_guard lk(h.mutex);
+  std::erase_if(h.connections, [](auto& c) { return c->defunct(); });
+  std::shared_ptr<connection> best;
+  for (auto& c : h.connections)
+    if (!best || c->in_flight() < best->in_flight()) best = c;
+  // a new connection while the pool is not full and every connection is busy
+  if ((!best || best->in_flight() > 0) && static_cast<int>(h.connections.size()) < std::max(1, _options.connections_per_host)) {
+    try {
+      h.connections.push_back(std::make_shared<connection>(h.host, _options));
+      return h.connections.back();
+    } catch (const std::exception&) {
+      if (!best) throw;
+    }
+  }
+  return best;
+}
+
+std::shared_ptr<connection> session::acquire() {
+  std::exception_ptr last;
+  for (size_t i = 0; i < _hosts.size(); ++i) {
+    auto& h = *_hosts[(_next_host++) % _hosts.size()];
+    try {
+      return acquire_on(h);
+    } catch (...) {
+      last = std::current_exception();
+    }
+  }
+  std::rethrow_exception(last);
+}
+
+result session::query(const std::string& cql, const query_parameters& params, const bound_values& values) {
+  pending_request p;
+  p._session = this;
+  p._op = opcode::query;
+  byte_writer w;
+  w.long_string(cql);
+  write_query_parameters(w, params, values.count, values.bytes);
+  p._body = std::move(w.out());
+  p._context = cql.size() > 200 ? cql.substr(0, 200) + "..." : cql;
+  p._idempotent = true;
+  p.send();
+  return p.get();
+}
+
+std::shared_ptr<const prepared_statement> session::prepare(const std::string& cql) {
+  {
+    std::lock_guard lk(_prepared_mutex);
+    auto it = _prepared.find(cql);
+    if (it != _prepared.end()) return it->second;
+  }
+  byte_writer w;
+  w.long_string(cql);
+  std::exception_ptr last;
+  for (int attempt = 0; attempt <= _options.max_retries; ++attempt) {
+    std::shared_ptr<connection> c;
+    try {
+      c = acquire();
+      response r = c->request(opcode::prepare, w.out(), "PREPARE " + cql);
+      byte_reader rd(*r.body, c->host());
+      skip_response_prefix(rd, r.header.flags);
+      prepared_result pr = read_prepared(rd);
+      auto stmt = std::make_shared<prepared_statement>(prepared_statement{cql, pr.id, pr.bind, pr.result});
+      std::lock_guard lk(_prepared_mutex);
+      _prepared[cql] = stmt;
+      _by_id[stmt->id] = stmt;
+      return stmt;
+    } catch (const connection_error&) {
+      last = std::current_exception();
+    } catch (const server_error& e) {
+      if (!e.retryable()) throw;
+      last = std::current_exception();
+    }
+    ++_metrics.retries;
+    std::this_thread::sleep_for(std::chrono::milliseconds(_options.retry_delay_ms << std::min(attempt, 10)));
+  }
+  std::rethrow_exception(last);
+}
+
+void session::reprepare(connection& c, const std::string& id) {
+  std::shared_ptr<const prepared_statement> stmt;
+  {
+    std::lock_guard lk(_prepared_mutex);
+    auto it = _by_id.find(id);
+    if (it != _by_id.end()) stmt = it->second;
+  }
+  if (!stmt)
+    throw internal_error("cassandra " + c.host() + ": Unprepared for a statement id this session never prepared");
+  byte_writer w;
+  w.long_string(stmt->cql);
+  c.request(opcode::prepare, w.out(), "PREPARE " + stmt->cql);
+}
+
+namespace {
+std::string execute_body(const prepared_statement& stmt, const bound_values& values, const query_parameters& params) {
+  byte_writer w;
+  w.short_bytes(stmt.id);
+  write_query_parameters(w, params, values.count, values.bytes);
+  return std::move(w.out());
+}
+}  // namespace
+
+result session::execute(const prepared_statement& stmt, const bound_values& values, const query_parameters& params) {
+  pending_request p;
+  p._session = this;
+  p._op = opcode::execute;
+  p._body = execute_body(stmt, values, params);
+  p._context = stmt.cql;
+  p.send();
+  return p.get();
+}
+
+pending_request session::execute_async(std::shared_ptr<const prepared_statement> stmt, const bound_values& values,
+                                       const query_parameters& params, bool idempotent) {
+  pending_request p;
+  p._session = this;
+  p._op = opcode::execute;
+  p._body = execute_body(*stmt, values, params);
+  p._context = stmt->cql;
+  p._idempotent = idempotent;
+  p.send();
+  return p;
+}
+
+pending_request session::batch_async(std::shared_ptr<const prepared_statement> stmt,
+                                     const std::vector<bound_values>& rows, consistency level, bool idempotent) {
+  if (rows.size() > 0xffff) throw invalid_argument_error("cassandra: a batch of more than 65535 statements");
+  byte_writer w;
+  w.u8(1);  // unlogged
+  w.u16(static_cast<uint16_t>(rows.size()));
+  for (auto& r : rows) {
+    w.u8(1);  // prepared
+    w.short_bytes(stmt->id);
+    w.i16(r.count);
+    w.raw(r.bytes);
+  }
+  w.u16(static_cast<uint16_t>(level));
+  w.u8(0);
+  pending_request p;
+  p._session = this;
+  p._op = opcode::batch;
+  p._body = std::move(w.out());
+  p._context = "BATCH of " + std::to_string(rows.size()) + " x " + stmt->cql;
+  p._idempotent = idempotent;
+  p.send();
+  return p;
+}
+
+void pending_request::send() {
+  _conn.reset();
+  try {
+    _conn = _session->acquire();
+    _future = _conn->send(_op, _body);
+    ++_session->_metrics.requests;
+    _session->_metrics.bytes_sent += static_cast<int64_t>(_body.size() + header_size);
+  } catch (...) {
+    // the error surfaces in get()
+    std::promise<response> p;
+    p.set_exception(std::current_exception());
+    _future = p.get_future();
+  }
+}
+
+result pending_request::get() {
+  const auto& o = _session->options();
+  for (int attempt = 0;; ++attempt) {
+    std::string host = _conn ? _conn->host() : std::string();
+    try {
+      response r = _conn ? _conn->wait(_future, _op, _context) : _future.get();
+      _session->_metrics.bytes_received += static_cast<int64_t>(r.body->size() + header_size);
+      return decode_result(std::move(r), host);
+    } catch (const unprepared_error& e) {
+      if (attempt >= o.max_retries || !_conn) {
+        ++_session->_metrics.failures;
+        throw;
+      }
+      // the id follows the EXECUTE's <id> (or a batch's first statement): prepare the statement again
+      // on that node, then send again
+      std::string id;
+      if (_op == opcode::execute) {
+        byte_reader rd(_body, host);
+        id = std::string(rd.short_bytes());
+      } else {
+        byte_reader rd(_body, host);
+        rd.raw(4);
+        id = std::string(rd.short_bytes());
+      }
+      _session->reprepare(*_conn, id);
+    } catch (const server_error& e) {
+      if (!e.retryable() || attempt >= o.max_retries) {
+        ++_session->_metrics.failures;
+        throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.retry_delay_ms << std::min(attempt, 10)));
+    } catch (const connection_error&) {
+      if (!_idempotent || attempt >= o.max_retries) {
+        ++_session->_metrics.failures;
+        throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.retry_delay_ms << std::min(attempt, 10)));
+    }
+    ++_session->_metrics.retries;
+    send();
+  }
+}
+
+}  // namespace tug::io::cassandra

@@ -1,0 +1,411 @@
+#include "tug/io/cassandra_source.hpp"
+
+#include "tug/io/cassandra/token.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <thread>
+
+namespace tug::io {
+
+namespace cq = cassandra;
+
+namespace {
+
+cq::bound_values text_values(const std::vector<std::string>& v) {
+  cq::byte_writer w;
+  for (auto& s : v) w.bytes(s);
+  return {static_cast<int16_t>(v.size()), std::move(w.out())};
+}
+
+std::string qualified(const std::string& ks, const std::string& t) {
+  return cq::quote_identifier(ks) + "." + cq::quote_identifier(t);
+}
+
+}  // namespace
+
+std::vector<cassandra_column> load_cassandra_table(cq::session& s, const std::string& keyspace,
+                                                   const std::string& table) {
+  cq::query_parameters p;
+  p.level = cq::consistency::one;
+  auto r = s.query("SELECT column_name, kind, position, type FROM system_schema.columns WHERE keyspace_name = ? AND "
+                   "table_name = ?",
+                   p, text_values({keyspace, table}));
+  std::string host = s.hosts().empty() ? "" : s.hosts()[0];
+  tug::table t = cq::decode_rows(r.rows, {type_id::string, type_id::string, type_id::int32, type_id::string}, {}, host);
+  std::vector<cassandra_column> cols;
+  for (int64_t i = 0; i < t.num_rows(); ++i)
+    cols.push_back({std::string(t[0].string(i)), cq::parse_type_name(t[3].string(i)), std::string(t[1].string(i)),
+                    t[2].value<int32_t>(i)});
+  if (cols.empty()) {
+    auto k = s.query("SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?", p, text_values({keyspace}));
+    tug::table names = cq::decode_rows(k.rows, {type_id::string}, {}, host);
+    if (names.num_rows() == 0) {
+      auto ks = s.query("SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?", p,
+                        text_values({keyspace}));
+      if (ks.rows.rows_count == 0)
+        throw io_error("cassandra " + host + ": keyspace '" + keyspace + "' does not exist");
+    }
+    std::string list;
+    for (int64_t i = 0; i < names.num_rows() && i < 20; ++i) list += (i ? ", " : "") + std::string(names[0].string(i));
+    throw io_error("cassandra " + host + ": table '" + keyspace + "." + table + "' does not exist (tables of '" +
+                   keyspace + "': " + (list.empty() ? "none" : list) + ")");
+  }
+  auto rank = [](const std::string& kind) { return kind == "partition_key" ? 0 : kind == "clustering" ? 1 : 2; };
+  std::stable_sort(cols.begin(), cols.end(), [&](const cassandra_column& a, const cassandra_column& b) {
+    if (rank(a.kind) != rank(b.kind)) return rank(a.kind) < rank(b.kind);
+    if (rank(a.kind) < 2) return a.position < b.position;
+    return a.name < b.name;
+  });
+  return cols;
+}
+
+cassandra_source::cassandra_source(std::string keyspace, std::string table, cassandra_scan_options options)
+    : _keyspace(std::move(keyspace)), _table(std::move(table)), _options(std::move(options)) {
+  if (_options.fetch_size < 1) throw invalid_argument_error("scan_cassandra: fetch_size must be at least 1");
+  if (_options.reads_in_flight < 1) throw invalid_argument_error("scan_cassandra: reads_in_flight must be at least 1");
+  if (_options.splits < 0 || _options.splits_when_unknown < 1 || _options.split_size_mb < 1)
+    throw invalid_argument_error("scan_cassandra: splits must be >= 0, splits_when_unknown and split_size_mb >= 1");
+  cq::parse_consistency(_options.consistency);
+  _session = std::make_shared<cq::session>(_options.client);
+  auto all = load_cassandra_table(*_session, _keyspace, _table);
+  std::vector<field> fields;
+  for (auto& c : all) {
+    if (c.kind == "partition_key") _partition_key.push_back(c);
+    if (c.kind == "clustering") _clustering.push_back(c);
+    data_type t;
+    try {
+      t = cq::to_tug_type(c.type, "column '" + c.name + "' of " + _keyspace + "." + _table, _options.types);
+    } catch (const not_implemented_error&) {
+      if (_options.skip_unsupported_columns) continue;
+      throw;
+    }
+    fields.push_back({c.name, t});
+    _columns.push_back(c);
+  }
+  _schema = tug::schema(std::move(fields));
+}
+
+std::string cassandra_source::describe() const {
+  return "CASSANDRA SCAN " + _keyspace + "." + _table + " at " + _session->hosts()[0] + "; " +
+         std::to_string(_schema.size()) + " columns, partition key (" +
+         [&] {
+           std::string s;
+           for (auto& c : _partition_key) s += (s.empty() ? "" : ", ") + c.name;
+           return s;
+         }() +
+         ")";
+}
+
+namespace {
+
+struct pushed_term {
+  fn op;
+  scalar value;
+};
+
+/// The column a side of a comparison reads: a column, or a signed integer column under a cast to a signed
+/// integer type at least as wide (which keeps every value, so comparing the column itself is the same).
+const expr_node* column_of(const expr& e, const tug::schema& s) {
+  const expr_node* n = &e.node();
+  if (n->kind == expr_kind::cast && !n->args.empty() && n->args[0]->kind == expr_kind::column) {
+    int64_t i = s.find(n->args[0]->name);
+    if (i < 0) return nullptr;
+    type_id from = s[static_cast<size_t>(i)].type.id, to = n->dtype.id;
+    if (!is_signed_integer(from) || !is_signed_integer(to) || size_of(to) < size_of(from)) return nullptr;
+    n = &n->args[0].node();
+  }
+  return n->kind == expr_kind::column ? n : nullptr;
+}
+
+void conjuncts(const expr& e, std::vector<expr>& out) {
+  if (e->kind == expr_kind::function && e->func == fn::and_ && e->args.size() == 2) {
+    conjuncts(e->args[0], out);
+    conjuncts(e->args[1], out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+fn flip(fn f) {
+  switch (f) {
+    case fn::lt: return fn::gt;
+    case fn::le: return fn::ge;
+    case fn::gt: return fn::lt;
+    case fn::ge: return fn::le;
+    default: return f;
+  }
+}
+
+const char* cql_op(fn f) {
+  switch (f) {
+    case fn::eq: return "=";
+    case fn::lt: return "<";
+    case fn::le: return "<=";
+    case fn::gt: return ">";
+    default: return ">=";
+  }
+}
+
+/// Encodes a literal as the CQL type of a key column; false when the pairing is not one the scan pushes
+/// (tug then filters it alone).
+bool encode_literal(const scalar& v, const cq::cql_type& t, cq::byte_writer& w, std::string& text) {
+  if (v.is_null()) return false;
+  const auto& val = v.value();
+  int width = 0;
+  switch (t.code) {
+    case cq::type_code::tinyint: width = 1; break;
+    case cq::type_code::smallint: width = 2; break;
+    case cq::type_code::int_: width = 4; break;
+    case cq::type_code::bigint: width = 8; break;
+    default: break;
+  }
+  if (width > 0 || t.code == cq::type_code::varint) {
+    if (!is_integer(v.type().id) || !std::holds_alternative<int64_t>(val)) return false;
+    int64_t x = std::get<int64_t>(val);
+    if (width > 0 && width < 8) {
+      int64_t lim = int64_t(1) << (8 * width - 1);
+      if (x < -lim || x >= lim) return false;
+    }
+    if (width == 0) {
+      w.bytes(cq::encode_varint(x));
+    } else {
+      w.i32(width);
+      for (int i = width - 1; i >= 0; --i) w.u8(static_cast<uint8_t>(static_cast<uint64_t>(x) >> (8 * i)));
+    }
+    text = std::to_string(x);
+    return true;
+  }
+  if (t.code == cq::type_code::varchar || t.code == cq::type_code::ascii) {
+    if (v.type().id != type_id::string) return false;
+    const std::string& s = std::get<std::string>(val);
+    if (t.code == cq::type_code::ascii && std::any_of(s.begin(), s.end(), [](char c) { return c & 0x80; })) return false;
+    w.bytes(s);
+    text = "'";
+    for (char c : s) text += c == '\'' ? std::string("''") : std::string(1, c);
+    text += "'";
+    return true;
+  }
+  if (t.code == cq::type_code::boolean && v.type().id == type_id::boolean) {
+    w.i32(1);
+    w.u8(std::get<bool>(val) ? 1 : 0);
+    text = std::get<bool>(val) ? "true" : "false";
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+cassandra_read_plan cassandra_source::plan_read(const std::vector<std::string>& columns,
+                                                const std::vector<expr>& predicates, int64_t limit) const {
+  // the comparisons of key columns with literals, by column
+  std::map<std::string, std::vector<pushed_term>> terms;
+  std::vector<expr> cs;
+  for (auto& p : predicates) conjuncts(p, cs);
+  for (auto& c : cs) {
+    if (c->kind != expr_kind::function || c->args.size() != 2) continue;
+    fn f = c->func;
+    if (f != fn::eq && f != fn::lt && f != fn::le && f != fn::gt && f != fn::ge) continue;
+    const expr_node* col = column_of(c->args[0], _schema);
+    const expr_node* lit = &c->args[1].node();
+    if (!col) {
+      col = column_of(c->args[1], _schema);
+      lit = &c->args[0].node();
+      f = flip(f);
+    }
+    if (!col || lit->kind != expr_kind::literal) continue;
+    terms[col->name].push_back({f, lit->value});
+  }
+  cassandra_read_plan plan;
+  cq::byte_writer w;
+  int16_t count = 0;
+  std::vector<std::string> where;
+  auto push = [&](const cassandra_column& c, const pushed_term& t) {
+    cq::byte_writer one;
+    std::string text;
+    if (!encode_literal(t.value, c.type, one, text)) return false;
+    w.raw(one.out());
+    ++count;
+    std::string cond = cq::quote_identifier(c.name) + " " + cql_op(t.op) + " ?";
+    where.push_back(cond);
+    plan.pushed_text.push_back(c.name + " " + cql_op(t.op) + " " + text);
+    return true;
+  };
+  auto eq_term = [&](const cassandra_column& c) -> const pushed_term* {
+    auto it = terms.find(c.name);
+    if (it == terms.end()) return nullptr;
+    for (auto& t : it->second) {
+      cq::byte_writer probe;
+      std::string text;
+      if (t.op == fn::eq && encode_literal(t.value, c.type, probe, text)) return &t;
+    }
+    return nullptr;
+  };
+  // the full partition key with =: one partition, no token ranges
+  bool whole_key = !_partition_key.empty();
+  for (auto& c : _partition_key) whole_key = whole_key && eq_term(c) != nullptr;
+  if (whole_key) {
+    plan.token_ranges = false;
+    for (auto& c : _partition_key) push(c, *eq_term(c));
+  }
+  // a clustering prefix: = on the first columns, then ranges on the next one
+  for (auto& c : _clustering) {
+    if (const pushed_term* t = eq_term(c)) {
+      push(c, *t);
+      continue;
+    }
+    auto it = terms.find(c.name);
+    if (it != terms.end())
+      for (auto& t : it->second)
+        if (t.op != fn::eq) push(c, t);
+    break;
+  }
+  const bool filtering = plan.token_ranges && !where.empty();
+  std::string select;
+  std::vector<std::string> cols = columns;
+  if (cols.empty()) cols.push_back(_partition_key.at(0).name);  // a count: the key alone, dropped after decoding
+  for (auto& c : cols) select += (select.empty() ? "" : ", ") + cq::quote_identifier(c);
+  std::string token;
+  for (auto& c : _partition_key) token += (token.empty() ? "" : ", ") + cq::quote_identifier(c.name);
+  if (plan.token_ranges) {
+    where.push_back("token(" + token + ") > ?");
+    where.push_back("token(" + token + ") <= ?");
+  }
+  plan.cql = "SELECT " + select + " FROM " + qualified(_keyspace, _table);
+  for (size_t i = 0; i < where.size(); ++i) plan.cql += (i ? " AND " : " WHERE ") + where[i];
+  if (limit >= 0) plan.cql += " LIMIT " + std::to_string(std::max<int64_t>(limit, 1));
+  if (filtering) plan.cql += " ALLOW FILTERING";
+  plan.pushed = {count, std::move(w.out())};
+  return plan;
+}
+
+std::string cassandra_source::describe_read(const std::vector<std::string>& columns,
+                                           const std::vector<expr>& predicates) const {
+  cassandra_read_plan plan = plan_read(columns.empty() ? _schema.names() : columns, predicates);
+  std::string s = "CQL: " + plan.cql;
+  if (!plan.pushed_text.empty()) {
+    s += " with ";
+    for (size_t i = 0; i < plan.pushed_text.size(); ++i) s += (i ? ", " : "") + plan.pushed_text[i];
+  }
+  if (plan.token_ranges) s += ", per token range split";
+  return s;
+}
+
+int cassandra_source::split_count() const {
+  if (_options.splits > 0) return _options.splits;
+  cq::query_parameters p;
+  p.level = cq::consistency::one;
+  auto r = _session->query("SELECT mean_partition_size, partitions_count FROM system.size_estimates WHERE "
+                           "keyspace_name = ? AND table_name = ?",
+                           p, text_values({_keyspace, _table}));
+  tug::table t = cq::decode_rows(r.rows, {type_id::int64, type_id::int64}, {}, _session->hosts()[0]);
+  double bytes = 0;
+  for (int64_t i = 0; i < t.num_rows(); ++i)
+    bytes += static_cast<double>(t[0].value<int64_t>(i)) * static_cast<double>(t[1].value<int64_t>(i));
+  if (bytes <= 0) return _options.splits_when_unknown;
+  double n = std::ceil(bytes / (static_cast<double>(_options.split_size_mb) * 1024 * 1024));
+  return static_cast<int>(std::clamp(n, 1.0, 100000.0));
+}
+
+std::vector<table> cassandra_source::read(const std::vector<std::string>& columns,
+                                          const std::vector<expr>& predicates, const engine_options&,
+                                          thread_pool& pool, memory_resource* mr, const partition_hook& hook,
+                                          int64_t limit) const {
+  cassandra_read_plan plan = plan_read(columns, predicates, limit);
+  std::vector<data_type> types;
+  for (auto& c : columns) types.push_back(_schema.type_of(c));
+  const bool count_only = columns.empty();
+  if (count_only) types.push_back(cq::to_tug_type(_partition_key[0].type, "partition key", _options.types));
+  auto stmt = _session->prepare(plan.cql);
+  std::vector<cq::token_range> ranges =
+      plan.token_ranges ? cq::split_ring(split_count()) : std::vector<cq::token_range>{{0, 0}};
+  cq::query_parameters params;
+  params.level = cq::parse_consistency(_options.consistency);
+  params.page_size = _options.fetch_size;
+  params.skip_metadata = false;
+
+  auto read_split = [&](size_t i, int64_t row_limit) {
+    cq::bound_values v = plan.pushed;
+    if (plan.token_ranges) {
+      cq::byte_writer w;
+      w.i32(8);
+      w.i64(ranges[i].start);
+      w.i32(8);
+      w.i64(ranges[i].end);
+      v.count = static_cast<int16_t>(v.count + 2);
+      v.bytes += w.out();
+    }
+    cq::query_parameters p = params;
+    std::vector<table> pages;
+    int64_t rows = 0;
+    while (true) {
+      cq::result r = _session->execute(*stmt, v, p);
+      table t = cq::decode_rows(r.rows, types, _options.types, r.host, mr);
+      rows += t.num_rows();
+      if (count_only) t = table::empty_with_rows(t.num_rows());
+      if (t.num_rows() > 0) pages.push_back(std::move(t));
+      if (!r.rows.metadata.paging_state || (row_limit >= 0 && rows >= row_limit)) break;
+      p.paging_state = r.rows.metadata.paging_state;
+    }
+    if (pages.size() == 1) return std::move(pages[0]);
+    if (pages.empty()) return table{};
+    if (count_only) {
+      int64_t n = 0;
+      for (auto& pg : pages) n += pg.num_rows();
+      return table::empty_with_rows(n);
+    }
+    return concatenate(pages, mr);
+  };
+
+  std::vector<table> parts(ranges.size());
+  if (limit >= 0) {
+    // splits in token order until the limit's rows are in
+    int64_t have = 0;
+    for (size_t i = 0; i < ranges.size() && have < limit; ++i) {
+      parts[i] = read_split(i, limit - have);
+      have += parts[i].num_rows();
+    }
+  } else {
+    // reads_in_flight threads, each reading whole splits (its pages one after the other); the
+    // requests of all of them share the session's pipelined connections
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::vector<std::exception_ptr> errors(ranges.size());
+    auto worker = [&] {
+      while (!failed) {
+        size_t i = next++;
+        if (i >= ranges.size()) return;
+        try {
+          parts[i] = read_split(i, -1);
+        } catch (...) {
+          errors[i] = std::current_exception();
+          failed = true;
+        }
+      }
+    };
+    int n = std::min<int>(_options.reads_in_flight, static_cast<int>(ranges.size()));
+    std::vector<std::thread> threads;
+    for (int k = 1; k < n; ++k) threads.emplace_back(worker);
+    worker();
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+  std::vector<table> out;
+  for (auto& t : parts)
+    if (t.num_rows() > 0) out.push_back(std::move(t));
+  if (out.empty()) {
+    // no rows: one empty partition of the right columns
+    std::vector<column> cols;
+    for (auto& c : columns) cols.push_back(make_null_column(_schema.type_of(c), 0, mr));
+    out.push_back(cols.empty() ? table::empty_with_rows(0) : table(std::move(cols)));
+  }
+  apply_partition_hook(out, hook, pool);
+  return out;
+}
+
+}  // namespace tug::io

@@ -1,0 +1,487 @@
+// The Cassandra client, scan_cassandra and sink_cassandra against a real Apache Cassandra node
+// (scripts/cassandra.sh). ctest starts one node for all of these tests (the cassandra.start fixture);
+// run directly, the binary starts one itself and stops it at the end.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "tug/api/cassandra.hpp"
+#include "tug/api/data_frame.hpp"
+#include "tug/core/scalar.hpp"
+#include "tug/io/cassandra/token.hpp"
+
+using namespace tug;
+namespace cq = tug::io::cassandra;
+
+namespace {
+
+const std::string server_dir = TUG_CASSANDRA_DIR;
+int server_port = 0;
+
+bool server_running() { return std::system(("bash " TUG_SOURCE_DIR "/scripts/cassandra.sh status " + server_dir).c_str()) == 0; }
+
+class cassandra_environment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (!server_running()) {
+      int rc = std::system(("bash " TUG_SOURCE_DIR "/scripts/cassandra.sh start " + server_dir + " auto").c_str());
+      ASSERT_EQ(rc, 0) << "could not start Cassandra (scripts/cassandra.sh; Java 17 and Maven needed)";
+      _started = true;
+    }
+    std::ifstream f(server_dir + "/port");
+    f >> server_port;
+    ASSERT_GT(server_port, 0);
+  }
+  void TearDown() override {
+    if (_started) std::system(("bash " TUG_SOURCE_DIR "/scripts/cassandra.sh stop " + server_dir).c_str());
+  }
+
+ private:
+  bool _started = false;
+};
+const auto* env = ::testing::AddGlobalTestEnvironment(new cassandra_environment);
+
+cq::client_options client() {
+  cq::client_options o;
+  o.port = server_port;
+  o.username = "cassandra";
+  o.password = "cassandra";
+  o.connect_timeout_ms = 5000;
+  o.request_timeout_ms = 20000;
+  return o;
+}
+
+io::cassandra_scan_options scan_options() {
+  io::cassandra_scan_options o;
+  o.client = client();
+  return o;
+}
+
+cassandra_write_options write_options() {
+  cassandra_write_options o;
+  o.client = client();
+  o.consistency = "ONE";
+  return o;
+}
+
+/// A fresh table in keyspace tug_test (each test uses its own table name).
+void create_table(cq::session& s, const std::string& name, const std::string& body) {
+  s.query("CREATE KEYSPACE IF NOT EXISTS tug_test WITH replication = {'class': 'SimpleStrategy', "
+          "'replication_factor': 1}");
+  s.query("DROP TABLE IF EXISTS tug_test." + name);
+  s.query("CREATE TABLE tug_test." + name + " " + body);
+}
+
+int64_t count_rows(cq::session& s, const std::string& table) {
+  auto r = s.query("SELECT count(*) FROM tug_test." + table);
+  auto t = cq::decode_rows(r.rows, {type_id::int64}, {}, "");
+  return t[0].value<int64_t>(0);
+}
+
+}  // namespace
+
+TEST(CassandraServer, WrongCredentialsAreAClearError) {
+  auto o = client();
+  o.password = "wrong";
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    cq::session s(o);
+    FAIL();
+  } catch (const cq::authentication_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("127.0.0.1:" + std::to_string(server_port)), std::string::npos) << m;
+    EXPECT_NE(m.find("Bad_credentials"), std::string::npos) << m;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+  o.username.clear();
+  EXPECT_THROW(cq::session{o}, cq::authentication_error);
+}
+
+TEST(CassandraServer, UnknownKeyspaceAndTableAreNamed) {
+  try {
+    scan_cassandra("no_such_keyspace", "t", scan_options());
+    FAIL();
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("keyspace 'no_such_keyspace' does not exist"), std::string::npos) << e.what();
+  }
+  cq::session s(client());
+  create_table(s, "exists_t", "(k int PRIMARY KEY)");
+  try {
+    scan_cassandra("tug_test", "no_such_table", scan_options());
+    FAIL();
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("table 'tug_test.no_such_table' does not exist"), std::string::npos) << e.what();
+  }
+  // a statement the server rejects: a typed error naming the host and the statement
+  try {
+    s.query("SELEC nothing");
+    FAIL();
+  } catch (const cq::query_error& e) {
+    EXPECT_EQ(e.code(), cq::error_code::syntax_error);
+    EXPECT_NE(std::string(e.what()).find("SELEC nothing"), std::string::npos);
+  }
+}
+
+TEST(CassandraServer, DecodesEveryTypeFromCqlLiterals) {
+  cq::session s(client());
+  create_table(s, "types_t",
+               "(k int PRIMARY KEY, a ascii, bi bigint, bl blob, bo boolean, de decimal, do double, fl float, "
+               "ip inet, si smallint, te text, tm time, ts timestamp, tu timeuuid, ti tinyint, uu uuid, vc varchar, "
+               "vi varint, da date)");
+  s.query("INSERT INTO tug_test.types_t (k, a, bi, bl, bo, de, do, fl, ip, si, te, tm, ts, tu, ti, uu, vc, vi, da) "
+          "VALUES (1, 'abc', -9000000000, 0x00ff10, true, -123.4500, 2.5, 1.25, '10.1.2.3', -300, 'héllo', "
+          "'01:02:03.000000004', '2024-02-29 12:00:00.123+0000', 50554d6e-29bb-11e5-b345-feff819cdc9f, -7, "
+          "123e4567-e89b-12d3-a456-426614174000, 'v', 12345678901, '2024-02-29')");
+  s.query("INSERT INTO tug_test.types_t (k) VALUES (2)");
+  auto df = scan_cassandra("tug_test", "types_t", scan_options()).sort("k").collect();
+  ASSERT_EQ(df.num_rows(), 2);
+  auto t = df.to_table();
+  auto at = [&](const std::string& c) { return df.schema().index_of(c); };
+  EXPECT_EQ(t[at("a")].string(0), "abc");
+  EXPECT_EQ(t[at("bi")].value<int64_t>(0), -9000000000);
+  EXPECT_EQ(t[at("bl")].string(0), "0x00ff10");
+  EXPECT_TRUE(t[at("bo")].value<bool>(0));
+  EXPECT_EQ(df.schema().type_of("de"), decimal(38, 10));
+  EXPECT_TRUE(t[at("de")].value<__int128>(0) == static_cast<__int128>(-1234500000000));
+  EXPECT_EQ(t[at("do")].value<double>(0), 2.5);
+  EXPECT_EQ(t[at("fl")].value<float>(0), 1.25f);
+  EXPECT_EQ(t[at("ip")].string(0), "10.1.2.3");
+  EXPECT_EQ(t[at("si")].value<int16_t>(0), -300);
+  EXPECT_EQ(t[at("te")].string(0), "héllo");
+  EXPECT_EQ(t[at("tm")].value<int64_t>(0), 3723000000004LL);
+  EXPECT_EQ(t[at("ts")].value<int64_t>(0), 1709208000123LL);
+  EXPECT_EQ(t[at("tu")].string(0), "50554d6e-29bb-11e5-b345-feff819cdc9f");
+  EXPECT_EQ(t[at("ti")].value<int8_t>(0), -7);
+  EXPECT_EQ(t[at("uu")].string(0), "123e4567-e89b-12d3-a456-426614174000");
+  EXPECT_EQ(t[at("vc")].string(0), "v");
+  EXPECT_EQ(t[at("vi")].value<int64_t>(0), 12345678901LL);
+  EXPECT_EQ(t[at("da")].value<int32_t>(0), 19782);  // 2024-02-29
+  // the second row: every column but the key is null
+  for (size_t c = 0; c < t.num_columns(); ++c)
+    if (df.schema()[c].name != "k") EXPECT_TRUE(t[c].is_null(1)) << df.schema()[c].name;
+}
+
+TEST(CassandraServer, EveryTypeRoundTripsThroughSinkAndScan) {
+  cq::session s(client());
+  const std::string cols =
+      "(k int PRIMARY KEY, a ascii, bi bigint, bl blob, bo boolean, de decimal, do double, fl float, ip inet, si "
+      "smallint, te text, tm time, ts timestamp, tu timeuuid, ti tinyint, uu uuid, vi varint, da date)";
+  create_table(s, "rt_src", cols);
+  create_table(s, "rt_dst", cols);
+  // 33 rows of varied values and nulls, written with CQL literals
+  std::mt19937_64 rng(3);
+  for (int k = 0; k < 33; ++k) {
+    if (k % 11 == 5) {
+      s.query("INSERT INTO tug_test.rt_src (k) VALUES (" + std::to_string(k) + ")");
+      continue;
+    }
+    int64_t v = static_cast<int64_t>(rng() >> 20) - (int64_t(1) << 42);
+    char uu[64];
+    std::snprintf(uu, sizeof uu, "%08x-%04x-4%03x-a%03x-%012llx", unsigned(rng()), unsigned(rng() & 0xffff),
+                  unsigned(rng() & 0xfff), unsigned(rng() & 0xfff), static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
+    std::string q = "INSERT INTO tug_test.rt_src (k, a, bi, bl, bo, de, do, fl, ip, si, te, tm, ts, tu, ti, uu, vi, da) VALUES (" +
+                    std::to_string(k) + ", 'a" + std::to_string(k) + "', " + std::to_string(v) + ", 0x" +
+                    std::to_string(1000 + k) + ", " + (k % 2 ? "true" : "false") + ", " + std::to_string(v % 100000) + "." +
+                    std::to_string(k) + ", " + std::to_string(k) + ".5, -" + std::to_string(k) + ".25, '192.168.0." +
+                    std::to_string(k) + "', " + std::to_string(k * 100 - 1000) + ", 'tëxt " + std::to_string(k) + "', " +
+                    std::to_string(k * 1000000007LL) + ", " + std::to_string(v) + ", now(), " + std::to_string(k - 16) +
+                    ", " + uu + ", " + std::to_string(v * 1000) + ", " + std::to_string(2147483648LL + k * 100 - 1600) + ")";
+    s.query(q);
+  }
+  auto src = scan_cassandra("tug_test", "rt_src", scan_options());
+  auto w = sink_cassandra(src, "tug_test", "rt_dst", write_options());
+  EXPECT_EQ(w.rows_written, 33);
+  auto a = scan_cassandra("tug_test", "rt_src", scan_options()).sort("k").collect().to_table();
+  auto b = scan_cassandra("tug_test", "rt_dst", scan_options()).sort("k").collect().to_table();
+  ASSERT_EQ(a.num_rows(), 33);
+  ASSERT_EQ(b.num_rows(), 33);
+  ASSERT_EQ(a.num_columns(), b.num_columns());
+  for (size_t c = 0; c < a.num_columns(); ++c)
+    for (int64_t r = 0; r < 33; ++r)
+      EXPECT_EQ(get_scalar(a[c], r), get_scalar(b[c], r)) << "column " << c << " row " << r;
+}
+
+TEST(CassandraServer, TokensMatchTheServer) {
+  cq::session s(client());
+  create_table(s, "tok_t", "(a bigint, b text, c int, PRIMARY KEY ((a, b), c))");
+  create_table(s, "tok1_t", "(k text PRIMARY KEY)");
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 300; ++i) {
+    std::string text(static_cast<size_t>(rng() % 40), 'x');
+    for (auto& ch : text) ch = static_cast<char>('a' + rng() % 26);
+    s.query("INSERT INTO tug_test.tok_t (a, b, c) VALUES (" + std::to_string(static_cast<int64_t>(rng())) + ", '" + text +
+            "', 1)");
+    if (!text.empty()) s.query("INSERT INTO tug_test.tok1_t (k) VALUES ('" + text + "é')");
+  }
+  auto r = s.query("SELECT a, b, token(a, b) FROM tug_test.tok_t");
+  auto t = cq::decode_rows(r.rows, {type_id::int64, type_id::string, type_id::int64}, {}, "");
+  ASSERT_GT(t.num_rows(), 250);
+  for (int64_t i = 0; i < t.num_rows(); ++i) {
+    cq::byte_writer w;
+    w.i64(t[0].value<int64_t>(i));
+    std::string a = w.out();
+    EXPECT_EQ(cq::murmur3_token(cq::routing_key({a, t[1].string(i)})), t[2].value<int64_t>(i)) << i;
+  }
+  auto r1 = s.query("SELECT k, token(k) FROM tug_test.tok1_t");
+  auto t1 = cq::decode_rows(r1.rows, {type_id::string, type_id::int64}, {}, "");
+  ASSERT_GT(t1.num_rows(), 250);
+  for (int64_t i = 0; i < t1.num_rows(); ++i) EXPECT_EQ(cq::murmur3_token(t1[0].string(i)), t1[1].value<int64_t>(i));
+}
+
+TEST(CassandraServer, ScanByTokenRangesReadsEveryRowOnce) {
+  cq::session s(client());
+  create_table(s, "scan_t", "(p int, q text, c int, v double, PRIMARY KEY ((p, q), c))");
+  const int partitions = 200, per = 50;  // 10,000 rows
+  auto stmt = s.prepare("INSERT INTO tug_test.scan_t (p, q, c, v) VALUES (?, ?, ?, ?)");
+  std::vector<cq::pending_request> reqs;
+  for (int p = 0; p < partitions; ++p)
+    for (int c = 0; c < per; ++c) {
+      cq::byte_writer w;
+      w.i32(4);
+      w.i32(p);
+      w.bytes("q" + std::to_string(p % 7));
+      w.i32(4);
+      w.i32(c);
+      w.i32(8);
+      double v = p * 1000 + c;
+      int64_t bits;
+      std::memcpy(&bits, &v, 8);
+      w.i64(bits);
+      reqs.push_back(s.execute_async(stmt, {4, w.out()}));
+      if (reqs.size() >= 256) {
+        for (auto& q : reqs) q.get();
+        reqs.clear();
+      }
+    }
+  for (auto& q : reqs) q.get();
+  for (int splits : {1, 7, 64}) {
+    auto o = scan_options();
+    o.splits = splits;
+    o.fetch_size = 333;  // several pages per split
+    o.reads_in_flight = 4;
+    auto df = scan_cassandra("tug_test", "scan_t", o).collect();
+    EXPECT_EQ(df.num_rows(), partitions * per) << splits;
+    // every Cassandra partition lies whole in one tug partition (spanBy without a shuffle)
+    std::map<int32_t, size_t> owner;
+    double sum = 0;
+    for (size_t i = 0; i < df.partitions().size(); ++i) {
+      auto& part = df.partitions()[i];
+      size_t pi = df.schema().index_of("p"), vi = df.schema().index_of("v");
+      for (int64_t r = 0; r < part.num_rows(); ++r) {
+        auto [it, fresh] = owner.emplace(part[pi].value<int32_t>(r), i);
+        EXPECT_EQ(it->second, i);
+        sum += part[vi].value<double>(r);
+      }
+    }
+    EXPECT_EQ(owner.size(), static_cast<size_t>(partitions));
+    double expected = 0;
+    for (int p = 0; p < partitions; ++p)
+      for (int c = 0; c < per; ++c) expected += p * 1000 + c;
+    EXPECT_EQ(sum, expected);
+    EXPECT_LE(df.partitions().size(), static_cast<size_t>(splits));
+  }
+  // a count reads no column values
+  auto n = scan_cassandra("tug_test", "scan_t", scan_options()).select({col("p").count().alias("n")}).collect();
+  EXPECT_EQ(n.to_table()[0].value<int64_t>(0), partitions * per);
+  // a limit reads the first rows in token order
+  auto h = scan_cassandra("tug_test", "scan_t", scan_options()).head(17).collect();
+  EXPECT_EQ(h.num_rows(), 17);
+}
+
+TEST(CassandraServer, PushesKeyPredicatesIntoCql) {
+  cq::session s(client());
+  create_table(s, "push_t", "(p int, q text, c1 int, c2 int, v int, PRIMARY KEY ((p, q), c1, c2))");
+  for (int p = 0; p < 4; ++p)
+    for (int c1 = 0; c1 < 5; ++c1)
+      for (int c2 = 0; c2 < 5; ++c2)
+        s.query("INSERT INTO tug_test.push_t (p, q, c1, c2, v) VALUES (" + std::to_string(p) + ", 'x', " +
+                std::to_string(c1) + ", " + std::to_string(c2) + ", " + std::to_string(p * 100 + c1 * 10 + c2) + ")");
+  io::cassandra_source src("tug_test", "push_t", scan_options());
+  // the whole partition key with =, a clustering prefix with a range on its last column
+  auto plan = src.plan_read({"v"}, {col("p") == 2 & col("q") == lit("x") & col("c1") == 3 & col("c2") >= 2 & col("v") > 0});
+  EXPECT_EQ(plan.cql, "SELECT \"v\" FROM \"tug_test\".\"push_t\" WHERE \"p\" = ? AND \"q\" = ? AND \"c1\" = ? AND \"c2\" >= ?");
+  EXPECT_FALSE(plan.token_ranges);
+  // without the whole partition key: token ranges, the clustering prefix with ALLOW FILTERING
+  plan = src.plan_read({"v"}, {col("c1") < 2, col("c2") == 1});
+  EXPECT_EQ(plan.cql,
+            "SELECT \"v\" FROM \"tug_test\".\"push_t\" WHERE \"c1\" < ? AND token(\"p\", \"q\") > ? AND token(\"p\", \"q\") "
+            "<= ? ALLOW FILTERING");
+  // nothing under OR, nothing on a regular column, no range before the last clustering column pushed
+  plan = src.plan_read({"v"}, {col("p") == 1 | col("p") == 2, col("v") == 3, col("c2") > 1});
+  EXPECT_EQ(plan.cql, "SELECT \"v\" FROM \"tug_test\".\"push_t\" WHERE token(\"p\", \"q\") > ? AND token(\"p\", \"q\") <= ?");
+  // a widening cast of a key column keeps its values and is pushed; a narrowing one is not
+  plan = src.plan_read({"v"}, {col("c1").cast(type_id::int64) == 3});
+  EXPECT_NE(plan.cql.find("\"c1\" = ?"), std::string::npos) << plan.cql;
+  plan = src.plan_read({"v"}, {col("c1").cast(type_id::int8) == 3});
+  EXPECT_EQ(plan.cql.find("c1"), std::string::npos) << plan.cql;
+  // the results equal filtering in tug
+  auto lf = scan_cassandra("tug_test", "push_t", scan_options());
+  auto check = [&](const expr& pred, auto keep) {
+    int64_t expected_rows = 0, expected_sum = 0;
+    for (int p = 0; p < 4; ++p)
+      for (int c1 = 0; c1 < 5; ++c1)
+        for (int c2 = 0; c2 < 5; ++c2)
+          if (keep(p, c1, c2, p * 100 + c1 * 10 + c2)) ++expected_rows, expected_sum += p * 100 + c1 * 10 + c2;
+    ASSERT_GT(expected_rows, 0);
+    auto df = lf.filter(pred).select({col("v").cast(type_id::int64).sum().alias("s"), col("v").count().alias("n")}).collect();
+    auto t = df.to_table();
+    EXPECT_EQ(t[1].value<int64_t>(0), expected_rows) << to_string(pred);
+    EXPECT_EQ(t[0].value<int64_t>(0), expected_sum) << to_string(pred);
+  };
+  check(col("p") == 2 & col("q") == lit("x") & col("c1") == 3 & col("c2") >= 2,
+        [](int p, int c1, int c2, int) { return p == 2 && c1 == 3 && c2 >= 2; });
+  check(col("c1") < 2 & col("v") > 100, [](int, int c1, int, int v) { return c1 < 2 && v > 100; });
+  check(col("p") == 1 | col("c2") == 4, [](int p, int, int c2, int) { return p == 1 || c2 == 4; });
+  check(col("c1") == 4 & col("c2") > 1 & col("c2") <= 3, [](int, int c1, int c2, int) { return c1 == 4 && c2 > 1 && c2 <= 3; });
+  std::string ex = lf.filter(col("p") == 2 & col("q") == lit("x")).select({col("v")}).explain();
+  EXPECT_NE(ex.find("CASSANDRA SCAN tug_test.push_t"), std::string::npos) << ex;
+  std::string sent = src.describe_read({"v"}, {col("p") == 2 & col("q") == lit("x")});
+  EXPECT_EQ(sent, "CQL: SELECT \"v\" FROM \"tug_test\".\"push_t\" WHERE \"p\" = ? AND \"q\" = ? with p = 2, q = 'x'");
+}
+
+TEST(CassandraServer, PagingFollowsThePagingState) {
+  cq::session s(client());
+  create_table(s, "page_t", "(p int, c int, PRIMARY KEY (p, c))");
+  for (int c = 0; c < 1024; ++c) s.query("INSERT INTO tug_test.page_t (p, c) VALUES (1, " + std::to_string(c) + ")");
+  for (int fetch : {1, 31, 32, 33, 1024, 5000}) {
+    auto o = scan_options();
+    o.fetch_size = fetch;
+    auto df = scan_cassandra("tug_test", "page_t", o).filter(col("p") == 1).sort("c").collect();
+    ASSERT_EQ(df.num_rows(), 1024) << fetch;
+    auto t = df.to_table();
+    for (int64_t r = 0; r < 1024; ++r) ASSERT_EQ(t[1].value<int32_t>(r), r);
+  }
+  // an empty table: no rows, the right columns
+  create_table(s, "empty_t", "(p int PRIMARY KEY, v text)");
+  auto e = scan_cassandra("tug_test", "empty_t", scan_options()).collect();
+  EXPECT_EQ(e.num_rows(), 0);
+  EXPECT_EQ(e.schema().to_string(), "p: i32, v: str");
+}
+
+TEST(CassandraServer, RepreparesOnUnprepared) {
+  cq::session s(client());
+  create_table(s, "prep_t", "(k int PRIMARY KEY, v int)");
+  s.query("INSERT INTO tug_test.prep_t (k, v) VALUES (1, 10)");
+  auto stmt = s.prepare("SELECT v FROM tug_test.prep_t WHERE k = 1");
+  EXPECT_EQ(s.execute(*stmt, {}).rows.rows_count, 1);
+  // a schema change drops the server's prepared statements of the table: the next EXECUTE gets
+  // Unprepared, and the client prepares again
+  s.query("DROP TABLE tug_test.prep_t");
+  s.query("CREATE TABLE tug_test.prep_t (k int PRIMARY KEY, v int)");
+  s.query("INSERT INTO tug_test.prep_t (k, v) VALUES (1, 20)");
+  auto r = s.execute(*stmt, {});
+  ASSERT_EQ(r.rows.rows_count, 1);
+  auto t = cq::decode_rows(r.rows, {type_id::int32}, {}, "");
+  EXPECT_EQ(t[0].value<int32_t>(0), 20);
+}
+
+TEST(CassandraServer, PipelinesManyRequestsOnOneConnection) {
+  auto o = client();
+  o.connections_per_host = 1;
+  o.max_requests_per_connection = 64;  // fewer stream ids than requests: senders wait for free ones
+  cq::session s(o);
+  create_table(s, "pipe_t", "(k int PRIMARY KEY, v int)");
+  auto stmt = s.prepare("INSERT INTO tug_test.pipe_t (k, v) VALUES (?, ?)");
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      std::vector<cq::pending_request> reqs;
+      for (int i = 0; i < 250; ++i) {
+        cq::byte_writer w;
+        w.i32(4);
+        w.i32(t * 1000 + i);
+        w.i32(4);
+        w.i32(i);
+        reqs.push_back(s.execute_async(stmt, {2, w.out()}));
+        if (reqs.size() == 30) {
+          for (auto& r : reqs) r.get(), ++ok;
+          reqs.clear();
+        }
+      }
+      for (auto& r : reqs) r.get(), ++ok;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 1000);
+  EXPECT_EQ(count_rows(s, "pipe_t"), 1000);
+}
+
+TEST(CassandraServer, SinkWritesEveryRowWithBoundedInFlight) {
+  cq::session s(client());
+  create_table(s, "sink_t", "(p int, c int, v text, PRIMARY KEY (p, c))");
+  const int64_t n = 20000;
+  std::vector<int32_t> p(n), c(n);
+  std::vector<std::optional<std::string>> v(n);
+  for (int64_t i = 0; i < n; ++i) {
+    p[static_cast<size_t>(i)] = static_cast<int32_t>(i % 997);  // rows of one key far apart: grouped into batches
+    c[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    v[static_cast<size_t>(i)] = i % 13 == 0 ? std::nullopt : std::optional<std::string>("v" + std::to_string(i));
+  }
+  auto df = data_frame::from_columns({{"p", make_column<int32_t>(type_id::int32, p)},
+                                      {"c", make_column<int32_t>(type_id::int32, c)},
+                                      {"v", make_string_column(v)}});
+  auto o = write_options();
+  o.max_in_flight = 3;
+  o.batch_max_rows = 8;
+  auto w = sink_cassandra(df.lazy(), "tug_test", "sink_t", o);
+  EXPECT_EQ(w.rows_written, n);
+  EXPECT_EQ(w.max_in_flight_seen, 3);
+  EXPECT_GT(w.batches, 0);
+  EXPECT_LT(w.requests, n);
+  EXPECT_EQ(count_rows(s, "sink_t"), n);
+  auto back = scan_cassandra("tug_test", "sink_t", scan_options()).sort("c").collect().to_table();
+  ASSERT_EQ(back.num_rows(), n);
+  for (int64_t i = 0; i < n; i += 7) {
+    EXPECT_EQ(back[0].value<int32_t>(i), i % 997);
+    EXPECT_EQ(back[2].is_null(i), i % 13 == 0);
+  }
+}
+
+TEST(CassandraServer, SinkChecksTheSchemaBeforeWriting) {
+  cq::session s(client());
+  create_table(s, "check_t", "(k int PRIMARY KEY, u uuid, v int)");
+  auto df = [](std::vector<std::pair<std::string, column>> cols) { return data_frame::from_columns(std::move(cols)).lazy(); };
+  auto k = make_column<int32_t>(type_id::int32, {1, 2});
+  EXPECT_THROW(sink_cassandra(df({{"k", k}, {"nope", k}}), "tug_test", "check_t", write_options()), column_not_found_error);
+  EXPECT_THROW(sink_cassandra(df({{"k", k}, {"v", make_column<int64_t>(type_id::int64, {1, 2})}}), "tug_test", "check_t",
+                              write_options()),
+               type_error);
+  EXPECT_THROW(sink_cassandra(df({{"v", k}}), "tug_test", "check_t", write_options()), invalid_argument_error);
+  // the second row's uuid is bad: nothing is written, not even the first row
+  EXPECT_THROW(sink_cassandra(df({{"k", k}, {"u", make_string_column({std::string("123e4567-e89b-12d3-a456-426614174000"),
+                                                                         std::string("zzz")})}}),
+                              "tug_test", "check_t", write_options()),
+               invalid_argument_error);
+  EXPECT_EQ(count_rows(s, "check_t"), 0);
+  EXPECT_THROW(sink_cassandra(df({{"k", k}}), "tug_test", "no_such_table", write_options()), io_error);
+}
+
+TEST(CassandraServer, SinkFailureSaysWhatWasWritten) {
+  cq::session s(client());
+  create_table(s, "fail_t", "(p int, c int, a ascii, PRIMARY KEY (p, c))");
+  // ten rows of distinct keys, then one the server rejects (a non-ASCII value in an ascii column)
+  std::vector<int32_t> p = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 99};
+  std::vector<int32_t> c(p.size(), 0);
+  std::vector<std::optional<std::string>> a(p.size(), std::string("ok"));
+  a.back() = "caf\xc3\xa9";
+  auto df = data_frame::from_columns({{"p", make_column<int32_t>(type_id::int32, p)},
+                                      {"c", make_column<int32_t>(type_id::int32, c)},
+                                      {"a", make_string_column(a)}});
+  auto o = write_options();
+  o.max_in_flight = 1;
+  try {
+    sink_cassandra(df.lazy(), "tug_test", "fail_t", o);
+    FAIL();
+  } catch (const io_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("wrote 10 of 11 rows"), std::string::npos) << m;
+    EXPECT_NE(m.find("partition key p=99"), std::string::npos) << m;
+    EXPECT_NE(m.find("Invalid"), std::string::npos) << m;
+  }
+  EXPECT_EQ(count_rows(s, "fail_t"), 10);
+}
