@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "test_util.hpp"
+#include "tug/memory/device.hpp"
 #include "tug/memory/memory_manager.hpp"
 
 using namespace tug;
@@ -417,4 +418,45 @@ TEST(Streaming, JoinProbeSideSpillsWhileBuildSideRuns) {
   EXPECT_NE(r.statistics.find("host->disk"), std::string::npos) << r.statistics;
   EXPECT_NE(r.statistics.find("disk->host"), std::string::npos) << r.statistics;
   EXPECT_EQ(dir.entries(), 0u);
+}
+
+TEST(Streaming, GpuProbeSideSpillsThroughHostAndDiskAndComesBack) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  temp_dir dir("gpujoin");
+  auto left = numbers(300000, 5000).lazy().select({col("k"), (col("v") + lit(int64_t{1})).alias("w")});
+  auto right = numbers(600000, 5000).lazy().group_by({"k"}).agg({col("v").sum().alias("s")});
+  auto q = left.join(right, {"k"}).group_by({"k"}).agg({col("w").sum().alias("w"), col("s").max().alias("s")}).sort("k");
+  data_frame expect = q.collect(cpu_engine());
+  engine_options o = gpu_engine();
+  o.spill_everything = true;
+  o.spill_directory = dir.path.string();
+  query_result r = q.profile(o);
+  expect_frames_equal(r.frame, expect);
+  // device tables go to the pinned pool (or pageable host memory), then to disk, and back
+  const bool via_pinned = r.statistics.find("device->pinned") != std::string::npos;
+  EXPECT_TRUE(via_pinned || r.statistics.find("device->host") != std::string::npos) << r.statistics;
+  EXPECT_NE(r.statistics.find("host->disk"), std::string::npos) << r.statistics;
+  EXPECT_NE(r.statistics.find(via_pinned ? "pinned->device" : "host->device"), std::string::npos) << r.statistics;
+  EXPECT_EQ(dir.entries(), 0u);
+}
+
+TEST(Streaming, GpuFusedChainEqualsCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  temp_dir dir("gpufused");
+  const std::string path = (dir.path / "t.parquet").string();
+  io::parquet::write_options w;
+  w.row_group_rows = 100000;
+  sink_parquet(numbers(1000003, 977).lazy(), path, w, cpu_engine());
+  auto q = scan_parquet(path)
+               .filter(col("v") > lit(int64_t{100}))
+               .with_columns({(col("v") * lit(int64_t{2})).alias("w")})
+               .group_by({"k"})
+               .agg({col("w").sum().alias("s"), col("v").count().alias("n")})
+               .sort("k");
+  data_frame expect = q.collect(cpu_engine());
+  engine_options o = gpu_engine();
+  o.target_partition_rows = 100000;
+  query_result r = q.profile(o);
+  expect_frames_equal(r.frame, expect);
+  EXPECT_NE(r.statistics.find("filter (fused)"), std::string::npos) << r.statistics;
 }
