@@ -13,6 +13,11 @@ namespace tug {
 
 const char* to_string(backend b) { return b == backend::cpu ? "cpu" : "cuda"; }
 
+struct physical_node::fused_totals {
+  std::atomic<int64_t> ns{0}, waits{0}, wait_ns{0};
+};
+
+
 std::vector<table> physical_node::execute(exec_context& ctx) {
   auto t0 = std::chrono::steady_clock::now();
   // children run inside run(); their recorded time is subtracted from this operator's
@@ -53,7 +58,8 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
     double child = 0, child_wait = 0;
     int64_t child_waits = 0;
     for (size_t i = before; i < ctx.stats->operators.size(); ++i) {
-      child += ctx.stats->operators[i].seconds;
+      // a fused operator's time is inside its child's wall time already
+      if (!ctx.stats->operators[i].fused) child += ctx.stats->operators[i].seconds;
       child_waits += ctx.stats->operators[i].device_waits;
       child_wait += ctx.stats->operators[i].wait_seconds;
     }
@@ -62,7 +68,14 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
     // (another query running at the same time adds its waits: clamped at zero)
     s.device_waits = std::max<int64_t>(0, waits1.waits - waits0.waits - child_waits);
     s.wait_seconds = std::max(0.0, waits1.seconds - waits0.seconds - child_wait);
-    s.name = _ran_fused ? name() + " (fused)" : name();
+    s.name = _fused ? name() + " (fused)" : name();
+    s.seconds = secs - child;
+    if (_fused) {
+      s.fused = true;
+      s.seconds = static_cast<double>(_fused->ns) * 1e-9;
+      s.device_waits = _fused->waits;
+      s.wait_seconds = static_cast<double>(_fused->wait_ns) * 1e-9;
+    }
     if (own) {
       s.rows_out = own->rows;
       s.partitions_out = own->partitions;
@@ -73,7 +86,6 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
       for (auto& p : out)
         s.bytes_out += p.memory_usage();
     }
-    s.seconds = secs - child;
     ctx.stats->operators.push_back(std::move(s));
   }
   return out;
@@ -153,9 +165,23 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
       if (!ctx.device_mr) throw internal_error("a cuda operator ran without a device memory resource");
       child.output_to_device = true;
     }
-    child.fused = [this, &ctx, after](table t) {
+    auto totals = std::make_shared<fused_totals>();
+    child.fused = [this, &ctx, after, totals](table t) {
       table out;
       {
+        const auto t0 = std::chrono::steady_clock::now();
+        const device_wait_totals w0 = device_waits_on_this_thread();
+        struct account {
+          fused_totals& f;
+          std::chrono::steady_clock::time_point t0;
+          device_wait_totals w0;
+          ~account() {
+            const device_wait_totals w1 = device_waits_on_this_thread();
+            f.ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+            f.waits += w1.waits - w0.waits;
+            f.wait_ns += static_cast<int64_t>((w1.seconds - w0.seconds) * 1e9);
+          }
+        } acc{*totals, t0, w0};
         device_slots::guard g(where == backend::cuda ? ctx.partition_slots : nullptr);
         if (where == backend::cuda)
           t = to_device(t, ctx.device_mr);
@@ -170,8 +196,18 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
       }
       return after ? after(std::move(out)) : out;
     };
-    _ran_fused = true;
-    return child.execute(ctx);
+    _fused = totals;
+    std::vector<table> out = child.execute(ctx);
+    if (ctx.stats) {
+      // the child's line counted this node's device waits as its own: they are this node's
+      std::lock_guard<std::mutex> g(ctx.stats->mu);
+      if (!ctx.stats->operators.empty()) {
+        operator_stats& c = ctx.stats->operators.back();
+        c.device_waits = std::max<int64_t>(0, c.device_waits - totals->waits);
+        c.wait_seconds = std::max(0.0, c.wait_seconds - static_cast<double>(totals->wait_ns) * 1e-9);
+      }
+    }
+    return out;
   }
   auto parts = input(0, ctx);
   return map_partitions(ctx, parts, [&](const table& t) {

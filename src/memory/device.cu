@@ -29,12 +29,16 @@ void throw_cuda_error(cudaError_t e, const char* call, const char* file, int lin
 
 namespace {
 std::atomic<int64_t> wait_count{0}, wait_ns{0};
+thread_local int64_t thread_wait_count = 0, thread_wait_ns = 0;
 
 /// Counts one host wait that began at `t0` (device_waits).
 void waited_since(std::chrono::steady_clock::time_point t0) {
+  const int64_t ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   wait_count.fetch_add(1, std::memory_order_relaxed);
-  wait_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
-                    std::memory_order_relaxed);
+  wait_ns.fetch_add(ns, std::memory_order_relaxed);
+  ++thread_wait_count;
+  thread_wait_ns += ns;
 }
 }  // namespace
 
@@ -504,6 +508,10 @@ void cuda::count_set_bits_async(const buffer& bitmap, int64_t offset, int64_t n,
 device_wait_totals device_waits() {
   return {cuda::wait_count.load(std::memory_order_relaxed),
           static_cast<double>(cuda::wait_ns.load(std::memory_order_relaxed)) * 1e-9};
+}
+
+device_wait_totals device_waits_on_this_thread() {
+  return {cuda::thread_wait_count, static_cast<double>(cuda::thread_wait_ns) * 1e-9};
 }
 
 int64_t count_set_bits(const buffer& bitmap, int64_t offset, int64_t n) {

@@ -20,6 +20,7 @@ std::shared_ptr<memory_resource> make_pinned_resource(std::shared_ptr<memory_bud
 table to_device(const table&, memory_resource*) { no_cuda("to_device"); }
 table to_host(const table& t, memory_resource*) { return t; }
 device_wait_totals device_waits() { return {}; }
+device_wait_totals device_waits_on_this_thread() { return {}; }
 int64_t count_set_bits(const buffer& bitmap, int64_t offset, int64_t n) {
   return bits::count_set(bitmap.as<uint8_t>(), offset, n);
 }

@@ -33,9 +33,13 @@ struct operator_stats {
   int64_t rows_out = 0;
   int64_t partitions_out = 0;
   int64_t bytes_out = 0;
-  double seconds = 0;  ///< wall time inside the operator, children excluded
+  /// wall time inside the operator, children excluded; for an operator fused into its child (name
+  /// "... (fused)"), the time of its work summed over the threads that ran it, which the child's
+  /// wall time includes
+  double seconds = 0;
   int64_t device_waits = 0;   ///< host waits on the device inside the operator, children excluded (device_waits())
   double wait_seconds = 0;    ///< their time, summed over the threads that waited
+  bool fused = false;         ///< the operator's work ran inside its child's, partition by partition
 };
 
 struct exec_statistics {
@@ -175,7 +179,9 @@ class physical_node {
   std::vector<table> run_per_partition(exec_context& ctx);
 
  private:
-  bool _ran_fused = false;  ///< this node's work ran inside its child's (statistics)
+  /// Set when this node's work ran inside its child's: its time and device waits there (statistics).
+  struct fused_totals;
+  std::shared_ptr<fused_totals> _fused;
 };
 
 /// What the filters of every backend share: the predicate, and which input columns the output keeps

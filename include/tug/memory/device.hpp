@@ -51,6 +51,8 @@ struct device_wait_totals {
   double seconds = 0;
 };
 device_wait_totals device_waits();
+/// The same, counted on the calling thread only (for work that runs on several threads at once).
+device_wait_totals device_waits_on_this_thread();
 
 /// Number of set bits in [offset, offset + n) of a validity bitmap in host or device memory.
 int64_t count_set_bits(const buffer& bitmap, int64_t offset, int64_t n);
