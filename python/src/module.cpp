@@ -384,7 +384,8 @@ NB_MODULE(_tug, m) {
       .def("over", nb::overload_cast<std::vector<expr>>(&expr::over, nb::const_));
 
   nb::class_<scalar>(m, "Scalar")
-      .def("__init__", [](scalar* s, const data_type& t, nb::handle v) { new (s) scalar(make_scalar(t, v)); })
+      .def("__init__", [](scalar* s, const data_type& t, nb::handle v) { new (s) scalar(make_scalar(t, v)); },
+           "dtype"_a, "value"_a.none())
       .def("__str__", &scalar::to_string);
 
   m.def("col", &col);
@@ -399,7 +400,7 @@ NB_MODULE(_tug, m) {
     then_builder t(branches);
     if (otherwise.is_none()) return static_cast<expr>(t);
     return t.otherwise(nb::cast<expr>(otherwise));
-  });
+  }, "branches"_a, "otherwise"_a.none());
 
   // ----- options
   nb::class_<optimizer_flags>(m, "OptimizerFlags")
@@ -453,7 +454,7 @@ NB_MODULE(_tug, m) {
       .def("to_csv", &data_frame::to_csv)
       .def("repartition", &data_frame::repartition)
       .def("__arrow_c_stream__", [](const data_frame& d, nb::handle) { return stream_capsule(d); },
-           "requested_schema"_a = nb::none())
+           "requested_schema"_a.none() = nb::none())
       .def("__arrow_c_schema__", [](const data_frame& d) { return schema_capsule(d.schema()); })
       .def("_buffer_addresses", &buffer_addresses)
       .def_static("from_arrow_stream",
