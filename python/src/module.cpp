@@ -118,16 +118,24 @@ __int128 parse_int128(const std::string& s) {
   return neg ? -v : v;
 }
 
-/// A scalar of `t` from a Python value: None, bool, int (ticks for temporal types, the unscaled value as a
-/// decimal string for decimals), float or str.
-scalar make_scalar(const data_type& t, nb::handle v) {
-  if (v.is_none()) return scalar::null(t);
+scalar make_scalar_value(const data_type& t, nb::handle v) {
   if (t.id == type_id::boolean) return scalar(t, nb::cast<bool>(v));
   if (t.id == type_id::string) return scalar(t, nb::cast<std::string>(v));
   if (t.id == type_id::decimal128) return scalar(t, parse_int128(nb::cast<std::string>(nb::str(v))));
   if (is_floating(t.id)) return scalar(t, nb::cast<double>(v));
   if (t.id == type_id::uint64) return scalar(t, nb::cast<uint64_t>(v));
   return scalar(t, nb::cast<int64_t>(v));
+}
+
+/// A scalar of `t` from a Python value: None, bool, int (ticks for temporal types, the unscaled value as a
+/// decimal string for decimals), float or str.
+scalar make_scalar(const data_type& t, nb::handle v) {
+  if (v.is_none()) return scalar::null(t);
+  try {
+    return make_scalar_value(t, v);
+  } catch (const nb::cast_error&) {
+    throw invalid_argument_error("the value " + nb::cast<std::string>(nb::repr(v)) + " is no " + to_string(t));
+  }
 }
 
 expr dynamic_null() {
@@ -161,10 +169,10 @@ std::string engine_name(engine_kind k) {
   return "?";
 }
 engine_kind engine_of(const std::string& s) {
-  if (s == "auto") return engine_kind::automatic;
+  if (s == "auto" || s == "automatic") return engine_kind::automatic;
   if (s == "cpu") return engine_kind::cpu;
   if (s == "gpu") return engine_kind::gpu;
-  throw invalid_argument_error("engine=\"" + s + "\" is not one of auto, cpu, gpu");
+  throw invalid_argument_error("engine=\"" + s + "\" is not one of auto (automatic), cpu, gpu");
 }
 std::string fallback_name(fallback_mode m) {
   switch (m) {

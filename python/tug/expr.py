@@ -17,7 +17,7 @@ from .exceptions import InvalidArgumentError
 
 _EPOCH = _dt.date(1970, 1, 1)
 _EPOCH_DT = _dt.datetime(1970, 1, 1)
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_INT64_MIN, _INT64_MAX, _UINT64_MAX = -(1 << 63), (1 << 63) - 1, (1 << 64) - 1
 
 
 def _ticks_us(td: _dt.timedelta) -> int:
@@ -46,6 +46,8 @@ def _typed_scalar(value, dtype=None) -> _tug.Scalar:
     if isinstance(value, bool):
         return _tug.Scalar(_tug.DataType("bool"), value)
     if isinstance(value, int):
+        if not _INT64_MIN <= value <= _UINT64_MAX:
+            raise InvalidArgumentError(f"the integer literal {value} does not fit in 64 bits")
         if value > _INT64_MAX:
             return _tug.Scalar(_tug.DataType("uint64"), value)
         return _tug.Scalar(_tug.DataType("int64"), value)

@@ -36,6 +36,12 @@ def _flags(value, n: int, what: str) -> list:
     return [bool(v) for v in value]
 
 
+def _count(n: int, what: str) -> int:
+    if n < 0:
+        raise InvalidArgumentError(f"{what}({n}): a negative count is not supported (Polars' 'all but the last n')")
+    return n
+
+
 class Statistics:
     """What ``profile()`` measured: ``to_dict()`` for programs, ``str()`` for people."""
 
@@ -154,13 +160,13 @@ class LazyFrame:
         return LazyFrame(self._lf.slice(offset, -1 if length is None else length))
 
     def head(self, n: int = 5) -> LazyFrame:
-        return self.slice(0, n)
+        return self.slice(0, _count(n, "head"))
 
     def limit(self, n: int = 5) -> LazyFrame:
-        return self.slice(0, n)
+        return self.slice(0, _count(n, "limit"))
 
     def tail(self, n: int = 5) -> LazyFrame:
-        return self.slice(-n, n)
+        return self.slice(-_count(n, "tail"), n)
 
     def with_row_index(self, name: str = "index", offset: int = 0) -> LazyFrame:
         return LazyFrame(self._lf.with_row_index(name, offset))
