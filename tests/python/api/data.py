@@ -51,3 +51,21 @@ def keyed(n: int, seed: int, key_range: int = 8) -> pa.Table:
         "s": pa.array([rnd.choice(["x", "y", "z", None]) for _ in range(n)], pa.large_string()),
         "v": pa.array([rnd.uniform(0, 100) for _ in range(n)], pa.float64()),
     })
+
+
+def _family(t):
+    return "int" if t.is_integer() else "float" if t.is_float() else t
+
+
+def align_widths(got, want):
+    """tug's documented integer widths differ from Polars' (counts and lengths are i64, not u32; date parts
+    i32, not i8; docs/types.md): the columns must agree in kind (integer, float, or the exact type), and
+    integer and float widths are then aligned to Polars' before the values are compared."""
+    assert got.columns == want.columns
+    casts = {}
+    for c in got.columns:
+        g, w = got.schema[c], want.schema[c]
+        assert _family(g) == _family(w), f"column {c}: tug {g}, Polars {w}"
+        if g != w:
+            casts[c] = w
+    return got.cast(casts) if casts else got

@@ -6,7 +6,7 @@ from polars.testing import assert_frame_equal
 
 import tug
 
-from data import SIZES, all_types, keyed
+from data import SIZES, align_widths, all_types, keyed
 
 # many partitions: in-memory sources cut their input into partitions of this many rows
 SMALL_PARTS = {"target_partition_rows": 7}
@@ -15,30 +15,12 @@ SMALL_PARTS = {"target_partition_rows": 7}
 def run_both(query, *tables, sort_by=None, options=None, check_order=True):
     got = query(tug, *[tug.from_arrow(t).lazy() for t in tables]).collect(engine="cpu", **(options or {}))
     want = query(pl, *[pl.from_arrow(t).lazy() for t in tables]).collect()
-    got = _align_widths(got.to_polars(), want)
+    got = align_widths(got.to_polars(), want)
     if sort_by is not None:
         got = got.sort(sort_by, nulls_last=True)
         want = want.sort(sort_by, nulls_last=True)
     assert_frame_equal(got, want, check_row_order=check_order, rel_tol=1e-6, abs_tol=1e-9)
     return got
-
-
-def _family(t):
-    return "int" if t.is_integer() else "float" if t.is_float() else t
-
-
-def _align_widths(got, want):
-    """tug's documented integer widths differ from Polars' (counts and lengths are i64, not u32; date parts
-    i32, not i8; docs/types.md): the columns must agree in kind (integer, float, or the exact type), and
-    integer and float widths are then aligned to Polars' before the values are compared."""
-    assert got.columns == want.columns
-    casts = {}
-    for c in got.columns:
-        g, w = got.schema[c], want.schema[c]
-        assert _family(g) == _family(w), f"column {c}: tug {g}, Polars {w}"
-        if g != w:
-            casts[c] = w
-    return got.cast(casts) if casts else got
 
 
 NUMERIC = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"]
