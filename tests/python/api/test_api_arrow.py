@@ -12,7 +12,7 @@ from polars.testing import assert_frame_equal
 
 import tug
 
-from data import SIZES, all_types
+from api_data import SIZES, all_types
 
 
 def values_address(arr: pa.Array) -> int:

@@ -9,7 +9,7 @@ from polars.testing import assert_frame_equal
 
 import tug
 
-from data import all_types
+from api_data import all_types
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -11,7 +11,7 @@ from polars.testing import assert_frame_equal
 
 import tug
 
-from data import align_widths
+from api_data import align_widths
 
 REPO = Path(__file__).resolve().parents[3]
 PDSH = REPO / "bench" / "pdsh"

@@ -6,7 +6,7 @@ from polars.testing import assert_frame_equal
 
 import tug
 
-from data import SIZES, align_widths, all_types, keyed
+from api_data import SIZES, align_widths, all_types, keyed
 
 # many partitions: in-memory sources cut their input into partitions of this many rows
 SMALL_PARTS = {"target_partition_rows": 7}
