@@ -1,7 +1,9 @@
 // The Arrow C Data / C Stream interfaces: export of tug frames and import of any producer's arrays.
 #include "arrow_c.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
