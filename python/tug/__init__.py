@@ -18,6 +18,16 @@ from .frame import (DataFrame, GroupBy, LazyFrame, LazyGroupBy, Statistics, conc
                     from_pandas, from_polars, read_csv, read_parquet, scan_csv, scan_parquet)
 from .options import EngineOptions, OptimizerFlags
 
+
+
+def polars_engine(fallback: str = "warn", **options):
+    """An engine for Polars' ``LazyFrame.collect(engine=...)`` that runs the query on tug (tug.polars_ir
+    module; needs Polars 2.x)."""
+    from .polars_ir import polars_engine as make
+
+    return make(fallback=fallback, **options)
+
+
 _tug._register_exceptions({k: getattr(_exceptions, k) for k in (
     "TugError", "ColumnNotFoundError", "SchemaError", "ComputeError", "InvalidArgumentError", "IOError",
     "OutOfMemoryError", "ResourceError", "NotSupportedError", "InternalError")})
@@ -31,6 +41,6 @@ __all__ = [
     "InternalError", "InvalidArgumentError", "LazyFrame", "LazyGroupBy", "NotSupportedError", "OptimizerFlags",
     "OutOfMemoryError", "ResourceError", "SchemaError", "Statistics", "String", "TugError", "UInt16", "UInt32",
     "UInt64", "UInt8", "Utf8", "coalesce", "col", "concat", "concat_str", "count", "from_arrow", "from_dict",
-    "from_pandas", "from_polars", "len", "lit", "max", "mean", "min", "read_csv", "read_parquet", "scan_csv",
+    "from_pandas", "from_polars", "len", "polars_engine", "lit", "max", "mean", "min", "read_csv", "read_parquet", "scan_csv",
     "scan_parquet", "sum", "when",
 ]
