@@ -349,22 +349,27 @@ def concat_str(*exprs, separator: str = "") -> Expr:
 
 
 def sum(name: str) -> Expr:  # noqa: A001
+    """``col(name).sum()``."""
     return col(name).sum()
 
 
 def mean(name: str) -> Expr:
+    """``col(name).mean()``."""
     return col(name).mean()
 
 
 def min(name: str) -> Expr:  # noqa: A001
+    """``col(name).min()``."""
     return col(name).min()
 
 
 def max(name: str) -> Expr:  # noqa: A001
+    """``col(name).max()``."""
     return col(name).max()
 
 
 def count(name: str) -> Expr:
+    """``col(name).count()``."""
     return col(name).count()
 
 

@@ -475,16 +475,19 @@ def from_arrow(data) -> DataFrame:
 
 
 def from_polars(df) -> DataFrame:
+    """A DataFrame from a Polars DataFrame (its Arrow C stream; fixed-width buffers shared)."""
     return from_arrow(df)
 
 
 def from_pandas(df) -> DataFrame:
+    """A DataFrame from a pandas DataFrame (through pyarrow; the index is dropped)."""
     import pyarrow as pa
 
     return from_arrow(pa.Table.from_pandas(df, preserve_index=False))
 
 
 def from_dict(data: dict, schema=None) -> DataFrame:
+    """A DataFrame from a dict of columns (lists, arrays), typed by `schema` when given (through pyarrow)."""
     return DataFrame(data, schema=schema)
 
 
@@ -510,10 +513,12 @@ def scan_csv(source, *, has_header: bool = True, separator: str = ",", quote_cha
 
 
 def read_parquet(source, **kwargs) -> DataFrame:
+    """``scan_parquet(source, **kwargs).collect()``."""
     return scan_parquet(source, **kwargs).collect()
 
 
 def read_csv(source, **kwargs) -> DataFrame:
+    """``scan_csv(source, **kwargs).collect()``."""
     return scan_csv(source, **kwargs).collect()
 
 
