@@ -6,7 +6,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 .PHONY: setup build demo test unit differential bench bench-check pdsh clean
 
 setup:
-	@bash scripts/setup.sh
+	@TUG_BUILD_DIR=$(abspath $(BUILD)) bash scripts/setup.sh
 
 $(BUILD)/build.ninja: CMakeLists.txt
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release

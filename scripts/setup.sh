@@ -22,7 +22,7 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import duckdb, polars, pyarrow, numpy, pytest, matplotlib, pyspark" >/dev/null 2>&1; then
+if ! .venv/bin/python -c "import duckdb, polars, pyarrow, numpy, pytest, matplotlib, pyspark, pandas, nanobind, scikit_build_core" >/dev/null 2>&1; then
   echo "setup: installing Python packages into .venv"
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -r requirements-dev.txt
@@ -44,3 +44,12 @@ fi
 
 # Apache Cassandra for the Cassandra tests: its jars from Maven Central into .cache/cassandra (once)
 bash scripts/cassandra.sh fetch
+# The Python package (python/, docs/python.md): `make build` builds its module into $TUG_BUILD_DIR/python
+# (CMake builds it when nanobind is in .venv); a .pth file puts that directory on the .venv's sys.path, an
+# editable install of the build tree, so the C++ core is compiled once for the tests, the CLI and Python.
+build_dir="${TUG_BUILD_DIR:-$PWD/build}"
+site=$(.venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+if [ "$(cat "$site/tug-build.pth" 2>/dev/null)" != "$build_dir/python" ]; then
+  echo "setup: the tug Python package of $build_dir/python goes on the .venv's path ($site/tug-build.pth)"
+  echo "$build_dir/python" > "$site/tug-build.pth"
+fi

@@ -155,6 +155,9 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts) {
   stats.transfers = memory->transfers_to_string();
   stats.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.statistics = stats.to_string();
+  r.operators = stats.operators;
+  r.peak_memory = stats.peak_memory;
+  r.total_seconds = stats.total_seconds;
   return r;
 }
 

@@ -39,6 +39,9 @@ struct query_result {
   std::string physical_plan;
   std::string statistics;
   std::vector<std::string> fallbacks;  ///< nodes that could not run on the requested backend, with the reason
+  std::vector<operator_stats> operators;  ///< the figures `statistics` prints, one per operator
+  int64_t peak_memory = 0;                ///< peak host bytes of the query's budget
+  double total_seconds = 0;               ///< wall time of the whole query
 };
 
 class lazy_frame {

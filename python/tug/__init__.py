@@ -1,0 +1,46 @@
+"""tug: a GPU-accelerated, out-of-core dataframe engine with Polars' API.
+
+    import tug
+    q = tug.scan_parquet("lineitem.parquet").filter(tug.col("l_quantity") > 10).group_by("l_returnflag")
+    df = q.agg(tug.col("l_extendedprice").sum()).collect(engine="gpu")   # or "cpu", "auto"
+    df.to_polars(); df.to_arrow(); df.to_pandas()
+
+See docs/python.md.
+"""
+from . import _tug
+from . import exceptions as _exceptions
+from .datatypes import (Boolean, DataType, Date, Datetime, Decimal, Duration, Float32, Float64, Int8, Int16, Int32,
+                        Int64, String, UInt8, UInt16, UInt32, UInt64, Utf8)
+from .exceptions import (ColumnNotFoundError, ComputeError, InternalError, InvalidArgumentError, IOError,
+                         NotSupportedError, OutOfMemoryError, ResourceError, SchemaError, TugError)
+from .expr import Expr, coalesce, col, concat_str, count, len, lit, max, mean, min, sum, when
+from .frame import (DataFrame, GroupBy, LazyFrame, LazyGroupBy, Statistics, concat, from_arrow, from_dict,
+                    from_pandas, from_polars, read_csv, read_parquet, scan_csv, scan_parquet)
+from .options import EngineOptions, OptimizerFlags
+
+
+
+def polars_engine(fallback: str = "warn", **options):
+    """An engine for Polars' ``LazyFrame.collect(engine=...)`` that runs the query on tug (tug.polars_ir
+    module; needs Polars 2.x)."""
+    from .polars_ir import polars_engine as make
+
+    return make(fallback=fallback, **options)
+
+
+_tug._register_exceptions({k: getattr(_exceptions, k) for k in (
+    "TugError", "ColumnNotFoundError", "SchemaError", "ComputeError", "InvalidArgumentError", "IOError",
+    "OutOfMemoryError", "ResourceError", "NotSupportedError", "InternalError")})
+
+__version__ = _tug.__version__
+built_with_cuda: bool = _tug.built_with_cuda
+
+__all__ = [
+    "Boolean", "ColumnNotFoundError", "ComputeError", "DataFrame", "DataType", "Date", "Datetime", "Decimal",
+    "Duration", "EngineOptions", "Expr", "Float32", "Float64", "GroupBy", "IOError", "Int16", "Int32", "Int64", "Int8",
+    "InternalError", "InvalidArgumentError", "LazyFrame", "LazyGroupBy", "NotSupportedError", "OptimizerFlags",
+    "OutOfMemoryError", "ResourceError", "SchemaError", "Statistics", "String", "TugError", "UInt16", "UInt32",
+    "UInt64", "UInt8", "Utf8", "coalesce", "col", "concat", "concat_str", "count", "from_arrow", "from_dict",
+    "from_pandas", "from_polars", "len", "polars_engine", "lit", "max", "mean", "min", "read_csv", "read_parquet", "scan_csv",
+    "scan_parquet", "sum", "when",
+]
