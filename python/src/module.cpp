@@ -433,6 +433,8 @@ NB_MODULE(_tug, m) {
       .def_rw("pinned_memory", &engine_options::pinned_memory)
       .def_rw("host_spill_limit", &engine_options::host_spill_limit)
       .def_rw("spill_directory", &engine_options::spill_directory)
+      .def_rw("spill_disk_limit", &engine_options::spill_disk_limit)
+      .def_rw("spill_everything", &engine_options::spill_everything)
       .def_rw("num_streams", &engine_options::num_streams)
       .def_rw("statistics", &engine_options::statistics)
       .def_prop_rw(

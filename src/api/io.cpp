@@ -1,10 +1,18 @@
 #include "tug/api/io.hpp"
 
+#include <atomic>
+#include <condition_variable>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
 
 #include "tug/io/csv_source.hpp"
 #include "tug/io/parquet_source.hpp"
+#include "tug/plan/optimizer.hpp"
 #include "tug/runtime/thread_pool.hpp"
 
 namespace tug {
@@ -17,35 +25,187 @@ lazy_frame scan_csv(const std::string& path, const io::csv::csv_options& options
   return lazy_frame(plan::scan(std::make_shared<io::csv_source>(path, options)));
 }
 
+namespace {
+
+/// Hands partitions that arrive in any order, from several threads, to `consume` in index order, one
+/// at a time: a thread that finds no one consuming drains what is ready; the others queue theirs and
+/// go on, unless `bound` partitions wait already, then they wait for room (backpressure: the readers
+/// cannot run ahead of the writer). No deadlock: a thread waits only after queuing its own partition,
+/// and the pool hands out indices in increasing order, so the next one is queued or being made by a
+/// thread that is not waiting.
+template <typename Item>
+class in_order {
+ public:
+  in_order(std::function<void(Item&)> consume, size_t bound) : _consume(std::move(consume)), _bound(bound) {}
+
+  void put(Item item, size_t index) {
+    std::unique_lock<std::mutex> g(_mu);
+    if (_failed) return;  // the query fails with the first error
+    _waiting.emplace(index, std::move(item));
+    for (;;) {
+      if (_failed) return;
+      if (!_busy) break;  // this thread drains
+      if (_waiting.size() <= _bound) return;
+      _room.wait(g);
+    }
+    _busy = true;
+    for (;;) {
+      auto it = _waiting.find(_next);
+      if (it == _waiting.end()) {
+        _busy = false;
+        _room.notify_all();
+        return;
+      }
+      Item next = std::move(it->second);
+      _waiting.erase(it);
+      ++_next;
+      _room.notify_all();
+      g.unlock();
+      try {
+        _consume(next);
+      } catch (...) {
+        g.lock();
+        _busy = false;
+        _failed = true;
+        _waiting.clear();
+        _room.notify_all();
+        throw;
+      }
+      g.lock();
+    }
+  }
+
+  /// After the last put: every index below `n` was consumed.
+  void finish(size_t n) {
+    std::lock_guard<std::mutex> g(_mu);
+    if (_next != n || !_waiting.empty())
+      throw internal_error("streaming sink: " + std::to_string(_next) + " of " + std::to_string(n) +
+                           " partitions were written in order");
+  }
+
+ private:
+  std::function<void(Item&)> _consume;
+  size_t _bound;
+  std::mutex _mu;
+  std::condition_variable _room;
+  std::map<size_t, Item> _waiting;
+  size_t _next = 0;
+  bool _busy = false, _failed = false;
+};
+
+/// One Parquet file: partitions appended in order (row groups cut across them).
+class parquet_file_sink final : public partition_writer {
+ public:
+  parquet_file_sink(const std::string& path, const schema& s, const io::parquet::write_options& o, thread_pool* pool)
+      : _w(path, s, o, pool), _order([this](table& t) { _w.append(t); }, 2 * static_cast<size_t>(pool->size())) {}
+  void write(table t, size_t index) override { _order.put(std::move(t), index); }
+  void finish(size_t n) override {
+    _order.finish(n);
+    _w.close();
+  }
+
+ private:
+  io::parquet::file_writer _w;
+  in_order<table> _order;
+};
+
+/// A directory: one file per non-empty partition, named by its index (part-00000.parquet, ...), written
+/// as each arrives; one empty file when no partition has rows (the schema, for readers).
+class parquet_directory_sink final : public partition_writer {
+ public:
+  parquet_directory_sink(std::string dir, schema s, io::parquet::write_options o, thread_pool* pool)
+      : _dir(std::move(dir)), _s(std::move(s)), _o(std::move(o)), _pool(pool) {}
+  void write(table t, size_t index) override {
+    if (t.num_rows() == 0) return;
+    io::parquet::write_parquet(name(index), _s, {t}, _o, _pool);
+    _written = true;
+  }
+  void finish(size_t) override {
+    if (!_written) io::parquet::write_parquet(name(0), _s, {}, _o, _pool);
+  }
+
+ private:
+  std::string name(size_t i) const {
+    char n[48];  // "part-" + up to 20 digits + ".parquet"
+    std::snprintf(n, sizeof n, "part-%05zu.parquet", i);
+    return (std::filesystem::path(_dir) / n).string();
+  }
+  std::string _dir;
+  schema _s;
+  io::parquet::write_options _o;
+  thread_pool* _pool;
+  std::atomic<bool> _written{false};
+};
+
+/// One CSV file: each partition formatted by the thread that delivers it, the texts written in order.
+class csv_file_sink final : public partition_writer {
+ public:
+  csv_file_sink(const std::string& path, schema s, const io::csv::csv_options& o, thread_pool& pool)
+      : _path(path), _s(std::move(s)), _o(o),
+        _order([this](std::string& text) { put(text); }, 2 * static_cast<size_t>(pool.size())) {
+    _rows = _o;
+    _rows.has_header = false;
+    std::string header = io::csv::to_csv_string(_s, {}, _o);  // checks the options before the file exists
+    _f = std::fopen(path.c_str(), "wb");
+    if (!_f) throw io_error("cannot open '" + path + "' for writing: " + std::strerror(errno));
+    put(header);
+  }
+  ~csv_file_sink() override {
+    if (!_f) return;
+    std::fclose(_f);
+    if (!_closed) std::remove(_path.c_str());  // an unfinished file is not the result
+  }
+  void write(table t, size_t index) override {
+    std::string text = t.num_rows() > 0 ? io::csv::to_csv_string(_s, {t}, _rows) : std::string();
+    _order.put(std::move(text), index);
+  }
+  void finish(size_t n) override {
+    _order.finish(n);
+    if (std::fflush(_f) != 0) throw io_error("cannot write '" + _path + "': " + std::strerror(errno));
+    _closed = true;
+  }
+
+ private:
+  void put(const std::string& text) {
+    if (!text.empty() && std::fwrite(text.data(), 1, text.size(), _f) != text.size())
+      throw io_error("cannot write '" + _path + "': " + std::strerror(errno));
+  }
+  std::string _path;
+  schema _s;
+  io::csv::csv_options _o, _rows;
+  std::FILE* _f = nullptr;
+  bool _closed = false;
+  in_order<std::string> _order;
+};
+
+}  // namespace
+
 void sink_parquet(const lazy_frame& q, const std::string& path, const io::parquet::write_options& options,
                   const engine_options& engine) {
-  data_frame df = q.collect(engine);
   // the engine's worker threads encode the files, and within each the column chunks (nested
-  // parallel_for: a waiting thread runs other files' work)
+  // parallel_for: a waiting thread runs other files' work); partitions are written as they are ready
   thread_pool& pool = global_thread_pool(engine.num_threads);
   namespace fs = std::filesystem;
   std::error_code ec;
-  bool dir = (!path.empty() && path.back() == '/') || fs::is_directory(path, ec);
-  if (!dir) {
-    io::parquet::write_parquet(path, df.schema(), df.partitions(), options, &pool);
-    return;
+  const bool dir = (!path.empty() && path.back() == '/') || fs::is_directory(path, ec);
+  const plan_ptr p = optimize(q.plan(), engine.optimizer, engine.check_optimizer_schema);
+  validate_options(engine);
+  std::shared_ptr<partition_writer> w;
+  if (dir) {
+    fs::create_directories(path, ec);
+    if (ec) throw io_error("cannot create directory " + path + ": " + ec.message());
+    w = std::make_shared<parquet_directory_sink>(path, p->schema, options, &pool);
+  } else {
+    w = std::make_shared<parquet_file_sink>(path, p->schema, options, &pool);
   }
-  fs::create_directories(path, ec);
-  if (ec) throw io_error("cannot create directory " + path + ": " + ec.message());
-  const auto& parts = df.partitions();
-  pool.parallel_for(static_cast<int64_t>(std::max<size_t>(parts.size(), 1)), [&](int64_t i) {
-    char name[48];  // "part-" + up to 20 digits + ".parquet"
-    std::snprintf(name, sizeof name, "part-%05zu.parquet", static_cast<size_t>(i));
-    std::vector<table> one;
-    if (static_cast<size_t>(i) < parts.size()) one.push_back(parts[static_cast<size_t>(i)]);
-    io::parquet::write_parquet((fs::path(path) / name).string(), df.schema(), one, options, &pool);
-  });
+  run_plan(p, engine, w);
 }
 
 void sink_csv(const lazy_frame& q, const std::string& path, const io::csv::csv_options& options,
               const engine_options& engine) {
-  data_frame df = q.collect(engine);
-  io::csv::write_csv(path, df.schema(), df.partitions(), options);
+  const plan_ptr p = optimize(q.plan(), engine.optimizer, engine.check_optimizer_schema);
+  validate_options(engine);
+  run_plan(p, engine, std::make_shared<csv_file_sink>(path, p->schema, options, global_thread_pool(engine.num_threads)));
 }
 
 }  // namespace tug

@@ -90,7 +90,9 @@ std::string lazy_frame::explain(const engine_options& opts) const {
   return out;
 }
 
-query_result run_plan(const plan_ptr& p, const engine_options& opts) {
+query_result run_plan(const plan_ptr& p, const engine_options& opts) { return run_plan(p, opts, nullptr); }
+
+query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink) {
   auto t0 = std::chrono::steady_clock::now();
   query_result r;
   // the memory of the query outlives its plan (held partitions of the plan spill through it)
@@ -100,6 +102,7 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts) {
   std::shared_ptr<memory_resource> device_mr, pinned_mr;
   std::unique_ptr<memory_manager> memory;
   physical_ptr phys = lower(p, opts, &r.fallbacks);
+  if (sink) phys = exec::make_sink(std::move(phys), std::move(sink));
   r.physical_plan = to_string(*phys);
   exec_statistics stats;
   exec_context ctx{opts, global_thread_pool(opts.num_threads), mr.get(), opts.statistics ? &stats : nullptr};

@@ -35,11 +35,11 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
   std::shared_ptr<own_output> own;
   if (fused && ctx.stats) {
     own = std::make_shared<own_output>();
-    fused = [own, inner = std::move(fused)](table t) {
+    fused = [own, inner = std::move(fused)](table t, size_t index) {
       own->rows += t.num_rows();
       own->bytes += t.memory_usage();
       ++own->partitions;
-      return inner(std::move(t));
+      return inner(std::move(t), index);
     };
   }
   std::vector<table> out;
@@ -166,7 +166,7 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
       child.output_to_device = true;
     }
     auto totals = std::make_shared<fused_totals>();
-    child.fused = [this, &ctx, after, totals](table t) {
+    child.fused = [this, &ctx, after, totals](table t, size_t index) {
       table out;
       {
         const auto t0 = std::chrono::steady_clock::now();
@@ -188,13 +188,13 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
         else if (on_device(t))
           t = to_host(t, ctx.mr);
         try {
-          out = process_partition(t, ctx);
+          out = process_indexed(t, index, ctx);
         } catch (const memory_error& e) {
           if (std::string(e.what()).rfind("operator ", 0) == 0) throw;
           throw memory_error("operator " + name() + ": " + e.what());
         }
       }
-      return after ? after(std::move(out)) : out;
+      return after ? after(std::move(out), index) : out;
     };
     _fused = totals;
     std::vector<table> out = child.execute(ctx);
@@ -210,10 +210,14 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
     return out;
   }
   auto parts = input(0, ctx);
-  return map_partitions(ctx, parts, [&](const table& t) {
-    table out = process_partition(t, ctx);
-    return after ? after(std::move(out)) : out;
+  std::vector<table> out(parts.size());
+  for_partitions(ctx, static_cast<int64_t>(parts.size()), [&](int64_t i) {
+    const auto k = static_cast<size_t>(i);
+    table o = process_indexed(parts[k], k, ctx);
+    parts[k] = table();  // its memory goes as soon as it is processed
+    out[k] = after ? after(std::move(o), k) : std::move(o);
   });
+  return out;
 }
 
 std::string slice_node::detail() const {

@@ -482,7 +482,7 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
   for (size_t i = 0; i < plan.size(); ++i)
     first_out[i + 1] = first_out[i] + static_cast<size_t>(plan[i].pieces);
   std::vector<table> out(first_out.back());
-  auto emit = [&](size_t o, table t) { out[o] = hook ? hook(std::move(t)) : std::move(t); };
+  auto emit = [&](size_t o, table t) { out[o] = hook ? hook(std::move(t), o) : std::move(t); };
   // Coalescing into fewer partitions than threads would serialize decoding: decode the row groups
   // in parallel first then (no overlap with the hook, but every thread busy).
   std::vector<table> pre;

@@ -18,11 +18,14 @@ lazy_frame scan_parquet(const std::string& path, const io::parquet::read_options
 /// Lazily scans CSV files (a file, glob or directory of .csv files).
 lazy_frame scan_csv(const std::string& path, const io::csv::csv_options& options = {});
 
-/// Runs `q` and writes its result as Parquet. A path ending in '/' (or an existing directory) gets
-/// one file per output partition, `part-00000.parquet`, ...
+/// Runs `q` and writes its result as Parquet, each partition as soon as it is ready (a scan and the
+/// per-partition operators above it stream into the file; one file keeps the result's order). A path
+/// ending in '/' (or an existing directory) gets one file per output partition with rows, named by
+/// its index, `part-00000.parquet`, ... (one empty file when no partition has rows). An output that is
+/// not finished because the query failed is removed.
 void sink_parquet(const lazy_frame& q, const std::string& path, const io::parquet::write_options& options = {},
                   const engine_options& engine = {});
-/// Runs `q` and writes its result as CSV (one file).
+/// Runs `q` and writes its result as CSV (one file), each partition as soon as it is ready, in order.
 void sink_csv(const lazy_frame& q, const std::string& path, const io::csv::csv_options& options = {},
               const engine_options& engine = {});
 

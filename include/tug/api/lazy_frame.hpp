@@ -101,5 +101,8 @@ lazy_frame concat(const std::vector<lazy_frame>& frames);
 /// optimized plan through this): chooses backends, creates the device memory resource when a node runs
 /// on the GPU, and returns the result in host memory with statistics and fallbacks.
 query_result run_plan(const plan_ptr& p, const engine_options& opts = {});
+/// The same, handing the result to `sink` partition by partition as it is ready (the frame of the
+/// result is empty): a streaming sink (sink_parquet, sink_csv).
+query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink);
 
 }  // namespace tug

@@ -174,6 +174,9 @@ class physical_node {
   void for_partitions(exec_context& ctx, int64_t n, const std::function<void(int64_t)>& f) const;
   /// The output of one input partition (in this node's memory), for per_partition() nodes.
   virtual table process_partition(const table& t, exec_context& ctx);
+  /// The same, knowing the partition's index among its input's partitions (streaming sinks write in
+  /// that order); process_partition unless overridden.
+  virtual table process_indexed(const table& t, size_t index, exec_context& ctx) { return process_partition(t, ctx); }
   /// run() of a per_partition() node: fused into child 0 when it accepts_fused(), else over the
   /// child's partitions; `fused` is applied to every output either way.
   std::vector<table> run_per_partition(exec_context& ctx);
@@ -401,6 +404,18 @@ class concat_node final : public physical_node {
   std::vector<table> run(exec_context& ctx) override;
 };
 
+/// Where a streaming sink sends a query's result: partition by partition, as each is ready.
+class partition_writer {
+ public:
+  virtual ~partition_writer() = default;
+  /// Partition `index` of the result, in host memory; called once for each index 0..n-1, from several
+  /// threads at once and in any order.
+  virtual void write(table t, size_t index) = 0;
+  /// After the last partition, with their number. A writer that is destroyed without finish() leaves
+  /// no partial output behind where it can (a file that is not complete is removed).
+  virtual void finish(size_t n) = 0;
+};
+
 /// Operator factories. The backend is chosen by the lowering; `backend::cuda` throws
 /// not_implemented_error until the GPU issue lands, and the lowering falls back per `fallback_mode`.
 namespace exec {
@@ -444,6 +459,10 @@ physical_ptr make_slice(backend b, physical_ptr child, int64_t offset, int64_t l
 physical_ptr make_unique(backend b, physical_ptr child, std::vector<size_t> subset, unique_keep keep,
                          bool maintain_order);
 physical_ptr make_concat(backend b, std::vector<physical_ptr> children, schema out);
+/// Hands each partition of the child's output to `w` as soon as it is ready (on the host), then
+/// finish(); outputs nothing. Fused into a scan and the per-partition operators above it, the result
+/// is written while it is read.
+physical_ptr make_sink(physical_ptr child, std::shared_ptr<partition_writer> w);
 /// Prepends an int64 row index starting at `offset`.
 physical_ptr make_row_index(backend b, physical_ptr child, int64_t offset, schema out);
 /// Appends `columns` of `src`, gathered by the child's int64 column `row_column` (global row positions

@@ -15,15 +15,18 @@
 
 namespace tug {
 
-/// Applied by a source to each partition as soon as it is complete, on the pool thread that made it
-/// (a GPU consumer copies partitions to the device here, so copies overlap the decoding of others).
-using partition_hook = std::function<table(table)>;
+/// Applied by a source to each partition as soon as it is complete, on the pool thread that made it,
+/// with the partition's index in the output (a GPU consumer copies partitions to the device here, so
+/// copies overlap the decoding of others; per-partition operators and streaming sinks run here).
+using partition_hook = std::function<table(table, size_t index)>;
 
 /// Applies `hook` (when set) to every partition of `parts` in parallel on `pool`.
 inline void apply_partition_hook(std::vector<table>& parts, const partition_hook& hook, thread_pool& pool) {
   if (!hook) return;
   pool.parallel_for(static_cast<int64_t>(parts.size()),
-                    [&](int64_t i) { parts[static_cast<size_t>(i)] = hook(std::move(parts[static_cast<size_t>(i)])); });
+                    [&](int64_t i) {
+                      parts[static_cast<size_t>(i)] = hook(std::move(parts[static_cast<size_t>(i)]), static_cast<size_t>(i));
+                    });
 }
 
 /// What is known of one column in a piece of a source's rows (a Parquet column chunk, an in-memory

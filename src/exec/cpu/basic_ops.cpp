@@ -39,10 +39,10 @@ class scan_op final : public physical_node {
     std::atomic<int64_t> calls{0};
     auto out = _src->read(
         _cols, _predicates, ctx.options, ctx.pool, host,
-        [&](table t) {
+        [&](table t, size_t index) {
           ++calls;
           if (device) t = to_device(t, ctx.device_mr);
-          return after ? after(std::move(t)) : t;
+          return after ? after(std::move(t), index) : t;
         },
         _limit);
     if (calls.load() != static_cast<int64_t>(out.size()))
@@ -93,6 +93,28 @@ class slice_op final : public slice_node {
   std::vector<table> run(exec_context& ctx) override { return window(input(0, ctx)); }
 };
 
+class sink_op final : public physical_node {
+ public:
+  explicit sink_op(std::shared_ptr<partition_writer> w) : _w(std::move(w)) {}
+  std::string name() const override { return "sink"; }
+  bool per_partition() const override { return true; }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    const size_t n = run_per_partition(ctx).size();
+    _w->finish(n);
+    return {};
+  }
+  table process_partition(const table& t, exec_context& ctx) override { return process_indexed(t, 0, ctx); }
+  table process_indexed(const table& t, size_t index, exec_context& ctx) override {
+    _w->write(on_device(t) ? to_host(t, ctx.mr) : t, index);
+    return table::empty_with_rows(0);
+  }
+
+ private:
+  std::shared_ptr<partition_writer> _w;
+};
+
 class row_index_op final : public row_index_node {
  public:
   using row_index_node::row_index_node;
@@ -141,6 +163,10 @@ std::shared_ptr<shared_subplan> make_shared_subplan(physical_ptr child) {
   auto s = std::make_shared<shared_subplan>();
   s->child = std::move(child);
   return s;
+}
+
+physical_ptr make_sink(physical_ptr child, std::shared_ptr<partition_writer> w) {
+  return finish(std::make_unique<sink_op>(std::move(w)), backend::cpu, one(std::move(child)), {});
 }
 
 physical_ptr make_cache(const std::shared_ptr<shared_subplan>& shared) {

@@ -504,31 +504,32 @@ encoded_chunk write_column(chunk_writer& w, const column& c, const schema_elemen
 
 }  // namespace
 
-void write_parquet(const std::string& path, const tug::schema& s, const std::vector<table>& parts,
-                   const write_options& opts, thread_pool* pool) {
-  const codec c = parse_codec(opts.codec);
-  if (opts.row_group_rows <= 0 || opts.page_bytes <= 0)
-    throw invalid_argument_error("write_parquet: row_group_rows and page_bytes must be positive");
-  for (const auto& p : parts) {
-    if (p.num_columns() != s.size())
-      throw invalid_argument_error("write_parquet: a partition has " + std::to_string(p.num_columns()) +
-                                   " columns, the schema " + std::to_string(s.size()));
-    for (size_t i = 0; i < s.size(); ++i)
-      if (!(p[i].type() == s[i].type))
-        throw invalid_argument_error("write_parquet: column '" + s[i].name + "' is " + to_string(p[i].type()) +
-                                     " in a partition, " + to_string(s[i].type) + " in the schema");
-  }
-  // STRING columns must hold UTF-8 (DuckDB, pyarrow and Polars refuse files whose strings do not):
-  // checked before the file is created, in parallel over partitions and columns.
+namespace {
+
+/// Checks that every partition has the columns and types of `s`. @throws invalid_argument_error.
+void check_schema(const tug::schema& s, const table& p) {
+  if (p.num_columns() != s.size())
+    throw invalid_argument_error("write_parquet: a partition has " + std::to_string(p.num_columns()) +
+                                 " columns, the schema " + std::to_string(s.size()));
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!(p[i].type() == s[i].type))
+      throw invalid_argument_error("write_parquet: column '" + s[i].name + "' is " + to_string(p[i].type()) +
+                                   " in a partition, " + to_string(s[i].type) + " in the schema");
+}
+
+/// STRING columns must hold UTF-8 (DuckDB, pyarrow and Polars refuse files whose strings do not):
+/// checked in parallel over partitions and columns; `first_row` is the row number of parts[0]'s first row.
+void check_utf8(const std::string& path, const tug::schema& s, const std::vector<table>& parts, int64_t first_row,
+                thread_pool* pool) {
   std::vector<std::pair<size_t, size_t>> strings;  // (partition, column)
   for (size_t p = 0; p < parts.size(); ++p)
     for (size_t i = 0; i < s.size(); ++i)
       if (s[i].type.id == type_id::string) strings.emplace_back(p, i);
-  auto check_utf8 = [&](int64_t k) {
+  auto check = [&](int64_t k) {
     const auto [p, i] = strings[static_cast<size_t>(k)];
     const int64_t row = first_invalid_utf8_row(parts[p][i].view());
     if (row < 0) return;
-    int64_t before = 0;
+    int64_t before = first_row;
     for (size_t q = 0; q < p; ++q)
       before += parts[q].num_rows();
     throw invalid_argument_error("write_parquet: " + path + ": column '" + s[i].name + "' row " +
@@ -538,26 +539,29 @@ void write_parquet(const std::string& path, const tug::schema& s, const std::vec
                                  "read as strings of their bytes");
   };
   if (pool)
-    pool->parallel_for(static_cast<int64_t>(strings.size()), check_utf8);
+    pool->parallel_for(static_cast<int64_t>(strings.size()), check);
   else
-    for (size_t k = 0; k < strings.size(); ++k) check_utf8(static_cast<int64_t>(k));
-  file_metadata meta;
-  meta.version = 1;
-  meta.created_by = "tug version 0.1.0";
-  schema_element root;
-  root.name = "schema";
-  root.num_children = static_cast<int32_t>(s.size());
-  meta.schema.push_back(root);
-  for (const auto& f : s)
-    meta.schema.push_back(element_of(f));
+    for (size_t k = 0; k < strings.size(); ++k) check(static_cast<int64_t>(k));
+}
 
-  file_sink sink(path);
-  sink.write("PAR1", 4);
-  // Row groups of row_group_rows rows, cut across partition boundaries; a row group's chunks are
-  // encoded in parallel and written in column order.
+}  // namespace
+
+struct file_writer::impl {
+  std::string path;
+  tug::schema s;
+  write_options opts;
+  thread_pool* pool;
+  codec c;
+  file_metadata meta;
+  std::unique_ptr<file_sink> sink;
   std::vector<table> pending;
   int64_t pending_rows = 0;
-  auto flush = [&] {
+  int64_t rows_appended = 0;
+  bool closed = false;
+
+  // Row groups of row_group_rows rows, cut across the appended tables; a row group's chunks are
+  // encoded in parallel and written in column order.
+  void flush() {
     if (pending_rows == 0) return;
     table t = pending.size() == 1 ? pending[0] : concatenate(pending);
     row_group rg;
@@ -573,8 +577,8 @@ void write_parquet(const std::string& path, const tug::schema& s, const std::vec
       for (size_t i = 0; i < s.size(); ++i) encode(static_cast<int64_t>(i));
     for (encoded_chunk& chunk : chunks) {
       column_chunk cc;
-      const int64_t base = sink.offset();
-      sink.write(chunk.bytes);
+      const int64_t base = sink->offset();
+      sink->write(chunk.bytes);
       chunk.bytes = std::string();
       cc.meta = std::move(chunk.meta);
       if (cc.meta->dictionary_page_offset) *cc.meta->dictionary_page_offset += base;
@@ -587,24 +591,86 @@ void write_parquet(const std::string& path, const tug::schema& s, const std::vec
     meta.row_groups.push_back(std::move(rg));
     pending.clear();
     pending_rows = 0;
-  };
-  for (const auto& p : parts) {
-    for (int64_t off = 0; off < p.num_rows();) {
-      int64_t take = std::min(p.num_rows() - off, opts.row_group_rows - pending_rows);
-      pending.push_back(p.slice(off, take));
-      pending_rows += take;
-      off += take;
-      if (pending_rows == opts.row_group_rows) flush();
-    }
   }
-  flush();
+};
+
+file_writer::file_writer(const std::string& path, const tug::schema& s, const write_options& opts, thread_pool* pool)
+    : _impl(std::make_unique<impl>()) {
+  _impl->c = parse_codec(opts.codec);
+  if (opts.row_group_rows <= 0 || opts.page_bytes <= 0)
+    throw invalid_argument_error("write_parquet: row_group_rows and page_bytes must be positive");
+  _impl->path = path;
+  _impl->s = s;
+  _impl->opts = opts;
+  _impl->pool = pool;
+  file_metadata& meta = _impl->meta;
+  meta.version = 1;
+  meta.created_by = "tug version 0.1.0";
+  schema_element root;
+  root.name = "schema";
+  root.num_children = static_cast<int32_t>(s.size());
+  meta.schema.push_back(root);
+  for (const auto& f : s)
+    meta.schema.push_back(element_of(f));
+  _impl->sink = std::make_unique<file_sink>(path);
+  _impl->sink->write("PAR1", 4);
+}
+
+file_writer::~file_writer() {
+  if (_impl && !_impl->closed) {  // an unfinished file is not a Parquet file: remove it
+    _impl->sink.reset();
+    std::remove(_impl->path.c_str());
+  }
+}
+
+void file_writer::append(const table& t) {
+  if (_impl->closed) throw internal_error("file_writer::append after close: " + _impl->path);
+  check_schema(_impl->s, t);
+  check_utf8(_impl->path, _impl->s, {t}, _impl->rows_appended, _impl->pool);
+  _impl->rows_appended += t.num_rows();
+  append_checked(t);
+}
+
+void file_writer::append_checked(const table& p) {
+  impl& m = *_impl;
+  for (int64_t off = 0; off < p.num_rows();) {
+    int64_t take = std::min(p.num_rows() - off, m.opts.row_group_rows - m.pending_rows);
+    m.pending.push_back(p.slice(off, take));
+    m.pending_rows += take;
+    off += take;
+    if (m.pending_rows == m.opts.row_group_rows) m.flush();
+  }
+}
+
+int64_t file_writer::rows() const { return _impl->rows_appended; }
+
+void file_writer::close() {
+  impl& m = *_impl;
+  if (m.closed) return;
+  m.flush();
   std::string footer;
-  encode_file_metadata(meta, footer);
-  sink.write(footer);
+  encode_file_metadata(m.meta, footer);
+  m.sink->write(footer);
   uint32_t len = static_cast<uint32_t>(footer.size());
-  sink.write(&len, 4);
-  sink.write("PAR1", 4);
-  sink.close();
+  m.sink->write(&len, 4);
+  m.sink->write("PAR1", 4);
+  m.sink->close();
+  m.closed = true;
+}
+
+void write_parquet(const std::string& path, const tug::schema& s, const std::vector<table>& parts,
+                   const write_options& opts, thread_pool* pool) {
+  parse_codec(opts.codec);
+  if (opts.row_group_rows <= 0 || opts.page_bytes <= 0)
+    throw invalid_argument_error("write_parquet: row_group_rows and page_bytes must be positive");
+  // checked before the file is created
+  for (const auto& p : parts)
+    check_schema(s, p);
+  check_utf8(path, s, parts, 0, pool);
+  file_writer w(path, s, opts, pool);
+  for (const auto& p : parts)
+    w.append_checked(p);
+  w.close();
 }
 
 }  // namespace tug::io::parquet

@@ -151,4 +151,30 @@ struct write_options {
 void write_parquet(const std::string& path, const tug::schema& s, const std::vector<table>& parts,
                    const write_options& = {}, thread_pool* pool = nullptr);
 
+/// Writes one Parquet file a table at a time (a streaming sink): row groups of row_group_rows rows are
+/// cut across the tables appended, each encoded when it is full (its column chunks in parallel on
+/// `pool`). A file that is not closed is removed when the writer is destroyed. Not thread-safe.
+class file_writer {
+ public:
+  /// Creates the file. @throws io_error when it cannot be created; invalid_argument_error on a bad option.
+  file_writer(const std::string& path, const tug::schema& s, const write_options& = {}, thread_pool* pool = nullptr);
+  ~file_writer();
+  file_writer(const file_writer&) = delete;
+  file_writer& operator=(const file_writer&) = delete;
+  /// Appends the rows of `t` (of schema `s`). @throws invalid_argument_error on a wrong column or type,
+  /// or a string that is not UTF-8 (naming its row in the file); io_error when writing fails.
+  void append(const table& t);
+  /// Rows appended so far.
+  int64_t rows() const;
+  /// Writes the last row group and the footer. @throws io_error when writing fails.
+  void close();
+
+ private:
+  friend void write_parquet(const std::string&, const tug::schema&, const std::vector<table>&, const write_options&,
+                            thread_pool*);
+  void append_checked(const table& t);
+  struct impl;
+  std::unique_ptr<impl> _impl;
+};
+
 }  // namespace tug::io::parquet
