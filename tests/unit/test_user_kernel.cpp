@@ -425,6 +425,7 @@ TEST(UserKernel, GpuSourceKernelEqualsTheHostFunctor) {
   k.source({axpy_source, "axpy"}, dir);
   for (int64_t n : {0, 1, 31, 32, 33, 1024, 100000}) {
     for (int64_t target : {7, 1 << 20}) {
+      if (n > 1024 && target < 1024) continue;  // thousands of partitions add nothing here
       SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
       auto r = xy(n).lazy().map_partitions(k).profile(engine_with(true, target));
       EXPECT_NE(r.physical_plan.find("map_partitions \"axpy\" (host+cuda source)"), std::string::npos);
