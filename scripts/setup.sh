@@ -31,14 +31,15 @@ fi
 # CUDA: a system nvcc (the GPU machines) wins; otherwise the PyPI toolkit goes into .venv so that CMake
 # compiles the CUDA backend even where no GPU exists. TUG_NO_CUDA=1 skips it.
 if [ "${TUG_NO_CUDA:-0}" != 1 ] && ! command -v nvcc >/dev/null 2>&1; then
-  if ! ls .venv/lib/python3*/site-packages/nvidia/cu13/bin/nvcc >/dev/null 2>&1; then
+  if ! ls .venv/lib/python3*/site-packages/nvidia/cu13/bin/nvcc .venv/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13 >/dev/null 2>&1; then
     echo "setup: installing the CUDA toolkit (PyPI) into .venv"
     .venv/bin/pip install -q -r requirements-cuda.txt
   fi
   for cu in .venv/lib/python3*/site-packages/nvidia/cu13; do
-    # the wheels ship lib/ and a versioned runtime; nvcc and CMake look for lib64/ and libcudart.so
+    # the wheels ship lib/ and versioned libraries; nvcc and CMake look for lib64/, libcudart.so and libnvrtc.so
     [ -e "$cu/lib64" ] || ln -s lib "$cu/lib64"
     [ -e "$cu/lib/libcudart.so" ] || ln -s libcudart.so.13 "$cu/lib/libcudart.so"
+    [ -e "$cu/lib/libnvrtc.so" ] || ln -s libnvrtc.so.13 "$cu/lib/libnvrtc.so"
   done
 fi
 

@@ -77,6 +77,17 @@ lazy_frame lazy_frame::with_row_index(std::string name, int64_t offset) const {
   return lazy_frame(plan::with_row_index(_plan, std::move(name), offset));
 }
 
+lazy_frame lazy_frame::map_partitions(const user_kernel& k) const {
+  return lazy_frame(plan::map_partitions(_plan, std::make_shared<const user_kernel>(k)));
+}
+
+void lazy_frame::foreach_partition(const user_kernel& k, const engine_options& opts) const {
+  if (k.output_schema().size() > 0 || !k.kept().empty())
+    throw invalid_argument_error("foreach_partition: kernel \"" + k.name() +
+                                 "\" declares output or kept columns; use map_partitions to keep them");
+  map_partitions(k).collect(opts);
+}
+
 std::string lazy_frame::explain(const engine_options& opts) const {
   plan_ptr opt = optimize(_plan, opts.optimizer, opts.check_optimizer_schema);
   std::vector<std::string> fallbacks;

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "tug/api/user_kernel.hpp"
 #include "tug/expr/resolve.hpp"
 
 namespace tug {
@@ -20,6 +21,7 @@ const char* to_string(plan_kind k) {
     case plan_kind::concat: return "UNION";
     case plan_kind::with_row_index: return "ROW_INDEX";
     case plan_kind::take: return "TAKE";
+    case plan_kind::map_partitions: return "MAP_PARTITIONS";
   }
   return "?";
 }
@@ -301,6 +303,47 @@ plan_ptr take(plan_ptr in, std::shared_ptr<const table_source> src, std::string 
   return n;
 }
 
+plan_ptr map_partitions(plan_ptr in, std::shared_ptr<const user_kernel> k) {
+  TUG_EXPECTS(k != nullptr, "map_partitions: kernel is null");
+  const std::string who = "kernel \"" + k->name() + "\"";
+  auto check_column = [&](const std::string& c, const char* what) {
+    if (!in->schema.contains(c))
+      throw column_not_found_error(who + ": " + what + " column \"" + c + "\" is not in the input (" +
+                                   in->schema.to_string() + ")");
+  };
+  for (auto& c : k->input_names()) check_column(c, "input");
+  for (auto& c : k->kept()) check_column(c, "kept");
+  if (!k->has_host() && !k->has_device())
+    throw invalid_argument_error(who + " has no form to run: give it a host functor, a device functor or CUDA source");
+  schema s;
+  for (auto& c : k->kept()) s.push_back(in->schema[in->schema.index_of(c)]);
+  for (auto& f : k->output_schema()) {
+    if (s.contains(f.name))
+      throw invalid_argument_error(who + ": output column \"" + f.name + "\" is declared twice (or is also kept)");
+    s.push_back(f);
+  }
+  if (k->source_code()) {
+    // a source kernel gets in_column / out_column views: fixed-width values only
+    std::vector<std::string> ins = k->input_names().empty() ? in->schema.names() : k->input_names();
+    for (auto& c : ins)
+      if (in->schema.type_of(c).id == type_id::string)
+        throw invalid_argument_error(who + ": input column \"" + c +
+                                     "\" is a string column; CUDA source kernels take fixed-width columns only");
+    for (auto& f : k->output_schema())
+      if (f.type.id == type_id::string)
+        throw invalid_argument_error(who + ": output column \"" + f.name +
+                                     "\" is declared as a string; CUDA source kernels make fixed-width columns only");
+    for (size_t i = 0; i < k->arguments().size(); ++i)
+      if (k->arguments()[i].type().id == type_id::string)
+        throw invalid_argument_error(who + ": argument " + std::to_string(i) +
+                                     " is a string; CUDA source kernels take numeric and boolean arguments only");
+  }
+  auto n = make(plan_kind::map_partitions, {in});
+  n->schema = std::move(s);
+  n->kernel = std::move(k);
+  return n;
+}
+
 plan_ptr with_inputs(const plan_node& n, std::vector<plan_ptr> inputs) {
   switch (n.kind) {
     case plan_kind::scan: {
@@ -323,6 +366,7 @@ plan_ptr with_inputs(const plan_node& n, std::vector<plan_ptr> inputs) {
     case plan_kind::with_row_index: return with_row_index(inputs[0], n.names[0], n.offset);
     case plan_kind::take:
       return take(inputs[0], n.source, n.names[0], n.projection);
+    case plan_kind::map_partitions: return map_partitions(inputs[0], n.kernel);
   }
   throw internal_error("with_inputs: bad plan kind");
 }
@@ -403,6 +447,7 @@ std::string node_line(const plan_node& n) {
     case plan_kind::take:
       line += " " + names_str(n.projection) + " BY " + n.names[0] + " FROM " + n.source->describe();
       break;
+    case plan_kind::map_partitions: line += " " + n.kernel->describe(); break;
     case plan_kind::concat: break;
   }
   return line;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tug/api/data_frame.hpp"
+#include "tug/api/user_kernel.hpp"
 #include "tug/exec/physical.hpp"
 #include "tug/plan/logical.hpp"
 #include "tug/runtime/options.hpp"
@@ -78,6 +79,14 @@ class lazy_frame {
   lazy_frame rename(const std::map<std::string, std::string>& mapping) const;
   lazy_frame drop(const std::vector<std::string>& columns) const;
   lazy_frame with_row_index(std::string name = "index", int64_t offset = 0) const;
+  /// Runs user kernel `k` on every partition as it is read (docs/user-kernels.md): the output is
+  /// `k`'s kept columns, then its declared outputs. @throws column_not_found_error /
+  /// invalid_argument_error naming the kernel when its declaration does not fit this frame.
+  lazy_frame map_partitions(const user_kernel& k) const;
+  /// Runs the query and user kernel `k` on every partition for its effect (a kernel that writes
+  /// somewhere itself); `k` declares no outputs. @throws invalid_argument_error when it declares some,
+  /// and what collect() throws.
+  void foreach_partition(const user_kernel& k, const engine_options& opts = {}) const;
 
   /// Output schema, known without running anything.
   const tug::schema& schema() const { return _plan->schema; }

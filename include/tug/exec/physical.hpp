@@ -469,6 +469,9 @@ physical_ptr make_row_index(backend b, physical_ptr child, int64_t offset, schem
 /// in src's partitions concatenated; table_source::take_rows). CPU only: the lowering places it on backend::cpu.
 physical_ptr make_take(backend b, physical_ptr child, std::shared_ptr<const table_source> src,
                        std::vector<std::string> columns, std::string row_column, schema out);
+/// Runs user kernel `k` on every partition as it is read (a per-partition node, fused into the scan):
+/// the kept input columns, then the kernel's declared outputs (src/exec/user_kernel.cpp).
+physical_ptr make_map_partitions(backend b, physical_ptr child, std::shared_ptr<const user_kernel> k, schema out);
 }  // namespace exec
 
 }  // namespace tug

@@ -24,6 +24,7 @@ enum class plan_kind : uint8_t {
   concat,           ///< vertical concatenation of inputs with equal schemas
   with_row_index,   ///< names[0] is the index column, offset
   take,             ///< appends `projection` columns of a source, rows by the int64 column names[0]
+  map_partitions,   ///< a user kernel on every partition (`kernel`; include/tug/api/user_kernel.hpp)
 };
 
 enum class join_type : uint8_t { inner, left, right, full, semi, anti, cross };
@@ -34,6 +35,7 @@ const char* to_string(join_type j);
 const char* to_string(unique_keep k);
 
 
+class user_kernel;
 struct plan_node;
 using plan_ptr = std::shared_ptr<const plan_node>;
 
@@ -59,6 +61,8 @@ struct plan_node {
   std::shared_ptr<const table_source> source;
   std::vector<std::string> projection;  ///< pushed-down projection (empty = all columns)
   std::vector<expr> predicates;         ///< pushed-down filters (conjunction)
+
+  std::shared_ptr<const user_kernel> kernel;  ///< map_partitions
 };
 
 /// Plan builders: each checks its input and computes the output schema.
@@ -82,6 +86,10 @@ plan_ptr with_row_index(plan_ptr in, std::string name, int64_t offset);
 /// late_materialization pass puts above a filter chain. @throws type_error / invalid_argument_error.
 plan_ptr take(plan_ptr in, std::shared_ptr<const table_source> src, std::string row_column,
               std::vector<std::string> columns);
+/// The kept input columns, then the declared outputs of user kernel `k` run on every partition of `in`.
+/// @throws column_not_found_error for an input or kept column `in` lacks; invalid_argument_error for a
+/// duplicate output name, or a CUDA source kernel with a string column; each naming the kernel.
+plan_ptr map_partitions(plan_ptr in, std::shared_ptr<const user_kernel> k);
 /// A copy of `n` with other inputs (schema recomputed).
 plan_ptr with_inputs(const plan_node& n, std::vector<plan_ptr> inputs);
 }  // namespace plan

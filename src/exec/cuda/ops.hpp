@@ -30,6 +30,8 @@ physical_ptr make_slice(physical_ptr child, int64_t offset, int64_t length);
 physical_ptr make_unique(physical_ptr child, std::vector<size_t> subset, unique_keep keep, bool maintain_order);
 physical_ptr make_concat(std::vector<physical_ptr> children, schema out);
 physical_ptr make_row_index(physical_ptr child, int64_t offset, schema out);
+/// A user kernel's device functor or CUDA source on each partition (user_kernel.cu).
+physical_ptr make_map_partitions(physical_ptr child, std::shared_ptr<const user_kernel> k, schema out);
 
 /// A CUDA filter under zero or more CUDA projections of bare (possibly renamed) column references (the
 /// lowering's pre-projections of an aggregation), as an aggregation absorbs it: the filter's input, its

@@ -5,7 +5,9 @@
 #include <iostream>
 #include <map>
 
+#include "tug/api/user_kernel.hpp"
 #include "tug/expr/resolve.hpp"
+#include "tug/memory/device.hpp"
 
 namespace tug {
 
@@ -89,11 +91,29 @@ struct lowerer {
     if (preferred == backend::cpu) return preferred;
     std::string reason = exec::backend_unsupported(preferred, r);
     if (reason.empty()) return preferred;
-    std::string why = std::string("operator ") + r.op + " cannot run on " + to_string(preferred) + ": " + reason +
-                      "; it runs on the cpu";
+    return fall_back(std::string("operator ") + r.op, reason);
+  }
+
+  // `what` cannot run on the preferred backend for `reason`: runs on the cpu per fallback_mode.
+  backend fall_back(const std::string& what, const std::string& reason) {
+    std::string why = what + " cannot run on " + to_string(preferred) + ": " + reason + "; it runs on the cpu";
     if (opts.fallback == fallback_mode::raise) throw not_implemented_error(why + " (fallback_mode=raise)");
     if (fallbacks) fallbacks->push_back(why);
     if (opts.fallback == fallback_mode::warn) std::cerr << "tug warning: " << why << "\n";
+    return backend::cpu;
+  }
+
+  // A user kernel runs on the GPU when the engine prefers it and the kernel has a device form, else on
+  // the cpu with a host functor; a kernel with neither form for the engine is an error.
+  backend choose_kernel(const user_kernel& k) {
+    const std::string who = "kernel \"" + k.name() + "\"";
+    if (preferred == backend::cuda && k.has_device()) return backend::cuda;
+    if (!k.has_host())
+      throw not_implemented_error(who + " has only a GPU form (" + (k.source_code() ? "CUDA source" : "a device functor") +
+                                  ") and the query runs on the cpu (" +
+                                  (gpu_available() ? "the engine is the cpu" : "no CUDA device is visible") +
+                                  "); give the kernel a host functor as well (user_kernel::host)");
+    if (preferred == backend::cuda) return fall_back(who, "it has only a host functor");
     return backend::cpu;
   }
 
@@ -513,6 +533,11 @@ struct lowerer {
         // decide the backend before the arguments below are moved from
         backend b_row_index = choose({"row_index", &c->output_schema});
         return exec::make_row_index(b_row_index, std::move(c), n.offset, n.schema);
+      }
+      case plan_kind::map_partitions: {
+        physical_ptr c = go(n.inputs[0]);
+        backend b_kernel = choose_kernel(*n.kernel);
+        return exec::make_map_partitions(b_kernel, std::move(c), n.kernel, n.schema);
       }
       case plan_kind::take: {
         // gathers from host memory: always on the cpu, like scans (its input comes back to the host)

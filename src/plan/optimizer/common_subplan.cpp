@@ -22,7 +22,7 @@ bool same_node(const plan_node& a, const plan_node& b) {
   return a.kind == b.kind && a.inputs == b.inputs && a.source == b.source && a.how == b.how && a.suffix == b.suffix &&
          a.descending == b.descending && a.nulls_last == b.nulls_last && a.stable == b.stable &&
          a.offset == b.offset && a.length == b.length && a.names == b.names && a.keep == b.keep &&
-         a.projection == b.projection && a.schema == b.schema && equal_exprs(a.exprs, b.exprs) &&
+         a.projection == b.projection && a.schema == b.schema && a.kernel == b.kernel && equal_exprs(a.exprs, b.exprs) &&
          equal_exprs(a.keys, b.keys) && equal_exprs(a.right_keys, b.right_keys) &&
          equal_exprs(a.predicates, b.predicates);
 }

@@ -1,7 +1,7 @@
 // Predicate pushdown: splits filters into conjuncts and moves each as close to the data as it can go
 // without changing results: through row-wise projections (renaming columns), sorts, unions, the
 // non-null-producing sides of joins, group_by keys and unique subsets, into scan predicates.
-// Stops at slices, row indices, windows, aggregations, top-k sorts and subplans used more than once
+// Stops at slices, row indices, user kernels, windows, aggregations, top-k sorts and subplans used more than once
 // (so that they stay shared).
 #include <optional>
 
@@ -126,6 +126,7 @@ struct pusher {
       case plan_kind::slice:
       case plan_kind::with_row_index:
       case plan_kind::take:
+      case plan_kind::map_partitions:  // a kernel sees whole partitions
         return barrier(p, preds);
     }
     throw internal_error("predicate_pushdown: bad plan kind");

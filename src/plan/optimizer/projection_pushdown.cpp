@@ -5,6 +5,7 @@
 // select, so the output schema is unchanged.
 #include <algorithm>
 
+#include "tug/api/user_kernel.hpp"
 #include "tug/plan/optimizer.hpp"
 #include "util.hpp"
 
@@ -77,6 +78,12 @@ decision decide(const plan_node& n, const name_set& need) {
       d.inputs[0] = need;
       for (auto& c : n.projection) d.inputs[0].erase(c);
       d.inputs[0].insert(n.names[0]);
+      break;
+    case plan_kind::map_partitions:  // the kernel reads its inputs (all columns when it names none)
+      if (n.kernel->input_names().empty())
+        for (auto& f : n.inputs[0]->schema) d.inputs[0].insert(f.name);
+      d.inputs[0].insert(n.kernel->input_names().begin(), n.kernel->input_names().end());
+      d.inputs[0].insert(n.kernel->kept().begin(), n.kernel->kept().end());
       break;
     case plan_kind::join: {
       for (auto& [out, o] : opt::join_origins(n)) {

@@ -1,0 +1,63 @@
+#pragma once
+/// Column views for user kernels (docs/user-kernels.md): what a CUDA kernel launched by
+/// `map_partitions` receives, one struct per column (struct of arrays). The same header serves three
+/// compilers: NVRTC (tug hands it to every run-time compiled kernel as <tug/kernel.cuh>), nvcc (a
+/// user's own device functor includes it) and the host compiler (tug fills the structs). It includes
+/// no standard header, since NVRTC has none.
+///
+/// A source kernel's parameters are, in order: `long long rows`, one `tug::in_column<T>` per input
+/// column, one `tug::out_column<T>` per declared output column, then the scalar arguments.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TUG_KERNEL_FN __host__ __device__ inline
+#else
+#define TUG_KERNEL_FN inline
+#endif
+
+namespace tug {
+
+/// Read-only view of one input column of a partition. Row i of the partition is `data[offset + i]`;
+/// `validity` is an LSB-first bitmap indexed like `data` (nullptr when the column has no nulls).
+template <typename T>
+struct in_column {
+  const T* data;
+  const unsigned char* validity;
+  long long offset;
+  long long size;
+
+  TUG_KERNEL_FN T operator[](long long i) const { return data[offset + i]; }
+  TUG_KERNEL_FN bool valid(long long i) const {
+    if (!validity) return true;
+    long long j = offset + i;
+    return (validity[j >> 3] >> (j & 7)) & 1;
+  }
+  TUG_KERNEL_FN bool is_null(long long i) const { return !valid(i); }
+};
+
+/// Writable view of one output column of a partition (`size` rows, every row valid until set_null).
+/// `validity` is an LSB-first bitmap as 32-bit words (little-endian), so set_null is one atomic.
+template <typename T>
+struct out_column {
+  T* data;
+  unsigned int* validity;
+  long long size;
+
+  TUG_KERNEL_FN T& operator[](long long i) const { return data[i]; }
+#if defined(__CUDA_ARCH__)
+  /// Marks row i null (safe from many threads at once).
+  __device__ inline void set_null(long long i) const { atomicAnd(validity + (i >> 5), ~(1u << (i & 31))); }
+#else
+  /// Marks row i null (host code: not thread-safe for rows of one 32-row word).
+  inline void set_null(long long i) const { validity[i >> 5] &= ~(1u << (i & 31)); }
+#endif
+};
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+/// The first row this thread handles in a grid-stride loop, and the stride:
+/// `for (long long i = tug::first_row(); i < rows; i += tug::row_stride())`.
+__device__ inline long long first_row() {
+  return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline long long row_stride() { return static_cast<long long>(gridDim.x) * blockDim.x; }
+#endif
+
+}  // namespace tug

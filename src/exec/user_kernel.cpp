@@ -1,0 +1,232 @@
+// User kernels (docs/user-kernels.md): the partition a kernel sees, the map_partitions node both
+// backends share, and the CPU backend's node (host functors).
+#include "exec/user_kernel.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "exec/nvtx.hpp"
+#include "tug/exec/cpu/require.hpp"
+#include "tug/memory/device.hpp"
+#ifdef TUG_WITH_CUDA
+#include "exec/cuda/ops.hpp"
+#endif
+
+namespace tug {
+
+std::string default_kernel_cache_dir() {
+  if (const char* d = std::getenv("TUG_KERNEL_CACHE")) return d;  // "" turns the cache off
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/tug/kernels";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tug/kernels";
+  return {};
+}
+
+std::string user_kernel::describe() const {
+  std::string forms;
+  auto add = [&](const char* f) { forms += (forms.empty() ? "" : "+") + std::string(f); };
+  if (_host) add("host");
+  if (_device) add("device");
+  if (_source) add("cuda source");
+  std::string s = "\"" + _name + "\" (" + forms + ")";
+  auto list = [](const std::vector<std::string>& v) {
+    std::string r;
+    for (auto& c : v)
+      r += (r.empty() ? "" : ", ") + c;
+    return "[" + r + "]";
+  };
+  s += " in " + (_inputs.empty() ? std::string("[all]") : list(_inputs));
+  if (!_keep.empty()) s += " keep " + list(_keep);
+  s += " out [" + _outputs.to_string() + "]";
+  if (!_args.empty()) {
+    std::string a;
+    for (auto& x : _args)
+      a += (a.empty() ? "" : ", ") + x.to_string();
+    s += " args [" + a + "]";
+  }
+  return s;
+}
+
+kernel_partition::kernel_partition(const std::string& kernel, int64_t number, backend where, void* stream,
+                                   const table& input, std::vector<std::string> input_names,
+                                   const std::vector<scalar>& args, memory_resource* mr)
+    : _kernel(kernel),
+      _number(number),
+      _where(where),
+      _stream(stream),
+      _input(input),
+      _input_names(std::move(input_names)),
+      _args(args),
+      _mr(mr) {}
+
+std::string kernel_partition::where_text() const {
+  return "kernel \"" + _kernel + "\", partition #" + std::to_string(_number) + " (" + std::to_string(rows()) +
+         " rows)";
+}
+
+const column& kernel_partition::input_column(size_t i) const {
+  if (i >= _input.num_columns())
+    throw invalid_argument_error(where_text() + ": input " + std::to_string(i) + " does not exist (the kernel has " +
+                                 std::to_string(_input.num_columns()) + " inputs)");
+  return _input[i];
+}
+
+column_view kernel_partition::input(size_t i) const { return input_column(i).view(); }
+
+column_view kernel_partition::input(std::string_view name) const {
+  for (size_t i = 0; i < _input_names.size(); ++i)
+    if (_input_names[i] == name) return input(i);
+  throw column_not_found_error(where_text() + ": no input column \"" + std::string(name) + "\"");
+}
+
+column_view kernel_partition::checked_input(size_t i, size_t width) const {
+  column_view v = input(i);
+  if (v.type.id == type_id::string || static_cast<size_t>(size_of(v.type.id)) != width)
+    throw type_error(where_text() + ": input \"" + _input_names[i] + "\" is " + to_string(v.type) +
+                     ", not a column of " + std::to_string(width) + "-byte values");
+  return v;
+}
+
+const mutable_column_view& kernel_partition::output(size_t i) const {
+  if (i >= _outputs.size())
+    throw invalid_argument_error(where_text() + ": output " + std::to_string(i) + " does not exist (the kernel has " +
+                                 std::to_string(_outputs.size()) + " outputs)");
+  return _outputs[i].view;
+}
+
+const mutable_column_view& kernel_partition::output(std::string_view name) const {
+  for (auto& s : _outputs)
+    if (s.name == name) return s.view;
+  throw column_not_found_error(where_text() + ": no output column \"" + std::string(name) + "\"");
+}
+
+const mutable_column_view& kernel_partition::checked_output(size_t i, size_t width) const {
+  const mutable_column_view& v = output(i);
+  if (v.type.id == type_id::string || static_cast<size_t>(size_of(v.type.id)) != width)
+    throw type_error(where_text() + ": output \"" + _outputs[i].name + "\" is " + to_string(v.type) +
+                     ", not a column of " + std::to_string(width) + "-byte values");
+  return v;
+}
+
+void kernel_partition::set_output(size_t i, column c) {
+  output(i);  // range check
+  _outputs[i].replaced = std::move(c);
+  _outputs[i].is_replaced = true;
+}
+
+const scalar& kernel_partition::arg(size_t i) const {
+  if (i >= _args.size())
+    throw invalid_argument_error(where_text() + ": argument " + std::to_string(i) + " does not exist (the kernel has " +
+                                 std::to_string(_args.size()) + " arguments)");
+  return _args[i];
+}
+
+std::vector<table> map_partitions_node::run(exec_context& ctx) {
+  _next = 0;
+  return run_per_partition(ctx);
+}
+
+table map_partitions_node::process_partition(const table& t, exec_context& ctx) {
+  nvtx_range range{"map_partitions " + _k->name()};
+  const schema& in = children[0]->output_schema;
+  std::vector<std::string> names = _k->input_names().empty() ? in.names() : _k->input_names();
+  std::vector<column> cols;
+  for (auto& n : names)
+    cols.push_back(t[in.index_of(n)]);
+  const int64_t rows = t.num_rows();
+  table input = cols.empty() ? table::empty_with_rows(rows) : table(std::move(cols));
+  memory_resource* mr = memory(ctx);
+  kernel_partition p(_k->name(), _next++, where, stream(), input, names, _k->arguments(), mr);
+  // the declared outputs, `rows` long, every row valid; string outputs come only through set_output
+  for (auto& f : _k->output_schema()) {
+    kernel_partition::output_slot s;
+    s.name = f.name;
+    s.view.type = f.type;
+    if (f.type.id != type_id::string) {
+      s.data = make_buffer(static_cast<size_t>(rows) * static_cast<size_t>(size_of(f.type.id)), mr);
+      s.validity = make_buffer(static_cast<size_t>((rows + 31) / 32) * 4, mr);
+      set_all_valid(*s.validity);
+      s.view.size = rows;
+      s.view.data = s.data->data();
+      s.view.validity = s.validity->as<unsigned int>();
+    }
+    p.slots().push_back(std::move(s));
+  }
+  try {
+    run_kernel(p, ctx);
+  } catch (const error&) {
+    throw;  // tug's own errors name the kernel and the partition (or are memory errors the operator names)
+  } catch (const std::exception& e) {
+    throw compute_error(p.where_text() + " raised: " + e.what());
+  }
+  // check what the kernel made against its declaration
+  std::vector<column> out;
+  for (auto& c : _k->kept())
+    out.push_back(t[in.index_of(c)]);
+  int64_t length = -1;  // the outputs' common length
+  std::string length_from;
+  if (!out.empty()) {
+    length = rows;
+    length_from = "the kept input columns";
+  }
+  for (auto& s : p.slots()) {
+    column c;
+    if (s.is_replaced) {
+      c = std::move(s.replaced);
+      if (!(c.type() == s.view.type))
+        throw type_error(p.where_text() + ": output \"" + s.name + "\" is " + to_string(c.type()) +
+                         " but the kernel declares " + to_string(s.view.type));
+      if (c.size() > 0 && !in_memory(c))
+        throw invalid_argument_error(p.where_text() + ": output \"" + s.name + "\" is in " +
+                                     (where == backend::cuda ? "host" : "device") + " memory; a kernel on the " +
+                                     to_string(where) + " engine returns columns in " +
+                                     (where == backend::cuda ? "device" : "host") + " memory (kernel_partition::memory())");
+    } else if (s.view.type.id == type_id::string) {
+      throw invalid_argument_error(p.where_text() + ": string output \"" + s.name +
+                                   "\" was not given; a kernel hands string columns over with set_output");
+    } else {
+      const int64_t valid = count_set_bits(*s.validity, 0, rows);
+      c = column(s.view.type, rows, s.data, valid == rows ? buffer_ptr{} : s.validity, rows - valid);
+    }
+    if (length < 0) {
+      length = c.size();
+      length_from = "output \"" + s.name + "\"";
+    } else if (c.size() != length) {
+      throw compute_error(p.where_text() + ": output \"" + s.name + "\" has " + std::to_string(c.size()) +
+                          " rows but " + length_from + " " + std::to_string(length));
+    }
+    out.push_back(std::move(c));
+  }
+  if (out.empty()) return table::empty_with_rows(0);  // a foreach kernel: nothing comes out
+  return table(std::move(out));
+}
+
+namespace {
+
+class map_partitions_op final : public map_partitions_node {
+ public:
+  using map_partitions_node::map_partitions_node;
+
+ protected:
+  void run_kernel(kernel_partition& p, exec_context&) const override {
+    if (!_k->has_host())
+      throw internal_error("kernel \"" + _k->name() + "\" reached the cpu without a host functor");
+    _k->host_fn()(p);
+  }
+  memory_resource* memory(exec_context& ctx) const override { return ctx.mr; }
+  void set_all_valid(buffer& b) const override { std::memset(b.data(), 0xff, b.size()); }
+  bool in_memory(const column& c) const override { return !on_device(table({c})); }
+};
+
+}  // namespace
+
+namespace exec {
+
+physical_ptr make_map_partitions(backend b, physical_ptr child, std::shared_ptr<const user_kernel> k, schema out) {
+  TUG_DISPATCH_CUDA(b, make_map_partitions(std::move(child), std::move(k), std::move(out)));
+  return cpu::finish(std::make_unique<map_partitions_op>(std::move(k)), b, cpu::one(std::move(child)),
+                     std::move(out));
+}
+
+}  // namespace exec
+
+}  // namespace tug

@@ -1,0 +1,531 @@
+// User kernels (map_partitions / foreach_partition): host functors on the CPU engine, the declared
+// schema's checks, NVRTC compilation and its disk cache (no GPU needed), and on a GPU source kernels,
+// device functors and faults (skipped without one).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "test_util.hpp"
+#include "tug/api/lazy_frame.hpp"
+#include "tug/api/map_reduce.hpp"
+#include "tug/memory/device.hpp"
+#ifdef TUG_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+using namespace tug;
+
+namespace {
+
+/// x (i64, every 5th row null) and y (f64 = row / 4).
+data_frame xy(int64_t n) {
+  std::vector<std::optional<int64_t>> x;
+  std::vector<std::optional<double>> y;
+  for (int64_t i = 0; i < n; ++i) {
+    x.push_back(i % 5 == 3 ? std::nullopt : std::optional<int64_t>(i * 3 - 7));
+    y.push_back(static_cast<double>(i) / 4);
+  }
+  return data_frame::from_columns({{"x", i64(x)}, {"y", f64(y)}});
+}
+
+/// z = a * x + y, null where x is null (the same loop for host and device views).
+void axpy_host(kernel_partition& p) {
+  auto x = p.in<int64_t>(0);
+  auto y = p.in<double>(1);
+  auto z = p.out<double>(0);
+  const double a = p.arg(0).as_double();
+  for (long long i = 0; i < p.rows(); ++i) {
+    if (x.is_null(i)) {
+      z[i] = 0;
+      z.set_null(i);
+    } else {
+      z[i] = a * static_cast<double>(x[i]) + y[i];
+    }
+  }
+}
+
+user_kernel axpy_kernel() {
+  return user_kernel("axpy")
+      .inputs({"x", "y"})
+      .keep({"x"})
+      .outputs(schema({{"z", type_id::float64}}))
+      .args(kernel_args(2.5))
+      .host(axpy_host);
+}
+
+/// The expected output of axpy_kernel over xy(n).
+data_frame axpy_expected(int64_t n) {
+  std::vector<std::optional<int64_t>> x;
+  std::vector<std::optional<double>> z;
+  for (int64_t i = 0; i < n; ++i) {
+    bool null = i % 5 == 3;
+    x.push_back(null ? std::nullopt : std::optional<int64_t>(i * 3 - 7));
+    z.push_back(null ? std::nullopt : std::optional<double>(2.5 * static_cast<double>(i * 3 - 7) + i / 4.0));
+  }
+  return data_frame::from_columns({{"x", i64(x)}, {"z", f64(z)}});
+}
+
+/// The message of the `E` that `f` throws ("" when none, a failure when another exception).
+template <typename E, typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return {};
+}
+
+/// A fresh, empty directory for a kernel cache.
+std::string temp_cache_dir(const std::string& tag) {
+  auto d = std::filesystem::temp_directory_path() / ("tug_kernel_cache_" + tag + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  return d.string();
+}
+
+const char* axpy_source = R"(
+#include <tug/kernel.cuh>
+extern "C" __global__ void axpy(long long rows, tug::in_column<long long> x, tug::in_column<double> y,
+                                tug::out_column<double> z, double a) {
+  for (long long i = tug::first_row(); i < rows; i += tug::row_stride()) {
+    if (x.is_null(i)) {
+      z[i] = 0;
+      z.set_null(i);
+    } else {
+      z[i] = a * static_cast<double>(x[i]) + y[i];
+    }
+  }
+}
+)";
+
+}  // namespace
+
+TEST(UserKernel, HostFunctorEdgeSizesAndPartitions) {
+  for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
+    for (int64_t target : {7, 32, 1 << 20}) {
+      std::atomic<int64_t> calls{0}, rows{0};
+      user_kernel k = axpy_kernel();
+      k.host([&](kernel_partition& p) {
+        ++calls;
+        rows += p.rows();
+        EXPECT_EQ(p.where(), backend::cpu);
+        EXPECT_EQ(p.stream(), nullptr);
+        axpy_host(p);
+      });
+      engine_options o = cpu_engine();
+      o.target_partition_rows = target;
+      data_frame out = xy(n).lazy().map_partitions(k).collect(o);
+      SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
+      expect_frames_equal(out, axpy_expected(n));
+      EXPECT_EQ(rows.load(), n);
+      if (n > 0) EXPECT_EQ(calls.load(), static_cast<int64_t>(out.partitions().size()));  // collect drops empty ones
+      if (n > target) EXPECT_GT(calls.load(), 1);
+    }
+  }
+}
+
+TEST(UserKernel, RunsFusedIntoTheScan) {
+  engine_options o = cpu_engine();
+  o.target_partition_rows = 10;
+  auto r = xy(100).lazy().filter(col("y") > lit(1.0)).map_partitions(axpy_kernel()).profile(o);
+  EXPECT_NE(r.statistics.find("map_partitions (fused)"), std::string::npos) << r.statistics;
+  EXPECT_NE(r.physical_plan.find("map_partitions \"axpy\" (host)"), std::string::npos) << r.physical_plan;
+}
+
+TEST(UserKernel, EveryFixedWidthTypeSlicedWithNulls) {
+  const int64_t n = 70;
+  std::vector<std::pair<std::string, column>> cols;
+  std::vector<std::optional<bool>> b;
+  std::vector<std::optional<int8_t>> i8;
+  std::vector<std::optional<int16_t>> i16;
+  std::vector<std::optional<int32_t>> i32v;
+  std::vector<std::optional<uint64_t>> u64;
+  std::vector<std::optional<float>> f32;
+  std::vector<std::optional<int32_t>> d32;
+  std::vector<std::optional<int64_t>> ts;
+  std::vector<std::optional<__int128>> dec;
+  for (int64_t i = 0; i < n; ++i) {
+    bool null = i % 7 == 2;
+    auto opt = [&](auto v) { return null ? std::nullopt : std::optional<decltype(v)>(v); };
+    b.push_back(opt(i % 2 == 0));
+    i8.push_back(opt(static_cast<int8_t>(i - 60)));
+    i16.push_back(opt(static_cast<int16_t>(i * 300)));
+    i32v.push_back(opt(static_cast<int32_t>(-i * 100000)));
+    u64.push_back(opt(static_cast<uint64_t>(i) << 40));
+    f32.push_back(opt(static_cast<float>(i) / 3));
+    d32.push_back(opt(static_cast<int32_t>(18000 + i)));
+    ts.push_back(opt(static_cast<int64_t>(i) * 1000000007));
+    dec.push_back(opt(static_cast<__int128>(i) * 1000000000000LL - 5));
+  }
+  cols.push_back({"b", make_bool_column(b)});
+  cols.push_back({"i8", make_column<int8_t>(type_id::int8, i8)});
+  cols.push_back({"i16", make_column<int16_t>(type_id::int16, i16)});
+  cols.push_back({"i32", make_column<int32_t>(type_id::int32, i32v)});
+  cols.push_back({"u64", make_column<uint64_t>(type_id::uint64, u64)});
+  cols.push_back({"f32", make_column<float>(type_id::float32, f32)});
+  cols.push_back({"d", make_column<int32_t>(type_id::date32, d32)});
+  cols.push_back({"ts", make_column<int64_t>(timestamp(time_unit::ns), ts)});
+  cols.push_back({"dec", make_column<__int128>(decimal(30, 4), dec)});
+  data_frame df = data_frame::from_columns(cols);
+  schema out;
+  for (auto& f : df.schema())
+    out.push_back({f.name + "_copy", f.type});
+  // copies every input to the output of the same type, value by value and null by null
+  auto copy = [](kernel_partition& p) {
+    for (size_t c = 0; c < p.num_inputs(); ++c) {
+      column_view in = p.input(c);
+      const mutable_column_view& o = p.output(c);
+      type_dispatch(in.type.id, [&]<type_id Id>() {
+        if constexpr (Id != type_id::string) {
+          using T = storage_t<Id>;
+          for (int64_t i = 0; i < p.rows(); ++i) {
+            o.values<T>()[i] = in.is_valid(i) ? in.value<T>(i) : T{};
+            if (in.is_null(i)) o.set_null(i);
+          }
+        }
+      });
+    }
+  };
+  for (int64_t target : {9, 1 << 20}) {
+    engine_options o = cpu_engine();
+    o.target_partition_rows = target;  // 9: sliced partitions, whose columns start at an offset
+    data_frame got =
+        df.lazy().map_partitions(user_kernel("copy").outputs(out).host(copy)).collect(o);
+    ASSERT_EQ(got.schema().size(), df.schema().size());
+    table a = got.to_table(), e = df.to_table();
+    for (size_t c = 0; c < a.num_columns(); ++c)
+      expect_columns_equal(a[c], e[c], df.schema()[c].name);
+  }
+}
+
+TEST(UserKernel, StringsAndOtherLengthsThroughSetOutput) {
+  auto df = data_frame::from_columns({{"s", str({"ab", std::nullopt, "", "xyz", "q"})}});
+  // one row per partition: the partition's row count and its strings joined
+  user_kernel k = user_kernel("summary")
+                      .outputs(schema({{"rows", type_id::int64}, {"joined", type_id::string}}))
+                      .host([](kernel_partition& p) {
+                        std::string j;
+                        column_view s = p.input(0);
+                        for (int64_t i = 0; i < p.rows(); ++i)
+                          j += s.is_null(i) ? "~" : std::string(s.string(i));
+                        p.set_output(0, make_column<int64_t>(type_id::int64, std::vector<int64_t>{p.rows()}));
+                        string_builder b;
+                        b.append(j);
+                        p.set_output(1, b.finish());
+                      });
+  engine_options o = cpu_engine();
+  o.target_partition_rows = 2;
+  data_frame got = df.lazy().map_partitions(k).collect(o);
+  std::vector<std::string> rows = rows_of(got);
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, (std::vector<std::string>{"1|q", "2|ab~", "2|xyz"}));
+}
+
+TEST(UserKernel, ScalarArguments) {
+  auto args = kernel_args(1.5, 2.5f, 3, int64_t{4}, uint8_t{5}, true, "s");
+  ASSERT_EQ(args.size(), 7u);
+  EXPECT_EQ(args[0].type().id, type_id::float64);
+  EXPECT_EQ(args[1].type().id, type_id::float32);
+  EXPECT_EQ(args[2].type().id, type_id::int32);
+  EXPECT_EQ(args[3].type().id, type_id::int64);
+  EXPECT_EQ(args[4].type().id, type_id::uint8);
+  EXPECT_EQ(args[5].type().id, type_id::boolean);
+  EXPECT_EQ(args[6].as_string(), "s");
+  EXPECT_EQ(args[2].as_int64(), 3);
+  std::string seen;
+  std::mutex mu;
+  user_kernel k = user_kernel("args").args(args).host([&](kernel_partition& p) {
+    std::lock_guard<std::mutex> g(mu);
+    seen = p.arg(6).as_string() + std::to_string(p.arg(3).as_int64());
+    EXPECT_THROW(p.arg(7), invalid_argument_error);
+  });
+  xy(3).lazy().foreach_partition(k, cpu_engine());
+  EXPECT_EQ(seen, "s4");
+}
+
+TEST(UserKernel, ForeachSeesEveryRowOnce) {
+  std::atomic<int64_t> rows{0}, sum{0}, calls{0};
+  user_kernel k = user_kernel("sum").inputs({"x"}).host([&](kernel_partition& p) {
+    ++calls;
+    auto x = p.in<int64_t>(0);
+    for (long long i = 0; i < p.rows(); ++i)
+      if (x.valid(i)) sum += x[i];
+    rows += p.rows();
+  });
+  engine_options o = cpu_engine();
+  o.target_partition_rows = 33;
+  xy(1024).lazy().foreach_partition(k, o);
+  int64_t want = 0;
+  for (int64_t i = 0; i < 1024; ++i)
+    if (i % 5 != 3) want += i * 3 - 7;
+  EXPECT_EQ(rows.load(), 1024);
+  EXPECT_EQ(sum.load(), want);
+  EXPECT_GT(calls.load(), 1);
+  EXPECT_THROW(xy(3).lazy().foreach_partition(axpy_kernel(), o), invalid_argument_error);
+}
+
+TEST(UserKernel, FiltersAboveAKernelStayAbove) {
+  // a filter on a kept column above the kernel must not reach the scan: the kernel sees every row
+  std::atomic<int64_t> rows{0};
+  user_kernel k = axpy_kernel();
+  k.host([&](kernel_partition& p) {
+    rows += p.rows();
+    axpy_host(p);
+  });
+  data_frame got = xy(100).lazy().map_partitions(k).filter(col("x") > lit(int64_t{100})).select({col("z")}).collect(
+      cpu_engine());
+  EXPECT_EQ(rows.load(), 100);
+  data_frame want = axpy_expected(100).lazy().filter(col("x") > lit(int64_t{100})).select({col("z")}).collect(
+      cpu_engine());
+  expect_frames_equal(got, want);
+}
+
+TEST(UserKernel, DeclarationErrorsAtBuildTime) {
+  auto lf = xy(3).lazy();
+  std::string m = error_of<column_not_found_error>([&] { lf.map_partitions(user_kernel("k").inputs({"nope"}).host(axpy_host)); });
+  EXPECT_NE(m.find("kernel \"k\""), std::string::npos) << m;
+  EXPECT_NE(m.find("nope"), std::string::npos) << m;
+  EXPECT_THROW(lf.map_partitions(user_kernel("k").keep({"nope"}).host(axpy_host)), column_not_found_error);
+  EXPECT_THROW(lf.map_partitions(user_kernel("k").keep({"x"}).outputs(schema({{"x", type_id::int64}})).host(axpy_host)),
+               invalid_argument_error);
+  EXPECT_THROW(lf.map_partitions(user_kernel("no_form")), invalid_argument_error);
+  auto s = data_frame::from_columns({{"s", str({"a"})}}).lazy();
+  m = error_of<invalid_argument_error>([&] { s.map_partitions(user_kernel("src").source({"", "src"})); });
+  EXPECT_NE(m.find("string column"), std::string::npos) << m;
+  m = error_of<invalid_argument_error>(
+      [&] { lf.map_partitions(user_kernel("src").source({"", "src"}).args(kernel_args("text"))); });
+  EXPECT_NE(m.find("argument 0 is a string"), std::string::npos) << m;
+}
+
+TEST(UserKernel, OutputChecksNameTheKernelAndThePartition) {
+  engine_options o = cpu_engine();
+  o.target_partition_rows = 10;
+  auto lf = xy(30).lazy();
+  schema f64_out({{"z", type_id::float64}});
+  // a column of another type than declared
+  std::string m = error_of<type_error>([&] {
+    lf.map_partitions(user_kernel("wrong_type").outputs(f64_out).host([](kernel_partition& p) {
+        p.set_output(0, make_column<int64_t>(type_id::int64, std::vector<int64_t>(static_cast<size_t>(p.rows()), 1)));
+      })).collect(o);
+  });
+  EXPECT_NE(m.find("kernel \"wrong_type\", partition #"), std::string::npos) << m;
+  EXPECT_NE(m.find("(10 rows)"), std::string::npos) << m;
+  EXPECT_NE(m.find("output \"z\" is i64 but the kernel declares f64"), std::string::npos) << m;
+  // a length other than the kept columns'
+  m = error_of<compute_error>([&] {
+    lf.map_partitions(user_kernel("wrong_length").keep({"x"}).outputs(f64_out).host([](kernel_partition& p) {
+        p.set_output(0, make_column<double>(type_id::float64, std::vector<double>{1.0}));
+      })).collect(o);
+  });
+  EXPECT_NE(m.find("kernel \"wrong_length\""), std::string::npos) << m;
+  EXPECT_NE(m.find("has 1 rows but the kept input columns 10"), std::string::npos) << m;
+  // a typed view of the wrong width
+  m = error_of<type_error>([&] {
+    lf.map_partitions(user_kernel("wrong_view").outputs(f64_out).host([](kernel_partition& p) { p.in<int32_t>(0); }))
+        .collect(o);
+  });
+  EXPECT_NE(m.find("input \"x\" is i64, not a column of 4-byte values"), std::string::npos) << m;
+  // a string output never given
+  m = error_of<invalid_argument_error>([&] {
+    lf.map_partitions(user_kernel("no_string").outputs(schema({{"s", type_id::string}})).host([](kernel_partition&) {}))
+        .collect(o);
+  });
+  EXPECT_NE(m.find("string output \"s\" was not given"), std::string::npos) << m;
+  // the kernel's own exception
+  m = error_of<compute_error>([&] {
+    lf.map_partitions(user_kernel("throws").host([](kernel_partition&) { throw std::runtime_error("boom"); })).collect(o);
+  });
+  EXPECT_NE(m.find("kernel \"throws\", partition #"), std::string::npos) << m;
+  EXPECT_NE(m.find("raised: boom"), std::string::npos) << m;
+}
+
+TEST(UserKernel, GpuOnlyKernelOnTheCpuEngine) {
+  user_kernel k = user_kernel("axpy").inputs({"x", "y"}).outputs(schema({{"z", type_id::float64}}))
+                      .args(kernel_args(2.5)).source({axpy_source, "axpy"}, "");
+  std::string m = error_of<not_implemented_error>([&] { xy(10).lazy().map_partitions(k).collect(cpu_engine()); });
+  EXPECT_NE(m.find("kernel \"axpy\" has only a GPU form (CUDA source)"), std::string::npos) << m;
+  EXPECT_NE(m.find("give the kernel a host functor"), std::string::npos) << m;
+  // with a host functor as well, the CPU engine runs that
+  k.host(axpy_host);
+  data_frame got = xy(10).lazy().map_partitions(k).collect(cpu_engine());
+  expect_frames_equal(got, axpy_expected(10).lazy().select({col("z")}).collect(cpu_engine()));
+}
+
+#ifdef TUG_WITH_CUDA
+TEST(UserKernel, NvrtcCompilesAndCachesWithoutAGpu) {
+  std::string dir = temp_cache_dir("cache");
+  cuda_source src{axpy_source, "axpy"};
+  compiled_kernel a = compile_cuda_source(src, "sm_90", dir);
+  EXPECT_FALSE(a.from_cache);
+  EXPECT_GT(a.cubin.size(), 100u);
+  EXPECT_EQ(a.cubin.substr(0, 4), std::string("\x7f" "ELF"));
+  EXPECT_TRUE(std::filesystem::exists(a.cache_file)) << a.cache_file;
+  compiled_kernel b = compile_cuda_source(src, "sm_90", dir);
+  EXPECT_TRUE(b.from_cache);
+  EXPECT_EQ(b.cubin, a.cubin);
+  EXPECT_EQ(b.cache_file, a.cache_file);
+  // other options, another architecture, other source: other entries
+  cuda_source fast = src;
+  fast.options = {"-use_fast_math"};
+  compiled_kernel c = compile_cuda_source(fast, "sm_90", dir);
+  EXPECT_FALSE(c.from_cache);
+  EXPECT_NE(c.cache_file, a.cache_file);
+  compiled_kernel d = compile_cuda_source(src, "sm_80", dir);
+  EXPECT_FALSE(d.from_cache);
+  EXPECT_NE(d.cache_file, a.cache_file);
+  cuda_source edited = src;
+  edited.code += "\n// edited\n";
+  EXPECT_FALSE(compile_cuda_source(edited, "sm_90", dir).from_cache);
+  // a damaged entry is compiled again and rewritten
+  std::filesystem::resize_file(a.cache_file, 20);
+  compiled_kernel e = compile_cuda_source(src, "sm_90", dir);
+  EXPECT_FALSE(e.from_cache);
+  EXPECT_EQ(e.cubin, a.cubin);
+  EXPECT_TRUE(compile_cuda_source(src, "sm_90", dir).from_cache);
+  // no directory: no cache
+  compiled_kernel f = compile_cuda_source(src, "sm_90", "");
+  EXPECT_FALSE(f.from_cache);
+  EXPECT_TRUE(f.cache_file.empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(UserKernel, NvrtcCompileErrorsCarryTheLogWithLineNumbers) {
+  std::string dir = temp_cache_dir("errors");
+  cuda_source bad{"#include <tug/kernel.cuh>\n"
+                  "extern \"C\" __global__ void bad(long long rows, tug::out_column<double> z) {\n"
+                  "  z[0] = undefined_name;\n"
+                  "}\n",
+                  "bad"};
+  std::string m = error_of<invalid_argument_error>([&] { compile_cuda_source(bad, "sm_90", dir); });
+  EXPECT_NE(m.find("kernel \"bad\" does not compile"), std::string::npos) << m;
+  EXPECT_NE(m.find("bad.cu(3)"), std::string::npos) << m;
+  EXPECT_NE(m.find("undefined_name"), std::string::npos) << m;
+  EXPECT_FALSE(std::filesystem::exists(dir) && !std::filesystem::is_empty(dir));  // nothing cached
+  EXPECT_THROW(compile_cuda_source(bad, "sm_1", dir), invalid_argument_error);    // a bad option is NVRTC's error too
+  EXPECT_THROW(compile_cuda_source({axpy_source, ""}, "sm_90", dir), invalid_argument_error);
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+/// The GPU engine with `target` rows a partition, or a skip.
+#define TUG_NEED_GPU() \
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device"
+
+}  // namespace
+
+TEST(UserKernel, GpuSourceKernelEqualsTheHostFunctor) {
+  TUG_NEED_GPU();
+  std::string dir = temp_cache_dir("gpu");
+  user_kernel k = axpy_kernel();
+  k.source({axpy_source, "axpy"}, dir);
+  for (int64_t n : {0, 1, 31, 32, 33, 1024, 100000}) {
+    for (int64_t target : {7, 1 << 20}) {
+      if (n > 1024 && target < 1024) continue;  // thousands of partitions add nothing here
+      SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
+      auto r = xy(n).lazy().map_partitions(k).profile(engine_with(true, target));
+      EXPECT_NE(r.physical_plan.find("map_partitions \"axpy\" (host+cuda source)"), std::string::npos);
+      EXPECT_NE(r.physical_plan.find("@cuda"), std::string::npos) << r.physical_plan;
+      expect_frames_equal(r.frame, axpy_expected(n));
+    }
+  }
+  // a launch configuration given by the user: one block of 32 threads loops over every row
+  k.launch({1, 32, 0});
+  expect_frames_equal(xy(1000).lazy().map_partitions(k).collect(engine_with(true, 1 << 20)), axpy_expected(1000));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(UserKernel, GpuDeviceFunctorGetsDeviceViewsAndTheStream) {
+  TUG_NEED_GPU();
+  // copies y to the output with the CUDA runtime on the partition's stream
+  user_kernel k = user_kernel("copy_y").inputs({"y"}).outputs(schema({{"y2", type_id::float64}}))
+                      .device([](kernel_partition& p) {
+                        ASSERT_EQ(p.where(), backend::cuda);
+                        auto y = p.in<double>(0);
+                        auto o = p.out<double>(0);
+                        cudaMemcpyAsync(o.data, y.data + y.offset, sizeof(double) * static_cast<size_t>(p.rows()),
+                                        cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(p.stream()));
+                      });
+  data_frame got = xy(1000).lazy().map_partitions(k).collect(engine_with(true, 33));
+  data_frame want = xy(1000).lazy().select({col("y").alias("y2")}).collect(cpu_engine());
+  expect_frames_equal(got, want);
+}
+
+TEST(UserKernel, GpuParameterMismatchIsNamed) {
+  TUG_NEED_GPU();
+  user_kernel k = axpy_kernel();
+  k.source({axpy_source, "axpy"}, "").args(kernel_args(2.5f));  // a float where the kernel takes a double
+  std::string m = error_of<invalid_argument_error>([&] { xy(10).lazy().map_partitions(k).collect(engine_with(true, 1 << 20)); });
+  EXPECT_NE(m.find("parameter 4 takes 8 bytes but tug passes f32 argument 0 (4 bytes)"), std::string::npos) << m;
+}
+
+TEST(UserKernelDeathTest, GpuFaultNamesTheKernelAndThePartition) {
+  TUG_NEED_GPU();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: the fault ruins its CUDA context
+  const char* faulty = R"(
+#include <tug/kernel.cuh>
+extern "C" __global__ void faulty(long long rows, tug::in_column<long long> x) {
+  if (tug::first_row() == 0) *reinterpret_cast<volatile long long*>(16) = x[0];
+})";
+  EXPECT_EXIT(
+      {
+        user_kernel k = user_kernel("faulty").inputs({"x"}).source({faulty, "faulty"}, "");
+        std::string m = error_of<compute_error>([&] { xy(100).lazy().foreach_partition(k, engine_with(true, 1 << 20)); });
+        bool ok = m.find("kernel \"faulty\", partition #0 (100 rows) failed on the device") != std::string::npos;
+        std::fprintf(stderr, "%s\n", m.c_str());
+        std::_Exit(ok ? 0 : 1);  // no static destructors in a ruined CUDA context
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+#endif
+
+namespace {
+/// Sums its partition's x (nulls skipped) and counts its rows, as a MapRed job.
+class sum_job final : public map_reduce_job {
+ public:
+  void process_input(const kernel_partition& p) override {
+    auto x = p.in<int64_t>(0);
+    for (long long i = 0; i < p.rows(); ++i)
+      if (x.valid(i)) _sum += x[i];
+    _rows = p.rows();
+  }
+  void compute(std::map<std::string, std::string>& out) override {
+    out["rows"] = std::to_string(_rows);
+    out["sum"] = std::to_string(_sum);
+  }
+
+ private:
+  int64_t _sum = 0, _rows = 0;
+};
+}  // namespace
+
+TEST(UserKernel, MapReduceJobPerPartitionThenReduce) {
+  for (int64_t target : {7, 1 << 20}) {
+    engine_options o = cpu_engine();
+    o.target_partition_rows = target;
+    auto q = xy(1024)
+                 .lazy()
+                 .map_partitions(map_reduce_kernel("sum", [] { return std::make_unique<sum_job>(); }, {"x"}))
+                 .group_by({"key"})
+                 .agg({col("value").cast(type_id::int64).sum().alias("total"), col("value").count().alias("jobs")})
+                 .sort("key");
+    data_frame got = q.collect(o);
+    int64_t want = 0;
+    for (int64_t i = 0; i < 1024; ++i)
+      if (i % 5 != 3) want += i * 3 - 7;
+    int64_t jobs = (1024 + target - 1) / target;
+    EXPECT_EQ(rows_of(got), (std::vector<std::string>{"rows|1024|" + std::to_string(jobs),
+                                                      "sum|" + std::to_string(want) + "|" + std::to_string(jobs)}))
+        << "target " << target;
+  }
+  std::string m = error_of<invalid_argument_error>([&] {
+    xy(3).lazy().map_partitions(map_reduce_kernel("null_job", [] { return std::unique_ptr<map_reduce_job>(); })).collect(
+        cpu_engine());
+  });
+  EXPECT_NE(m.find("kernel \"null_job\", partition #0 (3 rows): the job factory returned no job"), std::string::npos)
+      << m;
+}
