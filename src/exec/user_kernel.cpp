@@ -120,12 +120,9 @@ const scalar& kernel_partition::arg(size_t i) const {
   return _args[i];
 }
 
-std::vector<table> map_partitions_node::run(exec_context& ctx) {
-  _next = 0;
-  return run_per_partition(ctx);
-}
+std::vector<table> map_partitions_node::run(exec_context& ctx) { return run_per_partition(ctx); }
 
-table map_partitions_node::process_partition(const table& t, exec_context& ctx) {
+table map_partitions_node::process_indexed(const table& t, size_t index, exec_context& ctx) {
   nvtx_range range{"map_partitions " + _k->name()};
   const schema& in = children[0]->output_schema;
   std::vector<std::string> names = _k->input_names().empty() ? in.names() : _k->input_names();
@@ -135,7 +132,7 @@ table map_partitions_node::process_partition(const table& t, exec_context& ctx) 
   const int64_t rows = t.num_rows();
   table input = cols.empty() ? table::empty_with_rows(rows) : table(std::move(cols));
   memory_resource* mr = memory(ctx);
-  kernel_partition p(_k->name(), _next++, where, stream(), input, names, _k->arguments(), mr);
+  kernel_partition p(_k->name(), static_cast<int64_t>(index), where, stream(), input, names, _k->arguments(), mr);
   // the declared outputs, `rows` long, every row valid; string outputs come only through set_output
   for (auto& f : _k->output_schema()) {
     kernel_partition::output_slot s;

@@ -23,7 +23,8 @@ class map_partitions_node : public physical_node {
 
  protected:
   std::vector<table> run(exec_context& ctx) final;
-  table process_partition(const table& t, exec_context& ctx) final;
+  /// The kernel over partition `index` of the input (the number its messages give).
+  table process_indexed(const table& t, size_t index, exec_context& ctx) final;
   /// Runs the kernel on `p` (inputs and arguments set, outputs allocated).
   virtual void run_kernel(kernel_partition& p, exec_context& ctx) const = 0;
   /// The memory the outputs are allocated from (host or device).
@@ -35,9 +36,6 @@ class map_partitions_node : public physical_node {
   /// True when column `c` is in this backend's memory.
   virtual bool in_memory(const column& c) const = 0;
   std::shared_ptr<const user_kernel> _k;
-
- private:
-  std::atomic<int64_t> _next{0};  ///< the number of the next partition
 };
 
 }  // namespace tug

@@ -83,8 +83,8 @@ class kernel_partition {
 
   /// The kernel's name (error messages name it with the partition).
   const std::string& kernel() const { return _kernel; }
-  /// The partition's number: 0, 1, ... in the order the kernel receives partitions (partitions
-  /// arrive in parallel as the scan completes them, so this is not their order in the source).
+  /// The partition's number: its place among the kernel's input partitions, 0, 1, ... (partitions
+  /// arrive in parallel, in any order, as the scan completes them).
   int64_t number() const { return _number; }
   /// Rows of the partition.
   int64_t rows() const { return _input.num_rows(); }
