@@ -3,6 +3,7 @@
 // usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--fallback warn|raise|silent]
 //                 [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet]
 //                 [--json TIMINGS.json] [--explain] [--profile] [--no-late-materialization]
+//                 [--memory-limit BYTES] [--spill-device-limit LIMIT] [--spill-directory DIR]
 //        tug_pdsh --list        (prints the registered query numbers, one a line)
 //
 // Each query runs 1 + N times (N = --reps, default 3): the first run is "cold" (the first time in this
@@ -19,6 +20,8 @@
 // --explain prints each query's plan instead of running it; --profile runs each query once more after
 // the timed runs and prints its physical plan with per-node statistics.
 // --no-late-materialization turns that optimizer pass off (engine_options::optimizer), for A/B runs.
+// --memory-limit, --spill-device-limit and --spill-directory set those engine options (docs/options.md);
+// --profile then shows what moved between the memory tiers.
 // --engine gpu fails (status 1) when there is no GPU, rather than timing the CPU fallback.
 // --time-limit S: no query starts, and no warm run, once S seconds have passed since the start; the
 // queries not started are recorded as {"query", "skipped": "time limit"} and a query cut short keeps the
@@ -38,6 +41,7 @@
 #include "queries.hpp"
 #include "tug/api/io.hpp"
 #include "tug/core/error.hpp"
+#include "tug/memory/device.hpp"
 #include "tug/plan/lower.hpp"
 
 using json = nlohmann::json;
@@ -89,6 +93,16 @@ std::vector<int> parse_queries(const std::string& v) {
   return out;
 }
 
+/// A byte count with a unit ("64MiB", "2GB", "123456") for `flag`.
+int64_t parse_bytes(const std::string& flag, const std::string& v) {
+  if (!v.empty() && v.back() == '%') throw usage_error(flag + " needs a byte count such as 64MiB, got '" + v + "'");
+  try {
+    return parse_device_limit(v, 0);  // the byte-count syntax of spill_device_limit
+  } catch (const invalid_argument_error&) {
+    throw usage_error(flag + " needs a byte count such as 64MiB or 2GB, got '" + v + "'");
+  }
+}
+
 options parse_args(int argc, char** argv) {
   options o;
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -138,6 +152,12 @@ options parse_args(int argc, char** argv) {
       o.profile = true;
     } else if (a == "--no-late-materialization") {
       o.engine.optimizer.late_materialization = false;
+    } else if (a == "--memory-limit") {
+      o.engine.memory_limit = parse_bytes(a, value());
+    } else if (a == "--spill-device-limit") {
+      o.engine.spill_device_limit = value();  // checked when the query starts (validate_options)
+    } else if (a == "--spill-directory") {
+      o.engine.spill_directory = value();
     } else if (a == "--list") {
       o.list = true;
     } else {
@@ -308,7 +328,8 @@ int main(int argc, char** argv) {
         << "tug_pdsh: " << e.what() << "\n"
         << "usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--fallback warn|raise|silent]\n"
            "                [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet]\n"
-           "                [--json TIMINGS.json] [--explain] [--profile]\n"
+           "                [--json TIMINGS.json] [--explain] [--profile] [--no-late-materialization]\n"
+           "                [--memory-limit BYTES] [--spill-device-limit LIMIT] [--spill-directory DIR]\n"
            "       tug_pdsh --list\n";
     return 2;
   } catch (const std::exception& e) {
