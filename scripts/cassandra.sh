@@ -58,10 +58,6 @@ data_file_directories: [$dir/data]
 saved_caches_directory: $dir/saved_caches
 hints_directory: $dir/hints
 cdc_raw_directory: $dir/cdc_raw
-# fixed sizes, so that Cassandra does not ask the file system for the free space of these directories:
-# Java cannot find their mount in a chroot (scripts/fresh-check.sh), and the server refuses to start
-commitlog_total_space: 256MiB
-cdc_total_space: 256MiB
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:

@@ -157,6 +157,10 @@ run_in_root() {
   local cmd=$1
   unshare --mount --propagation private bash -euo pipefail -c '
     root=$1; ccache_dir=$2; shift 2
+    # the root a mount point of its own, as a real machine'"'"'s / is: programs that look up the mount of
+    # a path in /proc/mounts (Java'"'"'s FileStore, which the Cassandra test server asks for free space)
+    # find none in a plain chroot
+    mount --bind "$root" "$root"
     mount -t proc proc "$root/proc"
     mount --bind /sys "$root/sys"
     mount --bind /dev "$root/dev"
