@@ -515,3 +515,35 @@ TEST(Streaming, SinksKeepOrderAcrossManyPartitions) {
     if (n > 0) expect_frames_equal(scan_parquet(d).collect(o), expect);
   }
 }
+
+TEST(Streaming, GpuProbeSideSpillsWhenTheDeviceLimitIsReached) {
+  // no debug option: the probe side, held on the device while the build side runs, spills because the
+  // build side's allocations reach spill_device_limit (the device budget asks the memory manager)
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  // a build side that needs much more memory than the join after it: its keys meet ten of the probe's
+  auto left = numbers(4000000, 5000).lazy().select({col("k"), (col("v") + lit(int64_t{1})).alias("w")});
+  auto right = numbers(16000000, 5000)
+                   .lazy()
+                   .with_columns({(col("k") + lit(int64_t{4990})).alias("k")})
+                   .group_by({"k"})
+                   .agg({col("v").sum().alias("s")});
+  auto q = left.join(right, {"k"}).group_by({"k"}).agg({col("w").sum().alias("w"), col("s").max().alias("s")}).sort("k");
+  data_frame expect = q.collect(cpu_engine());
+  ASSERT_EQ(expect.num_rows(), 10);
+  engine_options o = gpu_engine();
+  auto peak_device = [](const std::string& st) {
+    const size_t at = st.find("peak device memory ");
+    return at == std::string::npos ? -1.0 : std::stod(st.substr(at + 19));
+  };
+  const double all = peak_device(q.profile(o).statistics);  // MiB
+  const double build = peak_device(right.profile(o).statistics);
+  ASSERT_GT(all, build) << "the held probe side should add to the build side's peak";
+  // between the build side's peak and the whole query's: the probe side must move for the build side
+  o.spill_device_limit = std::to_string(static_cast<int64_t>((build + (all - build) / 2) * (1 << 20)));
+  query_result r = q.profile(o);
+  expect_frames_equal(r.frame, expect);
+  EXPECT_TRUE(r.statistics.find("device->pinned") != std::string::npos ||
+              r.statistics.find("device->host") != std::string::npos)
+      << "limit " << o.spill_device_limit << "\n" << r.statistics;
+  EXPECT_LE(peak_device(r.statistics) * (1 << 20), static_cast<double>(std::stoll(o.spill_device_limit))) << r.statistics;
+}
