@@ -337,27 +337,20 @@ cql_type parse_type_name(std::string_view text) {
   return t;
 }
 
-result_metadata read_rows_metadata(byte_reader& r) {
-  result_metadata m;
-  m.flags = r.i32();
-  m.columns_count = r.i32();
-  if (m.columns_count < 0) r.malformed("negative column count " + std::to_string(m.columns_count));
-  if (m.flags & 0x0002) {
-    auto ps = r.bytes();
-    if (ps) m.paging_state = std::string(*ps);
-  }
-  if (m.flags & 0x0004) return m;  // No_metadata
+/// `count` column specs, after the global table spec when `global` (the Global_tables_spec flag of
+/// rows and prepared metadata). `what` names them in the error for a count the body cannot hold.
+static std::vector<column_spec> read_column_specs(byte_reader& r, bool global, int32_t count, const char* what) {
   std::string ks, tb;
-  bool global = m.flags & 0x0001;
   if (global) {
     ks = r.string();
     tb = r.string();
   }
   // every column spec needs at least 4 bytes: a bound on the count before reserving
-  if (static_cast<size_t>(m.columns_count) > r.remaining() / 4)
-    r.malformed("column count " + std::to_string(m.columns_count) + " larger than the body");
-  m.columns.reserve(static_cast<size_t>(m.columns_count));
-  for (int32_t i = 0; i < m.columns_count; ++i) {
+  if (static_cast<size_t>(count) > r.remaining() / 4)
+    r.malformed(std::string(what) + " count " + std::to_string(count) + " larger than the body");
+  std::vector<column_spec> out;
+  out.reserve(static_cast<size_t>(count));
+  for (int32_t i = 0; i < count; ++i) {
     column_spec c;
     if (global) {
       c.keyspace = ks;
@@ -368,8 +361,22 @@ result_metadata read_rows_metadata(byte_reader& r) {
     }
     c.name = r.string();
     c.type = read_type(r);
-    m.columns.push_back(std::move(c));
+    out.push_back(std::move(c));
   }
+  return out;
+}
+
+result_metadata read_rows_metadata(byte_reader& r) {
+  result_metadata m;
+  m.flags = r.i32();
+  m.columns_count = r.i32();
+  if (m.columns_count < 0) r.malformed("negative column count " + std::to_string(m.columns_count));
+  if (m.flags & 0x0002) {
+    auto ps = r.bytes();
+    if (ps) m.paging_state = std::string(*ps);
+  }
+  if (m.flags & 0x0004) return m;  // No_metadata
+  m.columns = read_column_specs(r, m.flags & 0x0001, m.columns_count, "column");
   return m;
 }
 
@@ -398,26 +405,7 @@ prepared_result read_prepared(byte_reader& r) {
   if (p.bind.columns_count < 0 || pk_count < 0 || static_cast<size_t>(pk_count) > r.remaining() / 2)
     r.malformed("bad bind marker or partition key count");
   for (int32_t i = 0; i < pk_count; ++i) p.bind.pk_indexes.push_back(r.u16());
-  std::string ks, tb;
-  bool global = p.bind.flags & 0x0001;
-  if (global) {
-    ks = r.string();
-    tb = r.string();
-  }
-  if (static_cast<size_t>(p.bind.columns_count) > r.remaining() / 4) r.malformed("bind marker count larger than the body");
-  for (int32_t i = 0; i < p.bind.columns_count; ++i) {
-    column_spec c;
-    if (global) {
-      c.keyspace = ks;
-      c.table = tb;
-    } else {
-      c.keyspace = r.string();
-      c.table = r.string();
-    }
-    c.name = r.string();
-    c.type = read_type(r);
-    p.bind.columns.push_back(std::move(c));
-  }
+  p.bind.columns = read_column_specs(r, p.bind.flags & 0x0001, p.bind.columns_count, "bind marker");
   p.result = read_rows_metadata(r);
   return p;
 }
