@@ -326,11 +326,51 @@ std::vector<size_t> join_node::build_columns() const {
   return cols;
 }
 
+int64_t physical_node::size_hint() const {
+  int64_t most = children.empty() ? -1 : 0;
+  for (auto& c : children) {
+    const int64_t h = c->size_hint();
+    if (h < 0) return -1;
+    most = std::max(most, h);
+  }
+  return most;
+}
+
 std::vector<table> join_node::run(exec_context& ctx) {
-  // the probe side may spill while the build side runs
-  held_partitions left(ctx, input(0, ctx), spill_priority::buffered);
-  std::vector<table> right = input(1, ctx);
-  return join_partitions(left.take(), std::move(right), ctx);
+  // The build side is the right one, indexed first, and the left side streams through the probe,
+  // unless the left side is likely smaller and the backend can build over it instead (join_partitions
+  // then sees both sides whole).
+  const bool swappable = _spec.how == join_type::inner || _spec.how == join_type::left ||
+                         _spec.how == join_type::semi || _spec.how == join_type::anti;
+  const int64_t left_rows = children[0]->size_hint(), right_rows = children[1]->size_hint();
+  const bool left_smaller = swappable && left_rows >= 0 && right_rows >= 0 && left_rows < right_rows;
+  if (streams_probe(ctx) && !left_smaller) {
+    const partition_hook after = fused;  // run_per_partition takes it; finish_probe's rows need it too
+    start_probe(input(1, ctx), ctx);
+    std::vector<table> out = run_per_partition(ctx);
+    std::vector<table> rest = finish_probe(ctx);
+    if (out.empty() && rest.empty()) rest.push_back(empty_table(output_schema));
+    for (auto& t : rest) {
+      const size_t index = out.size();
+      out.push_back(after ? after(std::move(t), index) : std::move(t));
+    }
+    return out;
+  }
+  partition_hook after = std::move(fused);
+  fused = nullptr;
+  std::vector<table> out;
+  {
+    // the probe side may spill while the build side runs
+    held_partitions left(ctx, input(0, ctx), spill_priority::buffered);
+    std::vector<table> right = input(1, ctx);
+    out = join_partitions(left.take(), std::move(right), ctx);
+  }
+  if (after)
+    for_partitions(ctx, static_cast<int64_t>(out.size()), [&](int64_t i) {
+      const auto k = static_cast<size_t>(i);
+      out[k] = after(std::move(out[k]), k);
+    });
+  return out;
 }
 
 int64_t join_node::target_rows(const exec_context& ctx) {

@@ -209,15 +209,11 @@ std::vector<partition_plan> plan_partitions(const std::vector<int64_t>& measure,
   return out;
 }
 
-int64_t parquet_source::partition_target(const std::vector<size_t>& file_cols, const engine_options& o) {
-  return o.target_partition_size > 0 && !file_cols.empty() ? o.target_partition_size : o.target_partition_rows;
-}
-
-int64_t parquet_source::rg_measure(size_t file, int rg, const std::vector<size_t>& file_cols,
-                                   const engine_options& o) const {
-  const auto& r = *_readers[file];
-  return o.target_partition_size > 0 && !file_cols.empty() ? r.row_group_uncompressed_bytes(rg, file_cols)
-                                                           : r.row_group_num_rows(rg);
+int64_t memory_bounded_partition_size(const engine_options& o, int threads) {
+  if (o.memory_limit <= 0) return 0;
+  // a fused filter and projection copy a partition once or twice more, and the next one is decoding
+  constexpr int64_t copies_per_thread = 4;
+  return std::max(min_target_partition_size, o.memory_limit / (copies_per_thread * std::max(threads, 1)));
 }
 
 namespace {
@@ -442,15 +438,21 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
     }
     tasks.resize(k);
   }
-  auto decode = [&](size_t k) {
+  // Task k's rows (`piece` of `pieces` of them; the row group is counted as read with piece 0).
+  auto decode = [&](size_t k, int64_t piece = 0, int64_t pieces = 1) {
     const rg_task& t = tasks[k];
     const auto& r = *_readers[t.file];
+    const int64_t lo = t.rows * piece / pieces, hi = t.rows * (piece + 1) / pieces;
+    const std::vector<parquet::row_range> ranges =
+        pieces == 1 ? t.ranges : parquet::sub_ranges(t.ranges, lo, hi);
     int64_t pages_skipped = 0;
-    table part = file_cols.empty() ? table::empty_with_rows(t.rows)
-                                   : r.read_row_group_ranges(t.rg, file_cols, t.ranges, mr, &pages_skipped, &pool);
+    table part = file_cols.empty() ? table::empty_with_rows(hi - lo)
+                                   : r.read_row_group_ranges(t.rg, file_cols, ranges, mr, &pages_skipped, &pool);
     _counters->pages_skipped += pages_skipped;
-    _counters->row_groups_read++;
-    _counters->bytes_read += r.row_group_uncompressed_bytes(t.rg, file_cols);
+    if (piece == 0) {
+      _counters->row_groups_read++;
+      _counters->bytes_read += r.row_group_uncompressed_bytes(t.rg, file_cols);
+    }
     std::vector<column> cols;
     size_t next_file = 0;
     for (size_t i = 0; i < columns.size(); ++i) {
@@ -467,17 +469,44 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
   // one is cut into row ranges (slices of the row group decoded once). The plan needs only metadata, so
   // each pool task decodes, assembles and hands over (`hook`) its own partitions: a GPU consumer's
   // copies overlap the decoding of other partitions.
+  // What partitions aim at: target_partition_size uncompressed bytes of the columns read, else
+  // target_partition_rows rows; under a memory_limit, memory_bounded_partition_size decoded bytes where
+  // such a partition would decode to more.
+  const bool by_bytes = options.target_partition_size > 0 && !file_cols.empty();
+  const int64_t bound = file_cols.empty() ? 0 : memory_bounded_partition_size(options, pool.size());
+  int64_t rows_all = 0, bytes_all = 0, decoded_all = 0;  // of the whole row groups read
+  std::vector<int64_t> decoded(tasks.size());
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    const auto& r = *_readers[tasks[k].file];
+    rows_all += r.row_group_num_rows(tasks[k].rg);
+    if (bound > 0) {
+      decoded[k] = r.row_group_decoded_bytes(tasks[k].rg, file_cols);
+      decoded_all += decoded[k];
+      if (by_bytes) bytes_all += r.row_group_uncompressed_bytes(tasks[k].rg, file_cols);
+    }
+  }
+  const double plain_decoded =  // decoded bytes of a partition at the plain target
+      by_bytes ? static_cast<double>(options.target_partition_size) * static_cast<double>(decoded_all) /
+                     static_cast<double>(std::max<int64_t>(bytes_all, 1))
+               : static_cast<double>(options.target_partition_rows) * static_cast<double>(decoded_all) /
+                     static_cast<double>(std::max<int64_t>(rows_all, 1));
+  const bool bounded = bound > 0 && plain_decoded > static_cast<double>(bound);
   std::vector<int64_t> measure(tasks.size());
   for (size_t k = 0; k < tasks.size(); ++k) {
     const rg_task& t = tasks[k];
-    const int64_t rows = _readers[t.file]->row_group_num_rows(t.rg);
-    const int64_t m = rg_measure(t.file, t.rg, file_cols, options);  // of the whole row group
+    const auto& r = *_readers[t.file];
+    const int64_t rows = r.row_group_num_rows(t.rg);
+    const int64_t m = bounded    ? decoded[k]  // of the whole row group
+                      : by_bytes ? r.row_group_uncompressed_bytes(t.rg, file_cols)
+                                 : rows;
     measure[k] =
         t.rows == rows
             ? m
             : static_cast<int64_t>(static_cast<double>(m) * static_cast<double>(t.rows) / static_cast<double>(rows));
   }
-  const auto plan = plan_partitions(measure, partition_target(file_cols, options));
+  const auto plan = plan_partitions(measure, bounded    ? bound
+                                             : by_bytes ? options.target_partition_size
+                                                        : options.target_partition_rows);
   std::vector<size_t> first_out(plan.size() + 1, 0);
   for (size_t i = 0; i < plan.size(); ++i)
     first_out[i + 1] = first_out[i] + static_cast<size_t>(plan[i].pieces);
@@ -492,9 +521,26 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
                       [&](int64_t k) { pre[static_cast<size_t>(k)] = decode(static_cast<size_t>(k)); });
   }
   auto get = [&](size_t k) { return pre.empty() ? decode(k) : std::move(pre[k]); };
-  pool.parallel_for(static_cast<int64_t>(plan.size()), [&](int64_t i) {
-    const partition_plan& p = plan[static_cast<size_t>(i)];
-    const size_t o = first_out[static_cast<size_t>(i)];
+  // Work items: (plan entry, piece). Under a memory_limit a row group cut into pieces is decoded piece
+  // by piece, each piece an item of its own (the pages before a piece are passed over undecoded), so no
+  // thread holds a whole row group; otherwise it is decoded once and sliced (piece -1: the whole entry).
+  const bool piecewise = bounded && pre.empty();
+  std::vector<std::pair<size_t, int64_t>> items;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (piecewise && plan[i].count == 1 && plan[i].pieces > 1 && plan[i].pieces <= tasks[plan[i].first].rows)
+      for (int64_t j = 0; j < plan[i].pieces; ++j)
+        items.emplace_back(i, j);
+    else
+      items.emplace_back(i, -1);
+  }
+  pool.parallel_for(static_cast<int64_t>(items.size()), [&](int64_t x) {
+    const auto [i, piece] = items[static_cast<size_t>(x)];
+    const partition_plan& p = plan[i];
+    const size_t o = first_out[i];
+    if (piece >= 0) {
+      emit(o + static_cast<size_t>(piece), decode(p.first, piece, p.pieces));
+      return;
+    }
     if (p.count == 1) {
       const table t = get(p.first);
       const int64_t n = t.num_rows();

@@ -346,7 +346,10 @@ TEST(Options, EnvironmentSetsDefaultsAndCodeWins) {
 
 // ---- the engine: queries through the memory manager ----------------------------------------------
 
+#include <sstream>
+
 #include "tug/api/io.hpp"
+#include "tug/io/parquet_source.hpp"
 
 namespace {
 data_frame numbers(int64_t n, int64_t mod) {
@@ -382,6 +385,88 @@ TEST(Streaming, ScanFilterAggregateOverParquetLargerThanMemoryLimit) {
   EXPECT_NE(r.statistics.find("filter (fused)"), std::string::npos) << r.statistics;
   EXPECT_NE(r.statistics.find("hash_aggregate[partial] (fused)"), std::string::npos) << r.statistics;
   EXPECT_EQ(expect.num_rows(), 1000);
+}
+
+TEST(Streaming, ScanCutsRowGroupsUnderAMemoryLimit) {
+  // two row groups of 1M rows of two int64 columns (16 MiB decoded each). Under a 16 MiB limit on two
+  // threads a scan partition aims at 2 MiB (memory_bounded_partition_size), so each row group is
+  // decoded in pieces, none of which holds the whole row group; the answer does not change.
+  temp_dir dir("cut");
+  const std::string path = (dir.path / "two.parquet").string();
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 20;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  sink_parquet(numbers(2 << 20, 997).lazy(), path, w, unlimited);
+  auto q = scan_parquet(path).filter(col("v") > lit(int64_t{5})).group_by({"k"}).agg({col("v").sum().alias("s"), col("v").count().alias("n")}).sort("k");
+  query_result whole = q.profile(unlimited);
+  engine_options o = unlimited;
+  o.memory_limit = 16 << 20;
+  EXPECT_EQ(io::memory_bounded_partition_size(o, 2), 2 << 20);
+  query_result r = q.profile(o);
+  expect_frames_equal(r.frame, whole.frame);
+  auto scan_partitions = [](const std::string& st) {
+    const size_t at = st.find("\nscan ");
+    std::istringstream line(st.substr(at + 1, st.find('\n', at + 1) - at - 1));
+    std::string name;
+    int64_t rows = 0, parts = 0;
+    line >> name >> rows >> parts;
+    return parts;
+  };
+  EXPECT_EQ(scan_partitions(whole.statistics), 2) << whole.statistics;
+  EXPECT_GE(scan_partitions(r.statistics), 12) << r.statistics;
+  EXPECT_EQ(io::memory_bounded_partition_size(unlimited, 2), 0);
+}
+
+TEST(Streaming, JoinProbesEachPartitionOfTheLargerSideAsItIsRead) {
+  // 4M rows of Parquet (64 MiB decoded) joined to 1000 keys under a 24 MiB limit: the build side is
+  // indexed first, then each scan partition is probed as it is decoded, and the partial aggregate
+  // above the join runs on each probe output, so neither side's whole input is ever held.
+  temp_dir dir("probe");
+  const std::string path = (dir.path / "big.parquet").string();
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 19;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  sink_parquet(numbers(4 << 20, 5000).lazy(), path, w, unlimited);
+  auto small = numbers(1000, 1000).lazy().select({col("k"), (col("k") * lit(int64_t{2})).alias("k2")});
+  for (join_type how : {join_type::inner, join_type::left, join_type::semi, join_type::anti}) {
+    SCOPED_TRACE(static_cast<int>(how));
+    auto joined = scan_parquet(path).join(small, {"k"}, how);
+    auto q = how == join_type::semi || how == join_type::anti
+                 ? joined.group_by({"k"}).agg({col("v").sum().alias("s")}).sort("k")
+                 : joined.group_by({"k"}).agg({col("v").sum().alias("s"), col("k2").max().alias("m")}).sort("k");
+    data_frame expect = q.collect(unlimited);
+    engine_options o = unlimited;
+    o.memory_limit = 24 << 20;
+    query_result r = q.profile(o);
+    expect_frames_equal(r.frame, expect);
+    const size_t at = r.statistics.find("\nhash_join[");
+    ASSERT_NE(at, std::string::npos) << r.statistics;
+    EXPECT_NE(r.statistics.substr(at, r.statistics.find('\n', at + 1) - at).find("(fused)"), std::string::npos)
+        << r.statistics;
+    EXPECT_NE(r.statistics.find("hash_aggregate[partial] (fused)"), std::string::npos) << r.statistics;
+  }
+}
+
+TEST(Streaming, FullJoinUnmatchedBuildRowsFollowTheProbedPartitionsIntoASink) {
+  // a full join streams its probe side into a streaming sink; the build rows no probe row matched
+  // come last, after every probed partition, and the file holds every row exactly once
+  temp_dir dir("full");
+  auto left = numbers(5000, 300).lazy();  // keys 0..299
+  auto right = data_frame::from_columns({{"k", i64({int64_t{5}, int64_t{299}, int64_t{1000}, int64_t{2000}})},
+                                         {"w", i64({int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}})}})
+                   .lazy();
+  auto q = left.join(right, {"k"}, join_type::full);
+  engine_options o = cpu_engine();
+  o.target_partition_rows = 512;
+  o.num_threads = 2;
+  const data_frame expect = q.sort({col("k"), col("v")}).collect(o);
+  const std::string path = (dir.path / "full.parquet").string();
+  sink_parquet(q, path, {}, o);
+  const data_frame back = scan_parquet(path).sort({col("k"), col("v")}).collect(o);
+  expect_frames_equal(back, expect);
+  EXPECT_EQ(back.num_rows(), 5000 + 2);
 }
 
 TEST(Streaming, FusedStatisticsCountEachOperatorsOwnRows) {

@@ -375,3 +375,22 @@ TEST_F(ParquetFiles, FlippedFooterAndPageBytesNeverCrash) {
 
 }  // namespace
 }  // namespace tug
+
+TEST(ParquetReader, SubRangesPickRowsOfTheSelectedRows) {
+  using tug::io::parquet::row_range;
+  using tug::io::parquet::sub_ranges;
+  auto eq = [](const std::vector<row_range>& a, const std::vector<row_range>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].begin, b[i].begin) << i;
+      EXPECT_EQ(a[i].end, b[i].end) << i;
+    }
+  };
+  eq(sub_ranges({}, 3, 7), {{3, 7}});
+  eq(sub_ranges({}, 4, 4), {});
+  // selected rows 10..19 then 30..49: rows 5..24 of them are 15..19 and 30..44
+  eq(sub_ranges({{10, 20}, {30, 50}}, 5, 25), {{15, 20}, {30, 45}});
+  eq(sub_ranges({{10, 20}, {30, 50}}, 0, 10), {{10, 20}});
+  eq(sub_ranges({{10, 20}, {30, 50}}, 10, 30), {{30, 50}});
+  eq(sub_ranges({{10, 20}, {30, 50}}, 9, 11), {{19, 20}, {30, 31}});
+}

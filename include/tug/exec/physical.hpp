@@ -139,6 +139,9 @@ class physical_node {
   virtual bool sync_point() const { return false; }
   /// Runs the operator (and its children) and returns its output partitions, in order.
   std::vector<table> execute(exec_context& ctx);
+  /// A rough size of the output in rows, known before running, for choosing a join's build side: the
+  /// rows of the largest source below (filters and joins are not estimated); -1 when unknown.
+  virtual int64_t size_hint() const;
   /// Asks the operator to output only the named columns (a subset of its output, in its order), so
   /// that work on columns no consumer reads is skipped. Returns false when it cannot.
   virtual bool narrow_output(const std::vector<std::string>& names) { return false; }
@@ -322,6 +325,9 @@ class join_node : public physical_node {
   std::string name() const override;
   std::string detail() const override;
   bool sync_point() const override { return true; }
+  /// A consumer's per-partition work runs on each output partition: as it is probed, when the
+  /// backend streams_probe(), else on the outputs of join_partitions.
+  bool accepts_fused() const override { return true; }
   bool narrow_output(const std::vector<std::string>& names) override;
   const join_spec& spec() const { return _spec; }
   /// Left input columns the output holds, in order (all of them unless narrowed).
@@ -331,6 +337,22 @@ class join_node : public physical_node {
   std::vector<table> run(exec_context& ctx) final;
   /// Joins the left (child 0) and right (child 1) partitions.
   virtual std::vector<table> join_partitions(std::vector<table> left, std::vector<table> right, exec_context& ctx) = 0;
+  /// True when the backend streams the left side: run() then executes the right (build) side first and
+  /// hands it to start_probe, then probes each left partition as it is ready (process_partition, fused
+  /// into the left child: a scan's partitions are probed as they are decoded and never all exist at
+  /// once), then calls finish_probe. Else run() gives both sides to join_partitions.
+  virtual bool streams_probe(const exec_context&) const { return false; }
+  /// Streaming: indexes the build side for process_partition.
+  virtual void start_probe(std::vector<table> right, exec_context& ctx) {
+    (void)right;
+    (void)ctx;
+  }
+  /// Streaming, after the last left partition: the output rows that depend on every probe (a full
+  /// join's unmatched right rows; none for the other joins). Releases the build side.
+  virtual std::vector<table> finish_probe(exec_context& ctx) {
+    (void)ctx;
+    return {};
+  }
   /// Semi and anti joins: the output is the left rows that have (semi) or lack (anti) a match.
   bool filtering() const { return _spec.how == join_type::semi || _spec.how == join_type::anti; }
   /// Rows per output partition (options.target_partition_rows, at least 1).

@@ -39,6 +39,11 @@ struct partition_plan {
 /// while their sum stays within `target`. Exposed for tests.
 std::vector<partition_plan> plan_partitions(const std::vector<int64_t>& measure, int64_t target);
 
+/// Decoded bytes per scan partition under `o.memory_limit` when `threads` decode at once: a share of
+/// the limit small enough that every thread's partition and the copies its fused operators make fit
+/// (0 without a limit; at least min_target_partition_size).
+int64_t memory_bounded_partition_size(const engine_options& o, int threads);
+
 /// Row groups become partitions of about `engine_options::target_partition_size` bytes of the columns
 /// read (uncompressed, from the footer), or `target_partition_rows` rows when that is 0.
 class parquet_source final : public table_source {
@@ -90,8 +95,6 @@ class parquet_source final : public table_source {
   /// that have rows.
   std::vector<rg_task> plan_reads(const std::vector<expr>& predicates, int64_t* skipped) const;
   tug::schema file_schema() const;
-  static int64_t partition_target(const std::vector<size_t>& file_cols, const engine_options& o);
-  int64_t rg_measure(size_t file, int rg, const std::vector<size_t>& file_cols, const engine_options& o) const;
   std::string _path;
   std::vector<file_entry> _files;
   std::vector<std::shared_ptr<parquet::file_reader>> _readers;

@@ -26,6 +26,14 @@ class scan_op final : public physical_node {
            _src->describe() + (_limit >= 0 ? "; first " + std::to_string(_limit) + " rows" : "");
   }
   bool accepts_fused() const override { return true; }
+  int64_t size_hint() const override {
+    const std::vector<piece_statistics> pieces = _src->statistics({});
+    if (pieces.empty()) return -1;
+    int64_t rows = 0;
+    for (auto& p : pieces)
+      rows += p.rows;
+    return _limit >= 0 ? std::min(rows, _limit) : rows;
+  }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {

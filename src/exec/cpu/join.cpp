@@ -113,7 +113,74 @@ class join_op final : public join_node {
     return result;
   }
 
+  bool streams_probe(const exec_context&) const override { return true; }
+
+  void start_probe(std::vector<table> right_parts, exec_context& ctx) override {
+    _probe.emplace(index_right(right_parts, ctx));
+  }
+
+  /// One left partition probed, in morsels on the pool; its output rows in one table.
+  table process_partition(const table& left, exec_context& ctx) override {
+    build_state& s = *_probe;
+    const int64_t tgt = target_rows(ctx);
+    std::vector<morsel> tasks = split({left}, ctx, tgt, s.cross_rows);
+    std::vector<std::vector<table>> outs(tasks.size());
+    ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
+      const morsel& m = tasks[static_cast<size_t>(t)];
+      outs[static_cast<size_t>(t)] = probe_morsel(left.slice(m.offset, m.length), s, tgt, ctx.mr);
+    });
+    std::vector<table> parts;
+    for (auto& o : outs)
+      for (auto& p : o)
+        if (p.num_rows() > 0) parts.push_back(std::move(p));
+    if (parts.empty()) return empty_table(output_schema);
+    return parts.size() == 1 ? std::move(parts[0]) : cpu::concat_partitions(parts, ctx);
+  }
+
+  std::vector<table> finish_probe(exec_context& ctx) override {
+    std::vector<table> out;
+    if (_spec.how == join_type::full) unmatched_right(*_probe->b, _probe->payload, target_rows(ctx), ctx.mr, out);
+    _probe.reset();
+    return out;
+  }
+
  private:
+  /// The right side ready to be probed: its payload columns and, but for cross joins, its keys indexed.
+  struct build_state {
+    table payload;
+    std::optional<build_side> b;
+    int64_t cross_rows = 0;  ///< cross joins: the right rows each left row pairs with
+    std::vector<size_t> lcols;
+  };
+  std::optional<build_state> _probe;  ///< while streaming (start_probe .. finish_probe)
+
+  /// Concatenates and indexes the right partitions (they are released).
+  build_state index_right(std::vector<table>& right_parts, exec_context& ctx) const {
+    // the key columns, then the payload columns, of all right partitions
+    size_t nk = _spec.how == join_type::cross ? 0 : _spec.right_keys.size();
+    std::vector<size_t> needed = build_columns();
+    table right = right_parts.empty() ? empty_table(children[1]->output_schema).select(needed)
+                                      : concat_columns(right_parts, needed, ctx);
+    right_parts.clear();
+    std::vector<size_t> payload_cols(_spec.right_columns.size());
+    for (size_t i = 0; i < payload_cols.size(); ++i) payload_cols[i] = nk + i;
+    build_state s;
+    s.payload = right.select(payload_cols);
+    if (_spec.how != join_type::cross) {
+      std::vector<column> keys(right.columns().begin(), right.columns().begin() + static_cast<std::ptrdiff_t>(nk));
+      s.b.emplace(std::move(keys), _spec.how == join_type::full);
+    }
+    s.cross_rows = _spec.how == join_type::cross ? right.num_rows() : 0;
+    s.lcols = left_columns();
+    return s;
+  }
+
+  /// The output of one morsel of left rows.
+  std::vector<table> probe_morsel(const table& slice, build_state& s, int64_t tgt, memory_resource* mr) const {
+    return _spec.how == join_type::cross ? cross(slice.select(s.lcols), s.payload, tgt, mr)
+                                         : probe(slice, s.lcols, *s.b, s.payload, tgt, mr);
+  }
+
   /// Output tables of the rows (left_idx[i], right_idx[i]), at most `target` rows each. An empty
   /// `left_idx` means left rows 0..n-1 in order; -1 gives nulls.
   static std::vector<table> emit(const table& left, const std::vector<int64_t>& left_idx, const table& right,
@@ -152,38 +219,20 @@ class join_op final : public join_node {
   /// The right side indexed (or only concatenated, for cross joins); the left partitions probe it.
   std::vector<table> run_right_build(const std::vector<table>& left, std::vector<table>& right_parts,
                                      exec_context& ctx) {
-    // the key columns, then the payload columns, of all right partitions
-    size_t nk = _spec.how == join_type::cross ? 0 : _spec.right_keys.size();
-    std::vector<size_t> needed = build_columns();
-    table right = right_parts.empty() ? empty_table(children[1]->output_schema).select(needed)
-                                      : concat_columns(right_parts, needed, ctx);
-    right_parts.clear();
-    std::vector<size_t> payload_cols(_spec.right_columns.size());
-    for (size_t i = 0; i < payload_cols.size(); ++i) payload_cols[i] = nk + i;
-    table payload = right.select(payload_cols);
-    std::optional<build_side> b;
-    if (_spec.how != join_type::cross) {
-      std::vector<column> keys(right.columns().begin(), right.columns().begin() + static_cast<std::ptrdiff_t>(nk));
-      b.emplace(std::move(keys), _spec.how == join_type::full);
-    }
-
+    build_state s = index_right(right_parts, ctx);
     int64_t tgt = target_rows(ctx);
-    int64_t cross_rows = _spec.how == join_type::cross ? right.num_rows() : 0;
-    std::vector<morsel> tasks = split(left, ctx, tgt, cross_rows);
+    std::vector<morsel> tasks = split(left, ctx, tgt, s.cross_rows);
     std::vector<std::vector<table>> outs(tasks.size());
-    std::vector<size_t> lcols = left_columns();
     ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
       const morsel& m = tasks[static_cast<size_t>(t)];
-      table slice = left[m.part].slice(m.offset, m.length);
-      outs[static_cast<size_t>(t)] = _spec.how == join_type::cross ? cross(slice.select(lcols), payload, tgt, ctx.mr)
-                                                                   : probe(slice, lcols, *b, payload, tgt, ctx.mr);
+      outs[static_cast<size_t>(t)] = probe_morsel(left[m.part].slice(m.offset, m.length), s, tgt, ctx.mr);
     });
 
     std::vector<table> result;
     for (auto& o : outs)
       for (auto& p : o)
         if (p.num_rows() > 0) result.push_back(std::move(p));
-    if (_spec.how == join_type::full) unmatched_right(*b, payload, tgt, ctx.mr, result);
+    if (_spec.how == join_type::full) unmatched_right(*s.b, s.payload, tgt, ctx.mr, result);
     return result;
   }
 

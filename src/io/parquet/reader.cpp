@@ -286,6 +286,19 @@ int64_t file_reader::row_group_uncompressed_bytes(int rg, const std::vector<size
   return total;
 }
 
+int64_t file_reader::row_group_decoded_bytes(int rg, const std::vector<size_t>& columns) const {
+  check_rg(rg);
+  const row_group& g = _meta->row_groups[static_cast<size_t>(rg)];
+  int64_t total = 0;
+  for (size_t c : columns) {
+    check_column(c);
+    const int w = size_of(_schema[c].type.id);
+    total += w > 0 ? g.num_rows * w : g.columns[_leaf[c]].meta->total_uncompressed_size + g.num_rows * 8;
+    if (_optional[c]) total += (g.num_rows + 7) / 8;
+  }
+  return total;
+}
+
 std::optional<scalar> file_reader::stat_value(size_t c, const std::string* bytes) const {
   if (!bytes) return std::nullopt;
   const schema_element& e = element(c);
@@ -400,6 +413,19 @@ std::vector<page_stats> file_reader::page_index(int rg, size_t c) const {
     }
     o.stats.min = stat_value(c, &ci.min_values[i]);
     o.stats.max = stat_value(c, &ci.max_values[i]);
+  }
+  return out;
+}
+
+std::vector<row_range> sub_ranges(const std::vector<row_range>& ranges, int64_t lo, int64_t hi) {
+  if (ranges.empty()) return lo < hi ? std::vector<row_range>{{lo, hi}} : std::vector<row_range>{};
+  std::vector<row_range> out;
+  int64_t at = 0;  // selected rows before range r
+  for (const row_range& r : ranges) {
+    const int64_t n = r.end - r.begin;
+    const int64_t b = std::max(lo, at), e = std::min(hi, at + n);
+    if (b < e) out.push_back({r.begin + b - at, r.begin + e - at});
+    at += n;
   }
   return out;
 }

@@ -55,6 +55,10 @@ struct row_range {
   int64_t begin = 0, end = 0;
 };
 
+/// Rows [lo, hi) of the rows that `ranges` select from a row group (all of its rows when `ranges` is
+/// empty), as row ranges of the row group: the rows of one piece of a partition.
+std::vector<row_range> sub_ranges(const std::vector<row_range>& ranges, int64_t lo, int64_t hi);
+
 /// One data page of a column chunk from the page index: the rows it holds and its statistics.
 struct page_stats {
   row_range rows;
@@ -79,6 +83,9 @@ class file_reader {
   int64_t row_group_num_rows(int rg) const;
   /// Uncompressed bytes of the given columns (indices into schema()) in a row group.
   int64_t row_group_uncompressed_bytes(int rg, const std::vector<size_t>& columns) const;
+  /// About the bytes `columns` of row group `rg` take once decoded: fixed-width values, validity bits
+  /// of optional columns, and for strings their uncompressed chunk plus an offset per row.
+  int64_t row_group_decoded_bytes(int rg, const std::vector<size_t>& columns) const;
   /// Statistics from the column chunk metadata, typed as the column. `distinct_count` is the
   /// statistics' own when the writer gave one; with `dictionary_size`, else the size of the chunk's
   /// dictionary page (one read of its header; a lower bound where the writer fell back to plain pages).
