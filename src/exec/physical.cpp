@@ -338,13 +338,13 @@ int64_t physical_node::size_hint() const {
 
 std::vector<table> join_node::run(exec_context& ctx) {
   // The build side is the right one, indexed first, and the left side streams through the probe,
-  // unless the left side is likely smaller and the backend can build over it instead (join_partitions
-  // then sees both sides whole).
+  // unless the left side may be the smaller one (or the sizes are unknown) and the backend can build
+  // over it instead: join_partitions then sees both sides whole and indexes the smaller.
   const bool swappable = _spec.how == join_type::inner || _spec.how == join_type::left ||
                          _spec.how == join_type::semi || _spec.how == join_type::anti;
   const int64_t left_rows = children[0]->size_hint(), right_rows = children[1]->size_hint();
-  const bool left_smaller = swappable && left_rows >= 0 && right_rows >= 0 && left_rows < right_rows;
-  if (streams_probe(ctx) && !left_smaller) {
+  const bool left_may_be_smaller = swappable && (left_rows < 0 || right_rows < 0 || left_rows < right_rows);
+  if (streams_probe(ctx) && !left_may_be_smaller) {
     const partition_hook after = fused;  // run_per_partition takes it; finish_probe's rows need it too
     start_probe(input(1, ctx), ctx);
     std::vector<table> out = run_per_partition(ctx);

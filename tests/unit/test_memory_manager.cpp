@@ -461,6 +461,7 @@ TEST(Streaming, FullJoinUnmatchedBuildRowsFollowTheProbedPartitionsIntoASink) {
   engine_options o = cpu_engine();
   o.target_partition_rows = 512;
   o.num_threads = 2;
+  o.memory_limit = int64_t{1} << 30;  // the CPU join streams its probe side under a memory_limit
   const data_frame expect = q.sort({col("k"), col("v")}).collect(o);
   const std::string path = (dir.path / "full.parquet").string();
   sink_parquet(q, path, {}, o);

@@ -151,6 +151,7 @@ class cache_op final : public physical_node {
   explicit cache_op(std::shared_ptr<shared_subplan> s) : _s(std::move(s)) {}
   std::string name() const override { return "cache"; }
   std::string detail() const override { return "shared subplan " + _s->child->name(); }
+  int64_t size_hint() const override { return _s->child->size_hint(); }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
