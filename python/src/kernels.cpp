@@ -11,6 +11,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -322,17 +324,43 @@ struct py_partition {
   }
 };
 
-/// A Python callable shared by the copies of a kernel; released under the GIL.
+/// A Python callable shared by the copies of a kernel; released under the GIL. The plan that holds it is
+/// invisible to Python's garbage collector, so a kernel whose function reaches its module's globals (which
+/// hold the frame) makes a cycle: release_all (at exit, tug/kernels.py) drops the functions first.
 struct py_callable {
   nb::object fn;
-  explicit py_callable(nb::object f) : fn(std::move(f)) {}
+  explicit py_callable(nb::object f) : fn(std::move(f)) {
+    std::lock_guard<std::mutex> g(registry_mutex());
+    registry().insert(this);
+  }
   ~py_callable() {
+    {
+      std::lock_guard<std::mutex> g(registry_mutex());
+      registry().erase(this);
+    }
+    if (!fn.is_valid()) return;
     if (!Py_IsInitialized()) {
       fn.release();  // the interpreter is gone: leak rather than touch it
       return;
     }
     nb::gil_scoped_acquire g;
     fn.reset();
+  }
+  /// Drops every live kernel's function (with the GIL held).
+  static void release_all() {
+    std::vector<nb::object> dropped;  // decref'd after the lock is released
+    {
+      std::lock_guard<std::mutex> g(registry_mutex());
+      for (py_callable* c : registry()) dropped.push_back(std::move(c->fn));
+    }
+  }
+  static std::set<py_callable*>& registry() {
+    static std::set<py_callable*> r;
+    return r;
+  }
+  static std::mutex& registry_mutex() {
+    static std::mutex m;
+    return m;
   }
 };
 
@@ -353,6 +381,8 @@ kernel_fn python_functor(nb::object fn, std::vector<std::string> names) {
     nb::object obj = nb::cast(pp);
     std::string failure;
     try {
+      if (!f->fn.is_valid())
+        throw compute_error(p.where_text() + ": the Python interpreter is shutting down; its kernels are released");
       f->fn(obj);
     } catch (nb::python_error& e) {
       failure = nb::cast<std::string>(nb::str(e.value()));  // the adapter's text (tug/kernels.py)
@@ -461,6 +491,7 @@ void bind_kernels(nb::module_& m) {
         },
         "code"_a, "entry"_a, "options"_a, "arch"_a, "cache_dir"_a.none());
   m.def("gpu_available", &gpu_available);
+  m.def("_release_kernels", &py_callable::release_all, "Drops the Python functions of every kernel (at exit).");
 }
 
 }  // namespace tug

@@ -15,6 +15,7 @@ these. Scalar arguments are plain Python values.
 """
 from __future__ import annotations
 
+import atexit
 import traceback
 
 from . import _tug
@@ -320,6 +321,10 @@ def gpu_available() -> bool:
     """True when tug was built with CUDA and a GPU is visible."""
     return _tug.gpu_available()
 
+
+# plans are invisible to the garbage collector: drop the kernels' Python functions before the interpreter's
+# modules go, so that frames held by module globals that the functions reach are freed (python/src/kernels.cpp)
+atexit.register(_tug._release_kernels)
 
 __all__ = ["ColumnView", "Kernel", "Partition", "compile_cuda_source", "cuda_kernel", "gpu_available",
            "python_kernel"]
