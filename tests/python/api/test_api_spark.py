@@ -124,3 +124,56 @@ def test_bad_arguments_are_named():
     f = tug.spark.map_in_arrow(lambda lf: 42)
     with pytest.raises(tug.InvalidArgumentError, match="returned int"):
         list(f(iter([pa.record_batch([pa.array([1])], names=["x"])])))
+
+
+JOB = r'''
+import tug, tug.spark
+from pyspark.sql import SparkSession
+
+spark = SparkSession.builder.getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+
+def where(batches):
+    import pyarrow as pa
+    import tug
+    for _ in batches:
+        pass
+    yield pa.record_batch([pa.array([tug.__file__])], names=["f"])
+
+files = {r.f for r in spark.range(8).repartition(2).mapInArrow(where, "f string").collect()}
+df = spark.range(1000).selectExpr("id", "id % 7 AS x")
+plan = tug.spark.map_in_arrow(lambda lf: lf.filter(tug.col("x") > 3))
+got = sorted(tuple(r) for r in df.mapInArrow(plan, "id long, x long").collect())
+want = sorted(tuple(r) for r in df.filter("x > 3").collect())
+print("EXECUTORS IMPORT", sorted(files))
+print("EQUAL", got == want, len(got))
+spark.stop()
+'''
+
+
+def test_spark_submit_ships_the_package_with_archives(spark, tmp_path):
+    """The recipe of docs/user-kernels.md: the build's package as an archive that Spark unpacks next to every
+    task as the directory `tug` (--archives tug_pkg.tar.gz#tug), which the workers import."""
+    import os
+    import subprocess
+    import tarfile
+    from pathlib import Path
+
+    pkg = Path(tug.__file__).parent
+    archive = tmp_path / "tug_pkg.tar.gz"
+    with tarfile.open(archive, "w:gz") as t:
+        for f in pkg.iterdir():
+            if f.name != "__pycache__":
+                t.add(f, arcname=f.name)
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    submit = Path(sys.executable).parent / "spark-submit"
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               PYTHONPATH=str(pkg.parent))  # the driver's own tug; the executors must take the shipped one
+    p = subprocess.run([str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
+                        "--conf", "spark.driver.memory=512m", "--archives", f"{archive}#tug", str(job)],
+                       capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr[-5000:]
+    imports = next(line for line in p.stdout.splitlines() if line.startswith("EXECUTORS IMPORT"))
+    assert "/userFiles-" in imports and "/tug/__init__.py" in imports and str(pkg) not in imports, imports
+    assert "EQUAL True 428" in p.stdout
