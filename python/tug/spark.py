@@ -11,6 +11,7 @@ plan or a user kernel on them, and return record batches.
     sdf.mapInArrow(tug.spark.map_in_arrow(kernel=k, inputs=["x", "y"], keep=["id"], args=[2.5],
                                           schema={"z": tug.Float64}), "id long, z double")
     tug.spark.foreach_partition(sdf, kernel=writer)   # a kernel run for its effect; returns rows seen
+    sdf.foreachPartition(tug.spark.foreach_partition_rows(writer))   # the same from Spark's Row loop
 """
 from __future__ import annotations
 
@@ -80,6 +81,23 @@ def foreach_partition(sdf, kernel, *, args=(), inputs=None, engine="cpu", **opti
     return int(total or 0)
 
 
+def foreach_partition_rows(kernel, *, args=(), inputs=None, engine="cpu", **options):
+    """A function for Spark's own ``DataFrame.foreachPartition`` / ``RDD.foreachPartition``, which hand a
+    partition over as Row objects (seed 000's loop): the rows become one tug frame (through pyarrow, a copy;
+    ``foreach_partition`` above takes Arrow batches without one) and ``kernel`` runs on it for its effect."""
+    def f(rows):
+        import pyarrow as pa
+
+        import tug
+
+        records = [r.asDict() if hasattr(r, "asDict") else dict(r) for r in rows]
+        if records:
+            tug.from_arrow(pa.Table.from_pylist(records)).lazy().foreach_partition(
+                kernel, args=args, inputs=inputs, engine=engine, **options)
+
+    return f
+
+
 def _spark_batches(table):
     """``table``'s batches with large strings as Arrow ``string``, the type Spark reads back."""
     import pyarrow as pa
@@ -92,4 +110,4 @@ def _spark_batches(table):
     return table.to_batches()
 
 
-__all__ = ["foreach_partition", "map_in_arrow"]
+__all__ = ["foreach_partition", "foreach_partition_rows", "map_in_arrow"]

@@ -78,9 +78,8 @@ def test_a_per_partition_aggregate_combined_by_spark_equals_pyspark(sdf):
     assert got == want and len(got) == 5
 
 
-def test_foreach_partition_runs_a_kernel_for_its_effect(sdf, tmp_path):
-    out = str(tmp_path)
-
+def writer(out: str):
+    """A kernel that writes each partition it gets to a Parquet file of its own in `out` (seed 000's write-back)."""
     def write_back(p):
         import uuid
 
@@ -88,12 +87,26 @@ def test_foreach_partition_runs_a_kernel_for_its_effect(sdf, tmp_path):
 
         pq.write_table(pa.Table.from_batches([p.to_arrow()]), f"{out}/part-{uuid.uuid4().hex}.parquet")
 
-    n = tug.spark.foreach_partition(sdf, tug.python_kernel(write_back), inputs=["id", "x"])
+    return tug.python_kernel(write_back)
+
+
+def test_foreach_partition_runs_a_kernel_for_its_effect(sdf, tmp_path):
+    n = tug.spark.foreach_partition(sdf, writer(str(tmp_path)), inputs=["id", "x"])
     import pyarrow.parquet as pq
 
-    written = pq.read_table(out)
+    written = pq.read_table(tmp_path)
     assert n == N and written.num_rows == N
     assert sorted(written["id"].to_pylist()) == list(range(N))
+
+
+def test_spark_foreach_partition_rows_runs_a_kernel_on_each_partition(sdf, tmp_path):
+    sdf.foreachPartition(tug.spark.foreach_partition_rows(writer(str(tmp_path)), inputs=["id", "s"]))
+    import pyarrow.parquet as pq
+
+    written = pq.read_table(tmp_path).sort_by("id")
+    assert written.column_names == ["id", "s"]
+    assert written["id"].to_pylist() == list(range(N))
+    assert written["s"].to_pylist() == [f"s{i % 13}" for i in range(N)]
 
 
 def test_batches_reach_tug_without_a_copy():
