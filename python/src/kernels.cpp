@@ -245,15 +245,16 @@ struct py_partition {
     c->validity_offset = col.offset();
     c->keep = {col.data_buffer(), col.validity_buffer(), col.offsets_buffer()};
     auto* base_ptr = col.data_buffer() ? static_cast<char*>(col.data_buffer()->data()) : nullptr;
-    if (col.type().id == type_id::string) {
+    if (col.type().id == type_id::string && col.offsets_buffer()) {
       c->data = base_ptr;  // the chars; rows reach them through the offsets
-      c->offsets = bytes_view(c->name + ".offsets", col.offsets_buffer(),
-                              col.offsets_buffer()->as<int64_t>() + col.offset(), col.size() + 1, type_id::int64, false);
-      int64_t nchars = device ? -1 : col.offsets_buffer()->as<int64_t>()[col.offset() + col.size()];
-      // on the device the end of the chars is not read here: the view covers the whole buffer
-      if (nchars < 0) nchars = col.data_buffer() ? static_cast<int64_t>(col.data_buffer()->size()) : 0;
+      const int64_t* offsets = col.offsets_buffer()->as<int64_t>() + col.offset();
+      c->offsets = bytes_view(c->name + ".offsets", col.offsets_buffer(), const_cast<int64_t*>(offsets),
+                              col.size() + 1, type_id::int64, false);
+      // the chars the rows use (host); on the device, where offsets are not read here, the whole buffer
+      int64_t nchars = col.data_buffer() ? static_cast<int64_t>(col.data_buffer()->size()) : 0;
+      if (!device) nchars = offsets[col.size()];
       c->chars = bytes_view(c->name + ".chars", col.data_buffer(), base_ptr, nchars, type_id::uint8, false);
-    } else if (base_ptr) {
+    } else if (base_ptr && col.type().id != type_id::string) {
       c->data = base_ptr + col.offset() * size_of(col.type().id);
     }
     if (col.validity_buffer())
