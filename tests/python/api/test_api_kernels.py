@@ -406,3 +406,21 @@ def test_a_frame_holding_a_kernel_is_freed_at_exit():
     env = dict(os.environ, PYTHONPATH=str(Path(tug.__file__).parents[1]))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0 and p.stdout == "2\n" and "leaked" not in p.stderr, p.stderr
+
+
+def test_dlpack_capsules_of_both_versions_and_the_read_only_flag():
+    import ctypes
+
+    is_valid = ctypes.pythonapi.PyCapsule_IsValid
+    is_valid.restype, is_valid.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+    seen = []
+
+    def look(p):
+        c = p.input("x")
+        seen.append((is_valid(c.__dlpack__(), b"dltensor"),
+                     is_valid(c.__dlpack__(max_version=(0, 8)), b"dltensor"),
+                     is_valid(c.__dlpack__(max_version=(1, 0)), b"dltensor_versioned"),
+                     np.from_dlpack(c).flags.writeable, np.from_dlpack(p.output("y")).flags.writeable))
+
+    tug.DataFrame({"x": [1, 2]}).lazy().map_partitions(look, inputs=["x"], schema={"y": tug.Int64}).collect(**CPU)
+    assert seen == [(1, 1, 1, False, True)]
