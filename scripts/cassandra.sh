@@ -13,13 +13,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 home="${TUG_CASSANDRA_HOME:-$root/.cache/cassandra}"
 version=5.0.4
 
-fetch() {
-  if [ -f "$home/lib/.complete-$version" ]; then return 0; fi
-  mkdir -p "$home/lib"
-  mvn -q -B -f "$root/scripts/cassandra/pom.xml" dependency:copy-dependencies \
-    -DoutputDirectory="$home/lib" -DincludeScope=runtime
-  touch "$home/lib/.complete-$version"
-}
+source "$root/scripts/lib/maven-fetch.sh"
+fetch() { maven_fetch "$root/scripts/cassandra/pom.xml" "$home/lib" "$version"; }
 
 free_port() { free_port_after 17099; }
 free_port_after() {

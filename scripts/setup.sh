@@ -45,6 +45,8 @@ fi
 
 # Apache Cassandra for the Cassandra tests: its jars from Maven Central into .cache/cassandra (once)
 bash scripts/cassandra.sh fetch
+# Hadoop Streaming and the Hadoop client for the Hadoop Streaming tests: jars from Maven Central into .cache/hadoop
+bash scripts/hadoop.sh fetch
 # The Python package (python/, docs/python.md): `make build` builds its module into $TUG_BUILD_DIR/python
 # (CMake builds it when nanobind is in .venv); a .pth file puts that directory on the .venv's sys.path, an
 # editable install of the build tree, so the C++ core is compiled once for the tests, the CLI and Python.

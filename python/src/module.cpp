@@ -272,6 +272,9 @@ std::vector<std::tuple<std::string, uintptr_t, uintptr_t>> buffer_addresses(cons
 }
 
 }  // namespace
+
+void bind_kernels(nb::module_& m);  // kernels.cpp: user kernels from Python
+
 }  // namespace tug
 
 NB_MODULE(_tug, m) {
@@ -588,4 +591,6 @@ NB_MODULE(_tug, m) {
       },
       "path"_a, "has_header"_a, "separator"_a, "quote_char"_a, "null_values"_a, "comment_prefix"_a, "skip_rows"_a,
       "infer_schema_length"_a, "schema_overrides"_a, "ignore_errors"_a, "n_rows"_a, "encoding"_a);
+
+  bind_kernels(m);
 }

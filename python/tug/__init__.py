@@ -16,6 +16,7 @@ from .exceptions import (ColumnNotFoundError, ComputeError, InternalError, Inval
 from .expr import Expr, coalesce, col, concat_str, count, len, lit, max, mean, min, sum, when
 from .frame import (DataFrame, GroupBy, LazyFrame, LazyGroupBy, Statistics, concat, from_arrow, from_dict,
                     from_pandas, from_polars, read_csv, read_parquet, scan_csv, scan_parquet)
+from .kernels import Kernel, Partition, compile_cuda_source, cuda_kernel, gpu_available, python_kernel
 from .options import EngineOptions, OptimizerFlags
 
 
@@ -38,9 +39,10 @@ built_with_cuda: bool = _tug.built_with_cuda
 __all__ = [
     "Boolean", "ColumnNotFoundError", "ComputeError", "DataFrame", "DataType", "Date", "Datetime", "Decimal",
     "Duration", "EngineOptions", "Expr", "Float32", "Float64", "GroupBy", "IOError", "Int16", "Int32", "Int64", "Int8",
-    "InternalError", "InvalidArgumentError", "LazyFrame", "LazyGroupBy", "NotSupportedError", "OptimizerFlags",
-    "OutOfMemoryError", "ResourceError", "SchemaError", "Statistics", "String", "TugError", "UInt16", "UInt32",
-    "UInt64", "UInt8", "Utf8", "coalesce", "col", "concat", "concat_str", "count", "from_arrow", "from_dict",
-    "from_pandas", "from_polars", "len", "polars_engine", "lit", "max", "mean", "min", "read_csv", "read_parquet", "scan_csv",
+    "InternalError", "InvalidArgumentError", "Kernel", "LazyFrame", "LazyGroupBy", "NotSupportedError", "OptimizerFlags",
+    "OutOfMemoryError", "Partition", "ResourceError", "SchemaError", "Statistics", "String", "TugError", "UInt16", "UInt32",
+    "UInt64", "UInt8", "Utf8", "coalesce", "col", "compile_cuda_source", "concat", "concat_str", "count",
+    "cuda_kernel", "from_arrow", "from_dict", "from_pandas", "from_polars", "gpu_available", "len", "polars_engine",
+    "python_kernel", "lit", "max", "mean", "min", "read_csv", "read_parquet", "scan_csv",
     "scan_parquet", "sum", "when",
 ]

@@ -177,6 +177,22 @@ class LazyFrame:
     def drop(self, *columns) -> LazyFrame:
         return LazyFrame(self._lf.drop(_names(columns)))
 
+    def map_partitions(self, kernel, *, args=(), schema=None, inputs=None, keep=None) -> LazyFrame:
+        """Runs a user kernel on every partition (docs/user-kernels.md): ``kernel`` is a ``tug.cuda_kernel``,
+        a ``tug.python_kernel`` or a callable taking a ``tug.Partition``. ``inputs`` are the columns it reads
+        (default: all), ``schema`` the columns it makes (``{"z": tug.Float64}``; checked on every partition),
+        ``keep`` input columns passed through ahead of them, ``args`` plain Python scalars."""
+        from .kernels import map_partitions
+
+        return map_partitions(self, kernel, args=args, schema=schema, inputs=inputs, keep=keep)
+
+    def foreach_partition(self, kernel, *, args=(), inputs=None, engine="auto", options=None,
+                          **option_overrides) -> None:
+        """Runs the query and a user kernel on every partition for its effect (it declares no outputs)."""
+        from .kernels import foreach_partition
+
+        foreach_partition(self, kernel, args=args, inputs=inputs, options=resolve(engine, options, option_overrides))
+
     # --- running
     def explain(self, *, engine="auto", options=None, **option_overrides) -> str:
         """The optimized logical plan and the physical plan (the backend of each node)."""
@@ -429,6 +445,14 @@ class DataFrame:
 
     def drop(self, *columns) -> DataFrame:
         return self.lazy().drop(*columns).collect()
+
+    def map_partitions(self, kernel, **kwargs) -> DataFrame:
+        """``lazy().map_partitions(kernel, **kwargs).collect()``."""
+        return self.lazy().map_partitions(kernel, **kwargs).collect()
+
+    def foreach_partition(self, kernel, **kwargs) -> None:
+        """``lazy().foreach_partition(kernel, **kwargs)``."""
+        self.lazy().foreach_partition(kernel, **kwargs)
 
     def write_parquet(self, path, **kwargs) -> None:
         self.lazy().sink_parquet(path, **kwargs)

@@ -1,14 +1,12 @@
 """Parquet interop with Apache Spark (pip `pyspark`, local mode): directories of part files written by Spark
 (codecs, INT96 and TIMESTAMP_MICROS/MILLIS timestamps, INT32/INT64/FIXED_LEN_BYTE_ARRAY decimals) are read by
 tug and compared with pyarrow's reading of the same directory; files written by tug (every codec) are read
-by Spark and compared with the source data. One Spark session serves the whole module."""
+by Spark and compared with the source data. One Spark session (the `spark` fixture of conftest.py) serves
+every Spark test."""
 import datetime as dt
 import decimal
 import io
-import os
-import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import polars as pl
@@ -26,42 +24,6 @@ def run(tug, *args):
     p = subprocess.run([tug, *map(str, args)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     return p.stdout
-
-
-@pytest.fixture(scope="session")
-def spark():
-    if shutil.which("java") is None:
-        pytest.fail("java is missing: Spark needs a JRE 17+ (scripts/setup.sh installs openjdk-17-jre-headless)")
-    if "JAVA_HOME" not in os.environ:
-        # .../lib/jvm/java-17-openjdk-amd64/bin/java -> .../lib/jvm/java-17-openjdk-amd64
-        os.environ["JAVA_HOME"] = str(Path(os.path.realpath(shutil.which("java"))).parents[1])
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    # Python-side conversions of Spark timestamps use the process time zone: pin it to UTC like Spark's.
-    old_tz = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("tug-interop")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.driver.memory", "512m")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=ERROR")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-    if old_tz is None:
-        del os.environ["TZ"]
-    else:
-        os.environ["TZ"] = old_tz
-    time.tzset()
 
 
 TEXTS = ["plain", "with,comma", 'with "quotes"', "multi\nline", "  spaces ", "ünïcødé", "日本語 🚀", ""]
