@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-user-kernels}
 mkdir -p "$OUT"
 source scripts/lib/gpu-env.sh
-gpu_env_snappy
+gpu_env_snappy shared
 gpu_env_python
 step "configure and build _tug, tug_tests, tug_bench"
 TUG_CMAKE_EXTRA+=(-DTUG_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$(command -v python3)")

@@ -14,12 +14,19 @@
 step() { echo "== $(date +%T) $*" | tee -a "$OUT/steps.log"; }
 
 TUG_CMAKE_EXTRA=()
-gpu_env_snappy() {
+gpu_env_snappy() {  # gpu_env_snappy [shared]: shared links the carried libsnappy.so.1 (a Python module
+  # cannot take the static libsnappy.a, which is not position independent)
   if ls .deb/libsnappy-dev*.deb >/dev/null 2>&1 && [ ! -e /usr/include/snappy-c.h ]; then
     step "unpacking snappy"
     for f in .deb/libsnappy*.deb; do dpkg -x "$f" /tmp/snappy; done
-    TUG_CMAKE_EXTRA+=(-DTUG_LIB_snappy=/tmp/snappy/usr/lib/x86_64-linux-gnu/libsnappy.a
-      "-DCMAKE_CXX_FLAGS=-isystem /tmp/snappy/usr/include")
+    local lib=/tmp/snappy/usr/lib/x86_64-linux-gnu
+    if [ "${1:-}" = shared ]; then
+      TUG_CMAKE_EXTRA+=("-DTUG_LIB_snappy=$(ls $lib/libsnappy.so.1.* | head -1)")
+      export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    else
+      TUG_CMAKE_EXTRA+=(-DTUG_LIB_snappy=$lib/libsnappy.a)
+    fi
+    TUG_CMAKE_EXTRA+=("-DCMAKE_CXX_FLAGS=-isystem /tmp/snappy/usr/include")
   fi
 }
 
