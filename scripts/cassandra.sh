@@ -5,6 +5,12 @@
 #                                           log, pid and port in DIR; waits until the native port answers
 #                                           (PasswordAuthenticator on, superuser cassandra/cassandra). A node
 #                                           already running in DIR is kept.
+#   scripts/cassandra.sh start DIR PORT tls the same with client encryption required (TLS with client
+#                                           certificates): DIR/certs gets a test CA and certificates (certs)
+#   scripts/cassandra.sh certs DIR          a CA (ca.pem), the node's certificate for 127.0.0.1 (server.pem,
+#                                           .key, .p12) and truststore.p12, a client certificate (client.pem,
+#                                           .key), expired ones (client-expired, server-expired) and a
+#                                           second CA that signed none of them (other-ca.pem); openssl CLI
 #   scripts/cassandra.sh stop DIR           stops the node started in DIR
 #   scripts/cassandra.sh status DIR         exit 0 while it runs
 # Needs Java 17 and Maven (scripts/setup.sh installs both). Heap: TUG_CASSANDRA_HEAP (default 512M).
@@ -30,8 +36,54 @@ free_port_after() {
   return 1
 }
 
+# certs DIR: test certificates, made with the openssl CLI (keytool for the node's PKCS12 truststore)
+certs() {
+  local d="$1" pass=tugtest
+  [ -f "$d/.complete" ] && return 0
+  mkdir -p "$d/newcerts"
+  : > "$d/index.txt"
+  echo 1000 > "$d/serial"
+  cat > "$d/ca.cnf" <<CNF
+[ ca ]
+default_ca = tug
+[ tug ]
+database = $d/index.txt
+new_certs_dir = $d/newcerts
+serial = $d/serial
+default_md = sha256
+policy = any
+copy_extensions = copy
+unique_subject = no
+[ any ]
+commonName = supplied
+CNF
+  local q=(-batch -config "$d/ca.cnf" -cert "$d/ca.pem" -keyfile "$d/ca.key" -notext)
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.pem" -days 3650 -subj "/CN=tug test CA" 2>/dev/null
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/other-ca.key" -out "$d/other-ca.pem" -days 3650 \
+    -subj "/CN=tug other CA" 2>/dev/null
+  local name cn
+  for name in server client server-expired client-expired; do
+    cn="tug client"
+    case "$name" in server*) cn="127.0.0.1" ;; esac
+    local ext=()
+    case "$name" in server*) ext=(-addext "subjectAltName=IP:127.0.0.1") ;; esac
+    openssl req -new -newkey rsa:2048 -nodes -keyout "$d/$name.key" -out "$d/$name.csr" -subj "/CN=$cn" "${ext[@]}" 2>/dev/null
+    case "$name" in
+      *-expired) openssl ca "${q[@]}" -in "$d/$name.csr" -out "$d/$name.pem" -startdate 20200101000000Z \
+                   -enddate 20200102000000Z 2>/dev/null ;;
+      *) openssl ca "${q[@]}" -in "$d/$name.csr" -out "$d/$name.pem" -days 3650 2>/dev/null ;;
+    esac
+  done
+  openssl pkcs12 -export -in "$d/server.pem" -inkey "$d/server.key" -certfile "$d/ca.pem" -name node \
+    -out "$d/server.p12" -passout "pass:$pass"
+  rm -f "$d/truststore.p12"
+  keytool -importcert -noprompt -alias ca -file "$d/ca.pem" -keystore "$d/truststore.p12" -storetype PKCS12 \
+    -storepass "$pass" >/dev/null 2>&1
+  touch "$d/.complete"
+}
+
 start() {
-  local dir="$1" port="$2"
+  local dir="$1" port="$2" mode="${3:-plain}"
   if status "$dir"; then
     echo "cassandra.sh: already running in $dir on port $(cat "$dir/port")"
     return 0
@@ -40,7 +92,9 @@ start() {
   rm -rf "$dir"
   mkdir -p "$dir"
   dir="$(cd "$dir" && pwd)"
-  [ "$port" = auto ] && port="$(free_port)"
+  if [ "$port" = auto ]; then
+    if [ "$mode" = tls ]; then port="$(free_port_after 17299)"; else port="$(free_port)"; fi
+  fi
   echo "$port" > "$dir/port"
   local storage_port
   storage_port="$(free_port_after "$port")"
@@ -73,6 +127,20 @@ concurrent_writes: 8
 concurrent_counter_writes: 8
 disk_access_mode: mmap_index_only
 YAML
+  if [ "$mode" = tls ]; then
+    certs "$dir/certs"
+    cat >> "$dir/cassandra.yaml" <<YAML
+client_encryption_options:
+  enabled: true
+  optional: false
+  keystore: $dir/certs/server.p12
+  keystore_password: tugtest
+  truststore: $dir/certs/truststore.p12
+  truststore_password: tugtest
+  store_type: PKCS12
+  require_client_auth: true
+YAML
+  fi
   local heap="${TUG_CASSANDRA_HEAP:-512M}"
   local opens=()
   for m in java.lang java.lang.module java.lang.reflect java.io java.nio java.math java.net java.util \
@@ -128,8 +196,9 @@ status() { [ -f "$1/pid" ] && kill -0 "$(cat "$1/pid")" 2>/dev/null; }
 
 case "${1:-}" in
   fetch) fetch ;;
-  start) start "${2:?DIR}" "${3:?PORT}" ;;
+  start) start "${2:?DIR}" "${3:?PORT}" "${4:-plain}" ;;
+  certs) certs "${2:?DIR}" ;;
   stop) stop "${2:?DIR}" ;;
   status) status "${2:?DIR}" ;;
-  *) echo "usage: $0 fetch | start DIR PORT | stop DIR | status DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 fetch | start DIR PORT [tls] | certs DIR | stop DIR | status DIR" >&2; exit 2 ;;
 esac

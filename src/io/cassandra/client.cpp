@@ -1,5 +1,7 @@
 #include "tug/io/cassandra/client.hpp"
 
+#include "io/cassandra/tls.hpp"
+
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -86,11 +88,23 @@ bool read_full(int fd, uint8_t* p, size_t n) {
 
 }  // namespace
 
-connection::connection(const std::string& host, const client_options& options) : _host(host), _options(options) {
+connection::connection(const std::string& host, const client_options& options, std::shared_ptr<const tls_context> tls)
+    : _host(host), _options(options) {
+  if (_options.tls.enabled && !tls) tls = std::make_shared<tls_context>(_options.tls);
   _fd = open_socket(_host, options.connect_timeout_ms);
   // a peer that stops reading must not block a sender forever
   timeval tv{options.request_timeout_ms / 1000, (options.request_timeout_ms % 1000) * 1000};
   setsockopt(_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (_options.tls.enabled) {
+    try {
+      _tls = std::make_unique<tls_stream>(std::move(tls), _fd, _host);
+      _tls->handshake(options.connect_timeout_ms);
+    } catch (...) {
+      _tls.reset();
+      ::close(_fd);
+      throw;
+    }
+  }
   int streams = std::clamp(options.max_requests_per_connection, 1, 32768);
   _pending.resize(static_cast<size_t>(streams));
   for (int i = streams - 1; i >= 0; --i) _free.push_back(static_cast<int16_t>(i));
@@ -136,18 +150,29 @@ void connection::fail_all(const std::string& why) {
   _free_cv.notify_all();
 }
 
+bool connection::read_bytes(uint8_t* p, size_t n) {
+  if (_tls) {
+    if (_tls->read(p, n)) return true;
+    _read_error = _tls->why();
+    return false;
+  }
+  if (read_full(_fd, p, n)) return true;
+  _read_error = "the server closed the connection";
+  return false;
+}
+
 void connection::read_loop() {
   uint8_t hdr[header_size];
   try {
     while (true) {
-      if (!read_full(_fd, hdr, header_size)) {
-        fail_all("the server closed the connection");
+      if (!read_bytes(hdr, header_size)) {
+        fail_all(_read_error);
         return;
       }
       frame_header h = decode_header(hdr, _host);
       auto body = std::make_unique<std::string>(static_cast<size_t>(h.length), '\0');
-      if (h.length > 0 && !read_full(_fd, reinterpret_cast<uint8_t*>(body->data()), body->size())) {
-        fail_all("the server closed the connection in the middle of a frame");
+      if (h.length > 0 && !read_bytes(reinterpret_cast<uint8_t*>(body->data()), body->size())) {
+        fail_all(_read_error + " (in the middle of a frame)");
         return;
       }
       if (h.flags & flag_compression) throw connection_error(_host, "cassandra " + _host + ": compressed frame, but no compression was negotiated");
@@ -190,20 +215,14 @@ std::future<response> connection::send(opcode op, std::string_view body) {
     ++_in_flight;
   }
   std::string frame = encode_frame(op, stream, body);
-  std::lock_guard wl(_write_mutex);
-  size_t off = 0;
-  while (off < frame.size()) {
-    ssize_t r = ::send(_fd, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      std::string why = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
-                            ? "the server took no data for request_timeout_ms"
-                            : std::string("send failed: ") + std::strerror(errno);
-      close(why);  // the reader fails the pending request, this one included
-      break;
-    }
-    off += static_cast<size_t>(r);
+  // on failure the reader fails the pending request, this one included
+  if (_tls) {
+    if (!_tls->write(frame)) close(_tls->why());
+    return f;
   }
+  std::lock_guard wl(_write_mutex);
+  std::string why = send_all(_fd, frame);
+  if (!why.empty()) close(why);
   return f;
 }
 
@@ -226,6 +245,26 @@ response connection::request(opcode op, std::string_view body, const std::string
 }
 
 void connection::startup() {
+  try {
+    authenticate();
+  } catch (const tls_error&) {
+    throw;
+  } catch (const connection_error& e) {
+    // under TLS 1.3 the server checks the client certificate after the handshake: its refusal ends the
+    // first read
+    if (_tls && _tls->tls_failure())
+      throw tls_error(_host, "cassandra " + _host + ": the server refused the TLS connection: " + _tls->why() +
+                                 (_options.tls.cert_file.empty() ? " (no client certificate: set tls.cert_file and tls.key_file)"
+                                                                 : " (client certificate tls.cert_file '" +
+                                                                       _options.tls.cert_file + "')"));
+    if (!_tls && std::string(e.what()).find("closed the connection") != std::string::npos)
+      throw connection_error(_host, std::string(e.what()) +
+                                        " (if the node has client_encryption_options enabled, set tls.enabled)");
+    throw;
+  }
+}
+
+void connection::authenticate() {
   byte_writer w;
   w.string_map({{"CQL_VERSION", "3.0.0"}});
   auto f = send(opcode::startup, w.out());
@@ -284,15 +323,18 @@ result decode_result(response r, const std::string& host) {
 
 session::session(client_options options) : _options(std::move(options)) {
   if (_options.contact_points.empty()) throw invalid_argument_error("cassandra: no contact points");
+  if (_options.tls.enabled) _tls = std::make_shared<tls_context>(_options.tls);
   std::string failures;
-  std::exception_ptr auth_failure;
+  std::exception_ptr auth_failure;  // wrong credentials or certificates: the same on every node
   for (auto& cp : _options.contact_points) {
     auto h = std::make_unique<host_pool>();
     h->host = with_port(cp, _options.port);
     try {
-      h->connections.push_back(std::make_shared<connection>(h->host, _options));
+      h->connections.push_back(std::make_shared<connection>(h->host, _options, _tls));
       _hosts.push_back(std::move(h));
     } catch (const authentication_error&) {
+      if (!auth_failure) auth_failure = std::current_exception();
+    } catch (const tls_error&) {
       if (!auth_failure) auth_failure = std::current_exception();
     } catch (const std::exception& e) {
       failures += std::string(failures.empty() ? "" : "; ") + e.what();
@@ -322,7 +364,7 @@ std::shared_ptr<connection> session::acquire_on(host_pool& h) {
   // a new connection while the pool is not full and every connection is busy
   if ((!best || best->in_flight() > 0) && static_cast<int>(h.connections.size()) < std::max(1, _options.connections_per_host)) {
     try {
-      h.connections.push_back(std::make_shared<connection>(h.host, _options));
+      h.connections.push_back(std::make_shared<connection>(h.host, _options, _tls));
       return h.connections.back();
     } catch (const std::exception&) {
       if (!best) throw;
@@ -380,6 +422,8 @@ std::shared_ptr<const prepared_statement> session::prepare(const std::string& cq
       _prepared[cql] = stmt;
       _by_id[stmt->id] = stmt;
       return stmt;
+    } catch (const tls_error&) {
+      throw;  // the same answer every time
     } catch (const connection_error&) {
       last = std::current_exception();
     } catch (const server_error& e) {
@@ -507,6 +551,9 @@ result pending_request::get() {
         throw;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(o.retry_delay_ms << std::min(attempt, 10)));
+    } catch (const tls_error&) {
+      ++_session->_metrics.failures;  // the same answer every time
+      throw;
     } catch (const connection_error&) {
       if (!_idempotent || attempt >= o.max_retries) {
         ++_session->_metrics.failures;

@@ -20,6 +20,23 @@
 
 namespace tug::io::cassandra {
 
+/// TLS (through OpenSSL) on every connection, as Cassandra's client_encryption_options expect it.
+struct tls_options {
+  bool enabled = false;
+  /// PEM file of the certificate authorities that sign the nodes' certificates; empty: the system's
+  /// default trust store.
+  std::string ca_file;
+  /// A client certificate (PEM, its chain after it) and its private key (PEM, unencrypted), for nodes with
+  /// require_client_auth; both or neither.
+  std::string cert_file, key_file;
+  /// Check the node's certificate against ca_file (validity period included). Off: any certificate is
+  /// accepted (encryption without authentication of the server).
+  bool verify_certificate = true;
+  /// Also check that the certificate names the host connected to (its IP address or DNS name), as the
+  /// DataStax drivers' PEER_IDENTITY. Off by default, as in those drivers and the Spark connector.
+  bool verify_host = false;
+};
+
 /// How to reach and talk to a cluster.
 struct client_options {
   /// Nodes to connect to, "host" or "host:port" (`port` when none is given). Requests are spread over
@@ -36,7 +53,11 @@ struct client_options {
   /// idempotent one whose connection broke), with exponential back-off from `retry_delay_ms`.
   int max_retries = 3;
   int retry_delay_ms = 100;
+  tls_options tls;
 };
+
+class tls_context;
+class tls_stream;
 
 /// A response frame: header and body.
 struct response {
@@ -48,9 +69,11 @@ struct response {
 /// any thread may send; a reader thread hands each answer to the request of its stream id.
 class connection {
  public:
-  /// Connects to `host` (address:port). @throws connection_error (refused, unreachable, no answer within
-  /// connect_timeout_ms) or authentication_error (wrong credentials, or credentials missing).
-  connection(const std::string& host, const client_options& options);
+  /// Connects to `host` (address:port), over TLS when options.tls.enabled (with `tls`, or a context made
+  /// from options.tls when null). @throws connection_error (refused, unreachable, no answer within
+  /// connect_timeout_ms), tls_error (certificate not trusted or rejected, no TLS on the other side) or
+  /// authentication_error (wrong credentials, or credentials missing).
+  connection(const std::string& host, const client_options& options, std::shared_ptr<const tls_context> tls = nullptr);
   ~connection();
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
@@ -74,11 +97,17 @@ class connection {
  private:
   void read_loop();
   void fail_all(const std::string& why);
+  /// STARTUP and authentication; TLS refusals and plain connections to a TLS port get their own message.
   void startup();
+  void authenticate();
+  /// Reads exactly n bytes (decrypted under TLS); false when the connection ended, _read_error says why.
+  bool read_bytes(uint8_t* p, size_t n);
 
   std::string _host;
   client_options _options;
   int _fd = -1;
+  std::unique_ptr<tls_stream> _tls;  // null without TLS
+  std::string _read_error;           // reader thread only
   std::thread _reader;
   std::mutex _write_mutex;
   std::mutex _mutex;  // guards _pending, _free, _close_reason
@@ -160,6 +189,7 @@ class session {
   void reprepare(connection& c, const std::string& id);
 
   client_options _options;
+  std::shared_ptr<const tls_context> _tls;  // null without TLS
   std::vector<std::unique_ptr<host_pool>> _hosts;
   std::atomic<uint64_t> _next_host{0};
   std::mutex _prepared_mutex;
