@@ -11,6 +11,9 @@
 #                                           .key, .p12) and truststore.p12, a client certificate (client.pem,
 #                                           .key), expired ones (client-expired, server-expired) and a
 #                                           second CA that signed none of them (other-ca.pem); openssl CLI
+#   scripts/cassandra.sh ring DIR PORT      a three-node ring on 127.0.0.1, .2 and .3 (DIR/n1..n3), all on PORT
+#                                           ("auto": one free on the three addresses), 256 MB heaps
+#                                           (TUG_CASSANDRA_RING_HEAP); ring-stop DIR, ring-status DIR
 #   scripts/cassandra.sh stop DIR           stops the node started in DIR
 #   scripts/cassandra.sh status DIR         exit 0 while it runs
 # Needs Java 17 and Maven (scripts/setup.sh installs both). Heap: TUG_CASSANDRA_HEAP (default 512M).
@@ -95,9 +98,58 @@ start() {
   if [ "$port" = auto ]; then
     if [ "$mode" = tls ]; then port="$(free_port_after 17299)"; else port="$(free_port)"; fi
   fi
-  echo "$port" > "$dir/port"
   local storage_port
   storage_port="$(free_port_after "$port")"
+  start_node "$dir" 127.0.0.1 "$port" "$storage_port" "$mode" "${TUG_CASSANDRA_HEAP:-512M}"
+}
+
+# a port free on 127.0.0.1, .2 and .3 whose next port is free too (native and storage port of the ring)
+free_ring_port() {
+  local p a used
+  for p in $(seq 17501 17900); do
+    used=0
+    for a in 127.0.0.1 127.0.0.2 127.0.0.3; do
+      (exec 3<>"/dev/tcp/$a/$p") 2>/dev/null && used=1
+      (exec 3<>"/dev/tcp/$a/$((p + 1))") 2>/dev/null && used=1
+    done
+    [ "$used" = 0 ] && { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+# ring DIR PORT: three nodes on 127.0.0.1, .2 and .3 (DIR/n1..n3), one native port and one storage port
+ring() {
+  local dir="$1" port="$2"
+  if ring_status "$dir"; then
+    echo "cassandra.sh: ring already running in $dir on port $(cat "$dir/port")"
+    return 0
+  fi
+  fetch
+  ring_stop "$dir"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  dir="$(cd "$dir" && pwd)"
+  [ "$port" = auto ] && port="$(free_ring_port)"
+  echo "$port" > "$dir/port"
+  local i
+  for i in 1 2 3; do
+    # one after the other: a node joins the ring of those already up (auto_bootstrap off: the ring is empty)
+    start_node "$dir/n$i" "127.0.0.$i" "$port" "$((port + 1))" ring "${TUG_CASSANDRA_RING_HEAP:-256M}" || {
+      ring_stop "$dir"
+      return 1
+    }
+  done
+}
+ring_stop() { local i; for i in 1 2 3; do stop "$1/n$i"; done; }
+ring_status() { status "$1/n1" && status "$1/n2" && status "$1/n3"; }
+
+# start_node DIR ADDRESS PORT STORAGE_PORT MODE HEAP: MODE plain, tls or ring (seed 127.0.0.1, no bootstrap)
+start_node() {
+  local dir="$1" address="$2" port="$3" storage_port="$4" mode="$5" heap="$6"
+  mkdir -p "$dir"
+  echo "$port" > "$dir/port"
+  local seed="$address"
+  [ "$mode" = ring ] && seed=127.0.0.1
   cat > "$dir/cassandra.yaml" <<YAML
 cluster_name: tug_test
 num_tokens: 16
@@ -115,10 +167,10 @@ cdc_raw_directory: $dir/cdc_raw
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "127.0.0.1:$storage_port"
-listen_address: 127.0.0.1
+      - seeds: "$seed:$storage_port"
+listen_address: $address
 storage_port: $storage_port
-rpc_address: 127.0.0.1
+rpc_address: $address
 start_native_transport: true
 native_transport_port: $port
 endpoint_snitch: SimpleSnitch
@@ -141,7 +193,7 @@ client_encryption_options:
   require_client_auth: true
 YAML
   fi
-  local heap="${TUG_CASSANDRA_HEAP:-512M}"
+  [ "$mode" = ring ] && echo "auto_bootstrap: false" >> "$dir/cassandra.yaml"
   local opens=()
   for m in java.lang java.lang.module java.lang.reflect java.io java.nio java.math java.net java.util \
            java.util.concurrent java.util.concurrent.atomic jdk.internal.loader jdk.internal.ref \
@@ -169,7 +221,7 @@ YAML
       return 1
     fi
     if grep -q "Starting listening for CQL clients" "$dir/server.log" 2>/dev/null; then
-      echo "cassandra.sh: listening on 127.0.0.1:$port (pid $(cat "$dir/pid"))"
+      echo "cassandra.sh: listening on $address:$port (pid $(cat "$dir/pid"))"
       return 0
     fi
     sleep 0.5
@@ -198,7 +250,11 @@ case "${1:-}" in
   fetch) fetch ;;
   start) start "${2:?DIR}" "${3:?PORT}" "${4:-plain}" ;;
   certs) certs "${2:?DIR}" ;;
+  ring) ring "${2:?DIR}" "${3:?PORT}" ;;
+  ring-stop) ring_stop "${2:?DIR}" ;;
+  ring-status) ring_status "${2:?DIR}" ;;
   stop) stop "${2:?DIR}" ;;
   status) status "${2:?DIR}" ;;
-  *) echo "usage: $0 fetch | start DIR PORT [tls] | certs DIR | stop DIR | status DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 fetch | start DIR PORT [tls] | certs DIR | stop DIR | status DIR | ring DIR PORT | ring-stop DIR | ring-status DIR" >&2
+     exit 2 ;;
 esac

@@ -18,6 +18,7 @@
 
 #include "tug/api/cassandra.hpp"
 #include "tug/api/data_frame.hpp"
+#include "lazy_server.hpp"
 
 extern char** environ;
 
@@ -29,17 +30,8 @@ namespace {
 const std::string tls_dir = TUG_CASSANDRA_TLS_DIR;
 const std::string certs = tls_dir + "/certs/";
 int tls_port = 0;
-bool tls_started = false;
-
-std::string script() { return "bash " TUG_SOURCE_DIR "/scripts/cassandra.sh "; }
-
-class tls_environment : public ::testing::Environment {
- public:
-  void TearDown() override {
-    if (tls_started) std::system((script() + "stop " + tls_dir).c_str());
-  }
-};
-const auto* tls_env = ::testing::AddGlobalTestEnvironment(new tls_environment);
+auto* tls_server =
+    tug::testing::add_lazy_server(tls_dir, "start " + tls_dir + " auto tls", "stop " + tls_dir, "status " + tls_dir);
 
 int read_port(const std::string& dir) {
   std::ifstream f(dir + "/port");
@@ -51,13 +43,8 @@ int read_port(const std::string& dir) {
 class CassandraTls : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (std::system((script() + "status " + tls_dir).c_str()) != 0) {
-      int rc = std::system((script() + "start " + tls_dir + " auto tls").c_str());
-      ASSERT_EQ(rc, 0) << "could not start the TLS Cassandra node (scripts/cassandra.sh)";
-      tls_started = true;
-    }
-    tls_port = read_port(tls_dir);
-    ASSERT_GT(tls_port, 0);
+    tls_port = tls_server->ensure();
+    ASSERT_GT(tls_port, 0) << "could not start the TLS Cassandra node (scripts/cassandra.sh)";
   }
 
   /// Options that connect: the test CA, the client certificate, the superuser.

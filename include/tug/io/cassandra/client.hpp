@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tug/io/cassandra/protocol.hpp"
+#include "tug/io/cassandra/topology.hpp"
 
 namespace tug::io::cassandra {
 
@@ -53,6 +54,17 @@ struct client_options {
   /// idempotent one whose connection broke), with exponential back-off from `retry_delay_ms`.
   int max_retries = 3;
   int retry_delay_ms = 100;
+  /// Also connect to the nodes that system.peers_v2 (or system.peers) lists, not only the contact points.
+  bool discover_nodes = true;
+  /// Send a prepared statement (EXECUTE, BATCH) to a replica of its partition key, found from the bound
+  /// key values (the prepared metadata's pk_indexes), Murmur3 and the keyspace's replication.
+  bool token_aware = true;
+  /// A node whose connection failed is skipped for this long (other nodes take its requests).
+  int reconnect_delay_ms = 1000;
+  /// After a schema change (CREATE, DROP, ALTER) on a cluster of several nodes, wait at most this long
+  /// until every node reports the same schema_version (system.local, system.peers_v2), as the DataStax
+  /// drivers do; past it the statement still succeeds.
+  int schema_agreement_wait_ms = 10000;
   tls_options tls;
 };
 
@@ -80,7 +92,7 @@ class connection {
 
   /// Sends a request; the future gets its response (an ERROR one included). Waits while all stream ids
   /// are in use. @throws connection_error when the connection is broken.
-  std::future<response> send(opcode op, std::string_view body);
+  std::future<response> send(opcode op, std::string_view body, uint8_t flags = 0);
   /// Waits for `f` at most request_timeout_ms; an ERROR response becomes its typed exception (message
   /// with `context`). A timeout closes the connection (its stream ids cannot be trusted any more).
   /// @throws server_error subclasses, connection_error.
@@ -131,6 +143,7 @@ struct prepared_statement {
 struct result {
   response frame;
   std::string host;  ///< the node that answered
+  std::string tracing_id;  ///< with query_parameters::tracing: the trace's session id (uuid text)
   result_kind kind = result_kind::void_;
   rows_result rows;  ///< kind rows only; points into frame.body
 };
@@ -162,19 +175,34 @@ class session {
   result query(const std::string& cql, const query_parameters& params = {}, const bound_values& values = {});
   /// Prepares `cql` (once per session; later calls return the cached statement).
   std::shared_ptr<const prepared_statement> prepare(const std::string& cql);
-  /// EXECUTE of a prepared statement; prepares it again where a node answers Unprepared.
-  result execute(const prepared_statement& stmt, const bound_values& values, const query_parameters& params = {});
+  /// EXECUTE of a prepared statement; prepares it again where a node answers Unprepared. It goes to one of
+  /// `hosts` ("address:port", tried in turn from a rotating start) when given, else to a replica of its
+  /// partition key (client_options::token_aware), else to any node.
+  result execute(const prepared_statement& stmt, const bound_values& values, const query_parameters& params = {},
+                 const std::vector<std::string>& hosts = {});
   /// Sends an EXECUTE now; `pending_request::get` waits for it (with retries and re-prepare).
   pending_request execute_async(std::shared_ptr<const prepared_statement> stmt, const bound_values& values,
                                 const query_parameters& params = {}, bool idempotent = true);
-  /// Sends an unlogged BATCH of executions of one prepared statement.
+  /// Sends an unlogged BATCH of executions of one prepared statement (routed by its first row's key).
   pending_request batch_async(std::shared_ptr<const prepared_statement> stmt, const std::vector<bound_values>& rows,
                               consistency level, bool idempotent = true);
 
   const client_options& options() const { return _options; }
   session_metrics& metrics() { return _metrics; }
-  /// The hosts connected, "address:port".
+  /// The nodes requests may go to, "address:port": the contact points that answered, then the nodes
+  /// discovered (client_options::discover_nodes).
   std::vector<std::string> hosts() const;
+  /// The nodes and tokens read at connection (empty when token_aware and discover_nodes are both off, or
+  /// the partitioner is not Murmur3).
+  const token_ring& ring() const { return _ring; }
+  /// The replication of a keyspace (read once, then cached). @throws io_error naming a missing keyspace.
+  replication_strategy replication(const std::string& keyspace);
+  /// The replicas of a token in a keyspace, "address:port", the owner of the token first; empty when the
+  /// ring is unknown or the strategy is LocalStrategy.
+  std::vector<std::string> replicas(const std::string& keyspace, int64_t token);
+  /// The replicas of the partition key of a prepared statement's bound values (empty when the statement's
+  /// metadata has no partition key indexes, a key value is null, or the ring is unknown).
+  std::vector<std::string> route(const prepared_statement& stmt, const bound_values& values);
 
  private:
   friend class pending_request;
@@ -182,15 +210,30 @@ class session {
     std::string host;
     std::mutex mutex;
     std::vector<std::shared_ptr<connection>> connections;
+    std::atomic<int64_t> down_until_ms{0};  // steady clock; a failed connect skips the node until then
   };
-  /// A live connection (reconnecting a broken one), preferring the least loaded; round robin over hosts.
-  std::shared_ptr<connection> acquire();
+  /// A live connection (reconnecting a broken one), preferring the least loaded: on one of `preferred`
+  /// when one is up, else round robin over the nodes up (over all of them when none is).
+  std::shared_ptr<connection> acquire(const std::vector<std::string>& preferred = {});
   std::shared_ptr<connection> acquire_on(host_pool& h);
   void reprepare(connection& c, const std::string& id);
+  /// A QUERY at consistency ONE on that connection, without retries (system tables of that node).
+  static result query_on(connection& c, const std::string& cql);
+  /// Reads system.local and system.peers(_v2) through one connection; adds the peers' pools.
+  void load_ring();
+  /// Waits (schema_agreement_wait_ms at most) until `host` and its peers report one schema version.
+  void wait_for_schema_agreement(const std::string& host);
+  /// The replicas of each ring position under the keyspace's replication (cached).
+  std::shared_ptr<const std::vector<std::vector<size_t>>> replica_table(const std::string& keyspace);
 
   client_options _options;
   std::shared_ptr<const tls_context> _tls;  // null without TLS
-  std::vector<std::unique_ptr<host_pool>> _hosts;
+  std::vector<std::unique_ptr<host_pool>> _hosts;  // fixed once constructed
+  std::unordered_map<std::string, host_pool*> _by_host;
+  token_ring _ring;
+  std::mutex _replication_mutex;
+  std::unordered_map<std::string, std::pair<replication_strategy, std::shared_ptr<const std::vector<std::vector<size_t>>>>>
+      _replication;  // by keyspace
   std::atomic<uint64_t> _next_host{0};
   std::mutex _prepared_mutex;
   std::unordered_map<std::string, std::shared_ptr<const prepared_statement>> _prepared;  // by cql
@@ -216,6 +259,8 @@ class pending_request {
   std::string _body;
   std::string _context;
   bool _idempotent = true;
+  uint8_t _flags = 0;                   // frame flags (tracing)
+  std::vector<std::string> _preferred;  // replicas, or the hosts the caller chose
   std::shared_ptr<connection> _conn;
   std::future<response> _future;
 };
