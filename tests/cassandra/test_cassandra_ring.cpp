@@ -257,6 +257,18 @@ TEST_F(CassandraRing, SplitsKnowTheirReplicas) {
     EXPECT_EQ(owner.size(), 600u);
     EXPECT_EQ(sum, 3 * n * (n - 1) / 2);
   }
+  // joinWithCassandraTable over the ring: each lookup goes to the key's replica; every row comes back
+  std::vector<int32_t> keys(700);
+  for (int i = 0; i < 700; ++i) keys[static_cast<size_t>(i)] = i;  // 600..699 are not in the table
+  cassandra_join_options jo;
+  jo.client = options();
+  cassandra_join_stats st;
+  auto joined = join_cassandra(data_frame::from_columns({{"p", make_column<int32_t>(type_id::int32, keys)}}).lazy(),
+                               "tug_ring1", "scan_t", {"p"}, jo, {}, &st)
+                    .collect();
+  EXPECT_EQ(joined.num_rows(), n);
+  EXPECT_EQ(st.keys, 700);
+  EXPECT_EQ(st.rows_fetched, n);
   // a split's statement goes to the host it names
   io::cassandra_scan_options o;
   o.client = options();
