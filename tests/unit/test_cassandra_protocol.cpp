@@ -180,6 +180,38 @@ TEST(CassandraProtocol, DecodesDecimalsToTheScale) {
   EXPECT_TRUE(t[0].value<__int128>(2) == 12300);     // 1.230000
   // digits beyond the scale are an error, never rounded
   EXPECT_THROW(decode_one(type_code::decimal, {dec(6, 1234567)}, o), io_error);
+  // scales at the ends of int32 (found by the fuzz target: the difference overflowed an int)
+  EXPECT_THROW(decode_one(type_code::decimal, {dec(-2147483646, 5)}, o), io_error);
+  EXPECT_THROW(decode_one(type_code::decimal, {dec(2147483647, 5)}, o), io_error);
+}
+
+TEST(CassandraProtocol, RowCountsBeyondTheBodyAreMalformed) {
+  // found by the fuzz target: counts that made decoders reserve gigabytes before failing
+  auto rows = [](int32_t flags, int32_t columns, int32_t rows_count, bool spec) {
+    byte_writer w;
+    w.i32(2);
+    w.i32(flags);
+    w.i32(columns);
+    if (spec) {
+      w.string("ks");
+      w.string("t");
+      w.string("c");
+      w.u16(0x0009);
+    }
+    w.i32(rows_count);
+    w.bytes(be32(1));
+    return w.out();
+  };
+  auto read = [](const std::string& body) {
+    byte_reader r(body, host);
+    return read_rows(r);
+  };
+  EXPECT_EQ(read(rows(0x0001, 1, 1, true)).rows_count, 1);
+  EXPECT_EQ(read(rows(0x0001, 1, 2, true)).rows_count, 2);  // 8 bytes: two null-free values could fit
+  EXPECT_THROW(read(rows(0x0001, 1, 3, true)), connection_error);  // 3 rows of 1 column in 8 bytes
+  EXPECT_THROW(read(rows(0x0000, 0, 40596224, false)), connection_error);  // rows without columns
+  EXPECT_THROW(read(rows(0x0004, 16777216, 1, false)), connection_error);  // No_metadata, 16M columns
+  EXPECT_EQ(read(rows(0x0004, 1, 0, false)).rows_count, 0);
 }
 
 TEST(CassandraProtocol, DecodesTextUuidInetBlob) {
