@@ -135,6 +135,7 @@ cassandra_write_result sink_cassandra(const lazy_frame& q, const std::string& ke
   }
 
   auto stmt = s.prepare(cql);
+  const cq::metrics_snapshot before = s.metrics().begin_interval();
   cq::query_parameters params;
   params.level = level;
   const bool idempotent = !options.if_not_exists;
@@ -184,6 +185,7 @@ cassandra_write_result sink_cassandra(const lazy_frame& q, const std::string& ke
   }
   while (!window.empty()) complete_front();
   res.retries = s.metrics().retries.load();
+  res.metrics = s.metrics().snapshot().since(before);
   if (failure)
     throw io_error("sink_cassandra " + target + ": wrote " + std::to_string(res.rows_written) + " of " +
                    std::to_string(total) + " rows, then the write of " + failure_text);
@@ -286,6 +288,7 @@ lazy_frame join_cassandra(const lazy_frame& frame, const std::string& keyspace, 
 
   cassandra_join_stats st;
   st.keys = static_cast<int64_t>(keys.size());
+  const cq::metrics_snapshot before = s.metrics().begin_interval();
   std::vector<tug::table> found;
   if (!keys.empty()) {
     auto stmt = s.prepare(cql);
@@ -332,6 +335,7 @@ lazy_frame join_cassandra(const lazy_frame& frame, const std::string& keyspace, 
     while (!window.empty()) complete_front();
     if (failure) throw io_error("join_cassandra " + target + ": " + failure_text);
   }
+  st.metrics = s.metrics().snapshot().since(before);
   if (stats) *stats = st;
   if (found.empty()) {
     std::vector<column> empty;

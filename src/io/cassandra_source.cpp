@@ -336,6 +336,8 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
   auto stmt = _session->prepare(plan.cql);
   // the whole partition key: one request, which the session routes to a replica of that key
   std::vector<cassandra_split> ranges = plan.token_ranges ? splits() : std::vector<cassandra_split>{{{{0, 0}}, {}}};
+  // the figures of the data's requests (not the statement's preparation or the replication lookup)
+  const cq::metrics_snapshot before = _session->metrics().begin_interval();
   cq::query_parameters params;
   params.level = cq::parse_consistency(_options.consistency);
   params.page_size = _options.fetch_size;
@@ -419,8 +421,21 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
     for (auto& c : columns) cols.push_back(make_null_column(_schema.type_of(c), 0, mr));
     out.push_back(cols.empty() ? table::empty_with_rows(0) : table(std::move(cols)));
   }
+  {
+    std::lock_guard lk(_metrics_mutex);
+    _last_read = _session->metrics().snapshot().since(before);
+  }
   apply_partition_hook(out, hook, pool);
   return out;
+}
+
+cq::metrics_snapshot cassandra_source::last_read_metrics() const {
+  std::lock_guard lk(_metrics_mutex);
+  return _last_read;
+}
+
+std::string cassandra_source::read_statistics() const {
+  return "CASSANDRA SCAN " + _keyspace + "." + _table + ": " + last_read_metrics().to_string();
 }
 
 }  // namespace tug::io

@@ -92,6 +92,10 @@ TEST_F(JoinCassandra, LooksUpEveryDistinctKeyWithBoundedInFlight) {
   EXPECT_EQ(st.requests, 250);  // one page each
   EXPECT_EQ(st.rows_fetched, 1000);
   EXPECT_EQ(st.max_in_flight_seen, 7);
+  EXPECT_EQ(st.metrics.requests, 250);
+  EXPECT_EQ(st.metrics.rows_received, 1000);
+  EXPECT_LE(st.metrics.max_in_flight, 7);  // on the wire, too
+  EXPECT_EQ(st.metrics.latency_count, 250);
   // left rows with p < 200: 0..199 once, 0..49 a second time (i = 250..299); five table rows each
   EXPECT_EQ(df.num_rows(), (200 + 50) * 5);
   EXPECT_EQ(df.schema().to_string(), "p: i32, q: str, x: i64, c: i32, v: f64, w: str");

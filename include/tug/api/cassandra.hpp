@@ -39,6 +39,9 @@ struct cassandra_write_result {
   int64_t batches = 0;
   int64_t retries = 0;
   int max_in_flight_seen = 0;  ///< the most requests that were in flight at once
+  /// The session's figures over the writes: bytes out and in, request (batch) latency, requests on the
+  /// wire at most, retries, failures.
+  io::cassandra::metrics_snapshot metrics;
 };
 
 /// Runs `q` and writes its rows into keyspace.table with a prepared INSERT. Before the first write, every
@@ -71,6 +74,7 @@ struct cassandra_join_stats {
   int64_t requests = 0;      ///< EXECUTEs, later pages of a key included
   int64_t rows_fetched = 0;  ///< rows the table returned
   int max_in_flight_seen = 0;
+  io::cassandra::metrics_snapshot metrics;  ///< the session's figures over the lookups
 };
 
 /// joinWithCassandraTable: runs `frame`, looks up each distinct key of its `on` columns in keyspace.table

@@ -3,6 +3,7 @@
 /// parallel, the query's columns in the SELECT, and the predicates Cassandra can answer pushed into the
 /// WHERE clause (docs/cassandra.md).
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,11 @@ class cassandra_source final : public table_source {
   /// replication): about split_count(), at least one per set of replicas, ordered by their first token.
   std::vector<cassandra_split> splits() const;
   cassandra::session& session() const { return *_session; }
+  /// What the last read() did: requests, retries, failures, rows and bytes read, requests in flight at
+  /// most, latency.
+  cassandra::metrics_snapshot last_read_metrics() const;
+  /// "CASSANDRA SCAN ks.t: " and last_read_metrics().
+  std::string read_statistics() const override;
 
  private:
   std::string _keyspace, _table;
@@ -87,6 +93,8 @@ class cassandra_source final : public table_source {
   std::vector<cassandra_column> _columns;  // those in the schema, in its order
   std::vector<cassandra_column> _partition_key, _clustering;
   tug::schema _schema;
+  mutable std::mutex _metrics_mutex;
+  mutable cassandra::metrics_snapshot _last_read;
 };
 
 }  // namespace tug::io

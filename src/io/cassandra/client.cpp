@@ -90,8 +90,9 @@ bool read_full(int fd, uint8_t* p, size_t n) {
 
 }  // namespace
 
-connection::connection(const std::string& host, const client_options& options, std::shared_ptr<const tls_context> tls)
-    : _host(host), _options(options) {
+connection::connection(const std::string& host, const client_options& options, std::shared_ptr<const tls_context> tls,
+                       session_metrics* metrics)
+    : _host(host), _options(options), _metrics(metrics) {
   if (_options.tls.enabled && !tls) tls = std::make_shared<tls_context>(_options.tls);
   _fd = open_socket(_host, options.connect_timeout_ms);
   // a peer that stops reading must not block a sender forever
@@ -142,11 +143,12 @@ void connection::fail_all(const std::string& why) {
   if (_close_reason.empty()) _close_reason = why;
   for (size_t s = 0; s < _pending.size(); ++s) {
     if (!_pending[s]) continue;
+    --_in_flight;
+    if (_metrics) _metrics->add_in_flight(-1);
     _pending[s]->set_exception(std::make_exception_ptr(
         connection_error(_host, "cassandra " + _host + ": connection lost before the answer: " + _close_reason)));
     _pending[s].reset();
     _free.push_back(static_cast<int16_t>(s));
-    --_in_flight;
   }
   _defunct = true;
   _free_cv.notify_all();
@@ -185,10 +187,12 @@ void connection::read_loop() {
         throw connection_error(_host, "cassandra " + _host + ": answer on stream " + std::to_string(h.stream) +
                                           ", which has no request");
       }
+      // no longer in flight before the waiter wakes (it may send the next request at once)
+      --_in_flight;
+      if (_metrics) _metrics->add_in_flight(-1);
       _pending[s]->set_value(response{h, std::move(body)});
       _pending[s].reset();
       _free.push_back(h.stream);
-      --_in_flight;
       _free_cv.notify_one();
     }
   } catch (const std::exception& e) {
@@ -215,6 +219,7 @@ std::future<response> connection::send(opcode op, std::string_view body, uint8_t
     _pending[static_cast<size_t>(stream)].emplace();
     f = _pending[static_cast<size_t>(stream)]->get_future();
     ++_in_flight;
+    if (_metrics) _metrics->add_in_flight(1);
   }
   std::string frame = encode_frame(op, stream, body, flags);
   // on failure the reader fails the pending request, this one included
@@ -336,7 +341,7 @@ session::session(client_options options) : _options(std::move(options)) {
     auto h = std::make_unique<host_pool>();
     h->host = with_port(cp, _options.port);
     try {
-      h->connections.push_back(std::make_shared<connection>(h->host, _options, _tls));
+      h->connections.push_back(std::make_shared<connection>(h->host, _options, _tls, &_metrics));
       _hosts.push_back(std::move(h));
     } catch (const authentication_error&) {
       if (!auth_failure) auth_failure = std::current_exception();
@@ -488,7 +493,70 @@ std::vector<std::string> session::route(const prepared_statement& stmt, const bo
   }
 }
 
-session::~session() = default;
+session::~session() {
+  _hosts.clear();  // the connections' readers count in _metrics until they stop
+}
+
+metrics_snapshot session_metrics::snapshot() const {
+  metrics_snapshot m;
+  m.requests = requests;
+  m.retries = retries;
+  m.failures = failures;
+  m.bytes_sent = bytes_sent;
+  m.bytes_received = bytes_received;
+  m.rows_received = rows_received;
+  m.latency_us_total = latency_us_total;
+  m.latency_count = latency_count;
+  m.latency_us_max = latency_us_max;
+  m.max_in_flight = max_in_flight;
+  return m;
+}
+
+metrics_snapshot session_metrics::begin_interval() {
+  latency_us_max = 0;
+  max_in_flight = in_flight.load();
+  return snapshot();
+}
+
+void session_metrics::record_latency(int64_t us) {
+  latency_us_total += us;
+  ++latency_count;
+  int64_t m = latency_us_max;
+  while (us > m && !latency_us_max.compare_exchange_weak(m, us)) {
+  }
+}
+
+void session_metrics::add_in_flight(int delta) {
+  int now = in_flight += delta;
+  int m = max_in_flight;
+  while (now > m && !max_in_flight.compare_exchange_weak(m, now)) {
+  }
+}
+
+metrics_snapshot metrics_snapshot::since(const metrics_snapshot& before) const {
+  metrics_snapshot d = *this;
+  d.requests -= before.requests;
+  d.retries -= before.retries;
+  d.failures -= before.failures;
+  d.bytes_sent -= before.bytes_sent;
+  d.bytes_received -= before.bytes_received;
+  d.rows_received -= before.rows_received;
+  d.latency_us_total -= before.latency_us_total;
+  d.latency_count -= before.latency_count;
+  return d;
+}
+
+std::string metrics_snapshot::to_string() const {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "requests %lld, retries %lld, failures %lld, rows %lld, %.2f MiB in, %.2f MiB out, in flight at most "
+                "%d, latency mean %.2f ms max %.2f ms",
+                static_cast<long long>(requests), static_cast<long long>(retries), static_cast<long long>(failures),
+                static_cast<long long>(rows_received), static_cast<double>(bytes_received) / (1 << 20),
+                static_cast<double>(bytes_sent) / (1 << 20), max_in_flight, mean_latency_ms(),
+                static_cast<double>(latency_us_max) / 1000.0);
+  return buf;
+}
 
 std::vector<std::string> session::hosts() const {
   std::vector<std::string> out;
@@ -513,7 +581,7 @@ std::shared_ptr<connection> session::acquire_on(host_pool& h) {
   // a new connection while the pool is not full and every connection is busy
   if ((!best || best->in_flight() > 0) && static_cast<int>(h.connections.size()) < std::max(1, _options.connections_per_host)) {
     try {
-      h.connections.push_back(std::make_shared<connection>(h.host, _options, _tls));
+      h.connections.push_back(std::make_shared<connection>(h.host, _options, _tls, &_metrics));
       guard.ok = true;
       return h.connections.back();
     } catch (const std::exception&) {
@@ -712,6 +780,7 @@ void pending_request::send() {
   _conn.reset();
   try {
     _conn = _session->acquire(_preferred);
+    _sent_at = std::chrono::steady_clock::now();
     _future = _conn->send(_op, _body, _flags);
     ++_session->_metrics.requests;
     _session->_metrics.bytes_sent += static_cast<int64_t>(_body.size() + header_size);
@@ -729,8 +798,13 @@ result pending_request::get() {
     std::string host = _conn ? _conn->host() : std::string();
     try {
       response r = _conn ? _conn->wait(_future, _op, _context) : _future.get();
-      _session->_metrics.bytes_received += static_cast<int64_t>(r.body->size() + header_size);
-      return decode_result(std::move(r), host);
+      auto& m = _session->_metrics;
+      m.record_latency(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - _sent_at).count());
+      m.bytes_received += static_cast<int64_t>(r.body->size() + header_size);
+      result out = decode_result(std::move(r), host);
+      m.rows_received += out.rows.rows_count;
+      return out;
     } catch (const unprepared_error& e) {
       if (attempt >= o.max_retries || !_conn) {
         ++_session->_metrics.failures;

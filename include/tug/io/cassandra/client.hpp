@@ -70,6 +70,7 @@ struct client_options {
 
 class tls_context;
 class tls_stream;
+struct session_metrics;
 
 /// A response frame: header and body.
 struct response {
@@ -85,7 +86,9 @@ class connection {
   /// from options.tls when null). @throws connection_error (refused, unreachable, no answer within
   /// connect_timeout_ms), tls_error (certificate not trusted or rejected, no TLS on the other side) or
   /// authentication_error (wrong credentials, or credentials missing).
-  connection(const std::string& host, const client_options& options, std::shared_ptr<const tls_context> tls = nullptr);
+  /// `metrics`, when given, counts this connection's requests in flight.
+  connection(const std::string& host, const client_options& options, std::shared_ptr<const tls_context> tls = nullptr,
+             session_metrics* metrics = nullptr);
   ~connection();
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
@@ -119,6 +122,7 @@ class connection {
   client_options _options;
   int _fd = -1;
   std::unique_ptr<tls_stream> _tls;  // null without TLS
+  session_metrics* _metrics = nullptr;
   std::string _read_error;           // reader thread only
   std::thread _reader;
   std::mutex _write_mutex;
@@ -157,9 +161,36 @@ struct bound_values {
 /// A request sent and not yet waited for (see session::execute_async).
 class pending_request;
 
-/// Statistics a session keeps (rows and bytes, requests, retries, failures).
+/// A copy of a session's counters at one moment; `since` gives what happened between two.
+struct metrics_snapshot {
+  int64_t requests = 0;        ///< requests sent (tries after the first included)
+  int64_t retries = 0;         ///< tries after the first (and re-prepared statements)
+  int64_t failures = 0;        ///< requests that failed after their retries
+  int64_t bytes_sent = 0;      ///< frames, headers included
+  int64_t bytes_received = 0;
+  int64_t rows_received = 0;   ///< rows of Rows results
+  int64_t latency_us_total = 0, latency_count = 0;  ///< from sending to the answer, requests that succeeded
+  int64_t latency_us_max = 0;  ///< since the interval began (session_metrics::begin_interval)
+  int max_in_flight = 0;       ///< requests on the wire at once, at most, since the interval began
+  /// The counters minus `before`'s; the maxima as they are.
+  metrics_snapshot since(const metrics_snapshot& before) const;
+  double mean_latency_ms() const { return latency_count ? latency_us_total / 1000.0 / latency_count : 0; }
+  /// "requests 12, retries 0, failures 0, rows 10000, 1.2 MiB in, 0.1 MiB out, in flight at most 8,
+  /// latency mean 1.20 ms max 5.00 ms".
+  std::string to_string() const;
+};
+
+/// Statistics a session keeps, as the Spark connector's: requests, retries, failures, bytes each way,
+/// rows read, request latency and requests in flight.
 struct session_metrics {
-  std::atomic<int64_t> requests{0}, retries{0}, failures{0}, bytes_sent{0}, bytes_received{0};
+  std::atomic<int64_t> requests{0}, retries{0}, failures{0}, bytes_sent{0}, bytes_received{0}, rows_received{0};
+  std::atomic<int64_t> latency_us_total{0}, latency_count{0}, latency_us_max{0};
+  std::atomic<int> in_flight{0}, max_in_flight{0};
+  metrics_snapshot snapshot() const;
+  /// Starts an interval for the maxima (latency, in flight) and returns the counters now.
+  metrics_snapshot begin_interval();
+  void record_latency(int64_t us);
+  void add_in_flight(int delta);
 };
 
 /// Connections to the contact points of one cluster, and the statements prepared on them.
@@ -260,6 +291,7 @@ class pending_request {
   std::string _context;
   bool _idempotent = true;
   uint8_t _flags = 0;                   // frame flags (tracing)
+  std::chrono::steady_clock::time_point _sent_at;
   std::vector<std::string> _preferred;  // replicas, or the hosts the caller chose
   std::shared_ptr<connection> _conn;
   std::future<response> _future;
