@@ -13,7 +13,8 @@
 #                                           second CA that signed none of them (other-ca.pem); openssl CLI
 #   scripts/cassandra.sh ring DIR PORT      a three-node ring on 127.0.0.1, .2 and .3 (DIR/n1..n3), all on PORT
 #                                           ("auto": one free on the three addresses), 256 MB heaps
-#                                           (TUG_CASSANDRA_RING_HEAP); ring-stop DIR, ring-status DIR
+#                                           (TUG_CASSANDRA_RING_HEAP); ring-stop DIR, ring-status DIR;
+#                                           ring-node DIR I start|stop: node I alone, its data kept
 #   scripts/cassandra.sh stop DIR           stops the node started in DIR
 #   scripts/cassandra.sh status DIR         exit 0 while it runs
 # Needs Java 17 and Maven (scripts/setup.sh installs both). Heap: TUG_CASSANDRA_HEAP (default 512M).
@@ -141,6 +142,16 @@ ring() {
   done
 }
 ring_stop() { local i; for i in 1 2 3; do stop "$1/n$i"; done; }
+# ring-node DIR I start|stop: one node of a running ring (its data kept: a stopped node comes back)
+ring_node() {
+  local dir="$1" i="$2" port
+  port="$(cat "$dir/port")"
+  case "$3" in
+    stop) stop "$dir/n$i" ;;
+    start) status "$dir/n$i" || start_node "$dir/n$i" "127.0.0.$i" "$port" "$((port + 1))" ring "${TUG_CASSANDRA_RING_HEAP:-256M}" ;;
+    *) echo "ring-node DIR I start|stop" >&2; return 2 ;;
+  esac
+}
 ring_status() { status "$1/n1" && status "$1/n2" && status "$1/n3"; }
 
 # start_node DIR ADDRESS PORT STORAGE_PORT MODE HEAP: MODE plain, tls or ring (seed 127.0.0.1, no bootstrap)
@@ -253,8 +264,9 @@ case "${1:-}" in
   ring) ring "${2:?DIR}" "${3:?PORT}" ;;
   ring-stop) ring_stop "${2:?DIR}" ;;
   ring-status) ring_status "${2:?DIR}" ;;
+  ring-node) ring_node "${2:?DIR}" "${3:?I}" "${4:?start|stop}" ;;
   stop) stop "${2:?DIR}" ;;
   status) status "${2:?DIR}" ;;
-  *) echo "usage: $0 fetch | start DIR PORT [tls] | certs DIR | stop DIR | status DIR | ring DIR PORT | ring-stop DIR | ring-status DIR" >&2
+  *) echo "usage: $0 fetch | start DIR PORT [tls] | certs DIR | stop DIR | status DIR | ring DIR PORT | ring-stop DIR | ring-status DIR | ring-node DIR I start|stop" >&2
      exit 2 ;;
 esac

@@ -281,3 +281,93 @@ TEST_F(CassandraRing, SplitsKnowTheirReplicas) {
     EXPECT_EQ(s.execute(*stmt, {2, b.out()}, {}, sp.replicas).host, sp.replicas[0]);
   }
 }
+
+TEST_F(CassandraRing, NodeStoppedMidWriteIsRetriedOrAClearError) {
+  cq::session s(options());
+  create(s, "tug_ring2", 2, "stop_t", "(p int, c int, v bigint, PRIMARY KEY (p, c))");
+  create(s, "tug_ring1", 1, "stop1_t", "(p int, c int, v bigint, PRIMARY KEY (p, c))");
+  const int64_t n = 40000;
+  std::vector<int32_t> p(n), c(n);
+  std::vector<int64_t> v(n);
+  for (int64_t i = 0; i < n; ++i) {
+    p[static_cast<size_t>(i)] = static_cast<int32_t>(i % 4000);
+    c[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    v[static_cast<size_t>(i)] = i;
+  }
+  auto df = data_frame::from_columns({{"p", make_column<int32_t>(type_id::int32, p)},
+                                      {"c", make_column<int32_t>(type_id::int32, c)},
+                                      {"v", make_column<int64_t>(type_id::int64, v)}});
+  cassandra_write_options w;
+  w.client = options();
+  w.client.max_retries = 5;
+  w.consistency = "ONE";
+  w.max_in_flight = 8;
+  w.batch_max_rows = 4;
+  w.max_rows_per_second = 10000;  // about four seconds of writes, the node stops in the middle
+  auto restart = [&] {
+    ASSERT_EQ(std::system((std::string("bash " TUG_SOURCE_DIR "/scripts/cassandra.sh ring-node ") + ring_dir + " 3 start").c_str()), 0);
+  };
+  cassandra_write_result res;
+  std::exception_ptr failure;
+  std::thread writer([&] {
+    try {
+      res = sink_cassandra(df.lazy(), "tug_ring2", "stop_t", w);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::system((std::string("bash " TUG_SOURCE_DIR "/scripts/cassandra.sh ring-node ") + ring_dir + " 3 stop").c_str());
+  writer.join();
+  if (failure) {
+    restart();
+    std::rethrow_exception(failure);
+  }
+  // replication factor 2: each key has another replica; requests on the stopped node's connections are
+  // sent again elsewhere, nothing is lost
+  EXPECT_EQ(res.rows_written, n);
+  RecordProperty("retries", static_cast<int>(res.retries));  // tries on another replica (0 when the stop fell between requests)
+  auto count = [&](const std::string& table) {
+    cq::query_parameters q;
+    q.level = cq::consistency::one;
+    auto r = s.query("SELECT count(*) FROM " + table, q);
+    return cq::decode_rows(r.rows, {type_id::int64}, {}, "")[0].value<int64_t>(0);
+  };
+  EXPECT_EQ(count("tug_ring2.stop_t"), n);
+  // replication factor 1 with the node down: its keys cannot be written; a clear error says how many rows
+  // were written and which key failed, within the retries
+  w.max_rows_per_second = 0;
+  w.client.max_retries = 1;
+  w.client.retry_delay_ms = 50;
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    sink_cassandra(df.lazy(), "tug_ring1", "stop1_t", w);
+    ADD_FAILURE() << "no error with a third of the ring down";
+  } catch (const io_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("rows, then the write of rows"), std::string::npos) << m;
+    EXPECT_NE(m.find("partition key p="), std::string::npos) << m;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
+  restart();
+  // back in the ring: wait until a write at ALL reaches it again
+  auto ins = s.prepare("INSERT INTO tug_ring2.stop_t (p, c, v) VALUES (?, ?, ?)");
+  bool up = false;
+  for (int i = 0; i < 120 && !up; ++i) {
+    try {
+      cq::query_parameters all;
+      all.level = cq::consistency::all;
+      for (int k = 0; k < 30; ++k) {
+        cq::byte_writer b;
+        b.bytes(i32(k));
+        b.bytes(i32(-1));
+        b.bytes(i64(0));
+        s.execute(*ins, {3, b.out()}, all);
+      }
+      up = true;
+    } catch (const io_error&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+  EXPECT_TRUE(up) << "node 3 did not come back";
+}
