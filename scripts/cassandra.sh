@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A single-node Apache Cassandra for tug's tests, fetched from Maven Central (no other download).
+# Apache Cassandra for tug's tests, fetched from Maven Central (no other download): a single node, a node that
+# requires TLS, and a three-node ring on 127.0.0.1, .2 and .3.
 #   scripts/cassandra.sh fetch              jars into $TUG_CASSANDRA_HOME/lib (idempotent)
 #   scripts/cassandra.sh start DIR PORT     a node on 127.0.0.1:PORT (PORT "auto": a free one) with its data,
 #                                           log, pid and port in DIR; waits until the native port answers

@@ -3,7 +3,8 @@
 /// socket, answered in any order), a small pool per host, STARTUP with PasswordAuthenticator, QUERY /
 /// PREPARE / EXECUTE / BATCH, paging, re-preparing on Unprepared, retries with back-off of what may
 /// succeed later, and timeouts on connect and on every request, so a dead server gives an error, never
-/// a hang.
+/// a hang. TLS through OpenSSL; the ring from system.local / system.peers_v2 and token-aware routing of
+/// prepared statements to replicas; schema agreement; metrics (docs/cassandra.md).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
