@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# A single-node Apache Cassandra for tug's tests, fetched from Maven Central (no other download).
+# Apache Cassandra for tug's tests, fetched from Maven Central (no other download): a single node, a node that
+# requires TLS, and a three-node ring on 127.0.0.1, .2 and .3.
 #   scripts/cassandra.sh fetch              jars into $TUG_CASSANDRA_HOME/lib (idempotent)
 #   scripts/cassandra.sh start DIR PORT     a node on 127.0.0.1:PORT (PORT "auto": a free one) with its data,
 #                                           log, pid and port in DIR; waits until the native port answers
 #                                           (PasswordAuthenticator on, superuser cassandra/cassandra). A node
 #                                           already running in DIR is kept.
+#   scripts/cassandra.sh start DIR PORT tls the same with client encryption required (TLS with client
+#                                           certificates): DIR/certs gets a test CA and certificates (certs)
+#   scripts/cassandra.sh certs DIR          a CA (ca.pem), the node's certificate for 127.0.0.1 (server.pem,
+#                                           .key, .p12) and truststore.p12, a client certificate (client.pem,
+#                                           .key), expired ones (client-expired, server-expired) and a
+#                                           second CA that signed none of them (other-ca.pem); openssl CLI
+#   scripts/cassandra.sh ring DIR PORT      a three-node ring on 127.0.0.1, .2 and .3 (DIR/n1..n3), all on PORT
+#                                           ("auto": one free on the three addresses), 256 MB heaps
+#                                           (TUG_CASSANDRA_RING_HEAP); ring-stop DIR, ring-status DIR;
+#                                           ring-node DIR I start|stop: node I alone, its data kept
 #   scripts/cassandra.sh stop DIR           stops the node started in DIR
 #   scripts/cassandra.sh status DIR         exit 0 while it runs
 # Needs Java 17 and Maven (scripts/setup.sh installs both). Heap: TUG_CASSANDRA_HEAP (default 512M).
@@ -25,8 +36,54 @@ free_port_after() {
   return 1
 }
 
+# certs DIR: test certificates, made with the openssl CLI (keytool for the node's PKCS12 truststore)
+certs() {
+  local d="$1" pass=tugtest
+  [ -f "$d/.complete" ] && return 0
+  mkdir -p "$d/newcerts"
+  : > "$d/index.txt"
+  echo 1000 > "$d/serial"
+  cat > "$d/ca.cnf" <<CNF
+[ ca ]
+default_ca = tug
+[ tug ]
+database = $d/index.txt
+new_certs_dir = $d/newcerts
+serial = $d/serial
+default_md = sha256
+policy = any
+copy_extensions = copy
+unique_subject = no
+[ any ]
+commonName = supplied
+CNF
+  local q=(-batch -config "$d/ca.cnf" -cert "$d/ca.pem" -keyfile "$d/ca.key" -notext)
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.pem" -days 3650 -subj "/CN=tug test CA" 2>/dev/null
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/other-ca.key" -out "$d/other-ca.pem" -days 3650 \
+    -subj "/CN=tug other CA" 2>/dev/null
+  local name cn
+  for name in server client server-expired client-expired; do
+    cn="tug client"
+    case "$name" in server*) cn="127.0.0.1" ;; esac
+    local ext=()
+    case "$name" in server*) ext=(-addext "subjectAltName=IP:127.0.0.1") ;; esac
+    openssl req -new -newkey rsa:2048 -nodes -keyout "$d/$name.key" -out "$d/$name.csr" -subj "/CN=$cn" "${ext[@]}" 2>/dev/null
+    case "$name" in
+      *-expired) openssl ca "${q[@]}" -in "$d/$name.csr" -out "$d/$name.pem" -startdate 20200101000000Z \
+                   -enddate 20200102000000Z 2>/dev/null ;;
+      *) openssl ca "${q[@]}" -in "$d/$name.csr" -out "$d/$name.pem" -days 3650 2>/dev/null ;;
+    esac
+  done
+  openssl pkcs12 -export -in "$d/server.pem" -inkey "$d/server.key" -certfile "$d/ca.pem" -name node \
+    -out "$d/server.p12" -passout "pass:$pass"
+  rm -f "$d/truststore.p12"
+  keytool -importcert -noprompt -alias ca -file "$d/ca.pem" -keystore "$d/truststore.p12" -storetype PKCS12 \
+    -storepass "$pass" >/dev/null 2>&1
+  touch "$d/.complete"
+}
+
 start() {
-  local dir="$1" port="$2"
+  local dir="$1" port="$2" mode="${3:-plain}"
   if status "$dir"; then
     echo "cassandra.sh: already running in $dir on port $(cat "$dir/port")"
     return 0
@@ -35,10 +92,71 @@ start() {
   rm -rf "$dir"
   mkdir -p "$dir"
   dir="$(cd "$dir" && pwd)"
-  [ "$port" = auto ] && port="$(free_port)"
-  echo "$port" > "$dir/port"
+  if [ "$port" = auto ]; then
+    if [ "$mode" = tls ]; then port="$(free_port_after 17299)"; else port="$(free_port)"; fi
+  fi
   local storage_port
   storage_port="$(free_port_after "$port")"
+  start_node "$dir" 127.0.0.1 "$port" "$storage_port" "$mode" "${TUG_CASSANDRA_HEAP:-512M}"
+}
+
+# a port free on 127.0.0.1, .2 and .3 whose next port is free too (native and storage port of the ring)
+free_ring_port() {
+  local p a used
+  for p in $(seq 17501 17900); do
+    used=0
+    for a in 127.0.0.1 127.0.0.2 127.0.0.3; do
+      (exec 3<>"/dev/tcp/$a/$p") 2>/dev/null && used=1
+      (exec 3<>"/dev/tcp/$a/$((p + 1))") 2>/dev/null && used=1
+    done
+    [ "$used" = 0 ] && { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+# ring DIR PORT: three nodes on 127.0.0.1, .2 and .3 (DIR/n1..n3), one native port and one storage port
+ring() {
+  local dir="$1" port="$2"
+  if ring_status "$dir"; then
+    echo "cassandra.sh: ring already running in $dir on port $(cat "$dir/port")"
+    return 0
+  fi
+  fetch
+  ring_stop "$dir"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  dir="$(cd "$dir" && pwd)"
+  [ "$port" = auto ] && port="$(free_ring_port)"
+  echo "$port" > "$dir/port"
+  local i
+  for i in 1 2 3; do
+    # one after the other: a node joins the ring of those already up (auto_bootstrap off: the ring is empty)
+    start_node "$dir/n$i" "127.0.0.$i" "$port" "$((port + 1))" ring "${TUG_CASSANDRA_RING_HEAP:-256M}" || {
+      ring_stop "$dir"
+      return 1
+    }
+  done
+}
+ring_stop() { local i; for i in 1 2 3; do stop "$1/n$i"; done; }
+# ring-node DIR I start|stop: one node of a running ring (its data kept: a stopped node comes back)
+ring_node() {
+  local dir="$1" i="$2" port
+  port="$(cat "$dir/port")"
+  case "$3" in
+    stop) stop "$dir/n$i" ;;
+    start) status "$dir/n$i" || start_node "$dir/n$i" "127.0.0.$i" "$port" "$((port + 1))" ring "${TUG_CASSANDRA_RING_HEAP:-256M}" ;;
+    *) echo "ring-node DIR I start|stop" >&2; return 2 ;;
+  esac
+}
+ring_status() { status "$1/n1" && status "$1/n2" && status "$1/n3"; }
+
+# start_node DIR ADDRESS PORT STORAGE_PORT MODE HEAP: MODE plain, tls or ring (seed 127.0.0.1, no bootstrap)
+start_node() {
+  local dir="$1" address="$2" port="$3" storage_port="$4" mode="$5" heap="$6"
+  mkdir -p "$dir"
+  echo "$port" > "$dir/port"
+  local seed="$address"
+  [ "$mode" = ring ] && seed=127.0.0.1
   cat > "$dir/cassandra.yaml" <<YAML
 cluster_name: tug_test
 num_tokens: 16
@@ -56,10 +174,10 @@ cdc_raw_directory: $dir/cdc_raw
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "127.0.0.1:$storage_port"
-listen_address: 127.0.0.1
+      - seeds: "$seed:$storage_port"
+listen_address: $address
 storage_port: $storage_port
-rpc_address: 127.0.0.1
+rpc_address: $address
 start_native_transport: true
 native_transport_port: $port
 endpoint_snitch: SimpleSnitch
@@ -68,7 +186,21 @@ concurrent_writes: 8
 concurrent_counter_writes: 8
 disk_access_mode: mmap_index_only
 YAML
-  local heap="${TUG_CASSANDRA_HEAP:-512M}"
+  if [ "$mode" = tls ]; then
+    certs "$dir/certs"
+    cat >> "$dir/cassandra.yaml" <<YAML
+client_encryption_options:
+  enabled: true
+  optional: false
+  keystore: $dir/certs/server.p12
+  keystore_password: tugtest
+  truststore: $dir/certs/truststore.p12
+  truststore_password: tugtest
+  store_type: PKCS12
+  require_client_auth: true
+YAML
+  fi
+  [ "$mode" = ring ] && echo "auto_bootstrap: false" >> "$dir/cassandra.yaml"
   local opens=()
   for m in java.lang java.lang.module java.lang.reflect java.io java.nio java.math java.net java.util \
            java.util.concurrent java.util.concurrent.atomic jdk.internal.loader jdk.internal.ref \
@@ -96,7 +228,7 @@ YAML
       return 1
     fi
     if grep -q "Starting listening for CQL clients" "$dir/server.log" 2>/dev/null; then
-      echo "cassandra.sh: listening on 127.0.0.1:$port (pid $(cat "$dir/pid"))"
+      echo "cassandra.sh: listening on $address:$port (pid $(cat "$dir/pid"))"
       return 0
     fi
     sleep 0.5
@@ -123,8 +255,14 @@ status() { [ -f "$1/pid" ] && kill -0 "$(cat "$1/pid")" 2>/dev/null; }
 
 case "${1:-}" in
   fetch) fetch ;;
-  start) start "${2:?DIR}" "${3:?PORT}" ;;
+  start) start "${2:?DIR}" "${3:?PORT}" "${4:-plain}" ;;
+  certs) certs "${2:?DIR}" ;;
+  ring) ring "${2:?DIR}" "${3:?PORT}" ;;
+  ring-stop) ring_stop "${2:?DIR}" ;;
+  ring-status) ring_status "${2:?DIR}" ;;
+  ring-node) ring_node "${2:?DIR}" "${3:?I}" "${4:?start|stop}" ;;
   stop) stop "${2:?DIR}" ;;
   status) status "${2:?DIR}" ;;
-  *) echo "usage: $0 fetch | start DIR PORT | stop DIR | status DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 fetch | start DIR PORT [tls] | certs DIR | stop DIR | status DIR | ring DIR PORT | ring-stop DIR | ring-status DIR | ring-node DIR I start|stop" >&2
+     exit 2 ;;
 esac

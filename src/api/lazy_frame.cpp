@@ -2,7 +2,9 @@
 
 #include "tug/memory/device.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 
 #include "tug/plan/lower.hpp"
 #include "tug/plan/optimizer.hpp"
@@ -169,6 +171,17 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared
   stats.transfers = memory->transfers_to_string();
   stats.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.statistics = stats.to_string();
+  // what the sources add (e.g. a Cassandra scan's requests, bytes and latency), one line each
+  std::vector<const table_source*> sources;
+  std::function<void(const plan_node&)> walk = [&](const plan_node& n) {
+    if (n.source && std::find(sources.begin(), sources.end(), n.source.get()) == sources.end()) {
+      sources.push_back(n.source.get());
+      std::string line = n.source->read_statistics();
+      if (!line.empty()) r.statistics += (r.statistics.empty() || r.statistics.back() == '\n' ? "" : "\n") + line + "\n";
+    }
+    for (auto& in : n.inputs) walk(*in);
+  };
+  walk(*p);
   r.operators = stats.operators;
   r.peak_memory = stats.peak_memory;
   r.total_seconds = stats.total_seconds;

@@ -311,6 +311,19 @@ int cassandra_source::split_count() const {
   return static_cast<int>(std::clamp(n, 1.0, 100000.0));
 }
 
+std::vector<cassandra_split> cassandra_source::splits() const {
+  const auto& ring = _session->ring();
+  auto planned = cq::plan_splits(ring, ring.empty() ? cq::replication_strategy{} : _session->replication(_keyspace),
+                                 split_count());
+  std::vector<cassandra_split> out;
+  for (auto& p : planned) {
+    cassandra_split s{std::move(p.ranges), {}};
+    for (size_t n : p.replicas) s.replicas.push_back(ring.nodes()[n].host);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 std::vector<table> cassandra_source::read(const std::vector<std::string>& columns,
                                           const std::vector<expr>& predicates, const engine_options&,
                                           thread_pool& pool, memory_resource* mr, const partition_hook& hook,
@@ -321,35 +334,39 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
   const bool count_only = columns.empty();
   if (count_only) types.push_back(cq::to_tug_type(_partition_key[0].type, "partition key", _options.types));
   auto stmt = _session->prepare(plan.cql);
-  std::vector<cq::token_range> ranges =
-      plan.token_ranges ? cq::split_ring(split_count()) : std::vector<cq::token_range>{{0, 0}};
+  // the whole partition key: one request, which the session routes to a replica of that key
+  std::vector<cassandra_split> ranges = plan.token_ranges ? splits() : std::vector<cassandra_split>{{{{0, 0}}, {}}};
+  // the figures of the data's requests (not the statement's preparation or the replication lookup)
+  const cq::metrics_snapshot before = _session->metrics().begin_interval();
   cq::query_parameters params;
   params.level = cq::parse_consistency(_options.consistency);
   params.page_size = _options.fetch_size;
   params.skip_metadata = false;
 
   auto read_split = [&](size_t i, int64_t row_limit) {
-    cq::bound_values v = plan.pushed;
-    if (plan.token_ranges) {
-      cq::byte_writer w;
-      w.i32(8);
-      w.i64(ranges[i].start);
-      w.i32(8);
-      w.i64(ranges[i].end);
-      v.count = static_cast<int16_t>(v.count + 2);
-      v.bytes += w.out();
-    }
-    cq::query_parameters p = params;
     std::vector<table> pages;
     int64_t rows = 0;
-    while (true) {
-      cq::result r = _session->execute(*stmt, v, p);
-      table t = cq::decode_rows(r.rows, types, _options.types, r.host, mr);
-      rows += t.num_rows();
-      if (count_only) t = table::empty_with_rows(t.num_rows());
-      if (t.num_rows() > 0) pages.push_back(std::move(t));
-      if (!r.rows.metadata.paging_state || (row_limit >= 0 && rows >= row_limit)) break;
-      p.paging_state = r.rows.metadata.paging_state;
+    for (const cq::token_range& range : ranges[i].ranges) {
+      cq::bound_values v = plan.pushed;
+      if (plan.token_ranges) {
+        cq::byte_writer w;
+        w.i32(8);
+        w.i64(range.start);
+        w.i32(8);
+        w.i64(range.end);
+        v.count = static_cast<int16_t>(v.count + 2);
+        v.bytes += w.out();
+      }
+      cq::query_parameters p = params;
+      while (row_limit < 0 || rows < row_limit) {
+        cq::result r = _session->execute(*stmt, v, p, ranges[i].replicas);
+        table t = cq::decode_rows(r.rows, types, _options.types, r.host, mr);
+        rows += t.num_rows();
+        if (count_only) t = table::empty_with_rows(t.num_rows());
+        if (t.num_rows() > 0) pages.push_back(std::move(t));
+        if (!r.rows.metadata.paging_state) break;
+        p.paging_state = r.rows.metadata.paging_state;
+      }
     }
     if (pages.size() == 1) return std::move(pages[0]);
     if (pages.empty()) return table{};
@@ -404,8 +421,21 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
     for (auto& c : columns) cols.push_back(make_null_column(_schema.type_of(c), 0, mr));
     out.push_back(cols.empty() ? table::empty_with_rows(0) : table(std::move(cols)));
   }
+  {
+    std::lock_guard lk(_metrics_mutex);
+    _last_read = _session->metrics().snapshot().since(before);
+  }
   apply_partition_hook(out, hook, pool);
   return out;
+}
+
+cq::metrics_snapshot cassandra_source::last_read_metrics() const {
+  std::lock_guard lk(_metrics_mutex);
+  return _last_read;
+}
+
+std::string cassandra_source::read_statistics() const {
+  return "CASSANDRA SCAN " + _keyspace + "." + _table + ": " + last_read_metrics().to_string();
 }
 
 }  // namespace tug::io

@@ -14,6 +14,7 @@
 #include "tug/api/data_frame.hpp"
 #include "tug/core/scalar.hpp"
 #include "tug/io/cassandra/token.hpp"
+#include "tug/plan/logical.hpp"
 
 using namespace tug;
 namespace cq = tug::io::cassandra;
@@ -484,4 +485,57 @@ TEST(CassandraServer, SinkFailureSaysWhatWasWritten) {
     EXPECT_NE(m.find("Invalid"), std::string::npos) << m;
   }
   EXPECT_EQ(count_rows(s, "fail_t"), 10);
+}
+
+TEST(CassandraServer, MetricsReachTheQueryStatistics) {
+  cq::session s(client());
+  create_table(s, "metrics_t", "(p int, c int, v text, PRIMARY KEY (p, c))");
+  const int64_t n = 3000;
+  std::vector<int32_t> p(n), c(n);
+  std::vector<std::optional<std::string>> v(n);
+  for (int64_t i = 0; i < n; ++i) {
+    p[static_cast<size_t>(i)] = static_cast<int32_t>(i % 50);
+    c[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    v[static_cast<size_t>(i)] = "value " + std::to_string(i);
+  }
+  auto df = data_frame::from_columns({{"p", make_column<int32_t>(type_id::int32, p)},
+                                      {"c", make_column<int32_t>(type_id::int32, c)},
+                                      {"v", make_string_column(v)}});
+  auto o = write_options();
+  o.max_in_flight = 4;
+  o.batch_max_rows = 10;
+  auto w = sink_cassandra(df.lazy(), "tug_test", "metrics_t", o);
+  // writes: every request answered and timed, the wire never held more than the window
+  EXPECT_EQ(w.metrics.requests, w.requests);
+  EXPECT_EQ(w.metrics.latency_count, w.requests);
+  EXPECT_EQ(w.metrics.failures, 0);
+  EXPECT_GT(w.metrics.bytes_sent, n * 10);
+  EXPECT_GE(w.metrics.max_in_flight, 1);
+  EXPECT_LE(w.metrics.max_in_flight, 4);
+  EXPECT_GT(w.metrics.latency_us_max, 0);
+  EXPECT_GE(w.metrics.latency_us_max, static_cast<int64_t>(w.metrics.mean_latency_ms() * 1000));
+  // reads: the scan's figures, in the source and in the query's statistics
+  auto so = scan_options();
+  so.splits = 6;
+  so.reads_in_flight = 3;
+  so.fetch_size = 400;
+  auto src = std::make_shared<io::cassandra_source>("tug_test", "metrics_t", so);
+  auto r = lazy_frame(plan::scan(src)).profile();
+  EXPECT_EQ(r.frame.num_rows(), n);
+  auto m = src->last_read_metrics();
+  EXPECT_EQ(m.rows_received, n);
+  EXPECT_GE(m.requests, 8);  // at least one page per split, 400 rows a page: 3000 rows take 8 at least
+  EXPECT_EQ(m.latency_count, m.requests);
+  EXPECT_LE(m.max_in_flight, 3);
+  EXPECT_GE(m.max_in_flight, 1);
+  EXPECT_GT(m.bytes_received, n * 10);
+  EXPECT_EQ(m.failures, 0);
+  EXPECT_NE(r.statistics.find("CASSANDRA SCAN tug_test.metrics_t: requests " + std::to_string(m.requests) +
+                              ", retries 0, failures 0, rows 3000"),
+            std::string::npos)
+      << r.statistics;
+  // a request that fails is counted
+  int64_t failures = s.metrics().failures;
+  EXPECT_THROW(s.query("SELEC nothing"), cq::query_error);
+  EXPECT_EQ(s.metrics().failures, failures + 1);
 }

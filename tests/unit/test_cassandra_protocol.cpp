@@ -6,13 +6,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
+#include <set>
 #include <random>
 #include <thread>
 
 #include "tug/io/cassandra/client.hpp"
 #include "tug/io/cassandra/token.hpp"
+#include "tug/io/cassandra/topology.hpp"
 #include "tug/io/cassandra/types.hpp"
 
 using namespace tug;
@@ -176,6 +180,38 @@ TEST(CassandraProtocol, DecodesDecimalsToTheScale) {
   EXPECT_TRUE(t[0].value<__int128>(2) == 12300);     // 1.230000
   // digits beyond the scale are an error, never rounded
   EXPECT_THROW(decode_one(type_code::decimal, {dec(6, 1234567)}, o), io_error);
+  // scales at the ends of int32 (found by the fuzz target: the difference overflowed an int)
+  EXPECT_THROW(decode_one(type_code::decimal, {dec(-2147483646, 5)}, o), io_error);
+  EXPECT_THROW(decode_one(type_code::decimal, {dec(2147483647, 5)}, o), io_error);
+}
+
+TEST(CassandraProtocol, RowCountsBeyondTheBodyAreMalformed) {
+  // found by the fuzz target: counts that made decoders reserve gigabytes before failing
+  auto rows = [](int32_t flags, int32_t columns, int32_t rows_count, bool spec) {
+    byte_writer w;
+    w.i32(2);
+    w.i32(flags);
+    w.i32(columns);
+    if (spec) {
+      w.string("ks");
+      w.string("t");
+      w.string("c");
+      w.u16(0x0009);
+    }
+    w.i32(rows_count);
+    w.bytes(be32(1));
+    return w.out();
+  };
+  auto read = [](const std::string& body) {
+    byte_reader r(body, host);
+    return read_rows(r);
+  };
+  EXPECT_EQ(read(rows(0x0001, 1, 1, true)).rows_count, 1);
+  EXPECT_EQ(read(rows(0x0001, 1, 2, true)).rows_count, 2);  // 8 bytes: two null-free values could fit
+  EXPECT_THROW(read(rows(0x0001, 1, 3, true)), connection_error);  // 3 rows of 1 column in 8 bytes
+  EXPECT_THROW(read(rows(0x0000, 0, 40596224, false)), connection_error);  // rows without columns
+  EXPECT_THROW(read(rows(0x0004, 16777216, 1, false)), connection_error);  // No_metadata, 16M columns
+  EXPECT_EQ(read(rows(0x0004, 1, 0, false)).rows_count, 0);
 }
 
 TEST(CassandraProtocol, DecodesTextUuidInetBlob) {
@@ -347,6 +383,131 @@ TEST(CassandraProtocol, RingSplitsCoverEveryToken) {
     }
   }
   EXPECT_THROW(split_ring(0), invalid_argument_error);
+}
+
+TEST(CassandraTopology, ReplicationStrategiesParse) {
+  auto s = replication_strategy::parse({{"class", "org.apache.cassandra.locator.SimpleStrategy"}, {"replication_factor", "3"}}, "ks");
+  EXPECT_EQ(s.strategy, replication_strategy::kind::simple);
+  EXPECT_EQ(s.factor, 3);
+  s = replication_strategy::parse({{"class", "NetworkTopologyStrategy"}, {"dc1", "2"}, {"dc2", "3/1"}}, "ks");
+  EXPECT_EQ(s.strategy, replication_strategy::kind::network_topology);
+  EXPECT_EQ(s.per_datacenter, (std::map<std::string, int>{{"dc1", 2}, {"dc2", 3}}));
+  EXPECT_EQ(replication_strategy::parse({{"class", "org.apache.cassandra.locator.LocalStrategy"}}, "system").strategy,
+            replication_strategy::kind::local);
+  try {
+    replication_strategy::parse({{"class", "SimpleStrategy"}, {"replication_factor", "x"}}, "my_ks");
+    FAIL();
+  } catch (const invalid_argument_error& e) {
+    EXPECT_NE(std::string(e.what()).find("my_ks"), std::string::npos);
+  }
+  EXPECT_THROW(replication_strategy::parse({{"class", "com.example.Odd"}}, "ks"), invalid_argument_error);
+}
+
+TEST(CassandraTopology, RingRangesAndReplicas) {
+  // a: -100, 200; b: 0; c: 100 (dc2)
+  token_ring ring({{"a:1", "dc1", "r", {200, -100}}, {"b:1", "dc1", "r", {0}}, {"c:1", "dc2", "r", {100}}});
+  ASSERT_EQ(ring.ranges().size(), 5u);  // (min,-100] (-100,0] (0,100] (100,200] (200,max]
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  std::vector<std::pair<int64_t, int64_t>> bounds;
+  std::vector<size_t> owners;
+  for (auto& r : ring.ranges()) bounds.emplace_back(r.tokens.start, r.tokens.end), owners.push_back(r.owner);
+  EXPECT_EQ(bounds, (std::vector<std::pair<int64_t, int64_t>>{{lo, -100}, {-100, 0}, {0, 100}, {100, 200}, {200, hi}}));
+  EXPECT_EQ(owners, (std::vector<size_t>{0, 1, 2, 0, 0}));  // the wrapping range belongs to the lowest token's node
+  EXPECT_EQ(ring.range_of(-100), 0u);
+  EXPECT_EQ(ring.range_of(-99), 1u);
+  EXPECT_EQ(ring.range_of(150), 3u);
+  EXPECT_EQ(ring.range_of(hi), 4u);
+  auto at = [&](const std::vector<std::vector<size_t>>& reps, int64_t t) { return reps[ring.ranges()[ring.range_of(t)].position]; };
+  replication_strategy rf2;
+  rf2.factor = 2;
+  auto simple = ring.replicas_by_position(rf2);
+  EXPECT_EQ(at(simple, -150), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(at(simple, 50), (std::vector<size_t>{2, 0}));
+  EXPECT_EQ(at(simple, 150), (std::vector<size_t>{0, 1}));  // 200 (a), then -100 (a again, skipped), then 0 (b)
+  rf2.factor = 5;  // more than the nodes: every node once
+  EXPECT_EQ(at(ring.replicas_by_position(rf2), 10), (std::vector<size_t>{2, 0, 1}));
+  replication_strategy nts;
+  nts.strategy = replication_strategy::kind::network_topology;
+  nts.per_datacenter = {{"dc1", 1}, {"dc2", 1}};
+  auto by_dc = ring.replicas_by_position(nts);
+  EXPECT_EQ(at(by_dc, -50), (std::vector<size_t>{1, 2}));  // b (dc1), then c (dc2)
+  EXPECT_EQ(at(by_dc, 150), (std::vector<size_t>{0, 2}));
+  replication_strategy local;
+  local.strategy = replication_strategy::kind::local;
+  EXPECT_TRUE(at(ring.replicas_by_position(local), 0).empty());
+  EXPECT_THROW(token_ring({{"a:1", "", "", {5}}, {"b:1", "", "", {5}}}), invalid_argument_error);
+  EXPECT_THROW(token_ring({{"a:1", "", "", {}}}), invalid_argument_error);
+}
+
+TEST(CassandraTopology, SplitsFollowReplicaSets) {
+  std::mt19937_64 rng(5);
+  std::vector<node_info> nodes;
+  for (int i = 0; i < 4; ++i) {
+    node_info n{"n" + std::to_string(i) + ":1", "dc", "r", {}};
+    for (int t = 0; t < 16; ++t) n.tokens.push_back(static_cast<int64_t>(rng()));
+    nodes.push_back(n);
+  }
+  token_ring ring(nodes);
+  for (int rf : {1, 2, 3}) {
+    replication_strategy s;
+    s.factor = rf;
+    auto reps = ring.replicas_by_position(s);
+    for (int n : {1, 2, 7, 64, 1000}) {
+      auto splits = plan_splits(ring, s, n);
+      std::set<std::vector<size_t>> sets;
+      std::vector<token_range> all;
+      for (auto& sp : splits) {
+        sets.insert(sp.replicas);
+        EXPECT_EQ(static_cast<int>(sp.replicas.size()), rf);
+        for (auto& r : sp.ranges) {
+          ASSERT_LT(r.start, r.end);
+          all.push_back(r);
+          for (int64_t t : {r.start + 1, r.end}) EXPECT_EQ(reps[ring.ranges()[ring.range_of(t)].position], sp.replicas);
+        }
+      }
+      // one split per replica set at least, about n in all
+      EXPECT_GE(splits.size(), sets.size());
+      EXPECT_LE(static_cast<double>(splits.size()), std::max<double>(n, static_cast<double>(sets.size())) * 1.1 + sets.size());
+      if (n >= 64) EXPECT_GE(static_cast<double>(splits.size()), n * 0.9);
+      std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.start < b.start; });
+      EXPECT_EQ(all.front().start, std::numeric_limits<int64_t>::min());
+      EXPECT_EQ(all.back().end, std::numeric_limits<int64_t>::max());
+      for (size_t i = 1; i < all.size(); ++i) ASSERT_EQ(all[i].start, all[i - 1].end);
+      for (size_t i = 1; i < splits.size(); ++i) EXPECT_LT(splits[i - 1].ranges[0].start, splits[i].ranges[0].start);
+    }
+  }
+  // no ring: the even split, no replicas
+  auto even = plan_splits(token_ring(), replication_strategy{}, 7);
+  ASSERT_EQ(even.size(), 7u);
+  EXPECT_TRUE(even[3].replicas.empty());
+  EXPECT_THROW(plan_splits(ring, replication_strategy{}, 0), invalid_argument_error);
+}
+
+TEST(CassandraTopology, CollectionsOfSystemTablesDecode) {
+  byte_writer w;
+  w.i32(2);
+  w.bytes("-5");
+  w.bytes("77");
+  EXPECT_EQ(decode_text_collection(w.out(), host), (std::vector<std::string>{"-5", "77"}));
+  byte_writer m;
+  m.i32(1);
+  m.bytes("class");
+  m.bytes("SimpleStrategy");
+  EXPECT_EQ(decode_text_map(m.out(), host), (std::map<std::string, std::string>{{"class", "SimpleStrategy"}}));
+  // a count larger than the value, a truncated element: errors naming the host
+  byte_writer bad;
+  bad.i32(1000000);
+  EXPECT_THROW(decode_text_collection(bad.out(), host), connection_error);
+  std::string cut = w.out().substr(0, 9);
+  EXPECT_THROW(decode_text_collection(cut, host), connection_error);
+  EXPECT_THROW(decode_text_map(cut, host), connection_error);
+  byte_writer v;
+  v.bytes("k");
+  v.bytes(std::nullopt);
+  auto vals = split_values(2, v.out());
+  ASSERT_EQ(vals.size(), 2u);
+  EXPECT_EQ(*vals[0], "k");
+  EXPECT_FALSE(vals[1]);
 }
 
 TEST(CassandraProtocol, FuzzedBodiesGiveErrorsNotCrashes) {

@@ -2,6 +2,7 @@
 /// Apache Cassandra from the lazy API: scan_cassandra starts a query, sink_cassandra ends one
 /// (docs/cassandra.md).
 #include <string>
+#include <vector>
 
 #include "tug/api/lazy_frame.hpp"
 #include "tug/io/cassandra_source.hpp"
@@ -38,6 +39,9 @@ struct cassandra_write_result {
   int64_t batches = 0;
   int64_t retries = 0;
   int max_in_flight_seen = 0;  ///< the most requests that were in flight at once
+  /// The session's figures over the writes: bytes out and in, request (batch) latency, requests on the
+  /// wire at most, retries, failures.
+  io::cassandra::metrics_snapshot metrics;
 };
 
 /// Runs `q` and writes its rows into keyspace.table with a prepared INSERT. Before the first write, every
@@ -49,5 +53,40 @@ struct cassandra_write_result {
 /// server's failure, with the rows written so far).
 cassandra_write_result sink_cassandra(const lazy_frame& q, const std::string& keyspace, const std::string& table,
                                       const cassandra_write_options& options = {}, const engine_options& engine = {});
+
+/// Options of join_cassandra.
+struct cassandra_join_options {
+  io::cassandra::client_options client;
+  io::cassandra::type_options types;
+  std::string consistency = "LOCAL_ONE";
+  /// Lookups in flight at once, completed in order through a sliding window.
+  int max_in_flight = 64;
+  int fetch_size = 1000;  ///< rows per page of one key's rows
+  /// Table columns to bring (empty: all); the `on` columns always come.
+  std::vector<std::string> columns;
+  /// inner: the frame's rows with a match; left: every frame row, nulls where no row matched.
+  join_type how = join_type::inner;
+};
+
+/// What the lookups of join_cassandra did.
+struct cassandra_join_stats {
+  int64_t keys = 0;          ///< distinct non-null keys looked up
+  int64_t requests = 0;      ///< EXECUTEs, later pages of a key included
+  int64_t rows_fetched = 0;  ///< rows the table returned
+  int max_in_flight_seen = 0;
+  io::cassandra::metrics_snapshot metrics;  ///< the session's figures over the lookups
+};
+
+/// joinWithCassandraTable: runs `frame`, looks up each distinct key of its `on` columns in keyspace.table
+/// (SELECT ... WHERE k1 = ? AND ..., prepared, routed to a replica, at most max_in_flight at once), and
+/// joins the frame with the rows found on `on` (lazily; the lookups happen in this call). `on` names
+/// columns of both: the whole partition key, then optionally a prefix of the clustering columns. Rows
+/// whose key has a null match nothing. Table columns that clash with frame columns get the suffix
+/// "_right". @throws column_not_found_error, type_error (a frame column the key type cannot take),
+/// invalid_argument_error (an incomplete partition key, a clustering column out of order, `how` neither
+/// inner nor left), io_error (a lookup that failed after its retries, naming the key).
+lazy_frame join_cassandra(const lazy_frame& frame, const std::string& keyspace, const std::string& table,
+                          const std::vector<std::string>& on, const cassandra_join_options& options = {},
+                          const engine_options& engine = {}, cassandra_join_stats* stats = nullptr);
 
 }  // namespace tug

@@ -3,6 +3,7 @@
 /// parallel, the query's columns in the SELECT, and the predicates Cassandra can answer pushed into the
 /// WHERE clause (docs/cassandra.md).
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ struct cassandra_read_plan {
   std::vector<std::string> pushed_text;  ///< the pushed predicates, for describe
 };
 
+/// A split of a scan: token ranges that lie on the same replicas, read from one of them.
+struct cassandra_split {
+  std::vector<cassandra::token_range> ranges;  ///< in token order
+  std::vector<std::string> replicas;           ///< "address:port"; empty when the ring is unknown
+};
+
 class cassandra_source final : public table_source {
  public:
   /// Connects and reads the table's columns. @throws connection_error, authentication_error, io_error
@@ -57,8 +64,8 @@ class cassandra_source final : public table_source {
   cassandra_source(std::string keyspace, std::string table, cassandra_scan_options options);
   const tug::schema& schema() const override { return _schema; }
   std::string describe() const override;
-  /// Reads the token-range splits, at most reads_in_flight at once, one partition per split in token
-  /// order (rows of one Cassandra partition never span two partitions). @throws the client's errors.
+  /// Reads the splits, at most reads_in_flight at once, each from one of its replicas, one partition per
+  /// split (rows of one Cassandra partition never span two partitions). @throws the client's errors.
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                           const engine_options& options, thread_pool& pool, memory_resource* mr,
                           const partition_hook& hook = {}, int64_t limit = -1) const override;
@@ -67,9 +74,17 @@ class cassandra_source final : public table_source {
   /// The statement read() sends for these columns and predicates.
   cassandra_read_plan plan_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                 int64_t limit = -1) const;
-  /// The number of token-range splits read() uses.
+  /// The number of splits asked for: `splits`, else from system.size_estimates and split_size_mb.
   int split_count() const;
+  /// The splits read() reads (cassandra::plan_splits over the session's ring and the keyspace's
+  /// replication): about split_count(), at least one per set of replicas, ordered by their first token.
+  std::vector<cassandra_split> splits() const;
   cassandra::session& session() const { return *_session; }
+  /// What the last read() did: requests, retries, failures, rows and bytes read, requests in flight at
+  /// most, latency.
+  cassandra::metrics_snapshot last_read_metrics() const;
+  /// "CASSANDRA SCAN ks.t: " and last_read_metrics().
+  std::string read_statistics() const override;
 
  private:
   std::string _keyspace, _table;
@@ -78,6 +93,8 @@ class cassandra_source final : public table_source {
   std::vector<cassandra_column> _columns;  // those in the schema, in its order
   std::vector<cassandra_column> _partition_key, _clustering;
   tug::schema _schema;
+  mutable std::mutex _metrics_mutex;
+  mutable cassandra::metrics_snapshot _last_read;
 };
 
 }  // namespace tug::io

@@ -72,6 +72,9 @@ class table_source {
   /// What the source knows of the columns `columns` without reading data, piece by piece (the
   /// optimizer's selectivity estimates); empty when it knows nothing (the default).
   virtual std::vector<piece_statistics> statistics(const std::vector<std::string>& columns) const { return {}; }
+  /// One line on what the last read() did beyond its rows (requests, bytes, retries, latency), which the
+  /// query's statistics append; empty when the source has nothing to add (the default).
+  virtual std::string read_statistics() const { return {}; }
 };
 
 /// Partitions held in memory (what `data_frame::lazy()` scans).

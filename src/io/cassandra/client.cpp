@@ -1,5 +1,8 @@
 #include "tug/io/cassandra/client.hpp"
 
+#include "io/cassandra/tls.hpp"
+#include "tug/io/cassandra/types.hpp"
+
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -8,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -86,11 +90,24 @@ bool read_full(int fd, uint8_t* p, size_t n) {
 
 }  // namespace
 
-connection::connection(const std::string& host, const client_options& options) : _host(host), _options(options) {
+connection::connection(const std::string& host, const client_options& options, std::shared_ptr<const tls_context> tls,
+                       session_metrics* metrics)
+    : _host(host), _options(options), _metrics(metrics) {
+  if (_options.tls.enabled && !tls) tls = std::make_shared<tls_context>(_options.tls);
   _fd = open_socket(_host, options.connect_timeout_ms);
   // a peer that stops reading must not block a sender forever
   timeval tv{options.request_timeout_ms / 1000, (options.request_timeout_ms % 1000) * 1000};
   setsockopt(_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (_options.tls.enabled) {
+    try {
+      _tls = std::make_unique<tls_stream>(std::move(tls), _fd, _host);
+      _tls->handshake(options.connect_timeout_ms);
+    } catch (...) {
+      _tls.reset();
+      ::close(_fd);
+      throw;
+    }
+  }
   int streams = std::clamp(options.max_requests_per_connection, 1, 32768);
   _pending.resize(static_cast<size_t>(streams));
   for (int i = streams - 1; i >= 0; --i) _free.push_back(static_cast<int16_t>(i));
@@ -126,28 +143,40 @@ void connection::fail_all(const std::string& why) {
   if (_close_reason.empty()) _close_reason = why;
   for (size_t s = 0; s < _pending.size(); ++s) {
     if (!_pending[s]) continue;
+    --_in_flight;
+    if (_metrics) _metrics->add_in_flight(-1);
     _pending[s]->set_exception(std::make_exception_ptr(
         connection_error(_host, "cassandra " + _host + ": connection lost before the answer: " + _close_reason)));
     _pending[s].reset();
     _free.push_back(static_cast<int16_t>(s));
-    --_in_flight;
   }
   _defunct = true;
   _free_cv.notify_all();
+}
+
+bool connection::read_bytes(uint8_t* p, size_t n) {
+  if (_tls) {
+    if (_tls->read(p, n)) return true;
+    _read_error = _tls->why();
+    return false;
+  }
+  if (read_full(_fd, p, n)) return true;
+  _read_error = "the server closed the connection";
+  return false;
 }
 
 void connection::read_loop() {
   uint8_t hdr[header_size];
   try {
     while (true) {
-      if (!read_full(_fd, hdr, header_size)) {
-        fail_all("the server closed the connection");
+      if (!read_bytes(hdr, header_size)) {
+        fail_all(_read_error);
         return;
       }
       frame_header h = decode_header(hdr, _host);
       auto body = std::make_unique<std::string>(static_cast<size_t>(h.length), '\0');
-      if (h.length > 0 && !read_full(_fd, reinterpret_cast<uint8_t*>(body->data()), body->size())) {
-        fail_all("the server closed the connection in the middle of a frame");
+      if (h.length > 0 && !read_bytes(reinterpret_cast<uint8_t*>(body->data()), body->size())) {
+        fail_all(_read_error + " (in the middle of a frame)");
         return;
       }
       if (h.flags & flag_compression) throw connection_error(_host, "cassandra " + _host + ": compressed frame, but no compression was negotiated");
@@ -158,10 +187,12 @@ void connection::read_loop() {
         throw connection_error(_host, "cassandra " + _host + ": answer on stream " + std::to_string(h.stream) +
                                           ", which has no request");
       }
+      // no longer in flight before the waiter wakes (it may send the next request at once)
+      --_in_flight;
+      if (_metrics) _metrics->add_in_flight(-1);
       _pending[s]->set_value(response{h, std::move(body)});
       _pending[s].reset();
       _free.push_back(h.stream);
-      --_in_flight;
       _free_cv.notify_one();
     }
   } catch (const std::exception& e) {
@@ -170,7 +201,7 @@ void connection::read_loop() {
   }
 }
 
-std::future<response> connection::send(opcode op, std::string_view body) {
+std::future<response> connection::send(opcode op, std::string_view body, uint8_t flags) {
   std::future<response> f;
   int16_t stream;
   {
@@ -188,22 +219,17 @@ std::future<response> connection::send(opcode op, std::string_view body) {
     _pending[static_cast<size_t>(stream)].emplace();
     f = _pending[static_cast<size_t>(stream)]->get_future();
     ++_in_flight;
+    if (_metrics) _metrics->add_in_flight(1);
   }
-  std::string frame = encode_frame(op, stream, body);
+  std::string frame = encode_frame(op, stream, body, flags);
+  // on failure the reader fails the pending request, this one included
+  if (_tls) {
+    if (!_tls->write(frame)) close(_tls->why());
+    return f;
+  }
   std::lock_guard wl(_write_mutex);
-  size_t off = 0;
-  while (off < frame.size()) {
-    ssize_t r = ::send(_fd, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      std::string why = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
-                            ? "the server took no data for request_timeout_ms"
-                            : std::string("send failed: ") + std::strerror(errno);
-      close(why);  // the reader fails the pending request, this one included
-      break;
-    }
-    off += static_cast<size_t>(r);
-  }
+  std::string why = send_all(_fd, frame);
+  if (!why.empty()) close(why);
   return f;
 }
 
@@ -226,6 +252,26 @@ response connection::request(opcode op, std::string_view body, const std::string
 }
 
 void connection::startup() {
+  try {
+    authenticate();
+  } catch (const tls_error&) {
+    throw;
+  } catch (const connection_error& e) {
+    // under TLS 1.3 the server checks the client certificate after the handshake: its refusal ends the
+    // first read
+    if (_tls && _tls->tls_failure())
+      throw tls_error(_host, "cassandra " + _host + ": the server refused the TLS connection: " + _tls->why() +
+                                 (_options.tls.cert_file.empty() ? " (no client certificate: set tls.cert_file and tls.key_file)"
+                                                                 : " (client certificate tls.cert_file '" +
+                                                                       _options.tls.cert_file + "')"));
+    if (!_tls && std::string(e.what()).find("closed the connection") != std::string::npos)
+      throw connection_error(_host, std::string(e.what()) +
+                                        " (if the node has client_encryption_options enabled, set tls.enabled)");
+    throw;
+  }
+}
+
+void connection::authenticate() {
   byte_writer w;
   w.string_map({{"CQL_VERSION", "3.0.0"}});
   auto f = send(opcode::startup, w.out());
@@ -273,6 +319,10 @@ result decode_result(response r, const std::string& host) {
   out.frame = std::move(r);
   out.host = host;
   byte_reader rd(*out.frame.body, host);
+  if (out.frame.header.flags & flag_tracing) {
+    byte_reader t = rd;
+    out.tracing_id = format_uuid(t.raw(16));
+  }
   skip_response_prefix(rd, out.frame.header.flags);
   if (static_cast<opcode>(out.frame.header.op) != opcode::result)
     rd.malformed(std::string("expected RESULT, got ") + to_string(static_cast<opcode>(out.frame.header.op)));
@@ -284,15 +334,18 @@ result decode_result(response r, const std::string& host) {
 
 session::session(client_options options) : _options(std::move(options)) {
   if (_options.contact_points.empty()) throw invalid_argument_error("cassandra: no contact points");
+  if (_options.tls.enabled) _tls = std::make_shared<tls_context>(_options.tls);
   std::string failures;
-  std::exception_ptr auth_failure;
+  std::exception_ptr auth_failure;  // wrong credentials or certificates: the same on every node
   for (auto& cp : _options.contact_points) {
     auto h = std::make_unique<host_pool>();
     h->host = with_port(cp, _options.port);
     try {
-      h->connections.push_back(std::make_shared<connection>(h->host, _options));
+      h->connections.push_back(std::make_shared<connection>(h->host, _options, _tls, &_metrics));
       _hosts.push_back(std::move(h));
     } catch (const authentication_error&) {
+      if (!auth_failure) auth_failure = std::current_exception();
+    } catch (const tls_error&) {
       if (!auth_failure) auth_failure = std::current_exception();
     } catch (const std::exception& e) {
       failures += std::string(failures.empty() ? "" : "; ") + e.what();
@@ -303,9 +356,207 @@ session::session(client_options options) : _options(std::move(options)) {
     throw connection_error(with_port(_options.contact_points[0], _options.port),
                            "cassandra: no contact point answered: " + failures);
   }
+  for (auto& h : _hosts) _by_host.emplace(h->host, h.get());
+  if (_options.token_aware || _options.discover_nodes) load_ring();
 }
 
-session::~session() = default;
+namespace {
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+/// An inet value as an address for "address:port" (IPv6 in brackets).
+std::string address_of(std::string_view inet) {
+  std::string a = format_inet(inet);
+  return a.find(':') != std::string::npos ? "[" + a + "]" : a;
+}
+int32_t int_of(std::string_view v) {
+  if (v.size() != 4) return 0;
+  auto u = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(v[i])); };
+  return static_cast<int32_t>(u(0) << 24 | u(1) << 16 | u(2) << 8 | u(3));
+}
+}  // namespace
+
+result session::query_on(connection& c, const std::string& cql) {
+  byte_writer w;
+  w.long_string(cql);
+  query_parameters p;
+  p.level = consistency::one;
+  write_query_parameters(w, p, 0, {});
+  return decode_result(c.request(opcode::query, w.out(), cql), c.host());
+}
+
+void session::load_ring() {
+  // one connection answers both, so that "local" and "peers" are one node's view
+  auto c = acquire_on(*_hosts[0]);
+  auto run = [&](const std::string& cql) { return query_on(*c, cql); };
+  std::vector<node_info> nodes;
+  auto tokens_of = [&](const std::optional<std::string_view>& v, const std::string& host) {
+    std::vector<int64_t> out;
+    if (!v) return out;
+    for (auto& t : decode_text_collection(*v, c->host())) {
+      try {
+        out.push_back(std::stoll(t));
+      } catch (const std::exception&) {
+        throw invalid_argument_error("cassandra " + host + ": token '" + t +
+                                     "' is no Murmur3 token; token-aware routing needs the Murmur3Partitioner");
+      }
+    }
+    return out;
+  };
+  try {
+    result local = run("SELECT data_center, rack, tokens, partitioner FROM system.local");
+    auto rows = raw_rows(local.rows, c->host());
+    if (rows.size() != 1) return;
+    auto& l = rows[0];
+    if (!l[3] || l[3]->find("Murmur3Partitioner") == std::string_view::npos) return;  // no routing
+    nodes.push_back({c->host(), std::string(l[0].value_or("")), std::string(l[1].value_or("")), tokens_of(l[2], c->host())});
+    std::vector<std::vector<std::optional<std::string_view>>> peers;
+    result pr;
+    bool v2 = true;
+    try {
+      pr = run("SELECT native_address, native_port, data_center, rack, tokens, peer FROM system.peers_v2");
+    } catch (const query_error&) {  // before Cassandra 4.0
+      v2 = false;
+      pr = run("SELECT rpc_address, data_center, rack, tokens, peer FROM system.peers");
+    }
+    for (auto& row : raw_rows(pr.rows, c->host())) {
+      size_t o = v2 ? 1 : 0;  // column offset of data_center
+      auto& addr = row[0] && format_inet(*row[0]) != "0.0.0.0" && format_inet(*row[0]) != "::" ? row[0] : row[o + 4];
+      if (!addr) continue;
+      int port = v2 && row[1] ? int_of(*row[1]) : _options.port;
+      std::string host = address_of(*addr) + ":" + std::to_string(port);
+      auto tokens = tokens_of(row[o + 3], host);
+      if (tokens.empty()) continue;  // a node joining
+      nodes.push_back({host, std::string(row[o + 1].value_or("")), std::string(row[o + 2].value_or("")), std::move(tokens)});
+    }
+  } catch (const server_error&) {
+    return;  // system tables not readable: no routing, the contact points only
+  }
+  _ring = token_ring(std::move(nodes));
+  if (!_options.discover_nodes) return;
+  for (auto& n : _ring.nodes()) {
+    if (_by_host.count(n.host)) continue;
+    auto h = std::make_unique<host_pool>();
+    h->host = n.host;
+    _by_host.emplace(n.host, h.get());
+    _hosts.push_back(std::move(h));
+  }
+}
+
+replication_strategy session::replication(const std::string& keyspace) {
+  replica_table(keyspace);
+  std::lock_guard lk(_replication_mutex);
+  return _replication.at(keyspace).first;
+}
+
+std::shared_ptr<const std::vector<std::vector<size_t>>> session::replica_table(const std::string& keyspace) {
+  {
+    std::lock_guard lk(_replication_mutex);
+    auto it = _replication.find(keyspace);
+    if (it != _replication.end()) return it->second.second;
+  }
+  byte_writer v;
+  v.bytes(keyspace);
+  query_parameters p;
+  p.level = consistency::one;
+  result r = query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?", p, {1, v.out()});
+  auto rows = raw_rows(r.rows, r.host);
+  if (rows.empty() || !rows[0][0]) throw io_error("cassandra " + r.host + ": keyspace '" + keyspace + "' does not exist");
+  auto strategy = replication_strategy::parse(decode_text_map(*rows[0][0], r.host), keyspace);
+  auto table = std::make_shared<const std::vector<std::vector<size_t>>>(_ring.replicas_by_position(strategy));
+  std::lock_guard lk(_replication_mutex);
+  return _replication.emplace(keyspace, std::make_pair(strategy, table)).first->second.second;
+}
+
+std::vector<std::string> session::replicas(const std::string& keyspace, int64_t token) {
+  if (_ring.empty()) return {};
+  auto table = replica_table(keyspace);
+  std::vector<std::string> out;
+  for (size_t n : (*table)[_ring.ranges()[_ring.range_of(token)].position]) out.push_back(_ring.nodes()[n].host);
+  return out;
+}
+
+std::vector<std::string> session::route(const prepared_statement& stmt, const bound_values& values) {
+  if (!_options.token_aware || _ring.nodes().size() < 2 || stmt.bind.pk_indexes.empty() || stmt.bind.columns.empty())
+    return {};
+  auto vals = split_values(values.count, values.bytes);
+  std::vector<std::string_view> key;
+  for (uint16_t i : stmt.bind.pk_indexes) {
+    if (i >= vals.size() || !vals[i]) return {};
+    key.push_back(*vals[i]);
+  }
+  try {
+    return replicas(stmt.bind.columns[0].keyspace, murmur3_token(routing_key(key)));
+  } catch (const io_error&) {
+    return {};  // the keyspace just dropped: the server's answer to the request says so
+  }
+}
+
+session::~session() {
+  _hosts.clear();  // the connections' readers count in _metrics until they stop
+}
+
+metrics_snapshot session_metrics::snapshot() const {
+  metrics_snapshot m;
+  m.requests = requests;
+  m.retries = retries;
+  m.failures = failures;
+  m.bytes_sent = bytes_sent;
+  m.bytes_received = bytes_received;
+  m.rows_received = rows_received;
+  m.latency_us_total = latency_us_total;
+  m.latency_count = latency_count;
+  m.latency_us_max = latency_us_max;
+  m.max_in_flight = max_in_flight;
+  return m;
+}
+
+metrics_snapshot session_metrics::begin_interval() {
+  latency_us_max = 0;
+  max_in_flight = in_flight.load();
+  return snapshot();
+}
+
+void session_metrics::record_latency(int64_t us) {
+  latency_us_total += us;
+  ++latency_count;
+  int64_t m = latency_us_max;
+  while (us > m && !latency_us_max.compare_exchange_weak(m, us)) {
+  }
+}
+
+void session_metrics::add_in_flight(int delta) {
+  int now = in_flight += delta;
+  int m = max_in_flight;
+  while (now > m && !max_in_flight.compare_exchange_weak(m, now)) {
+  }
+}
+
+metrics_snapshot metrics_snapshot::since(const metrics_snapshot& before) const {
+  metrics_snapshot d = *this;
+  d.requests -= before.requests;
+  d.retries -= before.retries;
+  d.failures -= before.failures;
+  d.bytes_sent -= before.bytes_sent;
+  d.bytes_received -= before.bytes_received;
+  d.rows_received -= before.rows_received;
+  d.latency_us_total -= before.latency_us_total;
+  d.latency_count -= before.latency_count;
+  return d;
+}
+
+std::string metrics_snapshot::to_string() const {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "requests %lld, retries %lld, failures %lld, rows %lld, %.2f MiB in, %.2f MiB out, in flight at most "
+                "%d, latency mean %.2f ms max %.2f ms",
+                static_cast<long long>(requests), static_cast<long long>(retries), static_cast<long long>(failures),
+                static_cast<long long>(rows_received), static_cast<double>(bytes_received) / (1 << 20),
+                static_cast<double>(bytes_sent) / (1 << 20), max_in_flight, mean_latency_ms(),
+                static_cast<double>(latency_us_max) / 1000.0);
+  return buf;
+}
 
 std::vector<std::string> session::hosts() const {
   std::vector<std::string> out;
@@ -315,6 +566,14 @@ std::vector<std::string> session::hosts() const {
 
 std::shared_ptr<connection> session::acquire_on(host_pool& h) {
   std::lock_guard lk(h.mutex);
+  struct mark_down {  // a connect that fails marks the node down for reconnect_delay_ms
+    host_pool& h;
+    int delay;
+    bool ok = false;
+    ~mark_down() {
+      if (!ok) h.down_until_ms = now_ms() + delay;
+    }
+  } guard{h, _options.reconnect_delay_ms};
   std::erase_if(h.connections, [](auto& c) { return c->defunct(); });
   std::shared_ptr<connection> best;
   for (auto& c : h.connections)
@@ -322,23 +581,42 @@ std::shared_ptr<connection> session::acquire_on(host_pool& h) {
   // a new connection while the pool is not full and every connection is busy
   if ((!best || best->in_flight() > 0) && static_cast<int>(h.connections.size()) < std::max(1, _options.connections_per_host)) {
     try {
-      h.connections.push_back(std::make_shared<connection>(h.host, _options));
+      h.connections.push_back(std::make_shared<connection>(h.host, _options, _tls, &_metrics));
+      guard.ok = true;
       return h.connections.back();
     } catch (const std::exception&) {
       if (!best) throw;
     }
   }
+  guard.ok = true;
   return best;
 }
 
-std::shared_ptr<connection> session::acquire() {
+std::shared_ptr<connection> session::acquire(const std::vector<std::string>& preferred) {
   std::exception_ptr last;
-  for (size_t i = 0; i < _hosts.size(); ++i) {
-    auto& h = *_hosts[(_next_host++) % _hosts.size()];
-    try {
-      return acquire_on(h);
-    } catch (...) {
-      last = std::current_exception();
+  const int64_t now = now_ms();
+  if (!preferred.empty()) {
+    size_t start = _next_host++;
+    for (size_t i = 0; i < preferred.size(); ++i) {
+      auto it = _by_host.find(preferred[(start + i) % preferred.size()]);
+      if (it == _by_host.end() || it->second->down_until_ms > now) continue;
+      try {
+        return acquire_on(*it->second);
+      } catch (...) {
+        last = std::current_exception();
+      }
+    }
+  }
+  // round robin over the nodes up; when none is, over all of them (their errors say why)
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < _hosts.size(); ++i) {
+      auto& h = *_hosts[(_next_host++) % _hosts.size()];
+      if (pass == 0 && h.down_until_ms > now) continue;
+      try {
+        return acquire_on(h);
+      } catch (...) {
+        last = std::current_exception();
+      }
     }
   }
   std::rethrow_exception(last);
@@ -354,8 +632,37 @@ result session::query(const std::string& cql, const query_parameters& params, co
   p._body = std::move(w.out());
   p._context = cql.size() > 200 ? cql.substr(0, 200) + "..." : cql;
   p._idempotent = true;
+  p._flags = params.tracing ? flag_tracing : 0;
   p.send();
-  return p.get();
+  result r = p.get();
+  if (r.kind == result_kind::schema_change && _ring.nodes().size() > 1) wait_for_schema_agreement(r.host);
+  return r;
+}
+
+void session::wait_for_schema_agreement(const std::string& host) {
+  auto it = _by_host.find(host);
+  if (it == _by_host.end()) return;
+  const int64_t deadline = now_ms() + _options.schema_agreement_wait_ms;
+  std::shared_ptr<connection> c = acquire_on(*it->second);
+  auto versions = [&](const std::string& cql) {
+    result r = query_on(*c, cql);
+    std::set<std::string> out;
+    for (auto& row : raw_rows(r.rows, host))
+      if (row[0]) out.insert(std::string(*row[0]));
+    return out;
+  };
+  while (true) {
+    auto v = versions("SELECT schema_version FROM system.local");
+    std::set<std::string> peers;
+    try {
+      peers = versions("SELECT schema_version FROM system.peers_v2");
+    } catch (const query_error&) {
+      peers = versions("SELECT schema_version FROM system.peers");
+    }
+    v.insert(peers.begin(), peers.end());
+    if (v.size() <= 1 || now_ms() >= deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
 std::shared_ptr<const prepared_statement> session::prepare(const std::string& cql) {
@@ -380,6 +687,8 @@ std::shared_ptr<const prepared_statement> session::prepare(const std::string& cq
       _prepared[cql] = stmt;
       _by_id[stmt->id] = stmt;
       return stmt;
+    } catch (const tls_error&) {
+      throw;  // the same answer every time
     } catch (const connection_error&) {
       last = std::current_exception();
     } catch (const server_error& e) {
@@ -415,12 +724,15 @@ std::string execute_body(const prepared_statement& stmt, const bound_values& val
 }
 }  // namespace
 
-result session::execute(const prepared_statement& stmt, const bound_values& values, const query_parameters& params) {
+result session::execute(const prepared_statement& stmt, const bound_values& values, const query_parameters& params,
+                        const std::vector<std::string>& hosts) {
   pending_request p;
   p._session = this;
   p._op = opcode::execute;
   p._body = execute_body(stmt, values, params);
   p._context = stmt.cql;
+  p._flags = params.tracing ? flag_tracing : 0;
+  p._preferred = hosts.empty() ? route(stmt, values) : hosts;
   p.send();
   return p.get();
 }
@@ -433,6 +745,8 @@ pending_request session::execute_async(std::shared_ptr<const prepared_statement>
   p._body = execute_body(*stmt, values, params);
   p._context = stmt->cql;
   p._idempotent = idempotent;
+  p._flags = params.tracing ? flag_tracing : 0;
+  p._preferred = route(*stmt, values);
   p.send();
   return p;
 }
@@ -456,6 +770,7 @@ pending_request session::batch_async(std::shared_ptr<const prepared_statement> s
   p._op = opcode::batch;
   p._body = std::move(w.out());
   p._context = "BATCH of " + std::to_string(rows.size()) + " x " + stmt->cql;
+  if (!rows.empty()) p._preferred = route(*stmt, rows[0]);
   p._idempotent = idempotent;
   p.send();
   return p;
@@ -464,8 +779,9 @@ pending_request session::batch_async(std::shared_ptr<const prepared_statement> s
 void pending_request::send() {
   _conn.reset();
   try {
-    _conn = _session->acquire();
-    _future = _conn->send(_op, _body);
+    _conn = _session->acquire(_preferred);
+    _sent_at = std::chrono::steady_clock::now();
+    _future = _conn->send(_op, _body, _flags);
     ++_session->_metrics.requests;
     _session->_metrics.bytes_sent += static_cast<int64_t>(_body.size() + header_size);
   } catch (...) {
@@ -482,8 +798,13 @@ result pending_request::get() {
     std::string host = _conn ? _conn->host() : std::string();
     try {
       response r = _conn ? _conn->wait(_future, _op, _context) : _future.get();
-      _session->_metrics.bytes_received += static_cast<int64_t>(r.body->size() + header_size);
-      return decode_result(std::move(r), host);
+      auto& m = _session->_metrics;
+      m.record_latency(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - _sent_at).count());
+      m.bytes_received += static_cast<int64_t>(r.body->size() + header_size);
+      result out = decode_result(std::move(r), host);
+      m.rows_received += out.rows.rows_count;
+      return out;
     } catch (const unprepared_error& e) {
       if (attempt >= o.max_retries || !_conn) {
         ++_session->_metrics.failures;
@@ -507,6 +828,9 @@ result pending_request::get() {
         throw;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(o.retry_delay_ms << std::min(attempt, 10)));
+    } catch (const tls_error&) {
+      ++_session->_metrics.failures;  // the same answer every time
+      throw;
     } catch (const connection_error&) {
       if (!_idempotent || attempt >= o.max_retries) {
         ++_session->_metrics.failures;

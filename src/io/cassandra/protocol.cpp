@@ -388,6 +388,11 @@ rows_result read_rows(byte_reader& r) {
   out.metadata = read_rows_metadata(r);
   out.rows_count = r.i32();
   if (out.rows_count < 0) r.malformed("negative row count " + std::to_string(out.rows_count));
+  // every value takes at least its 4-byte length: bounds what decoders reserve by the body's size
+  const auto cols = static_cast<size_t>(out.metadata.columns_count), rows = static_cast<size_t>(out.rows_count);
+  if (rows > 0 && (cols == 0 || rows > r.remaining() / 4 / cols))
+    r.malformed(std::to_string(rows) + " rows of " + std::to_string(cols) + " columns in " +
+                std::to_string(r.remaining()) + " bytes");
   out.rows = std::string_view(r.position(), r.remaining());
   return out;
 }

@@ -218,16 +218,16 @@ table decode_rows(const rows_result& rows, const std::vector<data_type>& types, 
           if (!varint_to_i128(c.p + 4, c.n - 4, v) || v >= pow10_38 || v <= -pow10_38)
             bad_value(host, j, "column " + name + " (decimal) has a value of more than 38 digits");
           if (scale > target) {
-            int drop = scale - target;
-            __int128 d = drop > 38 ? 0 : pow10(drop);
+            int64_t drop = static_cast<int64_t>(scale) - target;  // 64 bits: any int32 scale
+            __int128 d = drop > 38 ? 0 : pow10(static_cast<int>(drop));
             if (d == 0 || v % d != 0)
               bad_value(host, j, "column " + name + " has a decimal with " + std::to_string(scale) +
                                      " fractional digits, more than decimal_scale " + std::to_string(target) +
                                      " holds; raise decimal_scale");
             v /= d;
           } else if (scale < target) {
-            int add = target - scale;
-            __int128 m = add > 38 ? 0 : pow10(add);
+            int64_t add = static_cast<int64_t>(target) - scale;
+            __int128 m = add > 38 ? 0 : pow10(static_cast<int>(add));
             if (m == 0 || v >= pow10_38 / m || v <= -pow10_38 / m)
               bad_value(host, j, "column " + name + " has a decimal that does not fit decimal[38, " +
                                      std::to_string(target) + "]; lower decimal_scale");

@@ -3,7 +3,8 @@
 /// socket, answered in any order), a small pool per host, STARTUP with PasswordAuthenticator, QUERY /
 /// PREPARE / EXECUTE / BATCH, paging, re-preparing on Unprepared, retries with back-off of what may
 /// succeed later, and timeouts on connect and on every request, so a dead server gives an error, never
-/// a hang.
+/// a hang. TLS through OpenSSL; the ring from system.local / system.peers_v2 and token-aware routing of
+/// prepared statements to replicas; schema agreement; metrics (docs/cassandra.md).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -17,8 +18,26 @@
 #include <vector>
 
 #include "tug/io/cassandra/protocol.hpp"
+#include "tug/io/cassandra/topology.hpp"
 
 namespace tug::io::cassandra {
+
+/// TLS (through OpenSSL) on every connection, as Cassandra's client_encryption_options expect it.
+struct tls_options {
+  bool enabled = false;
+  /// PEM file of the certificate authorities that sign the nodes' certificates; empty: the system's
+  /// default trust store.
+  std::string ca_file;
+  /// A client certificate (PEM, its chain after it) and its private key (PEM, unencrypted), for nodes with
+  /// require_client_auth; both or neither.
+  std::string cert_file, key_file;
+  /// Check the node's certificate against ca_file (validity period included). Off: any certificate is
+  /// accepted (encryption without authentication of the server).
+  bool verify_certificate = true;
+  /// Also check that the certificate names the host connected to (its IP address or DNS name), as the
+  /// DataStax drivers' PEER_IDENTITY. Off by default, as in those drivers and the Spark connector.
+  bool verify_host = false;
+};
 
 /// How to reach and talk to a cluster.
 struct client_options {
@@ -36,7 +55,23 @@ struct client_options {
   /// idempotent one whose connection broke), with exponential back-off from `retry_delay_ms`.
   int max_retries = 3;
   int retry_delay_ms = 100;
+  /// Also connect to the nodes that system.peers_v2 (or system.peers) lists, not only the contact points.
+  bool discover_nodes = true;
+  /// Send a prepared statement (EXECUTE, BATCH) to a replica of its partition key, found from the bound
+  /// key values (the prepared metadata's pk_indexes), Murmur3 and the keyspace's replication.
+  bool token_aware = true;
+  /// A node whose connection failed is skipped for this long (other nodes take its requests).
+  int reconnect_delay_ms = 1000;
+  /// After a schema change (CREATE, DROP, ALTER) on a cluster of several nodes, wait at most this long
+  /// until every node reports the same schema_version (system.local, system.peers_v2), as the DataStax
+  /// drivers do; past it the statement still succeeds.
+  int schema_agreement_wait_ms = 10000;
+  tls_options tls;
 };
+
+class tls_context;
+class tls_stream;
+struct session_metrics;
 
 /// A response frame: header and body.
 struct response {
@@ -48,16 +83,20 @@ struct response {
 /// any thread may send; a reader thread hands each answer to the request of its stream id.
 class connection {
  public:
-  /// Connects to `host` (address:port). @throws connection_error (refused, unreachable, no answer within
-  /// connect_timeout_ms) or authentication_error (wrong credentials, or credentials missing).
-  connection(const std::string& host, const client_options& options);
+  /// Connects to `host` (address:port), over TLS when options.tls.enabled (with `tls`, or a context made
+  /// from options.tls when null). @throws connection_error (refused, unreachable, no answer within
+  /// connect_timeout_ms), tls_error (certificate not trusted or rejected, no TLS on the other side) or
+  /// authentication_error (wrong credentials, or credentials missing).
+  /// `metrics`, when given, counts this connection's requests in flight.
+  connection(const std::string& host, const client_options& options, std::shared_ptr<const tls_context> tls = nullptr,
+             session_metrics* metrics = nullptr);
   ~connection();
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
   /// Sends a request; the future gets its response (an ERROR one included). Waits while all stream ids
   /// are in use. @throws connection_error when the connection is broken.
-  std::future<response> send(opcode op, std::string_view body);
+  std::future<response> send(opcode op, std::string_view body, uint8_t flags = 0);
   /// Waits for `f` at most request_timeout_ms; an ERROR response becomes its typed exception (message
   /// with `context`). A timeout closes the connection (its stream ids cannot be trusted any more).
   /// @throws server_error subclasses, connection_error.
@@ -74,11 +113,18 @@ class connection {
  private:
   void read_loop();
   void fail_all(const std::string& why);
+  /// STARTUP and authentication; TLS refusals and plain connections to a TLS port get their own message.
   void startup();
+  void authenticate();
+  /// Reads exactly n bytes (decrypted under TLS); false when the connection ended, _read_error says why.
+  bool read_bytes(uint8_t* p, size_t n);
 
   std::string _host;
   client_options _options;
   int _fd = -1;
+  std::unique_ptr<tls_stream> _tls;  // null without TLS
+  session_metrics* _metrics = nullptr;
+  std::string _read_error;           // reader thread only
   std::thread _reader;
   std::mutex _write_mutex;
   std::mutex _mutex;  // guards _pending, _free, _close_reason
@@ -102,6 +148,7 @@ struct prepared_statement {
 struct result {
   response frame;
   std::string host;  ///< the node that answered
+  std::string tracing_id;  ///< with query_parameters::tracing: the trace's session id (uuid text)
   result_kind kind = result_kind::void_;
   rows_result rows;  ///< kind rows only; points into frame.body
 };
@@ -115,9 +162,36 @@ struct bound_values {
 /// A request sent and not yet waited for (see session::execute_async).
 class pending_request;
 
-/// Statistics a session keeps (rows and bytes, requests, retries, failures).
+/// A copy of a session's counters at one moment; `since` gives what happened between two.
+struct metrics_snapshot {
+  int64_t requests = 0;        ///< requests sent (tries after the first included)
+  int64_t retries = 0;         ///< tries after the first (and re-prepared statements)
+  int64_t failures = 0;        ///< requests that failed after their retries
+  int64_t bytes_sent = 0;      ///< frames, headers included
+  int64_t bytes_received = 0;
+  int64_t rows_received = 0;   ///< rows of Rows results
+  int64_t latency_us_total = 0, latency_count = 0;  ///< from sending to the answer, requests that succeeded
+  int64_t latency_us_max = 0;  ///< since the interval began (session_metrics::begin_interval)
+  int max_in_flight = 0;       ///< requests on the wire at once, at most, since the interval began
+  /// The counters minus `before`'s; the maxima as they are.
+  metrics_snapshot since(const metrics_snapshot& before) const;
+  double mean_latency_ms() const { return latency_count ? latency_us_total / 1000.0 / latency_count : 0; }
+  /// "requests 12, retries 0, failures 0, rows 10000, 1.2 MiB in, 0.1 MiB out, in flight at most 8,
+  /// latency mean 1.20 ms max 5.00 ms".
+  std::string to_string() const;
+};
+
+/// Statistics a session keeps, as the Spark connector's: requests, retries, failures, bytes each way,
+/// rows read, request latency and requests in flight.
 struct session_metrics {
-  std::atomic<int64_t> requests{0}, retries{0}, failures{0}, bytes_sent{0}, bytes_received{0};
+  std::atomic<int64_t> requests{0}, retries{0}, failures{0}, bytes_sent{0}, bytes_received{0}, rows_received{0};
+  std::atomic<int64_t> latency_us_total{0}, latency_count{0}, latency_us_max{0};
+  std::atomic<int> in_flight{0}, max_in_flight{0};
+  metrics_snapshot snapshot() const;
+  /// Starts an interval for the maxima (latency, in flight) and returns the counters now.
+  metrics_snapshot begin_interval();
+  void record_latency(int64_t us);
+  void add_in_flight(int delta);
 };
 
 /// Connections to the contact points of one cluster, and the statements prepared on them.
@@ -133,19 +207,34 @@ class session {
   result query(const std::string& cql, const query_parameters& params = {}, const bound_values& values = {});
   /// Prepares `cql` (once per session; later calls return the cached statement).
   std::shared_ptr<const prepared_statement> prepare(const std::string& cql);
-  /// EXECUTE of a prepared statement; prepares it again where a node answers Unprepared.
-  result execute(const prepared_statement& stmt, const bound_values& values, const query_parameters& params = {});
+  /// EXECUTE of a prepared statement; prepares it again where a node answers Unprepared. It goes to one of
+  /// `hosts` ("address:port", tried in turn from a rotating start) when given, else to a replica of its
+  /// partition key (client_options::token_aware), else to any node.
+  result execute(const prepared_statement& stmt, const bound_values& values, const query_parameters& params = {},
+                 const std::vector<std::string>& hosts = {});
   /// Sends an EXECUTE now; `pending_request::get` waits for it (with retries and re-prepare).
   pending_request execute_async(std::shared_ptr<const prepared_statement> stmt, const bound_values& values,
                                 const query_parameters& params = {}, bool idempotent = true);
-  /// Sends an unlogged BATCH of executions of one prepared statement.
+  /// Sends an unlogged BATCH of executions of one prepared statement (routed by its first row's key).
   pending_request batch_async(std::shared_ptr<const prepared_statement> stmt, const std::vector<bound_values>& rows,
                               consistency level, bool idempotent = true);
 
   const client_options& options() const { return _options; }
   session_metrics& metrics() { return _metrics; }
-  /// The hosts connected, "address:port".
+  /// The nodes requests may go to, "address:port": the contact points that answered, then the nodes
+  /// discovered (client_options::discover_nodes).
   std::vector<std::string> hosts() const;
+  /// The nodes and tokens read at connection (empty when token_aware and discover_nodes are both off, or
+  /// the partitioner is not Murmur3).
+  const token_ring& ring() const { return _ring; }
+  /// The replication of a keyspace (read once, then cached). @throws io_error naming a missing keyspace.
+  replication_strategy replication(const std::string& keyspace);
+  /// The replicas of a token in a keyspace, "address:port", the owner of the token first; empty when the
+  /// ring is unknown or the strategy is LocalStrategy.
+  std::vector<std::string> replicas(const std::string& keyspace, int64_t token);
+  /// The replicas of the partition key of a prepared statement's bound values (empty when the statement's
+  /// metadata has no partition key indexes, a key value is null, or the ring is unknown).
+  std::vector<std::string> route(const prepared_statement& stmt, const bound_values& values);
 
  private:
   friend class pending_request;
@@ -153,14 +242,30 @@ class session {
     std::string host;
     std::mutex mutex;
     std::vector<std::shared_ptr<connection>> connections;
+    std::atomic<int64_t> down_until_ms{0};  // steady clock; a failed connect skips the node until then
   };
-  /// A live connection (reconnecting a broken one), preferring the least loaded; round robin over hosts.
-  std::shared_ptr<connection> acquire();
+  /// A live connection (reconnecting a broken one), preferring the least loaded: on one of `preferred`
+  /// when one is up, else round robin over the nodes up (over all of them when none is).
+  std::shared_ptr<connection> acquire(const std::vector<std::string>& preferred = {});
   std::shared_ptr<connection> acquire_on(host_pool& h);
   void reprepare(connection& c, const std::string& id);
+  /// A QUERY at consistency ONE on that connection, without retries (system tables of that node).
+  static result query_on(connection& c, const std::string& cql);
+  /// Reads system.local and system.peers(_v2) through one connection; adds the peers' pools.
+  void load_ring();
+  /// Waits (schema_agreement_wait_ms at most) until `host` and its peers report one schema version.
+  void wait_for_schema_agreement(const std::string& host);
+  /// The replicas of each ring position under the keyspace's replication (cached).
+  std::shared_ptr<const std::vector<std::vector<size_t>>> replica_table(const std::string& keyspace);
 
   client_options _options;
-  std::vector<std::unique_ptr<host_pool>> _hosts;
+  std::shared_ptr<const tls_context> _tls;  // null without TLS
+  std::vector<std::unique_ptr<host_pool>> _hosts;  // fixed once constructed
+  std::unordered_map<std::string, host_pool*> _by_host;
+  token_ring _ring;
+  std::mutex _replication_mutex;
+  std::unordered_map<std::string, std::pair<replication_strategy, std::shared_ptr<const std::vector<std::vector<size_t>>>>>
+      _replication;  // by keyspace
   std::atomic<uint64_t> _next_host{0};
   std::mutex _prepared_mutex;
   std::unordered_map<std::string, std::shared_ptr<const prepared_statement>> _prepared;  // by cql
@@ -186,6 +291,9 @@ class pending_request {
   std::string _body;
   std::string _context;
   bool _idempotent = true;
+  uint8_t _flags = 0;                   // frame flags (tracing)
+  std::chrono::steady_clock::time_point _sent_at;
+  std::vector<std::string> _preferred;  // replicas, or the hosts the caller chose
   std::shared_ptr<connection> _conn;
   std::future<response> _future;
 };

@@ -101,4 +101,12 @@ class connection_error : public io_error {
   std::string _host;
 };
 
+/// A TLS connection that could not be set up: the server's certificate is not trusted (unknown CA,
+/// expired, another host's), the server rejected the client certificate, or one side does not speak
+/// TLS. Never retried: trying again gives the same answer.
+class tls_error : public connection_error {
+ public:
+  using connection_error::connection_error;
+};
+
 }  // namespace tug::io::cassandra

@@ -224,6 +224,9 @@ struct query_parameters {
   std::optional<std::string> paging_state;
   bool skip_metadata = false;
   std::optional<int64_t> default_timestamp;  ///< microseconds
+  /// Ask the coordinator to trace the request (the frame's tracing flag); result::tracing_id names the
+  /// session in system_traces. Not part of <query_parameters>: the client sets the flag.
+  bool tracing = false;
 };
 /// Appends <query_parameters>; `values` is the already encoded <n><value_1>...<value_n> (or empty).
 void write_query_parameters(byte_writer& w, const query_parameters& p, int16_t value_count, std::string_view values);
