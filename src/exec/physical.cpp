@@ -194,6 +194,9 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
           throw memory_error("operator " + name() + ": " + e.what());
         }
       }
+      // the input is released before the consumers run: a chain holds one partition per step it is
+      // at, not every step's partition (a fused chain of three joins held all four)
+      t = table();
       return after ? after(std::move(out), index) : out;
     };
     _fused = totals;
