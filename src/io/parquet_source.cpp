@@ -8,6 +8,7 @@
 #include "row_ids.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
 #include "tug/expr/resolve.hpp"
+#include "tug/runtime/query_control.hpp"
 
 namespace tug::io {
 
@@ -443,6 +444,7 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
     tasks.resize(k);
   }
   auto decode = [&](size_t k) {
+    check_cancelled();  // between row groups
     const rg_task& t = tasks[k];
     const auto& r = *_readers[t.file];
     int64_t pages_skipped = 0;
