@@ -188,3 +188,43 @@ def test_plot_without_matplotlib_names_it():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), timeout=120)
     assert r.returncode != 0
     assert "ModuleNotFoundError: Statistics.plot needs matplotlib" in r.stderr
+
+
+def test_progress_bar_in_a_notebook(monkeypatch):
+    """In a Jupyter kernel (IPython's ZMQInteractiveShell) the default shows a bar, drawn as an HTML
+    <progress> output that is updated in place (a stand-in IPython records what is displayed)."""
+    import types
+
+    shown = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(("update", obj.data))
+
+    class HTML:
+        def __init__(self, data):
+            self.data = data
+
+    def display(obj, display_id=False):
+        assert display_id is True
+        shown.append(("display", obj.data))
+        return Handle()
+
+    class ZMQInteractiveShell:
+        pass
+
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = lambda: ZMQInteractiveShell()
+    ipython_display = types.ModuleType("IPython.display")
+    ipython_display.HTML, ipython_display.display = HTML, display
+    ipython.display = ipython_display
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "IPython.display", ipython_display)
+
+    bar = tug.progress.resolve(None, "collect")  # "auto" in a notebook: a bar
+    assert isinstance(bar, tug.ProgressBar)
+    bar = tug.ProgressBar(delay=0, min_interval=0)
+    tug.DataFrame({"a": list(range(3000))}).lazy().select(tug.col("a").sum()).collect(
+        engine="cpu", target_partition_rows=100, progress=bar)
+    assert shown and shown[0][0] == "display" and all(kind == "update" for kind, _ in shown[1:])
+    assert '<progress style="width:20em" value="1.000" max="1">' in shown[-1][1] and "3.0k/3.0k rows" in shown[-1][1]
