@@ -6,8 +6,9 @@
 # ```python block of the README's "## Python" section in an empty directory with the venv's python.
 # Prints the quick start's output and the durations; exits nonzero when a step fails.
 #
-# Not part of `make test`: the from-scratch build of the core takes about 25 minutes on 2 cores
-# (ccache does not help: the build directory differs).
+# Not part of `make test`: the from-scratch build of the core dominates (4 min 24 s in all on the 2-core
+# development machine when no other build ran, 2026-11-26; several times that while other builds share
+# the cores), and it needs PyPI.
 #
 # Usage: scripts/python-fresh-venv.sh [--python PYTHON] [--worktree] [--keep] [--log FILE]
 #   --python PYTHON  the interpreter whose venv module makes the environment (default: python3)
