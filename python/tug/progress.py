@@ -40,19 +40,21 @@ def _parse(mode, where: str) -> str:
 
 
 def _interactive() -> bool:
-    """A notebook, IPython or the interactive interpreter (``python -i``, the REPL)."""
-    return _in_notebook() or hasattr(sys, "ps1") or bool(sys.flags.interactive) or "IPython" in sys.modules
+    """A notebook, an IPython shell or the interactive interpreter (``python -i``, the REPL)."""
+    return _ipython_shell() is not None or hasattr(sys, "ps1") or bool(sys.flags.interactive)
+
+
+def _ipython_shell():
+    """The running IPython shell, or None (a script that merely imports IPython has none)."""
+    ipython = sys.modules.get("IPython")
+    try:
+        return ipython.get_ipython() if ipython is not None else None
+    except AttributeError:
+        return None
 
 
 def _in_notebook() -> bool:
-    ipython = sys.modules.get("IPython")
-    if ipython is None:
-        return False
-    try:
-        shell = ipython.get_ipython()
-    except AttributeError:
-        return False
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+    return type(_ipython_shell()).__name__ == "ZMQInteractiveShell"
 
 
 def _size(n: float) -> str:
