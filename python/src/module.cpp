@@ -8,8 +8,16 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,6 +27,8 @@
 #include "tug/api/lazy_frame.hpp"
 #include "tug/core/error.hpp"
 #include "tug/expr/expr.hpp"
+#include "tug/memory/memory_manager.hpp"
+#include "tug/runtime/query_control.hpp"
 #include "tug/version.hpp"
 
 namespace nb = nanobind;
@@ -33,7 +43,7 @@ namespace {
 struct exception_classes {
   PyObject *column_not_found = nullptr, *schema = nullptr, *compute = nullptr, *invalid_argument = nullptr,
            *io = nullptr, *out_of_memory = nullptr, *resource = nullptr, *not_supported = nullptr,
-           *internal = nullptr, *base = nullptr;
+           *internal = nullptr, *cancelled = nullptr, *base = nullptr;
 } g_exc;
 
 void set_error(PyObject* cls, const char* msg) { PyErr_SetString(cls ? cls : PyExc_RuntimeError, msg); }
@@ -41,6 +51,8 @@ void set_error(PyObject* cls, const char* msg) { PyErr_SetString(cls ? cls : PyE
 void translate(const std::exception_ptr& p, void*) {
   try {
     std::rethrow_exception(p);
+  } catch (const cancelled_error& e) {
+    set_error(g_exc.cancelled ? g_exc.cancelled : PyExc_KeyboardInterrupt, e.what());
   } catch (const column_not_found_error& e) {
     set_error(g_exc.column_not_found, e.what());
   } catch (const type_error& e) {
@@ -271,6 +283,139 @@ std::vector<std::tuple<std::string, uintptr_t, uintptr_t>> buffer_addresses(cons
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// running a query: on a thread of its own, so that the Python thread can watch for Ctrl-C and show progress
+
+nb::dict progress_dict(const query_progress& p) {
+  nb::dict d;
+  d["rows_scanned"] = p.rows_scanned;
+  d["partitions_scanned"] = p.partitions_scanned;
+  d["rows_total"] = p.rows_total;
+  d["operators_done"] = p.operators_done;
+  d["operators_total"] = p.operators_total;
+  d["spilled_bytes"] = p.spilled_bytes;
+  nb::dict moved;
+  for (size_t i = 0; i < num_transfer_directions; ++i)
+    moved[to_string(static_cast<transfer_direction>(i))] = p.bytes_moved[i];
+  d["bytes_moved"] = moved;
+  return d;
+}
+
+/// Threads that run queries for Python callers, kept for reuse: a fresh thread a query cost about 0.1 ms
+/// (the thread and its first allocations), as much as a 10k-row query takes. A runner is idle or runs one
+/// query; submit starts another runner when none is free, so queries from several Python threads run at once.
+class query_runners {
+ public:
+  /// Runs `job` on a free runner. @throws resource_error when no thread can be started.
+  void submit(std::function<void()> job) {
+    std::lock_guard<std::mutex> g(_mu);
+    _jobs.push_back(std::move(job));
+    if (static_cast<int64_t>(_jobs.size()) > _idle) {
+      try {
+        std::thread([this] { loop(); }).detach();  // lives as long as the process, idle between queries
+      } catch (const std::system_error& e) {
+        _jobs.pop_back();
+        throw resource_error(std::string("could not start a thread to run the query: ") + e.what());
+      }
+    }
+    _cv.notify_one();
+  }
+  static query_runners& get() {
+    static auto* runners = new query_runners();  // never destroyed: its threads outlive static destruction
+    return *runners;
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(_mu);
+    for (;;) {
+      ++_idle;
+      _cv.wait(lock, [&] { return !_jobs.empty(); });
+      --_idle;
+      std::function<void()> job = std::move(_jobs.front());
+      _jobs.pop_front();
+      lock.unlock();
+      job();  // never throws: run_controlled's job catches everything
+      job = nullptr;
+      lock.lock();
+    }
+  }
+  std::mutex _mu;
+  std::condition_variable _cv;
+  std::deque<std::function<void()>> _jobs;
+  int64_t _idle = 0;
+};
+
+/// Runs `work` (a query) on a query_runners thread under a query_control, while the calling thread waits
+/// with the GIL released. Every `interval` seconds it takes the GIL, runs Python's signal handlers
+/// (PyErr_CheckSignals: Ctrl-C's KeyboardInterrupt) and calls `progress(dict, False)` when given; at the
+/// end `progress(dict, True)`. An exception there (KeyboardInterrupt) cancels the query; once the query's
+/// thread has stopped, the call raises tug.CancelledError (a KeyboardInterrupt) when the query stopped
+/// at a cancellation point, else the exception itself. The query's own exceptions come through as they are.
+template <typename R>
+R run_controlled(const std::function<R()>& work, nb::handle progress, double interval) {
+  query_control control;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::optional<R> result;
+  std::exception_ptr error;
+  query_runners::get().submit([&] {
+    {
+      query_control::scope s(&control);
+      try {
+        result.emplace(work());
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    std::lock_guard<std::mutex> g(mu);  // the last access to this frame: it may end once this unlocks
+    done = true;
+    cv.notify_all();
+  });
+  const auto wait = std::chrono::duration<double>(interval > 0 ? interval : 0.05);
+  std::optional<nb::python_error> interrupt;  // Ctrl-C, or what the progress callback raised
+  for (;;) {
+    bool finished;
+    {
+      nb::gil_scoped_release nogil;
+      std::unique_lock<std::mutex> lock(mu);
+      finished = cv.wait_for(lock, wait, [&] { return done; });
+    }
+    if (finished) break;
+    try {
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+      if (progress.is_valid() && !progress.is_none()) progress(progress_dict(control.progress()), false);
+    } catch (nb::python_error& e) {
+      interrupt.emplace(std::move(e));
+      control.cancel();
+      break;
+    }
+  }
+  {
+    nb::gil_scoped_release nogil;
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done; });
+  }
+  if (interrupt) {
+    if (error) {
+      try {
+        std::rethrow_exception(error);
+      } catch (const cancelled_error&) {
+        // named by what stopped it: "KeyboardInterrupt", or the callback's "Stop: enough"
+        std::string why = nb::cast<std::string>(nb::handle(interrupt->type()).attr("__name__"));
+        std::string msg = nb::cast<std::string>(nb::str(interrupt->value()));
+        throw cancelled_error("the query was cancelled (" + why + (msg.empty() ? "" : ": " + msg) + ")");
+      } catch (...) {
+      }
+    }
+    throw std::move(*interrupt);
+  }
+  if (error) std::rethrow_exception(error);
+  if (progress.is_valid() && !progress.is_none()) progress(progress_dict(control.progress()), true);
+  return std::move(*result);
+}
+
 }  // namespace
 
 void bind_kernels(nb::module_& m);  // kernels.cpp: user kernels from Python
@@ -302,6 +447,7 @@ NB_MODULE(_tug, m) {
     g_exc.resource = get("ResourceError");
     g_exc.not_supported = get("NotSupportedError");
     g_exc.internal = get("InternalError");
+    g_exc.cancelled = get("CancelledError");
   });
 
   // ----- data types
@@ -528,31 +674,56 @@ NB_MODULE(_tug, m) {
       .def("drop", &lazy_frame::drop)
       .def("with_row_index", &lazy_frame::with_row_index, "name"_a = "index", "offset"_a = 0)
       .def("explain", &lazy_frame::explain, "options"_a, nb::call_guard<nb::gil_scoped_release>())
-      .def("collect", &lazy_frame::collect, "options"_a, nb::call_guard<nb::gil_scoped_release>())
-      .def("profile", &lazy_frame::profile, "options"_a, nb::call_guard<nb::gil_scoped_release>())
+      // the queries run on a thread of their own (run_controlled): Ctrl-C cancels them, `progress` watches them
+      .def(
+          "collect",
+          [](const lazy_frame& l, const engine_options& o, nb::handle progress, double interval) {
+            return run_controlled<data_frame>([&] { return l.collect(o); }, progress, interval);
+          },
+          "options"_a, "progress"_a.none() = nb::none(), "interval"_a = 0.05)
+      .def(
+          "_collect_seconds",
+          [](const lazy_frame& l, const engine_options& o, int reps) {
+            // the C++ API alone (no Python, no thread of its own): bench/python_overhead.py compares with it
+            std::vector<double> out;
+            for (int i = 0; i < reps; ++i) {
+              const auto t0 = std::chrono::steady_clock::now();
+              l.collect(o);
+              out.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            }
+            return out;
+          },
+          "options"_a, "reps"_a, nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "profile",
+          [](const lazy_frame& l, const engine_options& o, nb::handle progress, double interval) {
+            return run_controlled<query_result>([&] { return l.profile(o); }, progress, interval);
+          },
+          "options"_a, "progress"_a.none() = nb::none(), "interval"_a = 0.05)
       .def(
           "sink_parquet",
           [](const lazy_frame& l, const std::string& path, const std::string& codec, int64_t row_group_rows,
-             bool statistics, const engine_options& o) {
+             bool statistics, const engine_options& o, nb::handle progress, double interval) {
             io::parquet::write_options w;
             w.codec = codec;
             if (row_group_rows > 0) w.row_group_rows = row_group_rows;
             w.statistics = statistics;
-            sink_parquet(l, path, w, o);
+            run_controlled<bool>([&] { return sink_parquet(l, path, w, o), true; }, progress, interval);
           },
-          "path"_a, "codec"_a, "row_group_rows"_a, "statistics"_a, "options"_a,
-          nb::call_guard<nb::gil_scoped_release>())
+          "path"_a, "codec"_a, "row_group_rows"_a, "statistics"_a, "options"_a, "progress"_a.none() = nb::none(),
+          "interval"_a = 0.05)
       .def(
           "sink_csv",
           [](const lazy_frame& l, const std::string& path, bool header, const std::string& sep,
-             const engine_options& o) {
+             const engine_options& o, nb::handle progress, double interval) {
             io::csv::csv_options c;
             c.has_header = header;
             if (sep.size() != 1) throw invalid_argument_error("sink_csv: separator must be one character");
             c.delimiter = sep[0];
-            sink_csv(l, path, c, o);
+            run_controlled<bool>([&] { return sink_csv(l, path, c, o), true; }, progress, interval);
           },
-          "path"_a, "include_header"_a, "separator"_a, "options"_a, nb::call_guard<nb::gil_scoped_release>());
+          "path"_a, "include_header"_a, "separator"_a, "options"_a, "progress"_a.none() = nb::none(),
+          "interval"_a = 0.05);
   m.def("concat", &concat);
 
   // ----- sources

@@ -11,13 +11,15 @@ from . import _tug
 from . import exceptions as _exceptions
 from .datatypes import (Boolean, DataType, Date, Datetime, Decimal, Duration, Float32, Float64, Int8, Int16, Int32,
                         Int64, String, UInt8, UInt16, UInt32, UInt64, Utf8)
-from .exceptions import (ColumnNotFoundError, ComputeError, InternalError, InvalidArgumentError, IOError,
+from .exceptions import (CancelledError, ColumnNotFoundError, ComputeError, InternalError, InvalidArgumentError, IOError,
                          NotSupportedError, OutOfMemoryError, ResourceError, SchemaError, TugError)
 from .expr import Expr, coalesce, col, concat_str, count, len, lit, max, mean, min, sum, when
 from .frame import (DataFrame, GroupBy, LazyFrame, LazyGroupBy, Statistics, concat, from_arrow, from_dict,
                     from_pandas, from_polars, read_csv, read_parquet, scan_csv, scan_parquet)
 from .kernels import Kernel, Partition, compile_cuda_source, cuda_kernel, gpu_available, python_kernel
 from .options import EngineOptions, OptimizerFlags
+from .progress import ProgressBar, set_progress
+from .series import Series
 
 
 
@@ -31,18 +33,18 @@ def polars_engine(fallback: str = "warn", **options):
 
 _tug._register_exceptions({k: getattr(_exceptions, k) for k in (
     "TugError", "ColumnNotFoundError", "SchemaError", "ComputeError", "InvalidArgumentError", "IOError",
-    "OutOfMemoryError", "ResourceError", "NotSupportedError", "InternalError")})
+    "OutOfMemoryError", "ResourceError", "NotSupportedError", "InternalError", "CancelledError")})
 
 __version__ = _tug.__version__
 built_with_cuda: bool = _tug.built_with_cuda
 
 __all__ = [
-    "Boolean", "ColumnNotFoundError", "ComputeError", "DataFrame", "DataType", "Date", "Datetime", "Decimal",
+    "Boolean", "CancelledError", "ColumnNotFoundError", "ComputeError", "DataFrame", "DataType", "Date", "Datetime", "Decimal",
     "Duration", "EngineOptions", "Expr", "Float32", "Float64", "GroupBy", "IOError", "Int16", "Int32", "Int64", "Int8",
     "InternalError", "InvalidArgumentError", "Kernel", "LazyFrame", "LazyGroupBy", "NotSupportedError", "OptimizerFlags",
-    "OutOfMemoryError", "Partition", "ResourceError", "SchemaError", "Statistics", "String", "TugError", "UInt16", "UInt32",
-    "UInt64", "UInt8", "Utf8", "coalesce", "col", "compile_cuda_source", "concat", "concat_str", "count",
-    "cuda_kernel", "from_arrow", "from_dict", "from_pandas", "from_polars", "gpu_available", "len", "polars_engine",
-    "python_kernel", "lit", "max", "mean", "min", "read_csv", "read_parquet", "scan_csv",
-    "scan_parquet", "sum", "when",
+    "OutOfMemoryError", "Partition", "ProgressBar", "ResourceError", "SchemaError", "Series", "Statistics", "String",
+    "TugError", "UInt16", "UInt32", "UInt64", "UInt8", "Utf8", "coalesce", "col", "compile_cuda_source", "concat",
+    "concat_str", "count", "cuda_kernel", "from_arrow", "from_dict", "from_pandas", "from_polars", "gpu_available", "len",
+    "polars_engine", "python_kernel", "lit", "max", "mean", "min", "read_csv", "read_parquet", "scan_csv",
+    "scan_parquet", "set_progress", "sum", "when",
 ]

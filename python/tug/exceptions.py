@@ -42,3 +42,9 @@ class NotSupportedError(TugError, NotImplementedError):
 
 class InternalError(TugError):
     """A broken invariant inside tug: a bug, never the user's fault (C++ ``internal_error``)."""
+
+
+class CancelledError(KeyboardInterrupt):
+    """A query stopped at a cancellation point before it finished (C++ ``cancelled_error``): what Ctrl-C
+    raises while ``collect``, ``profile`` or a sink runs. A ``KeyboardInterrupt``, so that ``except
+    Exception`` does not swallow it; not a TugError for the same reason."""

@@ -5,10 +5,12 @@ import html
 import os
 
 from . import _tug
+from . import progress as _progress
 from .datatypes import from_tug, to_tug
 from .exceptions import InvalidArgumentError
 from .expr import Expr, _expr, _exprs, col
 from .options import resolve
+from .series import Series
 
 
 def _schema(items) -> dict:
@@ -43,9 +45,14 @@ def _count(n: int, what: str) -> int:
 
 
 class Statistics:
-    """What ``profile()`` measured: ``to_dict()`` for programs, ``str()`` for people."""
+    """What ``profile()`` measured: ``to_dict()`` for programs, ``str()`` for people, ``plot()`` for the eyes."""
 
-    def __init__(self, r: _tug.QueryResult):
+    def __init__(self, r: _tug.QueryResult, recorder: _progress.Recorder | None = None):
+        #: progress snapshots taken while the query ran, as (seconds since the start, snapshot dict)
+        #: (tug.progress; one every 0.05 s, the last at the end)
+        self.timeline: list = list(recorder.timeline) if recorder else []
+        #: bytes moved between memory tiers by direction ("device->host", "host->disk", ...), in total
+        self.transfers: dict = dict(recorder.final["bytes_moved"]) if recorder and recorder.final else {}
         self.physical_plan: str = r.physical_plan
         self.fallbacks: list = list(r.fallbacks)
         self.peak_memory: int = r.peak_memory
@@ -60,7 +67,46 @@ class Statistics:
 
     def to_dict(self) -> dict:
         return {"operators": self.operators, "peak_memory": self.peak_memory, "total_seconds": self.total_seconds,
-                "fallbacks": self.fallbacks, "physical_plan": self.physical_plan}
+                "fallbacks": self.fallbacks, "physical_plan": self.physical_plan, "transfers": self.transfers}
+
+    def plot(self, *, axes=None):
+        """Draws the statistics with matplotlib: the bytes moved between memory tiers over the query (one
+        line per direction, from ``timeline``) and the time of each operator. Returns the matplotlib Figure
+        (in a notebook it shows itself). ``axes``: two matplotlib Axes to draw into instead of a new figure.
+        @raises ModuleNotFoundError naming matplotlib when it is not installed."""
+        try:
+            import matplotlib.pyplot as plt
+        except ModuleNotFoundError as e:
+            raise ModuleNotFoundError("Statistics.plot needs matplotlib, which is not installed: "
+                                      "pip install matplotlib", name="matplotlib") from e
+        if axes is None:
+            fig, (tiers, ops) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
+        else:
+            tiers, ops = axes
+            fig = tiers.figure
+        directions = sorted({d for _, p in self.timeline for d, b in p["bytes_moved"].items() if b > 0}
+                            | {d for d, b in self.transfers.items() if b > 0})
+        end = max(self.total_seconds, self.timeline[-1][0] if self.timeline else 0.0)
+        for d in directions:
+            xs = [0.0] + [t for t, _ in self.timeline] + [end]
+            ys = [0] + [p["bytes_moved"].get(d, 0) for _, p in self.timeline] + [self.transfers.get(d, 0)]
+            tiers.step(xs, [y / 2**20 for y in ys], where="post", label=d)
+        if directions:
+            tiers.legend(loc="upper left", fontsize="small")
+        else:
+            tiers.text(0.5, 0.5, "nothing moved between memory tiers", ha="center", va="center",
+                       transform=tiers.transAxes)
+        tiers.set_xlabel("seconds")
+        tiers.set_ylabel("MiB moved (cumulative)")
+        tiers.set_title("bytes moved per tier")
+        names = [f"{i}: {o['name']}" for i, o in enumerate(self.operators)]
+        ops.barh(names, [o["seconds"] for o in self.operators])
+        ops.invert_yaxis()
+        ops.set_xlabel("seconds")
+        ops.set_title(f"operators (total {self.total_seconds:.3f} s, peak {self.peak_memory / 2**20:.1f} MiB)")
+        ops.tick_params(axis="y", labelsize="small")
+        fig.tight_layout()
+        return fig
 
     def __str__(self):
         return self._text
@@ -198,29 +244,37 @@ class LazyFrame:
         """The optimized logical plan and the physical plan (the backend of each node)."""
         return self._lf.explain(resolve(engine, options, option_overrides))
 
-    def collect(self, *, engine="auto", options=None, **option_overrides) -> DataFrame:
+    def collect(self, *, engine="auto", options=None, progress=None, **option_overrides) -> DataFrame:
         """Runs the query. ``engine`` is "auto", "cpu", "gpu" or an EngineOptions; other engine options may
-        follow as keywords (``collect(engine="cpu", memory_limit=1 << 30)``)."""
+        follow as keywords (``collect(engine="cpu", memory_limit=1 << 30)``). ``progress``: True or False for
+        a progress bar, a callable ``f(snapshot, finished)``, or None for the ``tug.set_progress`` default
+        (a bar in notebooks and interactive sessions only; tug.progress). Ctrl-C cancels the query and
+        raises tug.CancelledError, a KeyboardInterrupt."""
         o = resolve(engine, options, option_overrides)
         o.statistics = False
-        return DataFrame._from(self._lf.collect(o))
+        return DataFrame._from(self._lf.collect(o, _progress.resolve(progress, "collect")))
 
-    def profile(self, *, engine="auto", options=None, **option_overrides) -> tuple:
-        """Runs the query with statistics: returns (DataFrame, Statistics)."""
+    def profile(self, *, engine="auto", options=None, progress=None, **option_overrides) -> tuple:
+        """Runs the query with statistics: returns (DataFrame, Statistics). ``progress`` as in collect."""
         o = resolve(engine, options, option_overrides)
         o.statistics = True
-        r = self._lf.profile(o)
-        return DataFrame._from(r.frame), Statistics(r)
+        rec = _progress.Recorder(_progress.resolve(progress, "profile"))
+        r = self._lf.profile(o, rec)
+        return DataFrame._from(r.frame), Statistics(r, rec)
 
     def sink_parquet(self, path, *, compression: str = "snappy", row_group_size: int | None = None,
-                     statistics: bool = True, engine="auto", options=None, **option_overrides) -> None:
-        """Runs the query and writes Parquet; a path ending in '/' (or a directory) gets one file per partition."""
+                     statistics: bool = True, engine="auto", options=None, progress=None,
+                     **option_overrides) -> None:
+        """Runs the query and writes Parquet; a path ending in '/' (or a directory) gets one file per partition.
+        ``progress`` as in collect."""
         self._lf.sink_parquet(os.fspath(path), compression, row_group_size or 0, statistics,
-                              resolve(engine, options, option_overrides))
+                              resolve(engine, options, option_overrides), _progress.resolve(progress, "sink_parquet"))
 
     def sink_csv(self, path, *, include_header: bool = True, separator: str = ",", engine="auto", options=None,
-                 **option_overrides) -> None:
-        self._lf.sink_csv(os.fspath(path), include_header, separator, resolve(engine, options, option_overrides))
+                 progress=None, **option_overrides) -> None:
+        """Runs the query and writes CSV. ``progress`` as in collect."""
+        self._lf.sink_csv(os.fspath(path), include_header, separator, resolve(engine, options, option_overrides),
+                          _progress.resolve(progress, "sink_csv"))
 
 
 class LazyGroupBy:
@@ -267,11 +321,14 @@ class DataFrame:
         if isinstance(data, DataFrame):
             self._df = data._df
             return
+        if isinstance(data, (list, tuple)) and data and all(isinstance(v, Series) for v in data):
+            data = {v.name: v for v in data}  # a list of tug Series
         if isinstance(data, dict):
             try:
                 import pyarrow as pa
             except ImportError as e:  # pragma: no cover - pyarrow is in the test environment
                 raise ImportError("DataFrame(dict) needs pyarrow; or pass an Arrow-compatible object") from e
+            data = {n: v.to_arrow() if isinstance(v, Series) else v for n, v in data.items()}
             if schema is not None:
                 fields = [(n, _to_pa(t)) for n, t in dict(schema).items()]
                 data = pa.table(data, schema=pa.schema(fields))
@@ -317,6 +374,31 @@ class DataFrame:
 
     def is_empty(self) -> bool:
         return self.height == 0
+
+    # --- columns as Series
+    def get_column(self, name: str):
+        """The column `name` as a Series (no copy). @raises ColumnNotFoundError."""
+        return Series._wrap(self.select(name))
+
+    def get_columns(self) -> list:
+        return [self.get_column(n) for n in self.columns]
+
+    def iter_columns(self):
+        return iter(self.get_columns())
+
+    def to_series(self, index: int = 0):
+        return self.get_column(self.columns[index])
+
+    def __getitem__(self, key):
+        """``df["a"]``: a Series; ``df[["a", "b"]]``: a DataFrame of those columns; ``df[i:j]``: rows i..j."""
+        if isinstance(key, str):
+            return self.get_column(key)
+        if isinstance(key, (list, tuple)) and all(isinstance(k, str) for k in key):
+            return self.select(list(key))
+        if isinstance(key, slice) and key.step in (None, 1):
+            start, stop, _ = key.indices(self.height)
+            return self.slice(start, max(0, stop - start))
+        raise InvalidArgumentError(f"DataFrame[{key!r}]: a column name, a list of names or a row slice")
 
     # --- display
     def __repr__(self):
@@ -378,11 +460,10 @@ class DataFrame:
         return self.to_arrow().to_pandas(**kwargs)
 
     def to_dict(self, *, as_series: bool = False) -> dict:
-        """Columns as lists of Python values (``as_series=True`` gives pyarrow ChunkedArrays)."""
-        t = self.to_arrow()
+        """Columns as lists of Python values (``as_series=True``: as tug Series, no copy)."""
         if as_series:
-            return {n: t.column(n) for n in t.column_names}
-        return t.to_pydict()
+            return {s.name: s for s in self.get_columns()}
+        return self.to_arrow().to_pydict()
 
     def rows(self) -> list:
         d = self.to_dict()

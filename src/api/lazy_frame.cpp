@@ -8,6 +8,7 @@
 
 #include "tug/plan/lower.hpp"
 #include "tug/plan/optimizer.hpp"
+#include "tug/runtime/query_control.hpp"
 
 namespace tug {
 
@@ -105,6 +106,60 @@ std::string lazy_frame::explain(const engine_options& opts) const {
 
 query_result run_plan(const plan_ptr& p, const engine_options& opts) { return run_plan(p, opts, nullptr); }
 
+namespace {
+
+/// Operators of the plan, each shared subplan once.
+int64_t count_operators(const physical_node& n, std::vector<const physical_node*>& shared) {
+  int64_t k = 1;
+  if (const physical_node* s = exec::cached_subplan(n))
+    if (std::find(shared.begin(), shared.end(), s) == shared.end()) {
+      shared.push_back(s);
+      k += count_operators(*s, shared);
+    }
+  for (auto& c : n.children)
+    k += count_operators(*c, shared);
+  return k;
+}
+
+/// Rows of the plan's scans as their sources know them without reading (each shared scan once; a pushed-down
+/// limit caps its scan); -1 when a source does not know.
+int64_t source_rows(const plan_ptr& p, std::vector<const plan_node*>& seen) {
+  if (std::find(seen.begin(), seen.end(), p.get()) != seen.end()) return 0;
+  seen.push_back(p.get());
+  int64_t rows = 0;
+  if (p->kind == plan_kind::scan && p->source) {
+    if (auto* m = dynamic_cast<const memory_source*>(p->source.get())) {
+      rows = total_rows(m->partitions());
+    } else {
+      auto pieces = p->source->statistics({});
+      if (pieces.empty()) return -1;
+      for (auto& piece : pieces)
+        rows += piece.rows;
+    }
+    if (p->length >= 0) rows = std::min(rows, p->length);
+  }
+  for (auto& in : p->inputs) {
+    const int64_t r = source_rows(in, seen);
+    if (r < 0) return -1;
+    rows += r;
+  }
+  return rows;
+}
+
+/// Shows the query's memory manager to its query_control's progress() while it lives.
+struct attached_memory {
+  query_control* control;
+  const memory_manager* memory;
+  attached_memory(query_control* c, const memory_manager* m) : control(c && c->attach(m) ? c : nullptr), memory(m) {}
+  ~attached_memory() {
+    if (control) control->detach(memory);
+  }
+  attached_memory(const attached_memory&) = delete;
+  attached_memory& operator=(const attached_memory&) = delete;
+};
+
+}  // namespace
+
 query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink) {
   auto t0 = std::chrono::steady_clock::now();
   query_result r;
@@ -117,6 +172,12 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared
   physical_ptr phys = lower(p, opts, &r.fallbacks);
   if (sink) phys = exec::make_sink(std::move(phys), std::move(sink));
   r.physical_plan = to_string(*phys);
+  query_control* control = query_control::current();
+  if (control) {
+    std::vector<const plan_node*> seen;
+    std::vector<const physical_node*> shared;
+    control->plan_started(count_operators(*phys, shared), source_rows(p, seen));
+  }
   exec_statistics stats;
   exec_context ctx{opts, global_thread_pool(opts.num_threads), mr.get(), opts.statistics ? &stats : nullptr};
   device_slots slots(opts.num_streams);
@@ -141,6 +202,7 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared
   }
   memory = std::make_unique<memory_manager>(opts, res);
   ctx.memory = memory.get();
+  attached_memory shown(control, memory.get());
   std::vector<table> parts;
   try {
     parts = phys->execute(ctx);

@@ -5,6 +5,7 @@
 
 #include "exec/nvtx.hpp"
 #include "tug/memory/device.hpp"
+#include "tug/runtime/query_control.hpp"
 #ifdef TUG_WITH_CUDA
 #include "exec/cuda/ops.hpp"
 #endif
@@ -19,6 +20,7 @@ struct physical_node::fused_totals {
 
 
 std::vector<table> physical_node::execute(exec_context& ctx) {
+  check_cancelled();
   auto t0 = std::chrono::steady_clock::now();
   // children run inside run(); their recorded time is subtracted from this operator's
   size_t before = 0;
@@ -52,6 +54,7 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
     if (m.rfind("operator ", 0) == 0) throw;  // the innermost operator already named itself
     throw memory_error("operator " + name() + ": " + m);
   }
+  if (query_control* c = query_control::current()) c->operator_done();
   if (ctx.stats) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::lock_guard<std::mutex> g(ctx.stats->mu);
@@ -167,6 +170,7 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
     }
     auto totals = std::make_shared<fused_totals>();
     child.fused = [this, &ctx, after, totals](table t, size_t index) {
+      check_cancelled();
       table out;
       {
         const auto t0 = std::chrono::steady_clock::now();

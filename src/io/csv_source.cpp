@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tug/runtime/query_control.hpp"
+
 namespace tug::io {
 
 csv_source::csv_source(const std::string& path, csv::csv_options options)
@@ -23,6 +25,7 @@ std::vector<table> csv_source::read(const std::vector<std::string>& columns, con
   csv::csv_options o = _options;
   for (auto& f : _files) {
     if (limit == 0) break;
+    check_cancelled();  // between files (the reader checks between chunks: thread_pool)
     // with a limit, only a prefix of the file (the reader reads a growing prefix until it has n_rows)
     if (limit > 0) o.n_rows = _options.n_rows >= 0 ? std::min(_options.n_rows, limit) : limit;
     csv::read_result r = csv::read_csv(f.path, o, columns, &pool, mr);

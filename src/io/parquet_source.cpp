@@ -8,6 +8,7 @@
 #include "row_ids.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
 #include "tug/expr/resolve.hpp"
+#include "tug/runtime/query_control.hpp"
 
 namespace tug::io {
 
@@ -440,6 +441,7 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
   }
   // Task k's rows (`piece` of `pieces` of them; the row group is counted as read with piece 0).
   auto decode = [&](size_t k, int64_t piece = 0, int64_t pieces = 1) {
+    check_cancelled();  // between row groups
     const rg_task& t = tasks[k];
     const auto& r = *_readers[t.file];
     const int64_t lo = t.rows * piece / pieces, hi = t.rows * (piece + 1) / pieces;

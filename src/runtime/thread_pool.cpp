@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tug/core/error.hpp"
+#include "tug/runtime/query_control.hpp"
 
 namespace tug {
 
@@ -52,6 +53,9 @@ bool thread_pool::run_one(std::unique_lock<std::mutex>& lock, job* only) {
   lock.unlock();
   std::exception_ptr err;
   try {
+    // the caller's query: its cancellation is checked here, and nested calls and the executor see it
+    query_control::scope s(j->control);
+    check_cancelled();
     (*j->f)(i);
   } catch (...) {
     err = std::current_exception();
@@ -79,12 +83,16 @@ void thread_pool::worker() {
 void thread_pool::parallel_for(int64_t n, const std::function<void(int64_t)>& f) {
   if (n <= 0) return;
   if (n == 1 || _workers.empty()) {
-    for (int64_t i = 0; i < n; ++i) f(i);
+    for (int64_t i = 0; i < n; ++i) {
+      check_cancelled();
+      f(i);
+    }
     return;
   }
   job j;
   j.f = &f;
   j.n = n;
+  j.control = query_control::current();
   std::unique_lock<std::mutex> lock(_mu);
   _jobs.push_back(&j);
   _cv.notify_all();

@@ -75,6 +75,12 @@ class not_implemented_error : public error {
   using error::error;
 };
 
+/// The query was cancelled (query_control::cancel, Ctrl-C in Python) before it finished.
+class cancelled_error : public error {
+ public:
+  using error::error;
+};
+
 }  // namespace tug
 
 /// Throws `internal_error` naming file and line when `cond` is false.

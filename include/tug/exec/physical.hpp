@@ -456,6 +456,9 @@ std::string backend_unsupported(backend b, const op_request& r);
 struct shared_subplan;
 std::shared_ptr<shared_subplan> make_shared_subplan(physical_ptr child);
 physical_ptr make_cache(const std::shared_ptr<shared_subplan>& shared);
+/// The root of the shared subplan that `n` reads when it is a cache node, else nullptr (the subplan is
+/// no child of its cache nodes: walks of the plan that count operators visit it through this, once).
+const physical_node* cached_subplan(const physical_node& n);
 /// Reads `columns` of a source; `predicates` let the source skip data (the lowering filters after);
 /// `limit` >= 0: only the first `limit` rows are needed (table_source::read; the slice stays above).
 physical_ptr make_scan(backend b, std::shared_ptr<const table_source> src, std::vector<std::string> columns,

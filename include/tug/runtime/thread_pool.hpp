@@ -9,6 +9,8 @@
 
 namespace tug {
 
+class query_control;
+
 class thread_pool {
  public:
   /// `threads` (engine_options::num_threads) = 0 uses std::thread::hardware_concurrency().
@@ -25,6 +27,9 @@ class thread_pool {
   /// to run when failures are deterministic). Nested calls (from inside f) are allowed: the calling
   /// thread runs only indices of its own call while it waits, and idle workers take the newest call's
   /// indices first, so a thread never holds more than one unfinished index of an outer call.
+  /// Every call runs under the calling thread's query_control (query_control::current), which it
+  /// checks before each index: once the query is cancelled no further indices start and the call
+  /// throws cancelled_error.
   void parallel_for(int64_t n, const std::function<void(int64_t)>& f);
 
  private:
@@ -39,6 +44,7 @@ class thread_pool {
     int64_t done = 0;
     std::exception_ptr error;
     int64_t error_index = 0;  ///< the index whose exception `error` holds
+    query_control* control = nullptr;  ///< the caller's, installed on the threads that run its indices
   };
   std::vector<std::thread> _workers;
   std::mutex _mu;

@@ -7,6 +7,7 @@
 #endif
 #include "tug/exec/physical.hpp"
 #include "tug/memory/device.hpp"
+#include "tug/runtime/query_control.hpp"
 
 namespace tug::exec {
 
@@ -40,7 +41,9 @@ class scan_op final : public physical_node {
     partition_hook after = std::move(fused);
     fused = nullptr;
     const bool device = output_to_device && ctx.device_mr;
-    if (!device && !after) return _src->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr, {}, _limit);
+    query_control* control = query_control::current();  // counts the partitions for progress()
+    if (!device && !after && !control)
+      return _src->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr, {}, _limit);
     // decoded into pinned memory when there is a staging resource and copied as each partition is
     // done; the consumers' fused work runs on each partition as it is ready
     memory_resource* host = device && ctx.staging_mr ? ctx.staging_mr : ctx.mr;
@@ -49,6 +52,7 @@ class scan_op final : public physical_node {
         _cols, _predicates, ctx.options, ctx.pool, host,
         [&](table t, size_t index) {
           ++calls;
+          if (control) control->scanned(t.num_rows());
           if (device) t = to_device(t, ctx.device_mr);
           return after ? after(std::move(t), index) : t;
         },
@@ -152,6 +156,7 @@ class cache_op final : public physical_node {
   std::string name() const override { return "cache"; }
   std::string detail() const override { return "shared subplan " + _s->child->name(); }
   int64_t size_hint() const override { return _s->child->size_hint(); }
+  const physical_node* subplan() const { return _s->child.get(); }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
@@ -167,6 +172,11 @@ class cache_op final : public physical_node {
   std::shared_ptr<shared_subplan> _s;
 };
 }  // namespace
+
+const physical_node* cached_subplan(const physical_node& n) {
+  auto* c = dynamic_cast<const cache_op*>(&n);
+  return c ? c->subplan() : nullptr;
+}
 
 std::shared_ptr<shared_subplan> make_shared_subplan(physical_ptr child) {
   auto s = std::make_shared<shared_subplan>();
