@@ -1,6 +1,7 @@
 // User kernels (map_partitions / foreach_partition): host functors on the CPU engine, the declared
 // schema's checks, NVRTC compilation and its disk cache (no GPU needed), and on a GPU source kernels,
 // device functors and faults (skipped without one).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -393,6 +394,9 @@ TEST(UserKernel, NvrtcCompilesAndCachesWithoutAGpu) {
   EXPECT_FALSE(f.from_cache);
   EXPECT_TRUE(f.cache_file.empty());
   std::filesystem::remove_all(dir);
+  // NVRTC's builtins library is loaded for NVRTC alone: nothing of it (nor its libstdc++) joins the
+  // process's global symbol scope
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "getArchBuiltins"), nullptr);
 }
 
 TEST(UserKernel, NvrtcCompileErrorsCarryTheLogWithLineNumbers) {

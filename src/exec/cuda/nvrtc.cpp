@@ -128,7 +128,9 @@ void write_cache(const std::string& dir, const std::string& path, const std::str
 }
 
 /// NVRTC opens libnvrtc-builtins at run time by name, which the loader finds only on its search path:
-/// not so for the PyPI toolkit. Load it once from libnvrtc's own directory (where it always is).
+/// not so for the PyPI toolkit. Load it once from libnvrtc's own directory (where it always is); NVRTC's
+/// own dlopen then finds it by its soname. RTLD_LOCAL: loaded global, it would put its libstdc++ into
+/// every later symbol lookup of the process (a Python module with a C++ runtime of its own crashed so).
 void load_nvrtc_builtins() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -138,7 +140,7 @@ void load_nvrtc_builtins() {
     nvrtcVersion(&major, &minor);
     std::string dir = std::filesystem::path(info.dli_fname).parent_path().string();
     std::string lib = dir + "/libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor);
-    dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL);  // when it fails, NVRTC names the library in its own error
+    dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);  // when it fails, NVRTC names the library in its own error
   });
 }
 

@@ -2,6 +2,8 @@
 numpy / pyarrow / DLPack views of tug's buffers, CUDA source kernels, scalars as plain Python values, and the
 checks (schema, errors naming the kernel and the partition). The CPU paths run everywhere; the GPU paths
 (NVRTC launches, CuPy RawKernels, Numba kernels on __cuda_array_interface__ columns) skip without a GPU."""
+import ctypes
+import sys
 import threading
 
 import numpy as np
@@ -303,6 +305,22 @@ def test_compile_errors_carry_nvrtcs_log_with_line_numbers(tmp_path):
     a = tug.compile_cuda_source(AXPY, "axpy", "sm_90", cache_dir=str(tmp_path))
     b = tug.compile_cuda_source(AXPY, "axpy", "sm_90", cache_dir=str(tmp_path))
     assert a["cubin"] == b["cubin"] and not a["from_cache"] and b["from_cache"] and a["arch"] == "sm_90"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's dladdr")
+def test_the_module_shares_the_processs_cpp_runtime():
+    # _tug links libstdc++ dynamically: a second, static copy in the module beside the one pyarrow and
+    # NVRTC's builtins load crashed the process on its first CUDA compilation (free(): invalid pointer)
+    class DlInfo(ctypes.Structure):
+        _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p), ("sname", ctypes.c_char_p),
+                    ("saddr", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None)
+    module = ctypes.CDLL(tug._tug.__file__)  # symbols as the module itself binds them: its own first
+    for name in ("__cxa_throw", "_ZdlPv", "_ZNSt6localeC1Ev"):
+        info = DlInfo()
+        assert libc.dladdr(ctypes.cast(getattr(module, name), ctypes.c_void_p), ctypes.byref(info)), name
+        assert b"libstdc++" in info.fname and b"_tug" not in info.fname, (name, info.fname)
 
 
 # --------------------------------------------------------------------------------------------------------
