@@ -1,6 +1,7 @@
 // User kernels (map_partitions / foreach_partition): host functors on the CPU engine, the declared
 // schema's checks, NVRTC compilation and its disk cache (no GPU needed), and on a GPU source kernels,
 // device functors and faults (skipped without one).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,6 +16,8 @@
 #include "tug/memory/device.hpp"
 #ifdef TUG_WITH_CUDA
 #include <cuda_runtime_api.h>
+
+#include "exec/cuda/nvrtc.hpp"
 #endif
 
 using namespace tug;
@@ -391,6 +394,9 @@ TEST(UserKernel, NvrtcCompilesAndCachesWithoutAGpu) {
   EXPECT_FALSE(f.from_cache);
   EXPECT_TRUE(f.cache_file.empty());
   std::filesystem::remove_all(dir);
+  // NVRTC's builtins library is loaded for NVRTC alone: nothing of it (nor its libstdc++) joins the
+  // process's global symbol scope
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "getArchBuiltins"), nullptr);
 }
 
 TEST(UserKernel, NvrtcCompileErrorsCarryTheLogWithLineNumbers) {
@@ -408,6 +414,29 @@ TEST(UserKernel, NvrtcCompileErrorsCarryTheLogWithLineNumbers) {
   EXPECT_THROW(compile_cuda_source(bad, "sm_1", dir), invalid_argument_error);    // a bad option is NVRTC's error too
   EXPECT_THROW(compile_cuda_source({axpy_source, ""}, "sm_90", dir), invalid_argument_error);
   std::filesystem::remove_all(dir);
+}
+
+TEST(UserKernel, ParameterSizesComeFromTheCubinWithoutAGpu) {
+  // read from the compiled code, so the launcher needs no failing driver call to count them
+  cuda_source src{std::string(axpy_source) +
+                      "struct alignas(16) wide { int v; };\n"
+                      "extern \"C\" __global__ void none() {}\n"
+                      "extern \"C\" __global__ void padded(char c, wide w, bool b, short s, int unused) {}\n"
+                      "struct big { char b[600]; };\n"
+                      "extern \"C\" __global__ void large(big b, float f) {}\n",
+                  "axpy"};
+  std::string cubin = compile_cuda_source(src, "sm_90", "").cubin;
+  using sizes = std::vector<size_t>;
+  EXPECT_EQ(cuda::cubin_param_sizes(cubin, "axpy"), sizes({8, 32, 32, 24, 8}));  // rows, in, in, out, double
+  EXPECT_EQ(cuda::cubin_param_sizes(cubin, "none"), sizes{});
+  EXPECT_EQ(cuda::cubin_param_sizes(cubin, "padded"), sizes({1, 16, 1, 2, 4}));
+  EXPECT_EQ(cuda::cubin_param_sizes(cubin, "large"), sizes({600, 4}));
+  EXPECT_EQ(cuda::cubin_param_sizes(cubin, "absent"), std::nullopt);
+  EXPECT_EQ(cuda::cubin_param_sizes(cubin, "axp"), std::nullopt);  // a prefix of a name is no match
+  // damaged or foreign bytes: unknown, never a crash or a read past the end
+  for (size_t cut : {size_t{0}, size_t{3}, size_t{0x40}, cubin.size() / 2, cubin.size() - 1})
+    EXPECT_EQ(cuda::cubin_param_sizes(std::string_view(cubin).substr(0, cut), "axpy"), std::nullopt) << cut;
+  EXPECT_EQ(cuda::cubin_param_sizes("not an ELF file at all, just some bytes to read past", "axpy"), std::nullopt);
 }
 
 namespace {
@@ -461,6 +490,9 @@ TEST(UserKernel, GpuParameterMismatchIsNamed) {
   k.source({axpy_source, "axpy"}, "").args(kernel_args(2.5f));  // a float where the kernel takes a double
   std::string m = error_of<invalid_argument_error>([&] { xy(10).lazy().map_partitions(k).collect(engine_with(true, 1 << 20)); });
   EXPECT_NE(m.find("parameter 4 takes 8 bytes but tug passes f32 argument 0 (4 bytes)"), std::string::npos) << m;
+  k.args({});  // one parameter too few
+  m = error_of<invalid_argument_error>([&] { xy(10).lazy().map_partitions(k).collect(engine_with(true, 1 << 20)); });
+  EXPECT_NE(m.find("kernel \"axpy\" takes 5 parameters but tug passes 4"), std::string::npos) << m;
 }
 
 TEST(UserKernelDeathTest, GpuFaultNamesTheKernelAndThePartition) {

@@ -13,13 +13,14 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <optional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "core/hash.hpp"
@@ -127,7 +128,9 @@ void write_cache(const std::string& dir, const std::string& path, const std::str
 }
 
 /// NVRTC opens libnvrtc-builtins at run time by name, which the loader finds only on its search path:
-/// not so for the PyPI toolkit. Load it once from libnvrtc's own directory (where it always is).
+/// not so for the PyPI toolkit. Load it once from libnvrtc's own directory (where it always is); NVRTC's
+/// own dlopen then finds it by its soname. RTLD_LOCAL: loaded global, it would put its libstdc++ into
+/// every later symbol lookup of the process (a Python module with a C++ runtime of its own crashed so).
 void load_nvrtc_builtins() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -137,7 +140,7 @@ void load_nvrtc_builtins() {
     nvrtcVersion(&major, &minor);
     std::string dir = std::filesystem::path(info.dli_fname).parent_path().string();
     std::string lib = dir + "/libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor);
-    dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL);  // when it fails, NVRTC names the library in its own error
+    dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);  // when it fails, NVRTC names the library in its own error
   });
 }
 
@@ -201,6 +204,94 @@ namespace cuda {
 
 namespace {
 
+/// Reads a little-endian T at `at` of `b`; false when it does not fit.
+template <typename T>
+bool read_le(std::string_view b, size_t at, T& v) {
+  if (at > b.size() || b.size() - at < sizeof(T)) return false;
+  std::memcpy(&v, b.data() + at, sizeof(T));
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<size_t>> cubin_param_sizes(std::string_view cubin, const std::string& entry) {
+  // ELF64 header: e_phoff at 0x20, e_shoff at 0x28, e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx
+  // from 0x36; both header tables must lie within the bytes
+  uint64_t phoff = 0, shoff = 0;
+  uint16_t phentsize = 0, phnum = 0, shentsize = 0, shnum = 0, shstrndx = 0;
+  auto table_fits = [&](uint64_t off, uint16_t entsize, uint16_t n) {
+    return n == 0 || (entsize > 0 && off <= cubin.size() && (cubin.size() - off) / entsize >= n);
+  };
+  if (cubin.size() < 0x40 || cubin.substr(0, 4) != "\x7f" "ELF" || cubin[4] != 2 /* ELFCLASS64 */ ||
+      !read_le(cubin, 0x20, phoff) || !read_le(cubin, 0x28, shoff) || !read_le(cubin, 0x36, phentsize) ||
+      !read_le(cubin, 0x38, phnum) || !read_le(cubin, 0x3a, shentsize) || !read_le(cubin, 0x3c, shnum) ||
+      !read_le(cubin, 0x3e, shstrndx) || shentsize < 0x40 || shstrndx >= shnum ||
+      !table_fits(phoff, phentsize, phnum) || !table_fits(shoff, shentsize, shnum))
+    return std::nullopt;
+  struct section {
+    uint32_t name = 0, type = 0;
+    uint64_t offset = 0, size = 0;
+  };
+  // every section within the bytes (but SHT_NOBITS, which has none): a cut or damaged cubin is unknown
+  std::vector<section> sections(shnum);
+  for (size_t i = 0; i < shnum; ++i) {
+    section& s = sections[i];
+    size_t h = shoff + i * shentsize;  // sh_name at 0, sh_type at 4, sh_offset at 0x18, sh_size at 0x20
+    if (!read_le(cubin, h, s.name) || !read_le(cubin, h + 4, s.type) || !read_le(cubin, h + 0x18, s.offset) ||
+        !read_le(cubin, h + 0x20, s.size) ||
+        (s.type != 8 && (s.offset > cubin.size() || s.size > cubin.size() - s.offset)))
+      return std::nullopt;
+  }
+  const section& names = sections[shstrndx];
+  if (names.type == 8) return std::nullopt;
+  const std::string wanted = ".nv.info." + entry;
+  for (const section& s : sections) {
+    if (s.type == 8 || s.name >= names.size) continue;
+    std::string_view name = cubin.substr(names.offset + s.name, names.size - s.name);
+    name = name.substr(0, name.find('\0'));
+    if (name != wanted) continue;
+    // records: format (1 byte), attribute (1 byte), a 2-byte value, or for EIFMT_SVAL (4) the size of
+    // the payload that follows. EIATTR_KPARAM_INFO (0x17): index (4), ordinal (2), offset (2), then
+    // flags with the size in bytes in bits 18-31; EIATTR_CBANK_PARAM_SIZE (0x19): all parameters' bytes.
+    std::string_view info = cubin.substr(s.offset, s.size);
+    std::map<uint16_t, std::pair<size_t, size_t>> params;  // ordinal -> (offset, size)
+    std::optional<size_t> total;
+    for (size_t at = 0; at + 4 <= info.size();) {
+      uint8_t format = static_cast<uint8_t>(info[at]), attribute = static_cast<uint8_t>(info[at + 1]);
+      uint16_t value = 0;
+      read_le(info, at + 2, value);
+      at += 4;
+      if (format == 4) {
+        if (info.size() - at < value) return std::nullopt;
+        uint16_t ordinal = 0, offset = 0;
+        uint32_t flags = 0;
+        if (attribute == 0x17) {
+          if (value < 12 || !read_le(info, at + 4, ordinal) || !read_le(info, at + 6, offset) ||
+              !read_le(info, at + 8, flags) ||
+              !params.emplace(ordinal, std::pair<size_t, size_t>{offset, (flags >> 18) & 0x3fff}).second)
+            return std::nullopt;
+        }
+        at += value;
+      } else if (format == 3 && attribute == 0x19) {
+        total = value;
+      }
+    }
+    // believe it only when the ordinals are 0..n-1 and the parameters end where the parameter bank does
+    std::vector<size_t> sizes;
+    size_t end = 0;
+    for (auto& [ordinal, p] : params) {
+      if (ordinal != sizes.size()) return std::nullopt;
+      sizes.push_back(p.second);
+      end = std::max(end, p.first + p.second);
+    }
+    if (total ? *total != end : !sizes.empty()) return std::nullopt;
+    return sizes;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
 /// The driver API functions tug uses, from the runtime.
 struct driver_api {
   decltype(&::cuModuleLoadData) module_load_data = nullptr;
@@ -208,7 +299,6 @@ struct driver_api {
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
   decltype(&::cuGetErrorName) get_error_name = nullptr;
   decltype(&::cuGetErrorString) get_error_string = nullptr;
-  decltype(&::cuFuncGetParamInfo) func_get_param_info = nullptr;  ///< driver 12.4+; nullptr before
 
   static const driver_api& get() {
     static const driver_api api = load();
@@ -237,7 +327,6 @@ struct driver_api {
     entry("cuLaunchKernel", a.launch_kernel, 12000, true);
     entry("cuGetErrorName", a.get_error_name, 12000, true);
     entry("cuGetErrorString", a.get_error_string, 12000, true);
-    entry("cuFuncGetParamInfo", a.func_get_param_info, 12040, false);
     return a;
   }
 };
@@ -251,10 +340,10 @@ std::string driver_error(CUresult r) {
   return std::string(name ? name : "CUDA error") + ": " + (text ? text : "unknown");
 }
 
-/// A loaded kernel: its function and how many bytes each parameter takes (empty: unknown).
+/// A loaded kernel: its function and how many bytes each parameter takes (nothing: unknown).
 struct loaded_kernel {
   CUfunction fn = nullptr;
-  std::vector<size_t> param_sizes;
+  std::optional<std::vector<size_t>> param_sizes;
 };
 
 /// Kernels loaded in this process, by device and cache key (a module stays loaded until exit).
@@ -282,13 +371,8 @@ loaded_kernel load(const user_kernel& k) {
   if (CUresult r = d.module_get_function(&lk.fn, module, src.name.c_str()); r != CUDA_SUCCESS)
     throw invalid_argument_error("kernel \"" + k.name() + "\": the source has no entry point \"" + src.name +
                                  "\" (declare it extern \"C\" __global__): " + driver_error(r));
-  if (d.func_get_param_info) {
-    for (size_t i = 0;; ++i) {
-      size_t offset = 0, size = 0;
-      if (d.func_get_param_info(lk.fn, i, &offset, &size) != CUDA_SUCCESS) break;
-      lk.param_sizes.push_back(size);
-    }
-  }
+  // from the cubin, not by probing cuFuncGetParamInfo past the last parameter (a failing driver call)
+  if (auto sizes = cubin_param_sizes(c.cubin, src.name)) lk.param_sizes = std::move(*sizes);
   loaded.emplace(id, lk);
   return lk;
 }
@@ -343,20 +427,21 @@ void launch_source_kernel(const user_kernel& k, kernel_partition& p, long long g
     sizes.push_back(args.back().size());
     what.push_back(to_string(p.args()[i].type()) + " argument " + std::to_string(i));
   }
-  if (!lk.param_sizes.empty()) {
+  if (lk.param_sizes) {
+    const std::vector<size_t>& want = *lk.param_sizes;
     auto signature = [&] {
       std::string s;
       for (auto& w : what)
         s += (s.empty() ? "" : ", ") + w;
       return "(" + s + ")";
     };
-    if (lk.param_sizes.size() != sizes.size())
-      throw invalid_argument_error("kernel \"" + k.name() + "\" takes " + std::to_string(lk.param_sizes.size()) +
+    if (want.size() != sizes.size())
+      throw invalid_argument_error("kernel \"" + k.name() + "\" takes " + std::to_string(want.size()) +
                                    " parameters but tug passes " + std::to_string(sizes.size()) + ": " + signature());
     for (size_t i = 0; i < sizes.size(); ++i)
-      if (lk.param_sizes[i] != sizes[i])
+      if (want[i] != sizes[i])
         throw invalid_argument_error("kernel \"" + k.name() + "\": parameter " + std::to_string(i) + " takes " +
-                                     std::to_string(lk.param_sizes[i]) + " bytes but tug passes " + what[i] + " (" +
+                                     std::to_string(want[i]) + " bytes but tug passes " + what[i] + " (" +
                                      std::to_string(sizes[i]) + " bytes); tug passes " + signature());
   }
   if (rows == 0) return;

@@ -2,6 +2,8 @@
 numpy / pyarrow / DLPack views of tug's buffers, CUDA source kernels, scalars as plain Python values, and the
 checks (schema, errors naming the kernel and the partition). The CPU paths run everywhere; the GPU paths
 (NVRTC launches, CuPy RawKernels, Numba kernels on __cuda_array_interface__ columns) skip without a GPU."""
+import ctypes
+import sys
 import threading
 
 import numpy as np
@@ -303,6 +305,28 @@ def test_compile_errors_carry_nvrtcs_log_with_line_numbers(tmp_path):
     a = tug.compile_cuda_source(AXPY, "axpy", "sm_90", cache_dir=str(tmp_path))
     b = tug.compile_cuda_source(AXPY, "axpy", "sm_90", cache_dir=str(tmp_path))
     assert a["cubin"] == b["cubin"] and not a["from_cache"] and b["from_cache"] and a["arch"] == "sm_90"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's dladdr")
+def test_the_module_exports_no_cpp_runtime_of_its_own():
+    # where the toolchain links libstdc++ statically (the GPU machines' GCC), the module's copy stays
+    # private: exported, its unique symbols (the locale facets' ids) bound across to the process's own
+    # libstdc++ (pyarrow's, NVRTC's builtins') and crashed it (free(): invalid pointer, a segfault in
+    # compile_cuda_source)
+    class DlInfo(ctypes.Structure):
+        _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p), ("sname", ctypes.c_char_p),
+                    ("saddr", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None)
+    module = ctypes.CDLL(tug._tug.__file__)  # looks in the module first, then in the libraries it loads
+    for name in ("__cxa_throw", "_ZdlPv", "_ZNSt6localeC1Ev", "_ZNSt7__cxx118numpunctIcE2idE"):
+        try:
+            address = ctypes.cast(getattr(module, name), ctypes.c_void_p)
+        except AttributeError:
+            continue  # defined nowhere in the module's reach: not exported by it either
+        info = DlInfo()
+        assert libc.dladdr(address, ctypes.byref(info)), name
+        assert b"_tug" not in info.fname, (name, info.fname)
 
 
 # --------------------------------------------------------------------------------------------------------
