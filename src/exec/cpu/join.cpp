@@ -123,10 +123,34 @@ class join_op final : public join_node {
     _probe.emplace(index_right(right_parts, ctx));
   }
 
-  /// One left partition probed, in morsels on the pool; its output rows in one table.
+  /// One left partition probed, in morsels on the pool; its output rows in one table, gathered once
+  /// from the morsels' row indices (no output is copied twice).
   table process_partition(const table& left, exec_context& ctx) override {
     build_state& s = *_probe;
     const int64_t tgt = target_rows(ctx);
+    if (_spec.how != join_type::cross) {
+      std::vector<morsel> tasks = split({left}, ctx, tgt, 0);
+      std::vector<probe_rows> found(tasks.size());
+      ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
+        const morsel& m = tasks[static_cast<size_t>(t)];
+        probe_rows& r = found[static_cast<size_t>(t)];
+        r = probe_indices(left.slice(m.offset, m.length), *s.b);
+        for (int64_t& i : r.left_idx) i += m.offset;
+      });
+      probe_rows all;
+      size_t n = 0;
+      for (auto& r : found) n += r.left_idx.size();
+      all.left_idx.reserve(n);
+      if (!filtering()) all.right_idx.reserve(n);
+      for (auto& r : found) {
+        all.left_idx.insert(all.left_idx.end(), r.left_idx.begin(), r.left_idx.end());
+        all.right_idx.insert(all.right_idx.end(), r.right_idx.begin(), r.right_idx.end());
+        all.most = std::max(all.most, r.most);
+        r = probe_rows{};
+      }
+      std::vector<table> out = emit_rows(left, s.lcols, all, s.payload, std::max<int64_t>(1, static_cast<int64_t>(n)), ctx.mr);
+      return out.empty() ? empty_table(output_schema) : std::move(out[0]);
+    }
     std::vector<morsel> tasks = split({left}, ctx, tgt, s.cross_rows);
     std::vector<std::vector<table>> outs(tasks.size());
     ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
@@ -241,43 +265,60 @@ class join_op final : public join_node {
   }
 
   /// The output rows of probing `b` with the rows of `left` (its columns `lcols` kept).
-  std::vector<table> probe(const table& left, const std::vector<size_t>& lcols, build_side& b, const table& payload,
-                           int64_t target, memory_resource* mr) const {
+  /// The output rows of probing `b` with the rows of `left`: left row left_idx[i] with right row
+  /// right_idx[i] (-1: nulls); semi/anti joins give the kept left rows only. `most`: the most output
+  /// rows of one left row.
+  struct probe_rows {
+    std::vector<int64_t> left_idx, right_idx;
+    int64_t most = 0;
+  };
+  probe_rows probe_indices(const table& left, build_side& b) const {
     bool keep_matched = _spec.how == join_type::semi;
     bool keep_unmatched = _spec.how != join_type::inner;
-    // the output rows: left row left_idx[i] with right row right_idx[i] (-1: nulls)
-    std::vector<int64_t> left_idx, right_idx;
-    int64_t most = 0;  // most output rows of one left row
+    probe_rows r;
     b.probe_chunks(left, _spec.left_keys, [&](const int64_t* g, int64_t off, int64_t len) {
       if (filtering()) {  // semi/anti: left rows with (semi) or without (anti) a match
         for (int64_t i = 0; i < len; ++i)
-          if ((g[i] >= 0) == keep_matched) left_idx.push_back(off + i);
+          if ((g[i] >= 0) == keep_matched) r.left_idx.push_back(off + i);
         return;
       }
       for (int64_t i = 0; i < len; ++i) {
         int64_t x = g[i];
         if (x < 0 && !keep_unmatched) continue;
         int64_t k0 = x >= 0 ? b.begin(x) : 0, k1 = x >= 0 ? b.end(x) : 0;
-        most = std::max(most, std::max<int64_t>(1, k1 - k0));
+        r.most = std::max(r.most, std::max<int64_t>(1, k1 - k0));
         if (k0 == k1) {
-          left_idx.push_back(off + i);
-          right_idx.push_back(-1);
+          r.left_idx.push_back(off + i);
+          r.right_idx.push_back(-1);
         }
         for (int64_t k = k0; k < k1; ++k) {
-          left_idx.push_back(off + i);
-          right_idx.push_back(b.row_at(k));
+          r.left_idx.push_back(off + i);
+          r.right_idx.push_back(b.row_at(k));
         }
       }
       if (!b.matched.empty()) b.mark(g, len);
     });
+    return r;
+  }
+
+  /// The output of `r` over `left` (its columns `lcols` kept), in tables of at most `target` rows.
+  std::vector<table> emit_rows(const table& left, const std::vector<size_t>& lcols, probe_rows& r, const table& payload,
+                               int64_t target, memory_resource* mr) const {
     table kept = left.select(lcols);
     if (filtering()) {
-      if (static_cast<int64_t>(left_idx.size()) == left.num_rows()) return {kept};
-      return {gather_in_range(kept, left_idx.data(), static_cast<int64_t>(left_idx.size()), mr)};
+      if (static_cast<int64_t>(r.left_idx.size()) == left.num_rows()) return {kept};
+      return {gather_in_range(kept, r.left_idx.data(), static_cast<int64_t>(r.left_idx.size()), mr)};
     }
     // each left row exactly once, in order: no left gather
-    if (static_cast<int64_t>(left_idx.size()) == left.num_rows() && most <= 1) left_idx.clear();
-    return emit(kept, left_idx, payload, right_idx, target, mr);
+    if (static_cast<int64_t>(r.left_idx.size()) == left.num_rows() && r.most <= 1) r.left_idx.clear();
+    return emit(kept, r.left_idx, payload, r.right_idx, target, mr);
+  }
+
+  /// The output rows of probing `b` with the rows of `left` (its columns `lcols` kept).
+  std::vector<table> probe(const table& left, const std::vector<size_t>& lcols, build_side& b, const table& payload,
+                           int64_t target, memory_resource* mr) const {
+    probe_rows r = probe_indices(left, b);
+    return emit_rows(left, lcols, r, payload, target, mr);
   }
 
   /// Every pair of a left row and a right row, left-major.
