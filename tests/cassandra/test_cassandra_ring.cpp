@@ -1,6 +1,7 @@
 // Topology, token-aware routing and replica-aware splits against a real three-node Apache Cassandra ring on
 // 127.0.0.1, .2 and .3 (scripts/cassandra.sh ring). ctest starts the ring (fixture cassandra); run
 // directly, the first test of the suite starts it and the binary stops it at the end.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -162,16 +163,22 @@ TEST_F(CassandraRing, WritesGoToTheReplicasTheServerUses) {
   // the server's own account: the nodes that applied each mutation to a memtable are our replicas
   for (auto& t : traces) {
     ASSERT_FALSE(t.id.empty());
+    // every computed replica applied it (a loaded node may also trace memtable writes of its own
+    // tables, such as the trace tables, so other nodes may appear too)
+    const std::set<std::string> want(t.replicas.begin(), t.replicas.end());
+    auto covered = [&](const std::set<std::string>& got) {
+      return std::includes(got.begin(), got.end(), want.begin(), want.end());
+    };
     std::set<std::string> applied;
-    for (int attempt = 0; attempt < 100 && applied.size() < 2; ++attempt) {
+    for (int attempt = 0; attempt < 100 && !covered(applied); ++attempt) {
       applied.clear();
       auto ev = s.query("SELECT source, activity FROM system_traces.events WHERE session_id = " + t.id);
       for (auto& row : cq::raw_rows(ev.rows, ev.host))
         if (row[0] && row[1] && row[1]->find("memtable") != std::string_view::npos)
           applied.insert(cq::format_inet(*row[0]) + ":" + std::to_string(ring_port));
-      if (applied.size() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!covered(applied)) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    EXPECT_EQ(applied, std::set<std::string>(t.replicas.begin(), t.replicas.end())) << t.id;
+    EXPECT_TRUE(covered(applied)) << t.id;
   }
   // without token awareness the requests go round robin: some coordinators are no replica
   auto o = options();
