@@ -492,4 +492,14 @@ expr resolve(const expr& e, const schema& input) {
 
 data_type infer_type(const expr& e, const schema& input) { return resolve(e, input)->dtype; }
 
+fn mirrored(fn f) {
+  switch (f) {
+    case fn::lt: return fn::gt;
+    case fn::le: return fn::ge;
+    case fn::gt: return fn::lt;
+    case fn::ge: return fn::le;
+    default: return f;
+  }
+}
+
 }  // namespace tug

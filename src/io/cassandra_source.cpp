@@ -1,6 +1,7 @@
 #include "tug/io/cassandra_source.hpp"
 
 #include "tug/io/cassandra/token.hpp"
+#include "tug/expr/resolve.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -130,16 +131,6 @@ void conjuncts(const expr& e, std::vector<expr>& out) {
   }
 }
 
-fn flip(fn f) {
-  switch (f) {
-    case fn::lt: return fn::gt;
-    case fn::le: return fn::ge;
-    case fn::gt: return fn::lt;
-    case fn::ge: return fn::le;
-    default: return f;
-  }
-}
-
 const char* cql_op(fn f) {
   switch (f) {
     case fn::eq: return "=";
@@ -215,7 +206,7 @@ cassandra_read_plan cassandra_source::plan_read(const std::vector<std::string>& 
     if (!col) {
       col = column_of(c->args[1], _schema);
       lit = &c->args[0].node();
-      f = flip(f);
+      f = mirrored(f);
     }
     if (!col || lit->kind != expr_kind::literal) continue;
     terms[col->name].push_back({f, lit->value});

@@ -9,4 +9,7 @@ namespace tug {
 /// Resolves `e` against `input`. @throws column_not_found_error or type_error naming the column or function.
 expr resolve(const expr& e, const schema& input);
 
+/// The comparison that holds with its operands swapped (lt <-> gt, le <-> ge); any other function as it is.
+fn mirrored(fn f);
+
 }  // namespace tug

@@ -9,6 +9,7 @@
 #include "exec/cpu/agg_kernels.hpp"
 #include "exec/cuda/hash_aggregate.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
+#include "tug/expr/resolve.hpp"
 
 namespace tug::cuda::hash {
 
@@ -134,16 +135,6 @@ bool comparison_of(const data_type& t, cmp_as* as) {
   else if (is_integer(t.id) || t.id == type_id::boolean || is_temporal(t.id) || t.id == type_id::duration) *as = cmp_as::s64;
   else return false;
   return true;
-}
-
-fn mirrored(fn f) {
-  switch (f) {
-    case fn::lt: return fn::gt;
-    case fn::le: return fn::ge;
-    case fn::gt: return fn::lt;
-    case fn::ge: return fn::le;
-    default: return f;
-  }
 }
 
 bool constant(const expr& e) { return referenced_columns(e).empty() && !contains_agg(e) && !contains_window(e); }

@@ -2,20 +2,13 @@
 
 #include <limits>
 
+#include "core/hash.hpp"
 #include "tug/core/error.hpp"
 
 namespace tug::io::cassandra {
 
 namespace {
 inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-inline uint64_t fmix(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
 inline uint64_t block(const uint8_t* p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];  // little-endian
@@ -82,8 +75,8 @@ int64_t murmur3_token(std::string_view key) {
   h2 ^= len;
   h1 += h2;
   h2 += h1;
-  h1 = fmix(h1);
-  h2 = fmix(h2);
+  h1 = hashing::mix(h1);
+  h2 = hashing::mix(h2);
   h1 += h2;
   auto t = static_cast<int64_t>(h1);
   return t == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : t;
