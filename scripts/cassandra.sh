@@ -200,7 +200,19 @@ client_encryption_options:
   require_client_auth: true
 YAML
   fi
-  [ "$mode" = ring ] && echo "auto_bootstrap: false" >> "$dir/cassandra.yaml"
+  if [ "$mode" = ring ]; then
+    echo "auto_bootstrap: false" >> "$dir/cassandra.yaml"
+    # system_auth has one replica: once a node that holds the login role's row stops, every check of it
+    # fails (Unauthorized: "Cannot achieve consistency level QUORUM"); the nodes keep what they read once
+    cat >> "$dir/cassandra.yaml" <<YAML
+roles_validity: 1h
+roles_update_interval: 1h
+credentials_validity: 1h
+credentials_update_interval: 1h
+permissions_validity: 1h
+permissions_update_interval: 1h
+YAML
+  fi
   local opens=()
   for m in java.lang java.lang.module java.lang.reflect java.io java.nio java.math java.net java.util \
            java.util.concurrent java.util.concurrent.atomic jdk.internal.loader jdk.internal.ref \
