@@ -22,8 +22,9 @@ unit: build
 
 differential: build
 	TUG_BUILD_DIR=$(abspath $(BUILD)) .venv/bin/python -m pytest -q tests/differential tests/python
-	# again with every spillable table on disk whenever it is not in use (docs/options.md)
-	TUG_SPILL_EVERYTHING=1 TUG_BUILD_DIR=$(abspath $(BUILD)) .venv/bin/python -m pytest -q tests/differential
+	# again with every spillable table on disk whenever it is not in use, and the CPU's joins and
+	# aggregates split into hash buckets (docs/options.md)
+	TUG_SPILL_EVERYTHING=1 TUG_FORCE_EXTERNAL=1 TUG_BUILD_DIR=$(abspath $(BUILD)) .venv/bin/python -m pytest -q tests/differential
 
 test: unit differential
 

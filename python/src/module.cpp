@@ -584,6 +584,7 @@ NB_MODULE(_tug, m) {
       .def_rw("spill_directory", &engine_options::spill_directory)
       .def_rw("spill_disk_limit", &engine_options::spill_disk_limit)
       .def_rw("spill_everything", &engine_options::spill_everything)
+      .def_rw("force_external", &engine_options::force_external)
       .def_rw("num_streams", &engine_options::num_streams)
       .def_rw("statistics", &engine_options::statistics)
       .def_prop_rw(

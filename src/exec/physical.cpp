@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "exec/buckets.hpp"
 #include "exec/nvtx.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/runtime/query_control.hpp"
@@ -351,9 +352,21 @@ std::vector<table> join_node::run(exec_context& ctx) {
                          _spec.how == join_type::semi || _spec.how == join_type::anti;
   const int64_t left_rows = children[0]->size_hint(), right_rows = children[1]->size_hint();
   const bool left_may_be_smaller = swappable && (left_rows < 0 || right_rows < 0 || left_rows < right_rows);
+  // on the CPU, a side that may not fit splits both sides into hash buckets (join_buckets)
+  bool bucketable = where == backend::cpu && _spec.how != join_type::cross;
+  for (size_t k = 0; k < _spec.left_keys.size(); ++k)
+    bucketable = bucketable && children[0]->output_schema[_spec.left_keys[k]].type ==
+                                   children[1]->output_schema[_spec.right_keys[k]].type;
+  partition_hook after = std::move(fused);
+  fused = nullptr;
   if (streams_probe(ctx) && !left_may_be_smaller) {
-    const partition_hook after = fused;  // run_per_partition takes it; finish_probe's rows need it too
-    start_probe(input(1, ctx), ctx);
+    held_partitions right = input_held(1, ctx, spill_priority::buffered);
+    if (const size_t buckets = bucketable ? exec::external_buckets(ctx, right.bytes()) : 0) {
+      held_partitions left = input_held(0, ctx, spill_priority::buffered);
+      return join_buckets(left, right, buckets, after, ctx);
+    }
+    start_probe(right.take(), ctx);
+    fused = after;  // run_per_partition takes it; finish_probe's rows need it too
     std::vector<table> out = run_per_partition(ctx);
     std::vector<table> rest = finish_probe(ctx);
     if (out.empty() && rest.empty()) rest.push_back(empty_table(output_schema));
@@ -363,20 +376,52 @@ std::vector<table> join_node::run(exec_context& ctx) {
     }
     return out;
   }
-  partition_hook after = std::move(fused);
-  fused = nullptr;
   std::vector<table> out;
   {
-    // the probe side may spill while the build side runs
-    held_partitions left(ctx, input(0, ctx), spill_priority::buffered);
-    std::vector<table> right = input(1, ctx);
-    out = join_partitions(left.take(), std::move(right), ctx);
+    // each side may spill while the other runs
+    held_partitions left = input_held(0, ctx, spill_priority::buffered);
+    held_partitions right = input_held(1, ctx, spill_priority::buffered);
+    if (const size_t buckets = bucketable ? exec::external_buckets(ctx, left.bytes() + right.bytes()) : 0)
+      return join_buckets(left, right, buckets, after, ctx);
+    out = join_partitions(left.take(), right.take(), ctx);
   }
-  if (after)
-    for_partitions(ctx, static_cast<int64_t>(out.size()), [&](int64_t i) {
-      const auto k = static_cast<size_t>(i);
-      out[k] = after(std::move(out[k]), k);
-    });
+  apply_after(ctx, after, out, 0);
+  return out;
+}
+
+void physical_node::apply_after(exec_context& ctx, const partition_hook& after, std::vector<table>& out,
+                                size_t first) const {
+  if (!after) return;
+  for_partitions(ctx, static_cast<int64_t>(out.size() - first), [&](int64_t i) {
+    const size_t k = first + static_cast<size_t>(i);
+    out[k] = after(std::move(out[k]), k);
+  });
+}
+
+std::vector<table> join_node::join_buckets(held_partitions& left, held_partitions& right, size_t count,
+                                           const partition_hook& after, exec_context& ctx) {
+  exec::hash_buckets lb(ctx, count), rb(ctx, count);
+  rb.add(right, _spec.right_keys);
+  lb.add(left, _spec.left_keys);
+  // a bucket without left rows gives no output unless unmatched right rows are kept (full), one
+  // without right rows none unless unmatched left rows are (left, anti, full)
+  const bool keeps_left = _spec.how == join_type::left || _spec.how == join_type::anti || _spec.how == join_type::full;
+  const bool keeps_right = _spec.how == join_type::full;
+  std::vector<table> out;
+  for (size_t b = 0; b < count; ++b) {
+    check_cancelled();
+    std::vector<table> l = lb.take(b), r = rb.take(b);
+    if ((l.empty() && !keeps_right) || (r.empty() && !keeps_left) || (l.empty() && r.empty())) continue;
+    if (l.empty()) l.push_back(empty_table(children[0]->output_schema));
+    if (r.empty()) r.push_back(empty_table(children[1]->output_schema));
+    const size_t first = out.size();
+    for (auto& t : join_partitions(std::move(l), std::move(r), ctx)) out.push_back(std::move(t));
+    apply_after(ctx, after, out, first);
+  }
+  if (out.empty()) {
+    out.push_back(empty_table(output_schema));
+    apply_after(ctx, after, out, 0);
+  }
   return out;
 }
 
@@ -425,7 +470,8 @@ std::string sort_node::detail() const {
 }
 
 std::vector<table> sort_node::run(exec_context& ctx) {
-  auto parts = input(0, ctx);
+  // the input may spill while it is produced; the sort itself needs all of it (range buckets: to do)
+  auto parts = input_held(0, ctx, spill_priority::buffered).take();
   if (parts.empty()) return {};
   int64_t n = total_rows(parts);
   if (n == 0 || _limit == 0) return {parts[0].slice(0, 0)};
@@ -433,7 +479,7 @@ std::vector<table> sort_node::run(exec_context& ctx) {
 }
 
 std::vector<table> unique_node::run(exec_context& ctx) {
-  auto parts = input(0, ctx);
+  auto parts = input_held(0, ctx, spill_priority::buffered).take();
   if (parts.empty()) return {};
   return unique_partitions(std::move(parts), ctx);
 }
@@ -442,7 +488,7 @@ std::vector<table> concat_node::run(exec_context& ctx) {
   // each child's output may spill while the later children run
   std::vector<held_partitions> held;
   for (size_t i = 0; i < children.size(); ++i)
-    held.emplace_back(ctx, input(i, ctx), spill_priority::buffered);
+    held.push_back(input_held(i, ctx, spill_priority::buffered));
   std::vector<table> out;
   for (auto& h : held)
     for (auto& p : h.take())
@@ -462,9 +508,40 @@ held_partitions::held_partitions(exec_context& ctx, std::vector<table> parts, sp
 std::vector<table> held_partitions::take() {
   std::vector<table> out = std::move(_plain);
   for (auto& s : _spillable)
-    out.push_back(s->take());
+    out.push_back(!s ? table() : _view ? s->acquire().get() : s->take());
   _spillable.clear();
   return out;
+}
+
+int64_t held_partitions::bytes() const {
+  int64_t b = 0;
+  for (auto& t : _plain) b += t.memory_usage();
+  for (auto& s : _spillable)
+    if (s) b += s->bytes();
+  return b;
+}
+
+table held_partitions::take(size_t i) {
+  if (i < _plain.size()) return std::move(_plain[i]);
+  spillable_ptr& s = _spillable.at(i - _plain.size());
+  if (!s) return table();
+  table t = _view ? s->acquire().get() : s->take();
+  s.reset();
+  return t;
+}
+
+held_partitions held_partitions::view() const {
+  held_partitions v;
+  v._plain = _plain;
+  v._spillable = _spillable;
+  v._view = true;
+  return v;
+}
+
+table held_partitions::get(size_t i) const {
+  if (i < _plain.size()) return _plain[i];
+  const spillable_ptr& s = _spillable.at(i - _plain.size());
+  return s ? s->acquire().get() : table();
 }
 
 std::vector<table> held_partitions::get() const {
@@ -496,6 +573,47 @@ std::vector<table> physical_node::input(size_t i, exec_context& ctx) {
     any = any || on_device(t);
   if (!any) return parts;
   return map_partitions(ctx, parts, [&](const table& t) { return to_host(t, ctx.mr); });
+}
+
+held_partitions physical_node::input_held(size_t i, exec_context& ctx, spill_priority p) {
+  if (where != backend::cpu) return held_partitions(ctx, input(i, ctx), p);
+  return hold_output(*children.at(i), ctx, p);
+}
+
+held_partitions physical_node::hold_output(physical_node& child, exec_context& ctx, spill_priority p) {
+  held_partitions shared;  // a shared subplan's result, when the child is its cache
+  child.share_into = &shared;
+  struct clear {
+    physical_node& c;
+    ~clear() { c.share_into = nullptr; }
+  } cleared{child};
+  if (!ctx.memory || !child.accepts_fused() || child.fused) {
+    std::vector<table> parts = child.execute(ctx);
+    if (shared.is_view()) return shared;
+    for (auto& t : parts)
+      if (on_device(t)) t = to_host(t, ctx.mr);
+    return held_partitions(ctx, std::move(parts), p);
+  }
+  // each partition is held as soon as the child has it (the child's outputs are then placeholders)
+  std::mutex mu;
+  std::vector<std::pair<size_t, spillable_ptr>> got;
+  child.fused = [&](table t, size_t index) {
+    if (on_device(t)) t = to_host(t, ctx.mr);
+    spillable_ptr s = ctx.memory->make_spillable(std::move(t), p);
+    std::lock_guard<std::mutex> g(mu);
+    got.emplace_back(index, std::move(s));
+    return table();
+  };
+  const size_t n = child.execute(ctx).size();
+  if (shared.is_view()) return shared;
+  if (got.size() != n)
+    throw internal_error("operator " + child.name() + " returned " + std::to_string(n) + " partitions but handed " +
+                         std::to_string(got.size()) + " to its consumer's hook");
+  std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<spillable_ptr> parts;
+  parts.reserve(got.size());
+  for (auto& g : got) parts.push_back(std::move(g.second));
+  return held_partitions(std::move(parts));
 }
 
 std::string exec::backend_unsupported(backend b, const op_request& r) {

@@ -87,6 +87,7 @@ engine_options::engine_options() {
   if (const char* e = env("TUG_SPILL_DIRECTORY")) spill_directory = e;
   if (const char* e = env("TUG_SPILL_DISK_LIMIT")) spill_disk_limit = parse_byte_count("TUG_SPILL_DISK_LIMIT", e);
   if (const char* e = env("TUG_SPILL_EVERYTHING")) spill_everything = parse_flag("TUG_SPILL_EVERYTHING", e);
+  if (const char* e = env("TUG_FORCE_EXTERNAL")) force_external = parse_flag("TUG_FORCE_EXTERNAL", e);
   if (const char* e = env("TUG_NUM_STREAMS")) num_streams = static_cast<int>(parse_integer("TUG_NUM_STREAMS", e));
   if (const char* e = env("TUG_STATISTICS")) statistics = parse_flag("TUG_STATISTICS", e);
   if (const char* e = env("TUG_FALLBACK")) {

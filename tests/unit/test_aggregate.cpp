@@ -43,12 +43,14 @@ std::vector<std::vector<cell>> reference(const agg_data& d, const std::vector<ag
   return out;
 }
 
-void check_group_by(int64_t n, int card, int64_t target, bool maintain_order, const std::vector<agg_case>& cases) {
+void check_group_by(int64_t n, int card, int64_t target, bool maintain_order, const std::vector<agg_case>& cases,
+                    bool external = false) {
   SCOPED_TRACE("n=" + std::to_string(n) + " card=" + std::to_string(card) + " target=" + std::to_string(target) +
-               " maintain_order=" + std::to_string(maintain_order));
+               " maintain_order=" + std::to_string(maintain_order) + " external=" + std::to_string(external));
   agg_data d(n, card, static_cast<uint64_t>(n * 7919 + card));
   engine_options o;
   o.target_partition_rows = target;
+  o.force_external = external;
   auto out = d.frame().lazy().group_by(std::vector<std::string>{"k1", "k2"}, maintain_order).agg(exprs_of(cases)).collect(o);
   expect_groups(out, reference(d, cases, true), 2, maintain_order);
 }
@@ -82,6 +84,19 @@ TEST(Aggregate, LargeInputs) {
   check_group_by(100000, 3, 7, true, decomposable_cases());
   check_group_by(100000, 20000, 1000, false, decomposable_cases());
   check_group_by(100000, 20000, 4096, true, holistic_cases());
+}
+
+TEST(Aggregate, ExternalBucketsMatchReference) {
+  // force_external: the input is split into hash buckets by the keys and aggregated bucket by bucket
+  // (groups in bucket order); maintain_order keeps the whole-input path and its order
+  for (int64_t n : {0, 1, 31, 32, 33, 1024})
+    for (int64_t target : {int64_t{1} << 20, int64_t{7}})
+      for (bool mo : {false, true}) {
+        check_group_by(n, 4, target, mo, decomposable_cases(), true);
+        check_group_by(n, 4, target, mo, holistic_cases(), true);
+      }
+  check_group_by(100000, 20000, 1000, false, decomposable_cases(), true);
+  check_group_by(100000, 20000, 4096, false, holistic_cases(), true);
 }
 
 TEST(Aggregate, GlobalMatchesReference) {

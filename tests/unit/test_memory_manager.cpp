@@ -449,6 +449,37 @@ TEST(Streaming, JoinProbesEachPartitionOfTheLargerSideAsItIsRead) {
   }
 }
 
+TEST(Streaming, JoinAndAggregateLargerThanTheLimitRunInHashBuckets) {
+  // 2M x 1M rows of Parquet (48 MiB decoded) joined on a key with 1M values, then grouped by it (1M
+  // groups), under a 24 MiB limit on two threads: neither the join's sides nor the aggregate's partial
+  // states fit, so both are split into hash buckets that spill to disk and are processed one by one
+  temp_dir dir("buckets");
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 18;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  const std::string big = (dir.path / "big.parquet").string(), keys = (dir.path / "keys.parquet").string();
+  sink_parquet(numbers(2 << 20, 1 << 20).lazy(), big, w, unlimited);
+  sink_parquet(numbers(1 << 20, 1 << 20).lazy().rename({{"v", "w"}}), keys, w, unlimited);
+  for (join_type how : {join_type::inner, join_type::left, join_type::full}) {
+    SCOPED_TRACE(static_cast<int>(how));
+    auto q = scan_parquet(big)
+                 .join(scan_parquet(keys), {"k"}, how)
+                 .group_by({"k"})
+                 .agg({col("v").sum().alias("s"), col("w").max().alias("m"), col("v").count().alias("n")})
+                 .select({col("s").sum(), col("m").sum(), col("n").sum(), col("k").count().alias("groups")});
+    const data_frame expect = q.collect(unlimited);
+    engine_options o = unlimited;
+    o.memory_limit = 24 << 20;
+    o.spill_directory = dir.path.string();
+    const query_result r = q.profile(o);
+    expect_frames_equal(r.frame, expect);
+    EXPECT_LE(r.peak_memory, o.memory_limit);
+    EXPECT_NE(r.statistics.find("peak spill file"), std::string::npos) << r.statistics;
+    EXPECT_EQ(expect.num_rows(), 1);
+  }
+}
+
 TEST(Streaming, FullJoinUnmatchedBuildRowsFollowTheProbedPartitionsIntoASink) {
   // a full join streams its probe side into a streaming sink; the build rows no probe row matched
   // come last, after every probed partition, and the file holds every row exactly once

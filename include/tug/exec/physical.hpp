@@ -113,6 +113,20 @@ class held_partitions {
   held_partitions() = default;
   /// Holds `parts` (plainly when the context has no memory manager).
   held_partitions(exec_context& ctx, std::vector<table> parts, spill_priority p);
+  /// Holds tables already made spillable, in this order.
+  explicit held_partitions(std::vector<spillable_ptr> parts) : _spillable(std::move(parts)) {}
+  /// Number of partitions held.
+  size_t size() const { return _plain.size() + _spillable.size(); }
+  /// Bytes of the partitions as they were made (wherever they are now).
+  int64_t bytes() const;
+  /// Partition `i`, brought back; the holder keeps an empty place for it.
+  table take(size_t i);
+  /// A copy of partition `i`, brought back; the holder keeps it (it spills again once the copy is gone).
+  table get(size_t i) const;
+  /// A holder of the same partitions whose take() hands out copies (get) and leaves these in place:
+  /// what a shared subplan gives each of its consumers.
+  held_partitions view() const;
+  bool is_view() const { return _view; }
   /// The partitions, in order, brought back from wherever they spilled to; the holder is empty afterwards.
   std::vector<table> take();
   /// Copies of the partitions, in order, brought back; the holder keeps them (and they spill again once
@@ -122,6 +136,7 @@ class held_partitions {
  private:
   std::vector<table> _plain;
   std::vector<spillable_ptr> _spillable;
+  bool _view = false;
 };
 
 class physical_node;
@@ -162,6 +177,10 @@ class physical_node {
   /// A node that completes partitions one by one (a scan) copies each itself as soon as it is ready,
   /// so the copies overlap producing the others; `input` copies whatever is still on the host.
   bool output_to_device = false;
+  /// Set by a CPU consumer that holds this node's output (hold_output): a node whose output is held
+  /// already (a shared subplan's result) puts a view of it here and returns no partitions, so the
+  /// consumer's copies stay spillable. Cleared when the node has run.
+  held_partitions* share_into = nullptr;
   schema output_schema;
   std::vector<physical_ptr> children;
 
@@ -169,6 +188,16 @@ class physical_node {
   virtual std::vector<table> run(exec_context& ctx) = 0;
   /// Executes child `i`, with its partitions moved to this node's memory (device for CUDA nodes).
   std::vector<table> input(size_t i, exec_context& ctx);
+  /// input(i), held spillable: on the CPU, each partition becomes spillable as soon as the child has it
+  /// (through the child's `fused` hook when it accepts_fused()), so a blocking operator's input never
+  /// has to fit in memory at once while it is produced.
+  held_partitions input_held(size_t i, exec_context& ctx, spill_priority p);
+  /// Executes `child` (one of `children`, or a shared subplan) for a CPU consumer, as input_held:
+  /// its partitions in host memory, each held spillable as soon as it is ready.
+  static held_partitions hold_output(physical_node& child, exec_context& ctx, spill_priority p);
+  /// Applies a consumer's fused work `after` (if any) to out[first..] in parallel, in place; the
+  /// partitions' indices are their positions in `out`.
+  void apply_after(exec_context& ctx, const partition_hook& after, std::vector<table>& out, size_t first) const;
   /// Applies `f` to every partition in parallel, keeping order (see for_partitions).
   std::vector<table> map_partitions(exec_context& ctx, const std::vector<table>& in,
                                     const std::function<table(const table&)>& f) const;
@@ -353,6 +382,11 @@ class join_node : public physical_node {
     (void)ctx;
     return {};
   }
+  /// Both sides split into `count` hash buckets by their keys (spillable), then joined bucket by
+  /// bucket with join_partitions: a join whose input does not fit in memory (exec::external_buckets).
+  /// The output is in bucket order, not the input's; `after` runs on each output partition.
+  std::vector<table> join_buckets(held_partitions& left, held_partitions& right, size_t count,
+                                  const partition_hook& after, exec_context& ctx);
   /// Semi and anti joins: the output is the left rows that have (semi) or lack (anti) a match.
   bool filtering() const { return _spec.how == join_type::semi || _spec.how == join_type::anti; }
   /// Rows per output partition (options.target_partition_rows, at least 1).

@@ -5,6 +5,8 @@
 #include <numeric>
 
 #include "agg_kernels.hpp"
+#include "exec/buckets.hpp"
+#include "tug/runtime/query_control.hpp"
 #include "tug/exec/cpu/require.hpp"
 #ifdef TUG_WITH_CUDA
 #include "exec/cuda/ops.hpp"
@@ -116,12 +118,57 @@ class partial_aggregate_op final : public physical_node {
   std::vector<agg_spec> _aggs;
 };
 
+// What the final and the one-phase aggregation share: the input held spillable as it is produced, and
+// aggregated whole, or, when it may not fit (exec::external_buckets) and the groups' order need not be
+// kept, split into hash buckets by the grouping keys and aggregated one bucket at a time (a group's
+// rows are all in one bucket). The consumers' fused work runs on each output partition.
+class blocking_aggregate : public physical_node {
+ public:
+  bool sync_point() const override { return true; }
+  bool accepts_fused() const override { return true; }
+
+ protected:
+  blocking_aggregate(std::vector<size_t> keys, bool maintain_order)
+      : _group_keys(std::move(keys)), _maintain_order(maintain_order) {}
+  /// The aggregation of `parts` (the whole input, or one bucket of it).
+  virtual std::vector<table> aggregate(std::vector<table> parts, exec_context& ctx) = 0;
+
+  std::vector<table> run(exec_context& ctx) final {
+    partition_hook after = std::move(fused);
+    fused = nullptr;
+    held_partitions in = input_held(0, ctx, spill_priority::buffered);
+    const size_t buckets = _group_keys.empty() || _maintain_order ? 0 : external_buckets(ctx, in.bytes());
+    std::vector<table> out;
+    if (buckets > 0) {
+      hash_buckets b(ctx, buckets);
+      b.add(in, _group_keys);
+      for (size_t k = 0; k < buckets; ++k) {
+        check_cancelled();
+        std::vector<table> parts = b.take(k);
+        if (parts.empty()) continue;
+        const size_t first = out.size();
+        for (auto& t : aggregate(std::move(parts), ctx)) out.push_back(std::move(t));
+        apply_after(ctx, after, out, first);
+      }
+      if (!out.empty()) return out;
+      out = aggregate({}, ctx);  // no rows (`in` is empty now): a global aggregate's one row, else none
+    } else {
+      out = aggregate(in.take(), ctx);
+    }
+    apply_after(ctx, after, out, 0);
+    return out;
+  }
+
+  std::vector<size_t> _group_keys;
+  bool _maintain_order;
+};
+
 // Merges the partial states of all partitions: input = keys [0, num_keys), then the states of each
 // aggregation in order.
-class final_aggregate_op final : public physical_node {
+class final_aggregate_op final : public blocking_aggregate {
  public:
   final_aggregate_op(size_t num_keys, std::vector<agg_spec> aggs, bool maintain_order)
-      : _num_keys(num_keys), _aggs(std::move(aggs)), _maintain_order(maintain_order) {
+      : blocking_aggregate(iota(0, num_keys), maintain_order), _num_keys(num_keys), _aggs(std::move(aggs)) {
     size_t pos = num_keys;
     for (auto& s : _aggs) {
       _state_pos.push_back(pos);
@@ -131,11 +178,9 @@ class final_aggregate_op final : public physical_node {
   }
   std::string name() const override { return "hash_aggregate[final]"; }
   std::string detail() const override { return describe(iota(0, _num_keys), _aggs, _maintain_order); }
-  bool sync_point() const override { return true; }
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
+  std::vector<table> aggregate(std::vector<table> parts, exec_context& ctx) override {
     // states arrive in partition order, each partition's groups in first-seen order, so first-seen
     // order over the concatenation is the order of first appearance in the input
     std::vector<column> all = cpu::concat_columns(parts, children[0]->output_schema, iota(0, _num_columns), ctx.mr);
@@ -154,23 +199,20 @@ class final_aggregate_op final : public physical_node {
  private:
   size_t _num_keys;
   std::vector<agg_spec> _aggs;
-  bool _maintain_order;
   std::vector<size_t> _state_pos;
   size_t _num_columns = 0;
 };
 
 // One phase over all input, for aggregations that cannot be merged from partial states.
-class single_aggregate_op final : public physical_node {
+class single_aggregate_op final : public blocking_aggregate {
  public:
   single_aggregate_op(std::vector<size_t> keys, std::vector<agg_spec> aggs, bool maintain_order)
-      : _keys(std::move(keys)), _aggs(std::move(aggs)), _maintain_order(maintain_order) {}
+      : blocking_aggregate(keys, maintain_order), _keys(std::move(keys)), _aggs(std::move(aggs)) {}
   std::string name() const override { return "hash_aggregate"; }
   std::string detail() const override { return describe(_keys, _aggs, _maintain_order); }
-  bool sync_point() const override { return true; }
 
  protected:
-  std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
+  std::vector<table> aggregate(std::vector<table> parts, exec_context& ctx) override {
     const schema& in = children[0]->output_schema;
     std::vector<column> all = cpu::concat_columns(parts, in, iota(0, in.size()), ctx.mr);
     std::vector<column> keys;
@@ -185,7 +227,6 @@ class single_aggregate_op final : public physical_node {
  private:
   std::vector<size_t> _keys;
   std::vector<agg_spec> _aggs;
-  bool _maintain_order;
 };
 
 }  // namespace

@@ -157,15 +157,37 @@ class cache_op final : public physical_node {
   std::string detail() const override { return "shared subplan " + _s->child->name(); }
   int64_t size_hint() const override { return _s->child->size_hint(); }
   const physical_node* subplan() const { return _s->child.get(); }
+  /// A consumer's per-partition work runs on each held partition in turn, so the result never has to
+  /// be in memory whole.
+  bool accepts_fused() const override { return true; }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
-    std::lock_guard<std::mutex> g(_s->mu);
-    if (!_s->done) {
-      _s->result = held_partitions(ctx, _s->child->execute(ctx), spill_priority::buffered);
-      _s->done = true;
+    partition_hook after = std::move(fused);
+    fused = nullptr;
+    {
+      std::lock_guard<std::mutex> g(_s->mu);
+      if (!_s->done) {
+        // on the CPU each partition is held (spillable) as soon as the subplan has it
+        _s->result = where == backend::cpu
+                         ? hold_output(*_s->child, ctx, spill_priority::buffered)
+                         : held_partitions(ctx, _s->child->execute(ctx), spill_priority::buffered);
+        _s->done = true;
+      }
     }
-    return _s->result.get();
+    // done: the result is only read from here on
+    if (share_into && where == backend::cpu) {
+      *share_into = _s->result.view();  // a CPU consumer holds the partitions themselves
+      share_into = nullptr;
+      return {};
+    }
+    if (!after) return _s->result.get();
+    std::vector<table> out(_s->result.size());
+    for_partitions(ctx, static_cast<int64_t>(out.size()), [&](int64_t i) {
+      const auto k = static_cast<size_t>(i);
+      out[k] = after(_s->result.get(k), k);
+    });
+    return out;
   }
 
  private:
