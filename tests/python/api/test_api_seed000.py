@@ -1,8 +1,10 @@
 """Seed 000 end to end from Python (examples/seed000_cassandra_kernel.py): the kernel's host form on the CPU
 engine and its CUDA source on a GPU over generated readings in memory, and the whole query between two tables of
-the real Cassandra node the Cassandra API tests use (its `server` fixture), every row checked against a numpy
-oracle. The Cassandra test needs the package's Cassandra bindings (tug.scan_cassandra)."""
+the real Cassandra node the Cassandra API tests use (its `server` fixture), also as seed 000 runs it, inside
+Spark (tug.spark.sink_cassandra, PySpark in local mode), every row checked against a numpy oracle. The
+Cassandra tests need the package's Cassandra bindings (tug.scan_cassandra)."""
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ except (ImportError, pytest.skip.Exception):
 REPO = Path(__file__).resolve().parents[3]
 _spec = importlib.util.spec_from_file_location("seed000", REPO / "examples" / "seed000_cassandra_kernel.py")
 seed000 = importlib.util.module_from_spec(_spec)
+sys.modules["seed000"] = seed000  # Spark's workers get its functions by value (they cannot import examples/)
 _spec.loader.exec_module(seed000)
 
 gpu = pytest.mark.skipif(not tug.gpu_available(), reason="needs a CUDA GPU (tug built with CUDA)")
@@ -71,8 +74,12 @@ def test_gpu_the_cuda_source_on_every_partition_equals_the_oracle(n):
     expect_dew_points(lf.collect(engine="gpu", target_partition_rows=1000).to_arrow(), readings, 2.0, 1e-12)
 
 
-@pytest.mark.skipif(server is None or not hasattr(tug, "scan_cassandra"),
-                    reason="needs the package's Cassandra bindings (tug.scan_cassandra, LazyFrame.sink_cassandra)")
+needs_cassandra = pytest.mark.skipif(
+    server is None or not hasattr(tug, "scan_cassandra"),
+    reason="needs the package's Cassandra bindings (tug.scan_cassandra, LazyFrame.sink_cassandra)")
+
+
+@needs_cassandra
 @pytest.mark.parametrize("engine", ["cpu", pytest.param("gpu", marks=gpu)])
 def test_cassandra_read_kernel_write_back(server, engine):  # noqa: F811 (the imported fixture)
     ks, rows = "tug_py_seed000", 3000
@@ -84,5 +91,26 @@ def test_cassandra_read_kernel_write_back(server, engine):  # noqa: F811 (the im
     # every row written once, in batches of one partition key, never more requests in flight than allowed
     assert r["rows_written"] == rows and r["batches"] > 0 and r["requests"] < rows, r
     assert 1 <= r["max_in_flight"] <= 3, r
+    got = tug.scan_cassandra(ks, "dew_points", consistency="ONE", **server).collect(engine="cpu").to_arrow()
+    expect_dew_points(got, readings, 2.0, 1e-12)
+
+
+@needs_cassandra
+def test_spark_writes_each_partition_through_the_kernel_to_cassandra(server, spark):  # noqa: F811
+    pytest.importorskip("pyspark")
+    from pyspark import cloudpickle
+
+    import tug.spark
+
+    cloudpickle.register_pickle_by_value(seed000)
+    ks, rows = "tug_py_seed000_spark", 2000
+    seed000.create_tables(ks, **server)
+    readings = seed000.generate(rows)
+    columns = ["sensor", "ts", "temp_c", "humidity", "site"]
+    sdf = spark.createDataFrame(list(zip(*(readings[c].to_pylist() for c in columns))),
+                                "sensor int, ts long, temp_c double, humidity float, site string").repartition(4)
+    r = tug.spark.sink_cassandra(sdf, ks, "dew_points", seed000.pipeline, consistency="ONE", batch_max_rows=40,
+                                 max_in_flight=3, **server)
+    assert r["rows_written"] == rows and 0 < r["batches"] and r["requests"] < rows, r
     got = tug.scan_cassandra(ks, "dew_points", consistency="ONE", **server).collect(engine="cpu").to_arrow()
     expect_dew_points(got, readings, 2.0, 1e-12)
