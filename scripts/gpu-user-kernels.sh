@@ -27,7 +27,7 @@ if command -v compute-sanitizer >/dev/null; then
   tail -3 "$OUT/memcheck.log"
 fi
 step "Python kernel tests (GPU paths)"
-TUG_BUILD_DIR=$PWD/build-gpu python3 -m pytest -q -rs tests/python/api/test_api_kernels.py 2>&1 |
+TUG_BUILD_DIR=$PWD/build-gpu python3 -m pytest -q -rs tests/python/api/test_api_kernels.py tests/python/api/test_api_seed000.py 2>&1 |
   tee "$OUT/pytest.log" | tail -15 || rc=1
 step "per-partition overhead on the GPU"
 python3 bench/user_kernel_overhead.py --build build-gpu --out "$OUT/user-kernel-overhead" 2>&1 | tail -30 || rc=1
