@@ -3,7 +3,8 @@
 # requires TLS, and a three-node ring on 127.0.0.1, .2 and .3.
 #   scripts/cassandra.sh fetch              jars into $TUG_CASSANDRA_HOME/lib (idempotent)
 #   scripts/cassandra.sh start DIR PORT     a node on 127.0.0.1:PORT (PORT "auto": a free one) with its data,
-#                                           log, pid and port in DIR; waits until the native port answers
+#                                           log, pid and port in DIR; waits until the native port answers and
+#                                           the superuser can log in
 #                                           (PasswordAuthenticator on, superuser cassandra/cassandra). A node
 #                                           already running in DIR is kept.
 #   scripts/cassandra.sh start DIR PORT tls the same with client encryption required (TLS with client
@@ -97,7 +98,16 @@ start() {
   fi
   local storage_port
   storage_port="$(free_port_after "$port")"
-  start_node "$dir" 127.0.0.1 "$port" "$storage_port" "$mode" "${TUG_CASSANDRA_HEAP:-512M}"
+  start_node "$dir" 127.0.0.1 "$port" "$storage_port" "$mode" "${TUG_CASSANDRA_HEAP:-512M}" || return 1
+  # the node answers before its login exists: the default superuser is created a moment later, and a client
+  # that comes first gets Bad_credentials
+  local i
+  for i in $(seq 1 120); do
+    grep -q "Created default superuser role" "$dir/server.log" 2>/dev/null && return 0
+    sleep 0.25
+  done
+  echo "cassandra.sh: no default superuser role after 30 s; see $dir/server.log" >&2
+  return 1
 }
 
 # a port free on 127.0.0.1, .2 and .3 whose next port is free too (native and storage port of the ring)

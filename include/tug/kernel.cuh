@@ -6,7 +6,8 @@
 /// no standard header, since NVRTC has none.
 ///
 /// A source kernel's parameters are, in order: `long long rows`, one `tug::in_column<T>` per input
-/// column, one `tug::out_column<T>` per declared output column, then the scalar arguments.
+/// column (`tug::in_strings` for a string column), one `tug::out_column<T>` per declared output
+/// column, then the scalar arguments.
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define TUG_KERNEL_FN __host__ __device__ inline
 #else
@@ -14,6 +15,11 @@
 #endif
 
 namespace tug {
+
+/// Bit j of an LSB-first validity bitmap (no bitmap: every row is valid).
+TUG_KERNEL_FN bool valid_bit(const unsigned char* validity, long long j) {
+  return !validity || ((validity[j >> 3] >> (j & 7)) & 1);
+}
 
 /// Read-only view of one input column of a partition. Row i of the partition is `data[offset + i]`;
 /// `validity` is an LSB-first bitmap indexed like `data` (nullptr when the column has no nulls).
@@ -25,11 +31,24 @@ struct in_column {
   long long size;
 
   TUG_KERNEL_FN T operator[](long long i) const { return data[offset + i]; }
-  TUG_KERNEL_FN bool valid(long long i) const {
-    if (!validity) return true;
-    long long j = offset + i;
-    return (validity[j >> 3] >> (j & 7)) & 1;
-  }
+  TUG_KERNEL_FN bool valid(long long i) const { return valid_bit(validity, offset + i); }
+  TUG_KERNEL_FN bool is_null(long long i) const { return !valid(i); }
+};
+
+/// Read-only view of one string input column of a partition (UTF-8, Arrow's layout): row i is the
+/// `length(i)` bytes at `data(i)`, not NUL-terminated; `offsets` holds int64 offsets into `chars`,
+/// indexed like `validity` (row i's are `offsets[offset + i]` and `offsets[offset + i + 1]`). An empty
+/// string and a null both have length 0: tell them apart with valid(i).
+struct in_strings {
+  const char* chars;
+  const long long* offsets;
+  const unsigned char* validity;
+  long long offset;
+  long long size;
+
+  TUG_KERNEL_FN long long length(long long i) const { return offsets[offset + i + 1] - offsets[offset + i]; }
+  TUG_KERNEL_FN const char* data(long long i) const { return chars + offsets[offset + i]; }
+  TUG_KERNEL_FN bool valid(long long i) const { return valid_bit(validity, offset + i); }
   TUG_KERNEL_FN bool is_null(long long i) const { return !valid(i); }
 };
 

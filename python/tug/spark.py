@@ -12,6 +12,7 @@ plan or a user kernel on them, and return record batches.
                                           schema={"z": tug.Float64}), "id long, z double")
     tug.spark.foreach_partition(sdf, kernel=writer)   # a kernel run for its effect; returns rows seen
     sdf.foreachPartition(tug.spark.foreach_partition_rows(writer))   # the same from Spark's Row loop
+    tug.spark.sink_cassandra(sdf, "ks", "t", plan, port=9042)        # each partition into Cassandra (seed 000)
 """
 from __future__ import annotations
 
@@ -37,15 +38,7 @@ def map_in_arrow(plan=None, *, kernel=None, args=(), schema=None, inputs=None, k
         raise InvalidArgumentError(f"map_in_arrow: per={per!r} is not one of {', '.join(_MODES)}")
 
     def run(batches: list):
-        import tug
-
-        lf = tug.concat([tug.from_arrow(b).lazy() for b in batches])
-        if plan is not None:
-            lf = plan(lf)
-            if not isinstance(lf, tug.LazyFrame):
-                raise InvalidArgumentError(f"map_in_arrow: the plan returned {type(lf).__name__}, not a LazyFrame")
-        if kernel is not None:
-            lf = lf.map_partitions(kernel, args=args, schema=schema, inputs=inputs, keep=keep)
+        lf = _query("map_in_arrow", batches, plan, kernel, args, schema, inputs, keep)
         return _spark_batches(lf.collect(engine=engine, **options).to_arrow())
 
     def f(iterator):
@@ -98,6 +91,48 @@ def foreach_partition_rows(kernel, *, args=(), inputs=None, engine="cpu", **opti
     return f
 
 
+_WRITE_TOTALS = ("rows_written", "requests", "batches", "retries")
+
+
+def sink_cassandra(sdf, keyspace: str, table: str, plan=None, *, kernel=None, args=(), schema=None, inputs=None,
+                   keep=None, engine="cpu", options=None, **cassandra_options) -> dict:
+    """Writes every Spark partition of ``sdf`` into the Cassandra table ``keyspace.table`` from its executor,
+    seed 000's ``foreachPartition`` with batched writes: the partition's Arrow batches (without a copy), then
+    ``plan`` and ``kernel`` as in ``map_in_arrow``, then ``LazyFrame.sink_cassandra`` with ``cassandra_options``
+    (the connection's, ``consistency``, ``batch_max_rows``, ``max_in_flight``, ...; the tug.cassandra module)
+    and the engine options ``engine`` and ``options``. Returns the totals over the partitions: ``rows_written``,
+    ``requests``, ``batches``, ``retries``. Needs the package's Cassandra bindings on the executors."""
+    if plan is not None and not callable(plan):
+        raise InvalidArgumentError(f"sink_cassandra: plan must be callable, got {type(plan).__name__}")
+
+    def f(iterator):
+        import pyarrow as pa
+
+        batches = [b for b in iterator if b.num_rows]
+        done = dict.fromkeys(_WRITE_TOTALS, 0)
+        if batches:
+            lf = _query("sink_cassandra", batches, plan, kernel, args, schema, inputs, keep)
+            done = lf.sink_cassandra(keyspace, table, engine=engine, options=options, **cassandra_options)
+        yield pa.record_batch([pa.array([done[k]], type=pa.int64()) for k in _WRITE_TOTALS], names=list(_WRITE_TOTALS))
+
+    row = sdf.mapInArrow(f, ", ".join(f"{k} long" for k in _WRITE_TOTALS)).groupBy().sum().collect()[0]
+    return {k: int(row[f"sum({k})"] or 0) for k in _WRITE_TOTALS}
+
+
+def _query(who: str, batches: list, plan, kernel, args, schema, inputs, keep):
+    """The batches as one LazyFrame (a tug partition each), then ``plan``, then ``kernel``."""
+    import tug
+
+    lf = tug.concat([tug.from_arrow(b).lazy() for b in batches])
+    if plan is not None:
+        lf = plan(lf)
+        if not isinstance(lf, tug.LazyFrame):
+            raise InvalidArgumentError(f"{who}: the plan returned {type(lf).__name__}, not a LazyFrame")
+    if kernel is not None:
+        lf = lf.map_partitions(kernel, args=args, schema=schema, inputs=inputs, keep=keep)
+    return lf
+
+
 def _spark_batches(table):
     """``table``'s batches with large strings as Arrow ``string``, the type Spark reads back."""
     import pyarrow as pa
@@ -110,4 +145,4 @@ def _spark_batches(table):
     return table.to_batches()
 
 
-__all__ = ["foreach_partition", "foreach_partition_rows", "map_in_arrow"]
+__all__ = ["foreach_partition", "foreach_partition_rows", "map_in_arrow", "sink_cassandra"]

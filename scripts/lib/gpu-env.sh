@@ -3,7 +3,8 @@
 #   step TEXT                 a timestamped line on stdout and in $OUT/steps.log
 #   gpu_env_snappy            unpacks carried .deb/libsnappy*.deb into /tmp/snappy when the system has no
 #                             snappy headers; sets TUG_CMAKE_EXTRA (an array) for the configure
-#   gpu_env_python            makes carried Python packages importable by python3: wheels in .whl/ are
+#   gpu_env_python            makes carried Python packages importable by python3: wheels in .whl/ (but
+#                             numpy where the machine has one) are
 #                             installed into /tmp/site, bundles in .peers/*.tar.xz (scripts/pack-peers.sh)
 #                             unpacked into /tmp/peers; prepends both to PYTHONPATH
 #   gpu_env_build DIR LOG CUDA TARGET...   configures DIR (Release, TUG_WITH_CUDA=CUDA: ON or OFF, no
@@ -34,7 +35,14 @@ gpu_env_python() {
   local path=()
   if ls .whl/*.whl >/dev/null 2>&1; then
     step "installing .whl/ into /tmp/site"
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
+    # a carried numpy would shadow the machine's, which its CuPy and numba-cuda are built against (numba-cuda
+    # calls np.row_stack, gone in numpy 2.5): carried only where the machine has none
+    local wheels=()
+    for w in .whl/*.whl; do
+      case "$(basename "$w")" in numpy-*) python3 -c "import numpy" 2>/dev/null && continue ;; esac
+      wheels+=("$w")
+    done
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "${wheels[@]}" &&
       path+=(/tmp/site)
   fi
   if ls .peers/*.tar.xz >/dev/null 2>&1; then

@@ -86,6 +86,15 @@ column_view kernel_partition::checked_input(size_t i, size_t width) const {
   return v;
 }
 
+tug::in_strings kernel_partition::in_strings(size_t i) const {
+  column_view v = input(i);
+  if (v.type.id != type_id::string)
+    throw type_error(where_text() + ": input \"" + _input_names[i] + "\" is " + to_string(v.type) +
+                     ", not a string column");
+  return {static_cast<const char*>(v.data), reinterpret_cast<const long long*>(v.offsets), v.validity, v.offset,
+          v.size};
+}
+
 const mutable_column_view& kernel_partition::output(size_t i) const {
   if (i >= _outputs.size())
     throw invalid_argument_error(where_text() + ": output " + std::to_string(i) + " does not exist (the kernel has " +

@@ -2,9 +2,9 @@
 // file's environment (or ctest's fixture) starts.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <optional>
 
+#include "node_client.hpp"
 #include "tug/api/cassandra.hpp"
 #include "tug/api/data_frame.hpp"
 
@@ -13,15 +13,7 @@ namespace cq = tug::io::cassandra;
 
 namespace {
 
-cq::client_options client() {
-  std::ifstream f(std::string(TUG_CASSANDRA_DIR) + "/port");
-  cq::client_options o;
-  f >> o.port;
-  o.username = "cassandra";
-  o.password = "cassandra";
-  o.request_timeout_ms = 20000;
-  return o;
-}
+cq::client_options client() { return tug::testing::node_client(); }
 
 class JoinCassandra : public ::testing::Test {
  protected:

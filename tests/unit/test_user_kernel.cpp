@@ -105,7 +105,112 @@ extern "C" __global__ void axpy(long long rows, tug::in_column<long long> x, tug
 }
 )";
 
+/// Per row of a string column: its length in bytes and its count of ASCII vowels, both null for a null
+/// row. The body is the same for the host functor and the CUDA source: tug::in_strings serves both.
+#define TUG_TEXT_STATS_BODY                                                   \
+  if (s.is_null(i)) {                                                         \
+    len[i] = 0;                                                               \
+    vowels[i] = 0;                                                            \
+    len.set_null(i);                                                          \
+    vowels.set_null(i);                                                       \
+  } else {                                                                    \
+    const char* c = s.data(i);                                                \
+    int v = 0;                                                                \
+    for (long long j = 0; j < s.length(i); ++j)                               \
+      v += c[j] == 'a' || c[j] == 'e' || c[j] == 'i' || c[j] == 'o' || c[j] == 'u'; \
+    len[i] = s.length(i);                                                     \
+    vowels[i] = v;                                                            \
+  }
+#define TUG_STR(...) #__VA_ARGS__
+#define TUG_XSTR(...) TUG_STR(__VA_ARGS__)
+
+const std::string text_stats_source = std::string(R"(
+#include <tug/kernel.cuh>
+extern "C" __global__ void text_stats(long long rows, tug::in_column<long long> x, tug::in_strings s,
+                                      tug::out_column<long long> len, tug::out_column<int> vowels) {
+  for (long long i = tug::first_row(); i < rows; i += tug::row_stride()) {
+)") + TUG_XSTR(TUG_TEXT_STATS_BODY) + "\n  }\n}\n";
+
+/// s: strings with nulls, empty strings and multi-byte UTF-8; x: the row number.
+data_frame texts(int64_t n) {
+  std::vector<std::optional<std::string>> s;
+  std::vector<std::optional<int64_t>> x;
+  const char* words[] = {"", "a", "tug", "über", "aeiou", "zzz", "Grüße, aeon"};
+  for (int64_t i = 0; i < n; ++i) {
+    s.push_back(i % 7 == 5 ? std::nullopt : std::optional<std::string>(words[i % 7] + std::string(i % 3, 'o')));
+    x.push_back(i);
+  }
+  return data_frame::from_columns({{"x", i64(x)}, {"s", str(s)}});
+}
+
+user_kernel text_stats_kernel() {
+  return user_kernel("text_stats")
+      .inputs({"x", "s"})
+      .keep({"x"})
+      .outputs(schema({{"len", type_id::int64}, {"vowels", type_id::int32}}))
+      .host([](kernel_partition& p) {
+        tug::in_strings s = p.in_strings(1);
+        auto len = p.out<long long>(0);
+        auto vowels = p.out<int>(1);
+        EXPECT_EQ(s.size, p.rows());
+        for (long long i = 0; i < p.rows(); ++i) {
+          TUG_TEXT_STATS_BODY
+        }
+      });
+}
+
+/// What text_stats_kernel makes of texts(n), computed from the strings themselves.
+data_frame text_stats_expected(int64_t n) {
+  data_frame in = texts(n);
+  table t = in.to_table();
+  std::vector<std::optional<int64_t>> x, len;
+  std::vector<std::optional<int32_t>> vowels;
+  for (int64_t i = 0; i < n; ++i) {
+    x.push_back(i);
+    if (t[1].is_null(i)) {
+      len.push_back(std::nullopt);
+      vowels.push_back(std::nullopt);
+      continue;
+    }
+    std::string_view v = t[1].string(i);
+    len.push_back(static_cast<int64_t>(v.size()));
+    vowels.push_back(static_cast<int32_t>(std::count_if(v.begin(), v.end(), [](char c) {
+      return std::string_view("aeiou").find(c) != std::string_view::npos;
+    })));
+  }
+  return data_frame::from_columns(
+      {{"x", i64(x)}, {"len", i64(len)}, {"vowels", i32(vowels)}});
+}
+
 }  // namespace
+
+TEST(UserKernel, StringInputsThroughOffsetsAndChars) {
+  // the host functor reads tug::in_strings, the view a CUDA source kernel gets: nulls, empty strings,
+  // multi-byte characters, partitions that are slices of one column (offsets from `offset`)
+  for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
+    for (int64_t target : {7, 1 << 20}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
+      engine_options o = cpu_engine();
+      o.target_partition_rows = target;
+      expect_frames_equal(texts(n).lazy().map_partitions(text_stats_kernel()).collect(o), text_stats_expected(n));
+    }
+  }
+  // a column with no string at all: zero-length chars
+  auto empty = data_frame::from_columns({{"x", i64({1, 2})}, {"s", str({"", std::nullopt})}});
+  data_frame got = empty.lazy().map_partitions(text_stats_kernel()).collect(cpu_engine());
+  EXPECT_EQ(rows_of(got), (std::vector<std::string>{"1|0|0", "2|null|null"}));
+  // the typed views check the column's type
+  std::string m = error_of<type_error>([&] {
+    texts(3).lazy().map_partitions(user_kernel("wrong").host([](kernel_partition& p) { p.in_strings(0); })).collect(
+        cpu_engine());
+  });
+  EXPECT_NE(m.find("input \"x\" is i64, not a string column"), std::string::npos) << m;
+  m = error_of<type_error>([&] {
+    texts(3).lazy().map_partitions(user_kernel("wrong").host([](kernel_partition& p) { p.in<int64_t>(1); })).collect(
+        cpu_engine());
+  });
+  EXPECT_NE(m.find("input \"s\" is str, not a column of 8-byte values"), std::string::npos) << m;
+}
 
 TEST(UserKernel, HostFunctorEdgeSizesAndPartitions) {
   for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
@@ -297,8 +402,10 @@ TEST(UserKernel, DeclarationErrorsAtBuildTime) {
                invalid_argument_error);
   EXPECT_THROW(lf.map_partitions(user_kernel("no_form")), invalid_argument_error);
   auto s = data_frame::from_columns({{"s", str({"a"})}}).lazy();
-  m = error_of<invalid_argument_error>([&] { s.map_partitions(user_kernel("src").source({"", "src"})); });
-  EXPECT_NE(m.find("string column"), std::string::npos) << m;
+  s.map_partitions(user_kernel("src").source({"", "src"}));  // a source kernel reads strings (tug::in_strings)
+  m = error_of<invalid_argument_error>(
+      [&] { s.map_partitions(user_kernel("src").outputs(schema({{"t", type_id::string}})).source({"", "src"})); });
+  EXPECT_NE(m.find("output column \"t\" is declared as a string"), std::string::npos) << m;
   m = error_of<invalid_argument_error>(
       [&] { lf.map_partitions(user_kernel("src").source({"", "src"}).args(kernel_args("text"))); });
   EXPECT_NE(m.find("argument 0 is a string"), std::string::npos) << m;
@@ -432,6 +539,10 @@ TEST(UserKernel, ParameterSizesComeFromTheCubinWithoutAGpu) {
   EXPECT_EQ(cuda::cubin_param_sizes(cubin, "padded"), sizes({1, 16, 1, 2, 4}));
   EXPECT_EQ(cuda::cubin_param_sizes(cubin, "large"), sizes({600, 4}));
   EXPECT_EQ(cuda::cubin_param_sizes(cubin, "absent"), std::nullopt);
+  // a string input is one tug::in_strings: chars, offsets, validity, offset, size
+  std::string strings_cubin = compile_cuda_source({text_stats_source, "text_stats"}, "sm_90", "").cubin;
+  EXPECT_EQ(cuda::cubin_param_sizes(strings_cubin, "text_stats"), sizes({8, 32, 40, 24, 24}));
+  EXPECT_EQ(sizeof(tug::in_strings), 40u);
   EXPECT_EQ(cuda::cubin_param_sizes(cubin, "axp"), std::nullopt);  // a prefix of a name is no match
   // damaged or foreign bytes: unknown, never a crash or a read past the end
   for (size_t cut : {size_t{0}, size_t{3}, size_t{0x40}, cubin.size() / 2, cubin.size() - 1})
@@ -466,6 +577,21 @@ TEST(UserKernel, GpuSourceKernelEqualsTheHostFunctor) {
   k.launch({1, 32, 0});
   expect_frames_equal(xy(1000).lazy().map_partitions(k).collect(engine_with(true, 1 << 20)), axpy_expected(1000));
   std::filesystem::remove_all(dir);
+}
+
+TEST(UserKernel, GpuSourceKernelReadsStrings) {
+  TUG_NEED_GPU();
+  user_kernel k = text_stats_kernel();
+  k.source({text_stats_source, "text_stats"}, "");
+  for (int64_t n : {0, 1, 31, 33, 1024, 100000}) {
+    for (int64_t target : {7, 1 << 20}) {
+      if (n > 1024 && target < 1024) continue;
+      SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
+      auto r = texts(n).lazy().map_partitions(k).profile(engine_with(true, target));
+      EXPECT_NE(r.physical_plan.find("@cuda"), std::string::npos) << r.physical_plan;
+      expect_frames_equal(r.frame, text_stats_expected(n));
+    }
+  }
 }
 
 TEST(UserKernel, GpuDeviceFunctorGetsDeviceViewsAndTheStream) {

@@ -110,6 +110,10 @@ class kernel_partition {
     return {static_cast<const T*>(v.data), v.validity, v.offset, v.size};
   }
 
+  /// String input column `i` as the view kernels take (offsets and chars; host or device memory as the
+  /// partition is). @throws type_error when the column is not a string column.
+  tug::in_strings in_strings(size_t i) const;
+
   size_t num_outputs() const { return _outputs.size(); }
   /// Output column `i` (declared order). @throws invalid_argument_error when out of range.
   const mutable_column_view& output(size_t i) const;

@@ -404,15 +404,27 @@ void launch_source_kernel(const user_kernel& k, kernel_partition& p, long long g
   // parameters: rows, the input columns, the output columns, the arguments (tug/kernel.cuh)
   long long rows = p.rows();
   std::vector<in_column<unsigned char>> ins;
+  std::vector<in_strings> strs;
   std::vector<out_column<unsigned char>> outs;
   std::vector<std::vector<unsigned char>> args;
   std::vector<size_t> sizes{sizeof(long long)};
   std::vector<std::string> what{"long long rows"};
+  std::vector<void*> in_params;  // into ins and strs, which are reserved so that they never move
+  ins.reserve(p.num_inputs());
+  strs.reserve(p.num_inputs());
   for (size_t i = 0; i < p.num_inputs(); ++i) {
     column_view v = p.input(i);
-    ins.push_back({static_cast<const unsigned char*>(v.data), v.validity, v.offset, v.size});
-    sizes.push_back(sizeof(in_column<unsigned char>));
-    what.push_back("tug::in_column<" + to_string(v.type) + ">");
+    if (v.type.id == type_id::string) {
+      strs.push_back(p.in_strings(i));
+      in_params.push_back(&strs.back());
+      sizes.push_back(sizeof(in_strings));
+      what.push_back("tug::in_strings");
+    } else {
+      ins.push_back({static_cast<const unsigned char*>(v.data), v.validity, v.offset, v.size});
+      in_params.push_back(&ins.back());
+      sizes.push_back(sizeof(in_column<unsigned char>));
+      what.push_back("tug::in_column<" + to_string(v.type) + ">");
+    }
   }
   for (size_t i = 0; i < p.num_outputs(); ++i) {
     const mutable_column_view& v = p.output(i);
@@ -446,8 +458,8 @@ void launch_source_kernel(const user_kernel& k, kernel_partition& p, long long g
   }
   if (rows == 0) return;
   std::vector<void*> params{&rows};
-  for (auto& c : ins)
-    params.push_back(&c);
+  for (void* c : in_params)
+    params.push_back(c);
   for (auto& c : outs)
     params.push_back(&c);
   for (auto& a : args)

@@ -162,6 +162,70 @@ def test_string_columns_expose_offsets_and_chars():
     tug.from_arrow(t).lazy().foreach_partition(look, engine="cpu")
 
 
+TEXT_LEN = r"""
+#include <tug/kernel.cuh>
+extern "C" __global__ void text_len(long long rows, tug::in_strings s, tug::out_column<long long> n,
+                                    tug::out_column<int> spaces) {
+  for (long long i = tug::first_row(); i < rows; i += tug::row_stride()) {
+    if (s.is_null(i)) { n[i] = 0; spaces[i] = 0; n.set_null(i); spaces.set_null(i); continue; }
+    int k = 0;
+    const char* c = s.data(i);
+    for (long long j = 0; j < s.length(i); ++j) k += c[j] == ' ';
+    n[i] = s.length(i);
+    spaces[i] = k;
+  }
+}"""
+
+
+def text_len_host(p):
+    """The CPU form of TEXT_LEN, from the column's offsets and chars (numpy views of tug's buffers)."""
+    s = p.input("s")
+    off = np.asarray(s.offsets)
+    chars = np.asarray(s.chars)
+    assert off.dtype == np.int64 and chars.dtype == np.uint8 and len(off) == p.rows + 1
+    before = np.concatenate([[0], np.cumsum(chars == ord(" "))])  # spaces before each byte
+    p.numpy("n", output=True)[:] = np.diff(off)
+    p.numpy("spaces", output=True)[:] = before[off[1:]] - before[off[:-1]]
+    p.set_nulls("n", ~p.valid("s"))
+    p.set_nulls("spaces", ~p.valid("s"))
+
+
+def texts(n):
+    words = ["", "a b", "tug", "über alles", " ", None, "x  y z"]
+    return pa.table({"id": np.arange(n, dtype=np.int64),
+                     "s": pa.array([words[i % 7] for i in range(n)], type=pa.large_string())})
+
+
+def text_len_reference(t):
+    n = [None if v is None else len(v.encode()) for v in t["s"].to_pylist()]
+    spaces = [None if v is None else v.count(" ") for v in t["s"].to_pylist()]
+    return n, spaces
+
+
+TEXT_LEN_SCHEMA = {"n": tug.Int64, "spaces": tug.Int32}
+
+
+@pytest.mark.parametrize("n", [0, 1, 31, 33, 1024])
+def test_a_source_kernel_reads_strings_and_its_host_form_the_same_offsets_and_chars(n):
+    t = texts(n)
+    k = tug.cuda_kernel(TEXT_LEN, "text_len", host=text_len_host)
+    out = tug.from_arrow(t).lazy().map_partitions(k, inputs=["s"], keep=["id"], schema=TEXT_LEN_SCHEMA).collect(
+        **CPU, target_partition_rows=10)  # partitions are slices: offsets start past 0
+    got = out.to_arrow().sort_by("id")
+    assert (got["n"].to_pylist(), got["spaces"].to_pylist()) == text_len_reference(t)
+    # a column whose rows are all empty or null: no chars at all
+    t = pa.table({"id": [0, 1], "s": pa.array(["", None], type=pa.large_string())})
+    out = tug.from_arrow(t).lazy().map_partitions(k, inputs=["s"], keep=["id"], schema=TEXT_LEN_SCHEMA).collect(**CPU)
+    assert out.to_dict() == {"id": [0, 1], "n": [0, None], "spaces": [0, None]}
+
+
+def test_a_string_kernel_compiles_without_a_gpu(tmp_path):
+    if not tug.built_with_cuda:
+        pytest.skip("tug was built without CUDA")
+    c = tug.compile_cuda_source(TEXT_LEN, "text_len", "sm_90", cache_dir=str(tmp_path))
+    assert c["cubin"][:4] == b"\x7fELF"
+
+
 @pytest.mark.parametrize("how", ["dict", "batch", "array", "set_output"])
 def test_a_kernel_may_return_its_outputs_of_any_length(how):
     def evens(p):
@@ -343,6 +407,16 @@ def test_gpu_source_kernel_matches_the_cpu_form(n, tmp_path):
     gpu_out = lf.collect(engine="gpu", target_partition_rows=1000).to_arrow().sort_by("id")
     cpu_out = lf.collect(engine="cpu", target_partition_rows=1000).to_arrow().sort_by("id")
     assert gpu_out.equals(cpu_out)
+
+
+@gpu
+@pytest.mark.parametrize("n", [0, 1, 33, 3333])
+def test_gpu_source_kernel_reads_strings(n, tmp_path):
+    t = texts(n)
+    k = tug.cuda_kernel(TEXT_LEN, "text_len", host=text_len_host, cache_dir=str(tmp_path))
+    lf = tug.from_arrow(t).lazy().map_partitions(k, inputs=["s"], keep=["id"], schema=TEXT_LEN_SCHEMA)
+    got = lf.collect(engine="gpu", target_partition_rows=1000).to_arrow().sort_by("id")
+    assert (got["n"].to_pylist(), got["spaces"].to_pylist()) == text_len_reference(t)
 
 
 @gpu
