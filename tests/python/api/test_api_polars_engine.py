@@ -84,6 +84,30 @@ def test_fallback_modes():
         tug.polars_engine(fallback="never")
 
 
+@pytest.mark.parametrize("n", [0, 1, 33, 1024])
+def test_fallback_per_node(n):
+    # with_row_index (a MapFunction node) has no translation: it runs on Polars, the join and group_by
+    # below it on tug (Polars' plan gets a function in their place), the filter above it on Polars
+    a, b = pl.from_arrow(keyed(n, 1)).lazy(), pl.from_arrow(keyed(max(n // 2, 1), 2)).lazy()
+    below = a.join(b, on="k").group_by("k").agg(pl.len(), pl.col("k").sum().alias("ks")).sort("k")
+    lf = below.with_row_index().filter(pl.col("index") % 2 == 0)
+    eng = tug.polars_engine(fallback="warn", engine="cpu")
+    with pytest.warns(UserWarning, match=r"running 1 part\(s\) of this query on tug, the rest on Polars: MapFunction"):
+        got = lf.collect(engine=eng)
+    assert_frame_equal(got, lf.collect())
+    assert not eng.ran_on_tug and eng.plan is None
+    assert len(eng.fallbacks) == 1 and eng.fallbacks[0].startswith("MapFunction: plan node MapFunction")
+    assert len(eng.tug_parts) == 1 and "join" in eng.tug_parts[0].explain(engine="cpu").lower()
+    # two unsupported nodes, with tug parts between and below them
+    twice = lf.select("k", "len").with_row_index("j").join(b, on="k").select(pl.col("j").sum())
+    eng = tug.polars_engine(fallback="silent", engine="cpu")
+    assert_frame_equal(twice.collect(engine=eng), twice.collect())
+    assert len(eng.fallbacks) == 2 and eng.tug_parts
+    # "raise" runs nothing
+    with pytest.raises(pl.exceptions.ComputeError, match="tug cannot run this Polars query"):
+        lf.collect(engine=tug.polars_engine(fallback="raise"))
+
+
 def test_errors_of_the_tug_run_reach_the_caller():
     lf = pl.LazyFrame({"s": [str(i) for i in range(50_000)]}).sort("s")
     with pytest.raises(Exception, match="memory_limit"):
@@ -110,6 +134,8 @@ def test_pdsh_through_the_polars_engine(sf001, q):
     got = lf.collect(engine=eng)
     assert_frame_equal(got, lf.collect(), check_row_order=False, rel_tol=1e-9, abs_tol=1e-9)
     if q in PDSH_FALLBACKS:
-        assert not eng.ran_on_tug and PDSH_FALLBACKS[q] in eng.fallbacks[0]
+        # the node tug cannot run runs on Polars, the subtrees below it on tug
+        assert not eng.ran_on_tug and any(PDSH_FALLBACKS[q] in f for f in eng.fallbacks), eng.fallbacks
+        assert eng.tug_parts and eng.plan is None
     else:
         assert eng.ran_on_tug and eng.fallbacks == []
