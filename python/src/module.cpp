@@ -418,7 +418,12 @@ R run_controlled(const std::function<R()>& work, nb::handle progress, double int
 
 }  // namespace
 
-void bind_kernels(nb::module_& m);  // kernels.cpp: user kernels from Python
+void run_controlled_call(const std::function<void()>& work, nb::handle progress, double interval) {
+  run_controlled<bool>([&] { return work(), true; }, progress, interval);
+}
+
+void bind_kernels(nb::module_& m);    // kernels.cpp: user kernels from Python
+void bind_cassandra(nb::module_& m);  // cassandra.cpp: scan_cassandra, sink_cassandra
 
 }  // namespace tug
 
@@ -764,4 +769,5 @@ NB_MODULE(_tug, m) {
       "infer_schema_length"_a, "schema_overrides"_a, "ignore_errors"_a, "n_rows"_a, "encoding"_a);
 
   bind_kernels(m);
+  bind_cassandra(m);
 }

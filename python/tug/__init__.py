@@ -9,6 +9,7 @@ See docs/python.md.
 """
 from . import _tug
 from . import exceptions as _exceptions
+from .cassandra import cassandra_execute, scan_cassandra
 from .datatypes import (Boolean, DataType, Date, Datetime, Decimal, Duration, Float32, Float64, Int8, Int16, Int32,
                         Int64, String, UInt8, UInt16, UInt32, UInt64, Utf8)
 from .exceptions import (CancelledError, ColumnNotFoundError, ComputeError, InternalError, InvalidArgumentError, IOError,
@@ -43,8 +44,8 @@ __all__ = [
     "Duration", "EngineOptions", "Expr", "Float32", "Float64", "GroupBy", "IOError", "Int16", "Int32", "Int64", "Int8",
     "InternalError", "InvalidArgumentError", "Kernel", "LazyFrame", "LazyGroupBy", "NotSupportedError", "OptimizerFlags",
     "OutOfMemoryError", "Partition", "ProgressBar", "ResourceError", "SchemaError", "Series", "Statistics", "String",
-    "TugError", "UInt16", "UInt32", "UInt64", "UInt8", "Utf8", "coalesce", "col", "compile_cuda_source", "concat",
+    "TugError", "UInt16", "UInt32", "UInt64", "UInt8", "Utf8", "cassandra_execute", "coalesce", "col", "compile_cuda_source", "concat",
     "concat_str", "count", "cuda_kernel", "from_arrow", "from_dict", "from_pandas", "from_polars", "gpu_available", "len",
-    "polars_engine", "python_kernel", "lit", "max", "mean", "min", "read_csv", "read_parquet", "scan_csv",
-    "scan_parquet", "set_progress", "sum", "when",
+    "polars_engine", "python_kernel", "lit", "max", "mean", "min", "read_csv", "read_parquet", "scan_cassandra",
+    "scan_csv", "scan_parquet", "set_progress", "sum", "when",
 ]
