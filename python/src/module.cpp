@@ -28,6 +28,7 @@
 #include "tug/core/error.hpp"
 #include "tug/expr/expr.hpp"
 #include "tug/memory/memory_manager.hpp"
+#include "tug/runtime/cuda_libraries.hpp"
 #include "tug/runtime/query_control.hpp"
 #include "tug/version.hpp"
 
@@ -435,6 +436,14 @@ NB_MODULE(_tug, m) {
 #else
   m.attr("built_with_cuda") = false;
 #endif
+
+  // CUDA libraries opened at run time (include/tug/runtime/cuda_libraries.hpp)
+  m.def("add_cuda_library_directory", &add_cuda_library_directory, "dir"_a);
+  m.def("nvrtc_available", [] {
+    std::string why;
+    const bool ok = nvrtc_available(&why);
+    return std::make_pair(ok, why);
+  });
 
   nb::register_exception_translator(translate);
   m.def("_register_exceptions", [](nb::dict d) {
