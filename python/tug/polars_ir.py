@@ -11,7 +11,7 @@ last query that ran on Polars and why; ``engine.tug_parts`` the plans that ran o
 
 Supported (docs/python.md): DataFrame and Parquet scans (projection, row slice, predicate), Select,
 HStack (with_columns), SimpleProjection, Filter, GroupBy, Join (inner, left, right, full, semi, anti,
-cross), Sort (with its slice), Slice, Distinct, Union, Cache; expressions: columns, literals, binary
+cross), Sort (with its slice), Slice, Distinct, Union, Cache, with_row_index; expressions: columns, literals, binary
 operators, casts, when/then/otherwise, len, the aggregations tug has, over(), and a set of functions
 (is_in, is_null, is_not_null, not, str.starts_with/ends_with/contains/len_chars/len_bytes/
 to_uppercase/to_lowercase/slice, dt.year/month/day/hour/minute/second/weekday, quantile, fill_null, abs).
@@ -57,6 +57,15 @@ _STR_UNARY = {"LenChars": "len_chars", "LenBytes": "len_bytes", "Uppercase": "to
               "Lowercase": "to_lowercase"}
 _DT_UNARY = {"Year": "year", "Month": "month", "Day": "day", "Hour": "hour", "Minute": "minute",
              "Second": "second", "WeekDay": "weekday"}
+
+
+def _view(nt):
+    """The current plan node; a node Polars cannot show (an opaque Python function: map_batches) has no
+    translation."""
+    try:
+        return nt.view_current_node()
+    except NotImplementedError as e:
+        raise _Unsupported(f"plan node: {e}") from None
 
 
 class _Translator:
@@ -192,7 +201,7 @@ class _Translator:
         if index is not None:
             nt.set_node(index)
         try:
-            return self._node(nt.view_current_node())
+            return self._node(_view(nt))
         except (_Unsupported, TugError) as e:  # a TugError here: a plan tug cannot express
             u = e if isinstance(e, _Unsupported) else _Unsupported(str(e))
             if u.node is None:
@@ -283,6 +292,10 @@ class _Translator:
             if slc is not None:
                 lf = lf.slice(slc[0], slc[1])
             return lf.select(list(nt.get_schema()))
+        if kind == "MapFunction":
+            name = n.function[0]
+            _need(name == "row_index", f"plan node MapFunction({name})")
+            return self.node(n.input).with_row_index(n.function[1], n.function[2] or 0)
         if kind == "Union":
             _need(n.slice is None, "union with a slice")
             return LazyFrame(_expr_mod._tug.concat([self.node(i)._lf for i in n.inputs]))
@@ -347,7 +360,10 @@ class PolarsEngine(_PolarsEngine):
             return plan
         here = nt.get_node()
         nt.set_node(index)
-        kind = type(nt.view_current_node()).__name__
+        try:
+            kind = type(nt.view_current_node()).__name__
+        except NotImplementedError:
+            kind = "MapFunction"
         inputs = list(nt.get_inputs())
         nt.set_node(here)
         plans = [self._split(nt, i) for i in inputs]
@@ -355,7 +371,7 @@ class PolarsEngine(_PolarsEngine):
             self.fallbacks.append(f"{kind}: {reason}")
         for i, p in zip(inputs, plans):
             nt.set_node(i)
-            leaf = type(nt.view_current_node()).__name__ == "DataFrameScan"  # nothing to run: Polars has the data
+            leaf = p is not None and type(nt.view_current_node()).__name__ == "DataFrameScan"  # Polars has the data
             nt.set_node(here)
             if p is not None and not leaf:
                 self._run_on_tug(nt, i, p, whole=False)
