@@ -4,6 +4,7 @@ running and stopped at the end when this module started it. Round trips of every
 written, pushed-down filters against Polars, and the documented errors."""
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -21,16 +22,30 @@ KS = "tug_py"
 def server():
     d = Path(os.environ.get("TUG_BUILD_DIR", REPO / "build")) / "cassandra-test"
     running = subprocess.run(["bash", str(SCRIPT), "status", str(d)], capture_output=True).returncode == 0
-    if not running:
-        r = subprocess.run(["bash", str(SCRIPT), "start", str(d), "auto"], capture_output=True, text=True, timeout=400)
-        assert r.returncode == 0, f"could not start Cassandra (scripts/cassandra.sh; Java 17, Maven):\n{r.stderr[-3000:]}"
-    opts = dict(port=int((d / "port").read_text()), username="cassandra", password="cassandra",
-                request_timeout_ms=20000)
-    tug.cassandra_execute(f"CREATE KEYSPACE IF NOT EXISTS {KS} WITH replication = "
-                          "{'class': 'SimpleStrategy', 'replication_factor': 1}", **opts)
-    yield opts
-    if not running:
-        subprocess.run(["bash", str(SCRIPT), "stop", str(d)], capture_output=True, timeout=120)
+    try:
+        if not running:
+            r = subprocess.run(["bash", str(SCRIPT), "start", str(d), "auto"], capture_output=True, text=True,
+                               timeout=400)
+            assert r.returncode == 0, ("could not start Cassandra (scripts/cassandra.sh; Java 17, Maven):\n"
+                                       + r.stderr[-3000:])
+        opts = dict(port=int((d / "port").read_text()), username="cassandra", password="cassandra",
+                    request_timeout_ms=20000)
+        # the node answers before it has made its superuser role: until then logins fail (Bad_credentials)
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                tug.cassandra_execute("SELECT release_version FROM system.local", **opts)
+                break
+            except tug.IOError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+        tug.cassandra_execute(f"CREATE KEYSPACE IF NOT EXISTS {KS} WITH replication = "
+                              "{'class': 'SimpleStrategy', 'replication_factor': 1}", **opts)
+        yield opts
+    finally:
+        if not running:
+            subprocess.run(["bash", str(SCRIPT), "stop", str(d)], capture_output=True, timeout=120)
 
 
 def fresh_table(server, name, body):
