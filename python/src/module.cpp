@@ -28,6 +28,7 @@
 #include "tug/core/error.hpp"
 #include "tug/expr/expr.hpp"
 #include "tug/memory/memory_manager.hpp"
+#include "tug/runtime/cuda_libraries.hpp"
 #include "tug/runtime/query_control.hpp"
 #include "tug/version.hpp"
 
@@ -418,7 +419,12 @@ R run_controlled(const std::function<R()>& work, nb::handle progress, double int
 
 }  // namespace
 
-void bind_kernels(nb::module_& m);  // kernels.cpp: user kernels from Python
+void run_controlled_call(const std::function<void()>& work, nb::handle progress, double interval) {
+  run_controlled<bool>([&] { return work(), true; }, progress, interval);
+}
+
+void bind_kernels(nb::module_& m);    // kernels.cpp: user kernels from Python
+void bind_cassandra(nb::module_& m);  // cassandra.cpp: scan_cassandra, sink_cassandra
 
 }  // namespace tug
 
@@ -430,6 +436,14 @@ NB_MODULE(_tug, m) {
 #else
   m.attr("built_with_cuda") = false;
 #endif
+
+  // CUDA libraries opened at run time (include/tug/runtime/cuda_libraries.hpp)
+  m.def("add_cuda_library_directory", &add_cuda_library_directory, "dir"_a);
+  m.def("nvrtc_available", [] {
+    std::string why;
+    const bool ok = nvrtc_available(&why);
+    return std::make_pair(ok, why);
+  });
 
   nb::register_exception_translator(translate);
   m.def("_register_exceptions", [](nb::dict d) {
@@ -765,4 +779,5 @@ NB_MODULE(_tug, m) {
       "infer_schema_length"_a, "schema_overrides"_a, "ignore_errors"_a, "n_rows"_a, "encoding"_a);
 
   bind_kernels(m);
+  bind_cassandra(m);
 }

@@ -9,6 +9,7 @@ See docs/python.md.
 """
 from . import _tug
 from . import exceptions as _exceptions
+from .cassandra import cassandra_execute, scan_cassandra
 from .datatypes import (Boolean, DataType, Date, Datetime, Decimal, Duration, Float32, Float64, Int8, Int16, Int32,
                         Int64, String, UInt8, UInt16, UInt32, UInt64, Utf8)
 from .exceptions import (CancelledError, ColumnNotFoundError, ComputeError, InternalError, InvalidArgumentError, IOError,
@@ -31,6 +32,27 @@ def polars_engine(fallback: str = "warn", **options):
     return make(fallback=fallback, **options)
 
 
+def _add_cuda_library_directories():
+    """Tells the module where the PyPI CUDA toolkit keeps its libraries (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib):
+    NVRTC, opened on the first CUDA source kernel, is there when it is no system library. Nothing is loaded
+    here, and without those packages nothing happens: tug then runs everything but CUDA source kernels."""
+    import importlib.util
+    import os
+
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for sub in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+            lib = os.path.join(root, sub, "lib")
+            if (sub.startswith("cu") or sub == "cuda_nvrtc") and os.path.isdir(lib):
+                _tug.add_cuda_library_directory(lib)
+
+
+if _tug.built_with_cuda:
+    _add_cuda_library_directories()
+
 _tug._register_exceptions({k: getattr(_exceptions, k) for k in (
     "TugError", "ColumnNotFoundError", "SchemaError", "ComputeError", "InvalidArgumentError", "IOError",
     "OutOfMemoryError", "ResourceError", "NotSupportedError", "InternalError", "CancelledError")})
@@ -43,8 +65,8 @@ __all__ = [
     "Duration", "EngineOptions", "Expr", "Float32", "Float64", "GroupBy", "IOError", "Int16", "Int32", "Int64", "Int8",
     "InternalError", "InvalidArgumentError", "Kernel", "LazyFrame", "LazyGroupBy", "NotSupportedError", "OptimizerFlags",
     "OutOfMemoryError", "Partition", "ProgressBar", "ResourceError", "SchemaError", "Series", "Statistics", "String",
-    "TugError", "UInt16", "UInt32", "UInt64", "UInt8", "Utf8", "coalesce", "col", "compile_cuda_source", "concat",
-    "concat_str", "count", "cuda_kernel", "from_arrow", "from_dict", "from_pandas", "from_polars", "gpu_available", "len",
-    "polars_engine", "python_kernel", "lit", "max", "mean", "min", "read_csv", "read_parquet", "scan_csv",
-    "scan_parquet", "set_progress", "sum", "when",
+    "TugError", "UInt16", "UInt32", "UInt64", "UInt8", "Utf8", "cassandra_execute", "coalesce", "col",
+    "compile_cuda_source", "concat", "concat_str", "count", "cuda_kernel", "from_arrow", "from_dict", "from_pandas",
+    "from_polars", "gpu_available", "len", "polars_engine", "python_kernel", "lit", "max", "mean", "min", "read_csv",
+    "read_parquet", "scan_cassandra", "scan_csv", "scan_parquet", "set_progress", "sum", "when",
 ]

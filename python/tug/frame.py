@@ -277,6 +277,23 @@ class LazyFrame:
                           _progress.resolve(progress, "sink_csv"))
 
 
+    def sink_cassandra(self, keyspace: str, table: str, *, engine="auto", options=None, progress=None,
+                       **cassandra_options) -> dict:
+        """Runs the query and writes its rows into the Cassandra table ``keyspace.table`` with a prepared
+        INSERT (unlogged batches of one partition key). Every column must exist in the table with a type it
+        can take, and the primary key must be complete, before anything is written (ColumnNotFoundError,
+        SchemaError, InvalidArgumentError). Options besides the connection's (tug.cassandra module):
+        ``consistency`` ("LOCAL_QUORUM"), ``max_in_flight`` (5), ``batch_max_rows`` (100),
+        ``batch_max_bytes`` (16384), ``ttl_seconds`` (0: none), ``write_time_us`` (-1: the server's),
+        ``if_not_exists`` (False), ``max_rows_per_second`` (0: no cap). ``engine``, ``options``: the query's
+        engine options as in collect (an EngineOptions field as a keyword goes to Cassandra's options, so
+        pass them in ``options``). Returns what it did: ``rows_written``, ``requests``, ``batches``,
+        ``retries``, ``max_in_flight`` and the session's ``metrics``. A failed write raises IOError saying
+        how many rows were written."""
+        return _tug.sink_cassandra(self._lf, keyspace, table, cassandra_options, resolve(engine, options, {}),
+                                   _progress.resolve(progress, "sink_cassandra"))
+
+
 class LazyGroupBy:
     """``group_by(...)``: ``.agg(...)`` finishes it."""
 

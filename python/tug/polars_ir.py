@@ -3,16 +3,18 @@
 Polars (2.x) lets an engine (``polars.lazyframe.engine.Engine``, marked unstable by Polars) receive its
 optimized plan through a post-optimization callback, the hook cudf-polars uses. This engine walks that
 plan (Polars' IR, NodeTraverser version 16), translates it into a tug LazyFrame and hands Polars a
-function that runs it on tug. When a node or expression has no translation, the whole query runs on
-Polars instead, per ``fallback``: "warn" (a warning naming the reason), "raise" (tug.NotSupportedError)
-or "silent". ``engine.fallbacks`` lists the reasons of the last query.
+function that runs it on tug. When a node or expression has no translation, that node runs on Polars
+and the largest subtrees below it that translate run on tug (each replaced in Polars' plan by a function
+that runs it on tug, as the whole plan is), per ``fallback``: "warn" (a warning naming the nodes),
+"silent", or "raise" (tug.NotSupportedError; nothing runs). ``engine.fallbacks`` lists the nodes of the
+last query that ran on Polars and why; ``engine.tug_parts`` the plans that ran on tug.
 
 Supported (docs/python.md): DataFrame and Parquet scans (projection, row slice, predicate), Select,
 HStack (with_columns), SimpleProjection, Filter, GroupBy, Join (inner, left, right, full, semi, anti,
-cross), Sort (with its slice), Slice, Distinct, Union, Cache; expressions: columns, literals, binary
+cross), Sort (with its slice), Slice, Distinct, Union, Cache, with_row_index; expressions: columns, literals, binary
 operators, casts, when/then/otherwise, len, the aggregations tug has, over(), and a set of functions
 (is_in, is_null, is_not_null, not, str.starts_with/ends_with/contains/len_chars/len_bytes/
-to_uppercase/to_lowercase, dt.year/month/day/hour/minute/second/weekday, quantile, fill_null, abs).
+to_uppercase/to_lowercase/slice, dt.year/month/day/hour/minute/second/weekday, quantile, fill_null, abs).
 """
 from __future__ import annotations
 
@@ -34,7 +36,9 @@ SUPPORTED_IR_VERSION = 16
 
 
 class _Unsupported(Exception):
-    pass
+    """What has no translation; `node`: the index of the plan node where translation stopped."""
+
+    node = None
 
 
 def _need(cond, what):
@@ -53,6 +57,15 @@ _STR_UNARY = {"LenChars": "len_chars", "LenBytes": "len_bytes", "Uppercase": "to
               "Lowercase": "to_lowercase"}
 _DT_UNARY = {"Year": "year", "Month": "month", "Day": "day", "Hour": "hour", "Minute": "minute",
              "Second": "second", "WeekDay": "weekday"}
+
+
+def _view(nt):
+    """The current plan node; a node Polars cannot show (an opaque Python function: map_batches) has no
+    translation."""
+    try:
+        return nt.view_current_node()
+    except NotImplementedError as e:
+        raise _Unsupported(f"plan node: {e}") from None
 
 
 class _Translator:
@@ -165,6 +178,11 @@ class _Translator:
                 return x.str.ends_with(self.expr(args[1]))
             if fname == "Contains":
                 return x.str.contains(self.expr(args[1]), literal=bool(data[1]))
+            if fname == "Slice":
+                bounds = [self.nt.view_expression(a) for a in args[1:3]]
+                _need(all(type(b).__name__ == "Literal" for b in bounds), "str.slice with computed bounds")
+                _need(bounds[0].value is not None, "str.slice with a null offset")
+                return x.str.slice(int(bounds[0].value), None if bounds[1].value is None else int(bounds[1].value))
         if group == "TemporalFunction" and fname in _DT_UNARY:
             return getattr(x.dt, _DT_UNARY[fname])()
         if fname == "FillNull":
@@ -183,7 +201,12 @@ class _Translator:
         if index is not None:
             nt.set_node(index)
         try:
-            return self._node(nt.view_current_node())
+            return self._node(_view(nt))
+        except (_Unsupported, TugError) as e:  # a TugError here: a plan tug cannot express
+            u = e if isinstance(e, _Unsupported) else _Unsupported(str(e))
+            if u.node is None:
+                u.node = nt.get_node()
+            raise u from None
         finally:
             nt.set_node(here)
 
@@ -269,6 +292,10 @@ class _Translator:
             if slc is not None:
                 lf = lf.slice(slc[0], slc[1])
             return lf.select(list(nt.get_schema()))
+        if kind == "MapFunction":
+            name = n.function[0]
+            _need(name == "row_index", f"plan node MapFunction({name})")
+            return self.node(n.input).with_row_index(n.function[1], n.function[2] or 0)
         if kind == "Union":
             _need(n.slice is None, "union with a slice")
             return LazyFrame(_expr_mod._tug.concat([self.node(i)._lf for i in n.inputs]))
@@ -285,44 +312,101 @@ class PolarsEngine(_PolarsEngine):
             raise NotSupportedError(f"fallback={fallback!r} is not one of warn, raise, silent")
         self.fallback = fallback
         self.options = EngineOptions(**options)
-        self.fallbacks: list = []  # reasons the last query ran on Polars, empty when it ran on tug
-        self.ran_on_tug = False  # whether the last query ran on tug
-        self.plan: LazyFrame | None = None  # the last query's translation (explain() shows it)
+        self.fallbacks: list = []  # the nodes of the last query that ran on Polars, with the reason; empty: none
+        self.ran_on_tug = False  # whether the whole last query ran on tug
+        self.plan: LazyFrame | None = None  # the last query's translation when all of it translated
+        self.tug_parts: list = []  # the plans of the last query that ran on tug (the whole one, or subtrees)
 
     def __repr__(self):
         return f"PolarsEngine(fallback={self.fallback!r}, options={self.options!r})"
 
-    def _callback(self, nt, *_):
+    @staticmethod
+    def _translate(nt, index):
+        """The tug plan of the subtree at node `index`, or None, the reason it has none and the index of the
+        node where its translation stopped."""
         try:
-            if nt.version()[0] != SUPPORTED_IR_VERSION:
-                raise _Unsupported(f"Polars IR version {nt.version()} (tug translates version "
-                                   f"{SUPPORTED_IR_VERSION})")
-            schema = nt.get_schema()
-            plan = _Translator(nt).node()
-        except (_Unsupported, TugError) as e:  # a TugError here: a plan tug cannot express
-            self.fallbacks.append(str(e))
-            if self.fallback == "raise":
-                raise NotSupportedError(f"tug cannot run this Polars query: {e}") from None
-            if self.fallback == "warn":
-                warnings.warn(f"tug: running this query on Polars: {e}", stacklevel=6)
-            return
-        options = self.options
-        self.plan = plan
+            return _Translator(nt).node(index), None, None
+        except _Unsupported as e:
+            return None, str(e), e.node
 
-        def run(*_args):
+    def _run_on_tug(self, nt, index, plan, whole: bool):
+        """Replaces node `index` of Polars' plan by a function that runs `plan` on tug and gives Polars the
+        node's output (with its types: tug's integer widths differ in places)."""
+        here = nt.get_node()
+        nt.set_node(index)
+        schema = nt.get_schema()
+        options = self.options
+        self.tug_parts.append(plan)
+
+        def run(with_columns=None, _predicate=None, n_rows=None, *_args):
             out = plan.collect(options=options).to_polars()
-            self.ran_on_tug = True
+            if whole:
+                self.ran_on_tug = True
             casts = {k: v for k, v in schema.items() if out.schema.get(k) != v}
-            return (out.cast(casts) if casts else out).select(list(schema))
+            out = (out.cast(casts) if casts else out).select(list(schema))
+            if with_columns is not None:
+                out = out.select(list(with_columns))
+            return out.head(n_rows) if n_rows is not None else out
 
         nt.set_udf(run)
+        nt.set_node(here)
+
+    def _split(self, nt, index):
+        """The plan of the subtree at `index` when all of it translates (the caller places it). Otherwise the
+        subtrees below it that translate are placed on tug, and the nodes that do not are listed in
+        self.fallbacks with the reason; returns None."""
+        plan, reason, where = self._translate(nt, index)
+        if plan is not None:
+            return plan
+        here = nt.get_node()
+        nt.set_node(index)
+        try:
+            kind = type(nt.view_current_node()).__name__
+        except NotImplementedError:
+            kind = "MapFunction"
+        inputs = list(nt.get_inputs())
+        nt.set_node(here)
+        plans = [self._split(nt, i) for i in inputs]
+        if where == index or all(p is not None for p in plans):  # this node itself is what tug cannot run
+            self.fallbacks.append(f"{kind}: {reason}")
+        for i, p in zip(inputs, plans):
+            nt.set_node(i)
+            leaf = p is not None and type(nt.view_current_node()).__name__ == "DataFrameScan"  # Polars has the data
+            nt.set_node(here)
+            if p is not None and not leaf:
+                self._run_on_tug(nt, i, p, whole=False)
+        return None
+
+    def _callback(self, nt, *_):
+        root = nt.get_node()
+        if nt.version()[0] != SUPPORTED_IR_VERSION:
+            plan, reason = None, (f"Polars IR version {nt.version()} (tug translates version "
+                                  f"{SUPPORTED_IR_VERSION})")
+        else:
+            plan, reason, _ = self._translate(nt, root)
+        if plan is not None:
+            self.plan = plan
+            self._run_on_tug(nt, root, plan, whole=True)
+            return
+        if self.fallback == "raise":
+            self.fallbacks.append(reason)
+            raise NotSupportedError(f"tug cannot run this Polars query: {reason}") from None
+        if nt.version()[0] == SUPPORTED_IR_VERSION:
+            self._split(nt, root)
+            nt.set_node(root)
+        else:
+            self.fallbacks.append(reason)
+        if self.fallback == "warn":
+            where = (f"{len(self.tug_parts)} part(s) of this query on tug, the rest" if self.tug_parts
+                     else "this query")
+            warnings.warn(f"tug: running {where} on Polars: {'; '.join(self.fallbacks)}", stacklevel=6)
 
     def collect(self, lf, *, optimizations, background: bool = False, post_opt_callback=None):
         from polars._utils.wrap import wrap_df
 
         if background:
             raise NotSupportedError("the tug engine does not run Polars queries in the background")
-        self.fallbacks, self.ran_on_tug, self.plan = [], False, None
+        self.fallbacks, self.ran_on_tug, self.plan, self.tug_parts = [], False, None, []
         ldf = lf._ldf.with_optimizations(optimizations._pyoptflags)
         return wrap_df(ldf.collect("in-memory", post_opt_callback or self._callback))
 

@@ -3,10 +3,12 @@ its methods run as tug expressions over it (``s + 1`` is ``select(col(name) + 1)
 pyarrow, Polars and pandas through the same Arrow C stream as a DataFrame."""
 from __future__ import annotations
 
+import inspect
+import math
 import operator
 
 from .exceptions import InvalidArgumentError
-from .expr import Expr, col
+from .expr import Expr, ExprDateTimeNameSpace, ExprStringNameSpace, col
 
 
 class Series:
@@ -180,6 +182,34 @@ class Series:
     def sqrt(self) -> Series:
         return self._map(Expr.sqrt)
 
+    def floor(self) -> Series:
+        return self._map(Expr.floor)
+
+    def ceil(self) -> Series:
+        return self._map(Expr.ceil)
+
+    def exp(self) -> Series:
+        return self._map(Expr.exp)
+
+    def log(self, base: float = math.e) -> Series:
+        return self._map(lambda c: c.log(base))
+
+    def is_nan(self) -> Series:
+        return self._map(Expr.is_nan)
+
+    def not_(self) -> Series:
+        return self._map(Expr.not_)
+
+    @property
+    def str(self) -> SeriesStringNameSpace:
+        """String functions (``Expr.str``'s, with Polars' names), value by value."""
+        return SeriesStringNameSpace(self)
+
+    @property
+    def dt(self) -> SeriesDateTimeNameSpace:
+        """Temporal functions (``Expr.dt``'s, with Polars' names), value by value."""
+        return SeriesDateTimeNameSpace(self)
+
     # --- shape
     def slice(self, offset: int, length: int | None = None) -> Series:
         return Series._wrap(self._frame.slice(offset, length))
@@ -263,6 +293,46 @@ class Series:
 
     def all(self) -> bool:
         return self._reduce(Expr.all)
+
+
+class SeriesStringNameSpace:
+    """``Series.str``: every method of ``Expr.str`` on the Series' values; each returns a Series of the
+    same name (``s.str.to_uppercase()`` is ``select(col(name).str.to_uppercase())``)."""
+
+    __slots__ = ("_s",)
+
+    def __init__(self, series: Series):
+        self._s = series
+
+
+class SeriesDateTimeNameSpace:
+    """``Series.dt``: every method of ``Expr.dt`` on the Series' values; each returns a Series of the
+    same name (``s.dt.year()`` is ``select(col(name).dt.year())``)."""
+
+    __slots__ = ("_s",)
+
+    def __init__(self, series: Series):
+        self._s = series
+
+
+def _install_namespace(cls, expr_ns, attr: str):
+    """Gives `cls` one method per public method of the expression namespace `expr_ns` (reached as
+    ``Expr.<attr>``), with its signature and docstring: one list of string and temporal functions."""
+    for name, f in vars(expr_ns).items():
+        if name.startswith("_") or not inspect.isfunction(f):
+            continue
+
+        def method(self, *args, _name=name, **kwargs):
+            return self._s._map(lambda c: getattr(getattr(c, attr), _name)(*args, **kwargs))
+
+        method.__name__ = method.__qualname__ = name
+        method.__doc__ = f.__doc__ or f"``Expr.{attr}.{name}`` of every value."
+        method.__signature__ = inspect.signature(f)
+        setattr(cls, name, method)
+
+
+_install_namespace(SeriesStringNameSpace, ExprStringNameSpace, "str")
+_install_namespace(SeriesDateTimeNameSpace, ExprDateTimeNameSpace, "dt")
 
 
 def _install_operators():

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/hash.hpp"
+#include "tug/runtime/query_control.hpp"
 #include "short_string.hpp"
 
 namespace tug {
@@ -171,6 +172,7 @@ struct key_codec {
   uint64_t range = 0;  // packed: number of possible codes
 
   static constexpr int64_t block = 1024;
+  static_assert(cancel_check_interval % block == 0, "check_cancelled_at(from) must fire on block starts");
 
   /// Codes of rows [from, from + len) of `cols` into `out`; with `miss`, rows whose values the
   /// indexed keys cannot contain (out of range, or null where no null was indexed) get miss = 1.
@@ -438,6 +440,7 @@ void key_index::build(std::vector<column> keys, int64_t* ids) {
     } else if (s.use_ranked) {
       s.ranked.reset(s.codec.range);
       for (int64_t from = 0; from < n; from += key_codec::block) {
+        check_cancelled_at(from);
         int64_t len = std::min(key_codec::block, n - from);
         s.codec.encode(views, from, len, codes, nullptr);
         for (int64_t j = 0; j < len; ++j) s.ranked.add(codes[j]);
@@ -448,6 +451,7 @@ void key_index::build(std::vector<column> keys, int64_t* ids) {
     }
     uint64_t home[key_codec::block];
     for (int64_t from = 0; from < n; from += key_codec::block) {
+      check_cancelled_at(from);  // a query cancelled while one large partition is indexed stops here
       int64_t len = std::min(key_codec::block, n - from);
       s.codec.encode(views, from, len, codes, nullptr);
       if (s.use_ranked) {
@@ -498,6 +502,7 @@ void key_index::build(std::vector<column> keys, int64_t* ids) {
   s.mask = 1023;
   size_t nk = s.ops.size();
   for (int64_t i = 0; i < n; ++i) {
+    check_cancelled_at(i);
     uint64_t hv = h[static_cast<size_t>(i)];
     uint64_t slot = hv & s.mask;
     while (true) {
@@ -555,6 +560,7 @@ void key_index::find(const std::vector<column>& probe, int64_t* out) const {
     uint8_t miss[key_codec::block];
     uint64_t home[key_codec::block];
     for (int64_t from = 0; from < n; from += key_codec::block) {
+      check_cancelled_at(from);
       int64_t len = std::min(key_codec::block, n - from);
       std::memset(miss, 0, static_cast<size_t>(len));
       s.codec.encode(views, from, len, codes, miss);
@@ -586,6 +592,7 @@ void key_index::find(const std::vector<column>& probe, int64_t* out) const {
   hash_into(pops, h);
   size_t nk = pops.size();
   for (int64_t i = 0; i < n; ++i) {
+    check_cancelled_at(i);
     uint64_t hv = h[static_cast<size_t>(i)];
     uint64_t slot = hv & s.mask;
     while (true) {

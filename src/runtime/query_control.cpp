@@ -18,6 +18,7 @@ query_control::scope::scope(query_control* c) noexcept : _previous(t_current) { 
 query_control::scope::~scope() { t_current = _previous; }
 
 void query_control::check() const {
+  _checks.fetch_add(1, std::memory_order_relaxed);
   if (cancelled()) throw cancelled_error("the query was cancelled");
 }
 

@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
 #include "tug/api/user_kernel.hpp"
+#include "tug/exec/key_index.hpp"
 #include "tug/memory/memory_manager.hpp"
 #include "tug/runtime/query_control.hpp"
 #include "tug/runtime/thread_pool.hpp"
@@ -187,4 +189,129 @@ TEST(QueryControl, ProgressCountsSpilledBytes) {
   EXPECT_GT(p.spilled_bytes, 0);
   EXPECT_GT(p.bytes_moved[static_cast<size_t>(transfer_direction::host_to_disk)], 0);
   EXPECT_GT(p.bytes_moved[static_cast<size_t>(transfer_direction::disk_to_host)], 0);
+}
+
+namespace {
+/// `n` rows in one partition: a string key with many distinct values, an int key, and a value.
+data_frame one_large_partition(int64_t n) {
+  std::vector<std::optional<std::string>> s(static_cast<size_t>(n));
+  std::vector<std::optional<int64_t>> k(static_cast<size_t>(n));
+  uint64_t x = 0x9e3779b97f4a7c15ULL;
+  for (int64_t i = 0; i < n; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    s[static_cast<size_t>(i)] = "key-" + std::to_string(x % 1000003) + "-long-enough-to-compare-bytes";
+    k[static_cast<size_t>(i)] = static_cast<int64_t>(x >> 40);
+  }
+  return data_frame::from_columns({{"s", str(s)}, {"k", i64(k)}, {"v", i64(k)}});
+}
+
+/// Runs `q` on one thread with everything in one partition, and cancels it from another thread as soon
+/// as every operator below its blocking operator has finished (the blocking operator's own work has
+/// started; `above` operators of the physical plan are above it). Returns whether the query threw
+/// cancelled_error; `finished` says whether the blocking operator completed anyway.
+bool cancel_in_blocking(const lazy_frame& q, int64_t above, bool& finished) {
+  engine_options o = cpu_engine();
+  o.num_threads = 1;
+  o.target_partition_rows = int64_t{1} << 40;
+  query_control c;
+  std::atomic<bool> stop{false};
+  int64_t done_at_cancel = -1;
+  std::thread watcher([&] {
+    while (!stop.load()) {
+      const query_progress p = c.progress();
+      if (p.operators_total > 0 && p.operators_done == p.operators_total - 1 - above) {
+        done_at_cancel = p.operators_done;
+        c.cancel();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  });
+  bool cancelled = false;
+  try {
+    query_control::scope s(&c);
+    q.collect(o);
+  } catch (const cancelled_error&) {
+    cancelled = true;
+  }
+  stop = true;
+  watcher.join();
+  const query_progress p = c.progress();
+  finished = p.operators_done > p.operators_total - 1 - above;
+  EXPECT_GE(done_at_cancel, 0) << "the watcher never saw the blocking operator start";
+  return cancelled;
+}
+}  // namespace
+
+TEST(QueryControl, KeyIndexChecksForCancellationWhileItBuildsAndProbes) {
+  // a hash table over one large partition (a join's build side, a group_by) is one long loop: it
+  // checks for cancellation inside, not only before (codec paths: ints, short strings; generic: long strings)
+  const int64_t n = 3 * cancel_check_interval + 5;
+  std::vector<std::optional<int64_t>> iv(static_cast<size_t>(n));
+  std::vector<std::optional<std::string>> sv(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    iv[static_cast<size_t>(i)] = i * 7919;
+    sv[static_cast<size_t>(i)] = "a string longer than seven bytes " + std::to_string(i);
+  }
+  for (const std::vector<column>& keys : {std::vector<column>{i64(iv)}, std::vector<column>{str(sv)},
+                                          std::vector<column>{i64(iv), str(sv)}}) {
+    key_index built(keys);  // no control: never cancelled
+    EXPECT_EQ(built.num_groups(), n);
+    query_control c;
+    c.cancel();
+    query_control::scope s(&c);
+    EXPECT_THROW(key_index{keys}, cancelled_error);
+    EXPECT_THROW(built.find(keys), cancelled_error);
+  }
+}
+
+TEST(QueryControl, LongLoopsOfOnePartitionLookForACancel) {
+  // one partition on one thread: the sort, the hash build of a join and the hash table of a group_by are
+  // each one long task; each looks for a cancel every cancel_check_interval rows (or comparisons) inside,
+  // so the checks grow with the partition (a check per partition, operator or task would not)
+  engine_options o = cpu_engine();
+  o.num_threads = 1;
+  o.target_partition_rows = int64_t{1} << 40;
+  auto checks = [&](int64_t n, int which) {
+    auto df = one_large_partition(n);
+    const lazy_frame q = which == 0   ? df.lazy().sort({col("s"), col("k")})
+                         : which == 1 ? df.lazy().sort("k")
+                         : which == 2 ? df.lazy().head(1).join(df.lazy(), {"s", "k"}, join_type::full)
+                                      : df.lazy().group_by({"s", "k"}).agg({col("v").median()});
+    query_control c;
+    query_control::scope s(&c);
+    q.collect(o);
+    return c.checks();
+  };
+  const char* names[] = {"sort by a string and an int", "sort by an int (radix)", "full join building over n rows",
+                         "group_by with a median"};
+  const int64_t n = 4 * cancel_check_interval;
+  for (int which = 0; which < 4; ++which) {
+    const int64_t small = checks(n, which), large = checks(3 * n, which);
+    EXPECT_GE(large - small, 2 * n / cancel_check_interval) << names[which] << ": " << small << " then " << large;
+  }
+}
+
+TEST(QueryControl, CancelledInsideTheSortOfOneLargePartition) {
+  // the sort is the root and one task sorts the only partition: a cancel that only partition or task
+  // boundaries see would let it finish (and the query return)
+  auto df = one_large_partition(1 << 21);
+  bool finished = false;
+  EXPECT_TRUE(cancel_in_blocking(df.lazy().sort({col("s"), col("k")}), 0, finished));
+  EXPECT_FALSE(finished);
+  finished = false;
+  EXPECT_TRUE(cancel_in_blocking(df.lazy().sort("k"), 0, finished));  // one word key: the radix sort
+  EXPECT_FALSE(finished);
+}
+
+TEST(QueryControl, CancelledInsideTheHashBuildOfOneLargePartition) {
+  auto df = one_large_partition(1 << 21);
+  bool finished = false;
+  // a full join builds over its right side: 2M rows with string keys, probed by one row
+  auto one = df.lazy().head(1);
+  EXPECT_TRUE(cancel_in_blocking(one.join(df.lazy(), {"s", "k"}, join_type::full), 1, finished));  // a project above
+  EXPECT_FALSE(finished);
+  finished = false;
+  EXPECT_TRUE(cancel_in_blocking(df.lazy().group_by({"s", "k"}).agg({col("v").median()}), 1, finished));
+  EXPECT_FALSE(finished);
 }

@@ -4,7 +4,8 @@
 /// `query_control::scope` installs one on the calling thread, the thread pool hands it to the tasks of
 /// every parallel_for started under it, and the executor checks it at partition boundaries (each
 /// operator, each partition of the per-partition loops, each pool task, each row group or chunk a scan
-/// decodes).
+/// decodes) and inside the long loops of one task (check_cancelled_at: hash builds and probes, sorts,
+/// merges), so that a query of one huge partition stops within milliseconds too.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -42,8 +43,11 @@ class query_control {
   /// any thread (not from a signal handler: set an atomic flag there and call this from a thread).
   void cancel() noexcept { _cancelled.store(true, std::memory_order_relaxed); }
   bool cancelled() const noexcept { return _cancelled.load(std::memory_order_relaxed); }
-  /// @throws cancelled_error when cancel() was called.
+  /// @throws cancelled_error when cancel() was called. Counts the check (checks()).
   void check() const;
+  /// The cancellation checks made so far: how often the query looked for a cancel (tests use it to see
+  /// that a long loop looks inside, not only at its end).
+  int64_t checks() const noexcept { return _checks.load(std::memory_order_relaxed); }
   /// A snapshot of the counters (and of the running query's spill transfers).
   query_progress progress() const;
 
@@ -77,6 +81,7 @@ class query_control {
 
  private:
   std::atomic<bool> _cancelled{false};
+  mutable std::atomic<int64_t> _checks{0};
   std::atomic<int64_t> _rows{0}, _partitions{0}, _operators_done{0}, _operators_total{0};
   std::atomic<int64_t> _rows_total{0};
   std::atomic<bool> _rows_unknown{false};
@@ -88,5 +93,14 @@ class query_control {
 /// Throws cancelled_error when the calling thread's query (query_control::current) was cancelled; a
 /// no-op without a control. Call at partition boundaries.
 void check_cancelled();
+
+/// Iterations of a loop inside one task between two cancellation checks (check_cancelled_at).
+inline constexpr int64_t cancel_check_interval = int64_t{1} << 16;
+
+/// check_cancelled() when `i` is a multiple of cancel_check_interval: for loops over the rows of one
+/// partition (a hash table's build, a sort), whose task boundaries come too rarely.
+inline void check_cancelled_at(int64_t i) {
+  if ((i & (cancel_check_interval - 1)) == 0) check_cancelled();
+}
 
 }  // namespace tug

@@ -15,6 +15,7 @@
 #include "exec/cuda/ops.hpp"
 #endif
 #include "tug/exec/physical.hpp"
+#include "tug/runtime/query_control.hpp"
 
 namespace tug::exec {
 
@@ -143,13 +144,27 @@ struct multi_key_less {
   }
 };
 
+/// `Less` that checks for cancellation every cancel_check_interval comparisons (counted in `*calls`,
+/// shared by the copies std::sort makes): a sort of one large chunk stops soon after a cancel.
+template <typename Less>
+struct cancellable {
+  Less less;
+  int64_t* calls;
+  bool operator()(const entry& a, const entry& b) const {
+    check_cancelled_at(++*calls);
+    return less(a, b);
+  }
+};
+
 /// Stable LSD radix sort of entries by word, 11-bit digits, skipping digits that all entries share.
+/// Checks for cancellation between passes and while counting.
 void radix_sort(entry* a, int64_t n) {
   constexpr int digit_bits = 11, passes = 6;
   constexpr size_t buckets = size_t{1} << digit_bits;
   constexpr uint64_t mask = buckets - 1;
   std::vector<int64_t> hist(passes * buckets, 0);
   for (int64_t i = 0; i < n; ++i) {
+    check_cancelled_at(i);
     uint64_t k = a[i].k;
     for (int p = 0; p < passes; ++p) ++hist[static_cast<size_t>(p) * buckets + ((k >> (p * digit_bits)) & mask)];
   }
@@ -159,6 +174,7 @@ void radix_sort(entry* a, int64_t n) {
   for (int p = 0; p < passes; ++p) {
     int64_t* h = hist.data() + static_cast<size_t>(p) * buckets;
     if (std::find(h, h + buckets, n) != h + buckets) continue;  // one digit value: nothing moves
+    check_cancelled();
     int64_t sum = 0;
     for (size_t d = 0; d < buckets; ++d) sum += std::exchange(h[d], sum);
     for (int64_t i = 0; i < n; ++i) dst[h[(src[i].k >> (p * digit_bits)) & mask]++] = src[i];
@@ -184,6 +200,7 @@ void kway_merge(std::vector<entry_run> runs, int64_t* out, int64_t limit, Less l
   auto after = [&](size_t x, size_t y) { return less(runs[y][pos[y]], runs[x][pos[x]]); };
   std::make_heap(heap.begin(), heap.end(), after);
   while (!heap.empty() && w < limit) {
+    check_cancelled_at(w);
     std::pop_heap(heap.begin(), heap.end(), after);
     size_t r = heap.back();
     out[w++] = runs[r][pos[r]].row;
@@ -249,13 +266,15 @@ std::vector<int64_t> sorted_rows(entry* e, int64_t n, int64_t limit, Less less, 
     entry* b = e + bounds[static_cast<size_t>(c)];
     int64_t len = bounds[static_cast<size_t>(c) + 1] - bounds[static_cast<size_t>(c)];
     int64_t keep = std::min(len, want);
-    if (keep < len) std::nth_element(b, b + keep, b + len, less);
+    int64_t calls = 0;
+    const cancellable<Less> checked{less, &calls};
+    if (keep < len) std::nth_element(b, b + keep, b + len, checked);
     // entries of one word key start in row order, so the stable radix sort orders them as `less`
     if constexpr (std::is_same_v<Less, word_less>) {
       if (keep == len) radix_sort(b, len);
-      else std::sort(b, b + keep, less);
+      else std::sort(b, b + keep, checked);
     } else {
-      std::sort(b, b + keep, less);
+      std::sort(b, b + keep, checked);
     }
     runs[static_cast<size_t>(c)] = entry_run(b, static_cast<size_t>(keep));
   });
@@ -316,6 +335,7 @@ class sort_op final : public sort_node {
         int64_t u = null_at[ci];
         word_less less;
         normalize_rows(v, _descending[0], bounds[ci], bounds[ci + 1], [&](int64_t i, bool valid, uint64_t k, uint64_t) {
+          check_cancelled_at(i);
           if (!valid) {
             nulls[static_cast<size_t>(u++)] = i;
           } else if (static_cast<int64_t>(h.size()) < want_valid) {

@@ -6,7 +6,6 @@
 #ifdef TUG_WITH_CUDA
 #include <cuda.h>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <nvrtc.h>
 #include <unistd.h>
 
@@ -127,26 +126,9 @@ void write_cache(const std::string& dir, const std::string& path, const std::str
   }
 }
 
-/// NVRTC opens libnvrtc-builtins at run time by name, which the loader finds only on its search path:
-/// not so for the PyPI toolkit. Load it once from libnvrtc's own directory (where it always is); NVRTC's
-/// own dlopen then finds it by its soname. RTLD_LOCAL: loaded global, it would put its libstdc++ into
-/// every later symbol lookup of the process (a Python module with a C++ runtime of its own crashed so).
-void load_nvrtc_builtins() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    Dl_info info{};
-    if (!dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) || !info.dli_fname) return;
-    int major = 0, minor = 0;
-    nvrtcVersion(&major, &minor);
-    std::string dir = std::filesystem::path(info.dli_fname).parent_path().string();
-    std::string lib = dir + "/libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor);
-    dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);  // when it fails, NVRTC names the library in its own error
-  });
-}
-
 /// Compiles with NVRTC. @throws invalid_argument_error with the log when the source does not compile.
 std::string compile(const cuda_source& src, const std::string& arch, std::string& log) {
-  load_nvrtc_builtins();
+  // NVRTC is opened on first use, its builtins library with it (src/runtime/cuda_libraries.cpp)
   const char* header = detail::kernel_cuh_text;
   const char* header_name = "tug/kernel.cuh";
   nvrtcProgram prog = nullptr;

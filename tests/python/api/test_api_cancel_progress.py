@@ -66,6 +66,50 @@ def test_sigint_cancels_a_running_query_and_the_interpreter_goes_on():
     assert lines[1] == "next 6", out + err
 
 
+@pytest.mark.parametrize("what", ["sort", "join", "group_by"])
+def test_a_cancel_from_another_thread_stops_one_huge_partition(what):
+    # One partition and one thread: the sort, hash join or hash aggregate is one long task. A Python thread
+    # interrupts the main thread (as Ctrl-C does) once every operator below it has finished (`above`: the
+    # operators of the physical plan above it). A cancel seen only between partitions or tasks would let
+    # it and the query finish: the call would then raise a plain KeyboardInterrupt, not tug.CancelledError
+    # (raised only when the query stopped at a cancellation point).
+    import threading
+    import _thread
+
+    n = 1 << 21
+    keys = [f"key-{(i * 7919) % 1000003}-long-enough-to-compare-bytes" for i in range(n)]
+    df = tug.DataFrame({"s": keys, "k": [(i * 104729) % n for i in range(n)]})
+    lf = df.lazy()
+    q, above = {"sort": (lf.sort("s", "k"), 0),
+                "join": (df.head(1).lazy().join(lf, on=["s", "k"], how="full"), 1),
+                "group_by": (lf.group_by("s", "k").agg(tug.col("k").median().alias("m")), 1)}[what]
+    latest, fired = {}, threading.Event()
+
+    def watch(p, finished):
+        latest.update(p)
+
+    def watcher():
+        while not fired.is_set():
+            if latest and latest["operators_done"] == latest["operators_total"] - 1 - above:
+                latest["at_cancel"] = latest["operators_done"]
+                fired.set()
+                _thread.interrupt_main()
+                return
+            fired.wait(0.001)
+
+    t = threading.Thread(target=watcher)
+    t.start()
+    try:
+        with pytest.raises(tug.CancelledError):
+            q.collect(engine="cpu", num_threads=1, target_partition_rows=1 << 40, progress=watch)
+    finally:
+        fired.set()
+        t.join()
+    assert "at_cancel" in latest  # the blocking operator was running when the interrupt came
+    # the interpreter and the engine run the next query
+    assert tug.DataFrame({"a": [1, 2, 3]}).lazy().select(tug.col("a").sum()).collect().item() == 6
+
+
 def test_cancelled_error_is_a_keyboard_interrupt_not_an_exception():
     assert issubclass(tug.CancelledError, KeyboardInterrupt)
     assert not issubclass(tug.CancelledError, Exception)

@@ -50,6 +50,7 @@ def test_queries_over_every_type(n):
     on_tug(lf.sort("k", "i64", descending=[True, False], nulls_last=True, maintain_order=True).head(10))
     on_tug(lf.select("g", "k").unique(maintain_order=True))
     on_tug(lf.slice(3, 7))
+    on_tug(lf.with_row_index("idx", offset=5).filter(pl.col("idx") % 3 == 0))
 
 
 @pytest.mark.parametrize("how", ["inner", "left", "right", "full", "semi", "anti", "cross"])
@@ -67,7 +68,7 @@ def test_parquet_scan_with_pushdown(tmp_path):
 
 
 def test_fallback_modes():
-    lf = pl.LazyFrame({"a": [1, 2, 3]}).with_row_index()  # no translation for with_row_index's node
+    lf = pl.LazyFrame({"a": [1, 2, 3]}).unpivot()  # no translation for unpivot's node
     # Polars wraps the callback's tug.NotSupportedError in its ComputeError, with tug's message
     with pytest.raises(pl.exceptions.ComputeError, match="tug cannot run this Polars query: plan node"):
         lf.collect(engine=tug.polars_engine(fallback="raise"))
@@ -82,6 +83,35 @@ def test_fallback_modes():
         assert_frame_equal(lf.collect(engine=eng), lf.collect())
     with pytest.raises(tug.NotSupportedError, match="fallback"):
         tug.polars_engine(fallback="never")
+
+
+@pytest.mark.parametrize("n", [0, 1, 33, 1024])
+def test_fallback_per_node(n):
+    # unpivot (a MapFunction node) has no translation: it runs on Polars, the join and group_by below it on
+    # tug (Polars' plan gets a function in their place), the filter above it on Polars
+    a, b = pl.from_arrow(keyed(n, 1)).lazy(), pl.from_arrow(keyed(max(n // 2, 1), 2)).lazy()
+    below = a.join(b, on="k").group_by("k").agg(pl.len(), pl.col("k").sum().alias("ks")).sort("k")
+    lf = below.unpivot(index="k").filter(pl.col("value") % 2 == 0)
+    eng = tug.polars_engine(fallback="warn", engine="cpu")
+    with pytest.warns(UserWarning, match=r"running 1 part\(s\) of this query on tug, the rest on Polars: MapFunction"):
+        got = lf.collect(engine=eng)
+    assert_frame_equal(got, lf.collect(), check_row_order=False)  # Polars unpivots chunk by chunk
+    assert not eng.ran_on_tug and eng.plan is None
+    assert eng.fallbacks == ["MapFunction: plan node MapFunction(unpivot)"]
+    assert len(eng.tug_parts) == 1 and "join" in eng.tug_parts[0].explain(engine="cpu").lower()
+    # two unsupported nodes, with tug parts between and below them
+    twice = lf.unpivot(index="k", on=["value"], variable_name="v2", value_name="w2").join(b, on="k").select(pl.col("k").sum())
+    eng = tug.polars_engine(fallback="silent", engine="cpu")
+    assert_frame_equal(twice.collect(engine=eng), twice.collect())
+    assert len(eng.fallbacks) == 2 and eng.tug_parts
+    # an opaque Python function (map_batches) is a node Polars cannot show: it runs on Polars too
+    opaque = below.map_batches(lambda d: d).filter(pl.col("len") > 1)
+    eng = tug.polars_engine(fallback="silent", engine="cpu")
+    assert_frame_equal(opaque.collect(engine=eng), opaque.collect())
+    assert len(eng.fallbacks) == 1 and "opaque" in eng.fallbacks[0] and eng.tug_parts
+    # "raise" runs nothing
+    with pytest.raises(pl.exceptions.ComputeError, match="tug cannot run this Polars query"):
+        lf.collect(engine=tug.polars_engine(fallback="raise"))
 
 
 def test_errors_of_the_tug_run_reach_the_caller():
@@ -110,6 +140,8 @@ def test_pdsh_through_the_polars_engine(sf001, q):
     got = lf.collect(engine=eng)
     assert_frame_equal(got, lf.collect(), check_row_order=False, rel_tol=1e-9, abs_tol=1e-9)
     if q in PDSH_FALLBACKS:
-        assert not eng.ran_on_tug and PDSH_FALLBACKS[q] in eng.fallbacks[0]
+        # the node tug cannot run runs on Polars, the subtrees below it on tug
+        assert not eng.ran_on_tug and any(PDSH_FALLBACKS[q] in f for f in eng.fallbacks), eng.fallbacks
+        assert eng.tug_parts and eng.plan is None
     else:
         assert eng.ran_on_tug and eng.fallbacks == []

@@ -147,3 +147,78 @@ def test_errors_and_repr():
     assert "\t…" in long and "\t99" in long
     with pytest.raises(TypeError):
         hash(s)
+
+
+STRINGS = ["Hello", None, "  padded  ", "ÄÖü éà", "", "xyz", "abcabc", "b-c"]
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_str_namespace_matches_polars(n):
+    v = [STRINGS[i % len(STRINGS)] for i in range(n)]
+    s, p = tug.Series("s", v, dtype=tug.String), pl.Series("s", v, dtype=pl.String)
+    assert s.dtype == tug.String
+    same(s.str.len_chars(), p.str.len_chars())
+    same(s.str.len_bytes(), p.str.len_bytes())
+    same(s.str.to_uppercase(), p.str.to_uppercase())
+    same(s.str.to_lowercase(), p.str.to_lowercase())
+    same(s.str.starts_with("ab"), p.str.starts_with("ab"))
+    same(s.str.ends_with("c"), p.str.ends_with("c"))
+    same(s.str.contains("b.c"), p.str.contains("b.c"))
+    same(s.str.contains("b-c", literal=True), p.str.contains("b-c", literal=True))
+    same(s.str.slice(1, 3), p.str.slice(1, 3))
+    same(s.str.slice(-2), p.str.slice(-2))
+    same(s.str.strip_chars(), p.str.strip_chars())
+    same(s.str.strip_chars(" Hd"), p.str.strip_chars(" Hd"))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_dt_namespace_matches_polars(n):
+    import datetime as dt
+
+    base = dt.datetime(2024, 2, 28, 22, 30, 15)
+    v = [None if i % 5 == 3 else base + dt.timedelta(hours=37 * i, seconds=i) for i in range(n)]
+    s, p = tug.Series("t", v, dtype=tug.Datetime("us")), pl.Series("t", v, dtype=pl.Datetime("us"))
+    for name in ("year", "month", "day", "hour", "minute", "second", "weekday", "date"):
+        same(getattr(s.dt, name)(), getattr(p.dt, name)())
+    for every in ("1d", "1h", "15m", "1mo"):
+        same(s.dt.truncate(every), p.dt.truncate(every))
+    days = [None if x is None else x.date() for x in v]
+    sd, pd_ = tug.Series("d", days, dtype=tug.Date), pl.Series("d", days, dtype=pl.Date)
+    assert sd.dtype == tug.Date
+    for name in ("year", "month", "day", "weekday"):
+        same(getattr(sd.dt, name)(), getattr(pd_.dt, name)())
+    spans = [None if x is None else x - base for x in v]
+    sp, pp = tug.Series("span", spans, dtype=tug.Duration("us")), pl.Series("span", spans, dtype=pl.Duration("us"))
+    for name in ("total_days", "total_seconds", "total_milliseconds"):
+        same(getattr(sp.dt, name)(), getattr(pp.dt, name)())
+
+
+def test_series_namespaces_mirror_the_expression_namespaces():
+    # every string and temporal expression function is on Series too, with its signature
+    import inspect
+
+    from tug.expr import ExprDateTimeNameSpace, ExprStringNameSpace
+
+    for attr, ns in (("str", ExprStringNameSpace), ("dt", ExprDateTimeNameSpace)):
+        want = {k for k, f in vars(ns).items() if not k.startswith("_") and inspect.isfunction(f)}
+        got = type(getattr(tug.Series("x", [1]), attr))
+        assert want and want <= set(vars(got)), (attr, want - set(vars(got)))
+        for k in want:
+            assert inspect.signature(getattr(got, k)) == inspect.signature(getattr(ns, k))
+    with pytest.raises(AttributeError):
+        tug.Series("x", ["a"]).str.no_such_function()
+    with pytest.raises(tug.SchemaError):
+        tug.Series("x", [1, 2]).str.to_uppercase()  # not a string column: the C++ type error
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_more_elementwise_methods_match_polars(n):
+    v = [None if i % 5 == 3 else (i * 37) % 23 / 4 - 2 for i in range(n)]
+    s, p = tug.Series("a", v, dtype=tug.Float64), pl.Series("a", v, dtype=pl.Float64)
+    same(s.floor(), p.floor())
+    same(s.ceil(), p.ceil())
+    same(s.exp(), p.exp())
+    same(s.abs().log(), p.abs().log())
+    same(s.abs().log(2), p.abs().log(2))
+    same((s / 0).is_nan(), (p / 0).is_nan())
+    same((s > 0).not_(), (p > 0).not_())

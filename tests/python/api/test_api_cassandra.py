@@ -1,0 +1,115 @@
+"""tug.scan_cassandra, LazyFrame.sink_cassandra and tug.cassandra_execute against a real Apache Cassandra node:
+the one tests/cassandra uses (scripts/cassandra.sh in TUG_BUILD_DIR/cassandra-test), started here when it is not
+running and stopped at the end when this module started it. Round trips of every size against the frame
+written, pushed-down filters against Polars, and the documented errors."""
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import tug
+
+pl = pytest.importorskip("polars")
+
+REPO = Path(__file__).resolve().parents[3]
+SCRIPT = REPO / "scripts" / "cassandra.sh"
+KS = "tug_py"
+
+
+@pytest.fixture(scope="module")
+def server():
+    d = Path(os.environ.get("TUG_BUILD_DIR", REPO / "build")) / "cassandra-test"
+    running = subprocess.run(["bash", str(SCRIPT), "status", str(d)], capture_output=True).returncode == 0
+    try:
+        if not running:
+            r = subprocess.run(["bash", str(SCRIPT), "start", str(d), "auto"], capture_output=True, text=True,
+                               timeout=400)
+            assert r.returncode == 0, ("could not start Cassandra (scripts/cassandra.sh; Java 17, Maven):\n"
+                                       + r.stderr[-3000:])
+        opts = dict(port=int((d / "port").read_text()), username="cassandra", password="cassandra",
+                    request_timeout_ms=20000)
+        # the node answers before it has made its superuser role: until then logins fail (Bad_credentials)
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                tug.cassandra_execute("SELECT release_version FROM system.local", **opts)
+                break
+            except tug.IOError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+        tug.cassandra_execute(f"CREATE KEYSPACE IF NOT EXISTS {KS} WITH replication = "
+                              "{'class': 'SimpleStrategy', 'replication_factor': 1}", **opts)
+        yield opts
+    finally:
+        if not running:
+            subprocess.run(["bash", str(SCRIPT), "stop", str(d)], capture_output=True, timeout=120)
+
+
+def fresh_table(server, name, body):
+    tug.cassandra_execute(f"DROP TABLE IF EXISTS {KS}.{name}", **server)
+    tug.cassandra_execute(f"CREATE TABLE {KS}.{name} {body}", **server)
+
+
+def frame(n):
+    return pl.DataFrame({
+        "k": pl.Series([i % 7 for i in range(n)], dtype=pl.Int32),
+        "c": pl.Series([i * 1_000_003 - 5 for i in range(n)], dtype=pl.Int64),
+        "s": [None if i % 5 == 2 else f"row {i} ü" for i in range(n)],
+        "d": [None if i % 3 == 1 else i / 8 for i in range(n)],
+        "b": [None if i % 4 == 3 else i % 2 == 0 for i in range(n)],
+    })
+
+
+def test_round_trip_of_every_size(server):
+    fresh_table(server, "rt", "(k int, c bigint, s text, d double, b boolean, PRIMARY KEY (k, c))")
+    for n in (1, 31, 33, 1024):
+        tug.cassandra_execute(f"TRUNCATE {KS}.rt", **server)
+        want = frame(n)
+        r = tug.from_polars(want).lazy().sink_cassandra(KS, "rt", consistency="ONE", **server)
+        assert r["rows_written"] == n and r["requests"] >= 1 and r["metrics"]["failures"] == 0, r
+        scanned = tug.scan_cassandra(KS, "rt", consistency="ONE", **server)
+        assert scanned.schema == {"k": tug.Int32, "c": tug.Int64, "s": tug.String, "d": tug.Float64,
+                                  "b": tug.Boolean}
+        got = scanned.sort("c").collect().to_polars().select(want.columns)
+        assert got.equals(want), (n, got, want)
+        # filters on the partition key (pushed into the WHERE clause) and on other columns, against Polars
+        q = scanned.filter((tug.col("k") == 3) & (tug.col("c") > 0)).select("c", "s").sort("c")
+        expect = want.filter((pl.col("k") == 3) & (pl.col("c") > 0)).select("c", "s").sort("c")
+        assert q.collect().to_polars().equals(expect)
+        assert "k" in q.explain()
+
+
+def test_an_empty_query_writes_nothing(server):
+    fresh_table(server, "empty_t", "(k int, c bigint, PRIMARY KEY (k, c))")
+    empty = tug.from_polars(frame(4).select("k", "c")).lazy().filter(tug.col("k") > 100)
+    assert empty.sink_cassandra(KS, "empty_t", consistency="ONE", **server)["rows_written"] == 0
+    assert tug.scan_cassandra(KS, "empty_t", **server).collect().height == 0
+
+
+def test_errors_name_their_cause(server):
+    with pytest.raises(tug.IOError, match="keyspace 'no_such_keyspace' does not exist"):
+        tug.scan_cassandra("no_such_keyspace", "t", **server)
+    with pytest.raises(tug.IOError, match="no_such_table"):
+        tug.scan_cassandra(KS, "no_such_table", **server)
+    with pytest.raises(tug.InvalidArgumentError, match="unknown option fetchsize"):
+        tug.scan_cassandra(KS, "rt", fetchsize=10, **server)
+    with pytest.raises(tug.InvalidArgumentError, match="port"):
+        tug.scan_cassandra(KS, "rt", **{**server, "port": "not a number"})
+    with pytest.raises(tug.IOError):
+        tug.cassandra_execute("SELECT * FROM system.local", **{**server, "password": "wrong"})
+    with pytest.raises(tug.IOError, match="(?i)syntax|line 1"):
+        tug.cassandra_execute("CREATE TABLEX oops", **server)
+    fresh_table(server, "err_t", "(k int PRIMARY KEY, v bigint)")
+    df = tug.from_polars(pl.DataFrame({"k": pl.Series([1, 2], dtype=pl.Int32), "nope": [1, 2]}))
+    with pytest.raises(tug.ColumnNotFoundError, match="'nope' does not exist"):
+        df.lazy().sink_cassandra(KS, "err_t", **server)
+    df = tug.from_polars(pl.DataFrame({"k": pl.Series([1, 2], dtype=pl.Int32), "v": ["a", "b"]}))
+    with pytest.raises(tug.SchemaError, match="'v'"):
+        df.lazy().sink_cassandra(KS, "err_t", **server)
+    df = tug.DataFrame({"v": [1, 2]})
+    with pytest.raises(tug.InvalidArgumentError):  # the partition key is missing
+        df.lazy().sink_cassandra(KS, "err_t", **server)
+    assert tug.scan_cassandra(KS, "err_t", **server).collect().height == 0  # nothing was written
