@@ -27,6 +27,12 @@ class scan_op final : public physical_node {
            _src->describe() + (_limit >= 0 ? "; first " + std::to_string(_limit) + " rows" : "");
   }
   bool accepts_fused() const override { return true; }
+  std::vector<std::string> key_partitioned() const override {
+    std::vector<std::string> keys = _src->key_partitioned();
+    for (auto& k : keys)
+      if (std::find(_cols.begin(), _cols.end(), k) == _cols.end()) return {};
+    return keys;
+  }
   int64_t size_hint() const override {
     const std::vector<piece_statistics> pieces = _src->statistics({});
     if (pieces.empty()) return -1;
