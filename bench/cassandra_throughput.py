@@ -118,7 +118,7 @@ def chart(table, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [r["case"] for r in table]
+    labels = [r["case"].replace(", ", "\n") for r in table]
     tug = [r["tug_rows_s"] / 1e3 for r in table]
     py = [r["driver_rows_s"] / 1e3 for r in table]
     x = range(len(labels))

@@ -363,7 +363,7 @@ cassandra_read_plan cassandra_source::plan_read(const std::vector<std::string>& 
 
 std::string cassandra_source::describe_read(const std::vector<std::string>& columns,
                                            const std::vector<expr>& predicates) const {
-  cassandra_read_plan plan = plan_read(columns.empty() ? _schema.names() : columns, predicates);
+  cassandra_read_plan plan = plan_read(columns, predicates);
   std::string s = "CQL: " + plan.cql;
   if (!plan.pushed_text.empty()) {
     s += " with ";

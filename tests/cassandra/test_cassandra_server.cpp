@@ -342,6 +342,10 @@ TEST(CassandraServer, PushesKeyPredicatesIntoCql) {
   check(col("c1") == 4 & col("c2") > 1 & col("c2") <= 3, [](int, int c1, int c2, int) { return c1 == 4 && c2 > 1 && c2 <= 3; });
   std::string ex = lf.filter(col("p") == 2 & col("q") == lit("x")).select({col("v")}).explain();
   EXPECT_NE(ex.find("CASSANDRA SCAN tug_test.push_t"), std::string::npos) << ex;
+  // explain() shows the CQL the scan sends
+  EXPECT_NE(ex.find("CQL: SELECT "), std::string::npos) << ex;
+  EXPECT_NE(ex.find("FROM \"tug_test\".\"push_t\" WHERE \"p\" = ? AND \"q\" = ? with p = 2, q = 'x'"), std::string::npos)
+      << ex;
   std::string sent = src.describe_read({"v"}, {col("p") == 2 & col("q") == lit("x")});
   EXPECT_EQ(sent, "CQL: SELECT \"v\" FROM \"tug_test\".\"push_t\" WHERE \"p\" = ? AND \"q\" = ? with p = 2, q = 'x'");
 }

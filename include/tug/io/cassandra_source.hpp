@@ -78,8 +78,8 @@ class cassandra_source final : public table_source {
   /// The partition key's columns: read() never puts rows of one Cassandra partition into two
   /// partitions (spanBy), so a group_by on the partition key needs no merge.
   std::vector<std::string> key_partitioned() const override;
-  /// "CQL: <the statement read() sends>" with the pushed values (columns empty: all).
-  std::string describe_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates) const;
+  /// "CQL: <the statement read() sends>" with the pushed values (columns empty: what a count reads).
+  std::string describe_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates) const override;
   /// The statement read() sends for these columns and predicates.
   cassandra_read_plan plan_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                 int64_t limit = -1) const;
