@@ -22,7 +22,7 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import duckdb, polars, pyarrow, numpy, pytest, matplotlib, pyspark, pandas, nanobind, scikit_build_core" >/dev/null 2>&1; then
+if ! .venv/bin/python -c "import duckdb, polars, pyarrow, numpy, pytest, matplotlib, pyspark, pandas, nanobind, scikit_build_core, cassandra" >/dev/null 2>&1; then
   echo "setup: installing Python packages into .venv"
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -r requirements-dev.txt

@@ -116,6 +116,28 @@ bool filter_node::narrow_output(const std::vector<std::string>& names) {
   return true;
 }
 
+std::vector<std::string> filter_node::key_partitioned() const {
+  std::vector<std::string> keys = children.at(0)->key_partitioned();
+  for (auto& k : keys)
+    if (output_schema.find(k) < 0) return {};
+  return keys;
+}
+
+std::vector<std::string> project_node::key_partitioned() const {
+  std::vector<std::string> keys = children.at(0)->key_partitioned();
+  for (auto& k : keys) {
+    std::string passed;
+    for (size_t i = 0; i < _exprs.size() && passed.empty(); ++i) {
+      const expr_node* n = &_exprs[i].node();
+      while (n->kind == expr_kind::alias) n = &n->args[0].node();
+      if (n->kind == expr_kind::column && n->name == k) passed = output_schema[i].name;
+    }
+    if (passed.empty()) return {};
+    k = passed;
+  }
+  return keys;
+}
+
 std::string project_node::detail() const {
   std::string s;
   for (auto& e : _exprs)

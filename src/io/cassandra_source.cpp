@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <thread>
 
 namespace tug::io {
@@ -101,11 +102,26 @@ std::string cassandra_source::describe() const {
          ")";
 }
 
+std::vector<std::string> cassandra_source::key_partitioned() const {
+  std::vector<std::string> keys;
+  for (auto& c : _partition_key) {
+    if (_schema.find(c.name) < 0) return {};  // a key column of a type tug leaves out
+    keys.push_back(c.name);
+  }
+  return keys;
+}
+
 namespace {
 
 struct pushed_term {
-  fn op;
+  fn op;  ///< a comparison, or is_in
   scalar value;
+  std::vector<scalar> list;  ///< is_in
+};
+
+/// A literal encoded as a key column's CQL type, and as CQL text (for describe).
+struct encoded_value {
+  std::string bytes, text;
 };
 
 /// The column a side of a comparison reads: a column, or a signed integer column under a cast to a signed
@@ -193,12 +209,17 @@ bool encode_literal(const scalar& v, const cq::cql_type& t, cq::byte_writer& w, 
 
 cassandra_read_plan cassandra_source::plan_read(const std::vector<std::string>& columns,
                                                 const std::vector<expr>& predicates, int64_t limit) const {
-  // the comparisons of key columns with literals, by column
+  // the comparisons and IN lists of key columns with literals, by column
   std::map<std::string, std::vector<pushed_term>> terms;
   std::vector<expr> cs;
   for (auto& p : predicates) conjuncts(p, cs);
   for (auto& c : cs) {
-    if (c->kind != expr_kind::function || c->args.size() != 2) continue;
+    if (c->kind != expr_kind::function) continue;
+    if (c->func == fn::is_in && c->args.size() == 1) {
+      if (const expr_node* col = column_of(c->args[0], _schema)) terms[col->name].push_back({fn::is_in, {}, c->list});
+      continue;
+    }
+    if (c->args.size() != 2) continue;
     fn f = c->func;
     if (f != fn::eq && f != fn::lt && f != fn::le && f != fn::gt && f != fn::ge) continue;
     const expr_node* col = column_of(c->args[0], _schema);
@@ -209,51 +230,117 @@ cassandra_read_plan cassandra_source::plan_read(const std::vector<std::string>& 
       f = mirrored(f);
     }
     if (!col || lit->kind != expr_kind::literal) continue;
-    terms[col->name].push_back({f, lit->value});
+    terms[col->name].push_back({f, lit->value, {}});
   }
+  // the values a key column may take under = or IN: encoded, distinct, in the order given (key columns
+  // are never null, so a null in an IN list matches nothing); nullopt when nothing is pushable
+  auto value_set = [&](const cassandra_column& c) -> std::optional<std::vector<encoded_value>> {
+    auto it = terms.find(c.name);
+    if (it == terms.end()) return std::nullopt;
+    for (auto& t : it->second) {
+      if (t.op != fn::eq && t.op != fn::is_in) continue;
+      std::vector<encoded_value> out;
+      bool ok = true;
+      for (const scalar& v : t.op == fn::eq ? std::vector<scalar>{t.value} : t.list) {
+        if (t.op == fn::is_in && v.is_null()) continue;
+        encoded_value e;
+        cq::byte_writer w;
+        if (!encode_literal(v, c.type, w, e.text)) {
+          ok = false;
+          break;
+        }
+        e.bytes = std::move(w.out());
+        if (std::none_of(out.begin(), out.end(), [&](const encoded_value& o) { return o.bytes == e.bytes; }))
+          out.push_back(std::move(e));
+      }
+      if (ok) return out;
+    }
+    return std::nullopt;
+  };
+  auto listed = [](const std::vector<encoded_value>& vs) {
+    std::string s;
+    for (auto& v : vs) s += (s.empty() ? "" : ", ") + v.text;
+    return "(" + s + ")";
+  };
   cassandra_read_plan plan;
+  std::vector<std::string> where;
+  // the whole partition key with = or IN: its partitions one by one (routed to their replicas), no
+  // token ranges
+  std::vector<std::vector<encoded_value>> key_sets;
+  size_t combinations = 1;
+  for (auto& c : _partition_key) {
+    auto vs = value_set(c);
+    if (!vs) {
+      key_sets.clear();
+      break;
+    }
+    combinations = vs->empty() ? 0 : combinations * vs->size();
+    if (combinations > static_cast<size_t>(_options.max_key_lookups)) {
+      key_sets.clear();
+      break;
+    }
+    key_sets.push_back(std::move(*vs));
+  }
+  bool nothing = false;
+  if (!_partition_key.empty() && key_sets.size() == _partition_key.size()) {
+    plan.token_ranges = false;
+    for (size_t k = 0; k < _partition_key.size(); ++k) {
+      where.push_back(cq::quote_identifier(_partition_key[k].name) + " = ?");
+      plan.pushed_text.push_back(_partition_key[k].name +
+                                 (key_sets[k].size() == 1 ? " = " + key_sets[k][0].text : " IN " + listed(key_sets[k])));
+    }
+    nothing = combinations == 0;
+    // the product of the columns' values, the last column varying fastest
+    std::vector<size_t> at(key_sets.size(), 0);
+    for (size_t n = 0; n < combinations; ++n) {
+      cq::bound_values key;
+      for (size_t k = 0; k < key_sets.size(); ++k) key.bytes += key_sets[k][at[k]].bytes;
+      key.count = static_cast<int16_t>(key_sets.size());
+      plan.keys.push_back(std::move(key));
+      for (size_t k = key_sets.size(); k-- > 0;) {
+        if (++at[k] < key_sets[k].size()) break;
+        at[k] = 0;
+      }
+    }
+  }
+  // a clustering prefix: = or IN on the first columns, then ranges on the next one
   cq::byte_writer w;
   int16_t count = 0;
-  std::vector<std::string> where;
-  auto push = [&](const cassandra_column& c, const pushed_term& t) {
-    cq::byte_writer one;
-    std::string text;
-    if (!encode_literal(t.value, c.type, one, text)) return false;
-    w.raw(one.out());
-    ++count;
-    std::string cond = cq::quote_identifier(c.name) + " " + cql_op(t.op) + " ?";
-    where.push_back(cond);
-    plan.pushed_text.push_back(c.name + " " + cql_op(t.op) + " " + text);
-    return true;
-  };
-  auto eq_term = [&](const cassandra_column& c) -> const pushed_term* {
-    auto it = terms.find(c.name);
-    if (it == terms.end()) return nullptr;
-    for (auto& t : it->second) {
-      cq::byte_writer probe;
-      std::string text;
-      if (t.op == fn::eq && encode_literal(t.value, c.type, probe, text)) return &t;
-    }
-    return nullptr;
-  };
-  // the full partition key with =: one partition, no token ranges
-  bool whole_key = !_partition_key.empty();
-  for (auto& c : _partition_key) whole_key = whole_key && eq_term(c) != nullptr;
-  if (whole_key) {
-    plan.token_ranges = false;
-    for (auto& c : _partition_key) push(c, *eq_term(c));
-  }
-  // a clustering prefix: = on the first columns, then ranges on the next one
   for (auto& c : _clustering) {
-    if (const pushed_term* t = eq_term(c)) {
-      push(c, *t);
+    if (auto vs = value_set(c)) {
+      if (vs->empty()) {
+        nothing = true;
+        break;
+      }
+      std::string marks;
+      for (auto& v : *vs) {
+        w.raw(v.bytes);
+        ++count;
+        marks += (marks.empty() ? "?" : ", ?");
+      }
+      const bool one = vs->size() == 1;
+      where.push_back(cq::quote_identifier(c.name) + (one ? " = ?" : " IN (" + marks + ")"));
+      plan.pushed_text.push_back(c.name + (one ? " = " + (*vs)[0].text : " IN " + listed(*vs)));
       continue;
     }
     auto it = terms.find(c.name);
     if (it != terms.end())
-      for (auto& t : it->second)
-        if (t.op != fn::eq) push(c, t);
+      for (auto& t : it->second) {
+        if (t.op == fn::eq || t.op == fn::is_in) continue;
+        cq::byte_writer one;
+        std::string text;
+        if (!encode_literal(t.value, c.type, one, text)) continue;
+        w.raw(one.out());
+        ++count;
+        where.push_back(cq::quote_identifier(c.name) + " " + cql_op(t.op) + " ?");
+        plan.pushed_text.push_back(c.name + " " + cql_op(t.op) + " " + text);
+      }
     break;
+  }
+  if (nothing) {
+    // an empty IN list: no row can match, nothing is read
+    plan.token_ranges = false;
+    plan.keys.clear();
   }
   const bool filtering = plan.token_ranges && !where.empty();
   std::string select;
@@ -276,13 +363,15 @@ cassandra_read_plan cassandra_source::plan_read(const std::vector<std::string>& 
 
 std::string cassandra_source::describe_read(const std::vector<std::string>& columns,
                                            const std::vector<expr>& predicates) const {
-  cassandra_read_plan plan = plan_read(columns.empty() ? _schema.names() : columns, predicates);
+  cassandra_read_plan plan = plan_read(columns, predicates);
   std::string s = "CQL: " + plan.cql;
   if (!plan.pushed_text.empty()) {
     s += " with ";
     for (size_t i = 0; i < plan.pushed_text.size(); ++i) s += (i ? ", " : "") + plan.pushed_text[i];
   }
   if (plan.token_ranges) s += ", per token range split";
+  else if (plan.keys.empty()) s += ", nothing read (an empty IN list)";
+  else if (plan.keys.size() > 1) s += ", one request per partition key (" + std::to_string(plan.keys.size()) + ")";
   return s;
 }
 
@@ -325,8 +414,11 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
   const bool count_only = columns.empty();
   if (count_only) types.push_back(cq::to_tug_type(_partition_key[0].type, "partition key", _options.types));
   auto stmt = _session->prepare(plan.cql);
-  // the whole partition key: one request, which the session routes to a replica of that key
-  std::vector<cassandra_split> ranges = plan.token_ranges ? splits() : std::vector<cassandra_split>{{{{0, 0}}, {}}};
+  // token ranges split by split; or the partition keys one by one, each request routed by the session to
+  // a replica of its key (one tug partition per Cassandra partition)
+  std::vector<cassandra_split> ranges;
+  if (plan.token_ranges) ranges = splits();
+  else ranges.resize(plan.keys.size(), cassandra_split{{{0, 0}}, {}});
   // the figures of the data's requests (not the statement's preparation or the replication lookup)
   const cq::metrics_snapshot before = _session->metrics().begin_interval();
   cq::query_parameters params;
@@ -339,7 +431,10 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
     int64_t rows = 0;
     for (const cq::token_range& range : ranges[i].ranges) {
       cq::bound_values v = plan.pushed;
-      if (plan.token_ranges) {
+      if (!plan.token_ranges) {
+        v.count = static_cast<int16_t>(v.count + plan.keys[i].count);
+        v.bytes = plan.keys[i].bytes + v.bytes;
+      } else {
         cq::byte_writer w;
         w.i32(8);
         w.i64(range.start);

@@ -330,6 +330,16 @@ TEST_F(CassandraRing, NodeStoppedMidWriteIsRetriedOrAClearError) {
     restart();
     std::rethrow_exception(failure);
   }
+  // the cluster pushes the node's DOWN to the session's control connection (on node 1): requests skip it
+  // without trying it first (waited for, bounded: gossip decides when)
+  auto has_event = [&](const std::string& e) {
+    auto ev = s.events();
+    return std::find(ev.begin(), ev.end(), e) != ev.end();
+  };
+  for (int i = 0; i < 240 && s.is_up(node(3)); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(s.is_up(node(3))) << "no STATUS_CHANGE DOWN for node 3";
+  EXPECT_TRUE(has_event("DOWN " + node(3)));
+  EXPECT_TRUE(s.is_up(node(1)) && s.is_up(node(2)));
   // replication factor 2: each key has another replica; requests on the stopped node's connections are
   // sent again elsewhere, nothing is lost
   EXPECT_EQ(res.rows_written, n);
@@ -377,4 +387,8 @@ TEST_F(CassandraRing, NodeStoppedMidWriteIsRetriedOrAClearError) {
     }
   }
   EXPECT_TRUE(up) << "node 3 did not come back";
+  // and its UP once its native port serves again
+  for (int i = 0; i < 240 && !s.is_up(node(3)); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(s.is_up(node(3))) << "no STATUS_CHANGE UP for node 3";
+  EXPECT_TRUE(has_event("UP " + node(3)));
 }

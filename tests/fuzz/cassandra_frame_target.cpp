@@ -20,13 +20,31 @@ namespace {
 
 void decode_frame(const uint8_t* data, size_t size) {
   static const std::string host = "fuzz:9042";
+  // v5 segments around envelopes: a header's CRC24, the payload's CRC32, lz4 blocks
+  for (bool lz4 : {false, true}) {
+    if (size < cq::segment_header_size(lz4)) continue;
+    try {
+      cq::segment_header sh = cq::decode_segment_header(data, lz4, host);
+      std::string_view rest(reinterpret_cast<const char*>(data) + cq::segment_header_size(lz4),
+                            size - cq::segment_header_size(lz4));
+      if (rest.size() >= sh.payload_length + size_t(4))
+        cq::decode_segment_payload(rest.substr(0, sh.payload_length + 4), sh, lz4, host);
+    } catch (const tug::error&) {
+    }
+  }
+  try {
+    cq::lz4_decompress_body(std::string_view(reinterpret_cast<const char*>(data), size), host);
+  } catch (const tug::error&) {
+  }
   if (size < cq::header_size) return;
-  cq::frame_header h = cq::decode_header(data, host);
+  // a v5 envelope where the version byte says so (v5's Prepared and Rows metadata, failure reason maps)
+  const uint8_t version = (data[0] & 0x7f) == 5 ? 5 : 4;
+  cq::frame_header h = cq::decode_header(data, host, version);
   std::string_view body(reinterpret_cast<const char*>(data) + cq::header_size, size - cq::header_size);
   if (static_cast<size_t>(h.length) < body.size()) body = body.substr(0, static_cast<size_t>(h.length));
   auto op = static_cast<cq::opcode>(h.op);
   if (op == cq::opcode::error) {
-    std::exception_ptr e = cq::decode_error(body, h.flags, host, "fuzz");
+    std::exception_ptr e = cq::decode_error(body, h.flags, host, "fuzz", version);
     try {
       std::rethrow_exception(e);
     } catch (const tug::error&) {
@@ -43,7 +61,7 @@ void decode_frame(const uint8_t* data, size_t size) {
   cq::byte_reader peek = r;
   auto kind = static_cast<cq::result_kind>(peek.i32());
   if (kind == cq::result_kind::rows) {
-    cq::rows_result rows = cq::read_rows(r);
+    cq::rows_result rows = cq::read_rows(r, version);
     std::vector<tug::data_type> types;
     bool mapped = true;  // a collection or UDT column: a scan stops before decoding (the values are read raw below)
     for (auto& c : rows.metadata.columns) {
@@ -67,7 +85,7 @@ void decode_frame(const uint8_t* data, size_t size) {
         }
       }
   } else if (kind == cq::result_kind::prepared) {
-    cq::read_prepared(r);
+    cq::read_prepared(r, version);
   } else if (kind == cq::result_kind::set_keyspace) {
     r.i32();
     r.string();

@@ -191,6 +191,46 @@ std::vector<std::string> seeds() {
   cq::byte_writer auth;
   auth.string("org.apache.cassandra.auth.PasswordAuthenticator");
   out.push_back(frame(cq::opcode::authenticate, auth.out()));
+  // protocol v5: a Prepared with its result metadata id, Rows with Metadata_changed, a Write_failure with
+  // its reason map
+  auto v5 = [](std::string f) {
+    f[0] = static_cast<char>(0x85);
+    return f;
+  };
+  {
+    cq::byte_writer w;
+    w.i32(4);
+    w.short_bytes(std::string(16, '\x7f'));
+    w.short_bytes(std::string(16, '\x3c'));
+    w.i32(0x0001);
+    w.i32(1);
+    w.i32(1);
+    w.u16(0);
+    w.string("ks");
+    w.string("t");
+    spec(w, "a", 0x0009);
+    w.i32(0x0004);
+    w.i32(1);
+    out.push_back(v5(frame(cq::opcode::result, w.out())));
+    cq::byte_writer r;
+    r.i32(2);
+    r.i32(0x0001 | 0x0008);
+    r.i32(1);
+    r.short_bytes(std::string(16, '\x3d'));
+    r.string("ks");
+    r.string("t");
+    spec(r, "a", 0x0009);
+    r.i32(1);
+    r.bytes(std::string("\x00\x00\x00\x07", 4));
+    out.push_back(v5(frame(cq::opcode::result, r.out())));
+    cq::byte_writer e;
+    e.i32(0x1500);
+    e.string("write failure");
+    e.u16(1), e.i32(0), e.i32(1), e.i32(1);
+    e.u8(4), e.raw(std::string("\x7f\x00\x00\x03", 4)), e.u16(0);
+    e.string("SIMPLE");
+    out.push_back(v5(frame(cq::opcode::error, e.out())));
+  }
   return out;
 }
 

@@ -78,6 +78,85 @@ TEST(CassandraProtocol, FrameHeaderRoundTrip) {
   }
 }
 
+TEST(CassandraProtocol, V5EnvelopesCarryTheirVersion) {
+  std::string f = encode_frame(opcode::execute, 7, "xy", flag_tracing, 5);
+  EXPECT_EQ(uint8_t(f[0]), 0x05);
+  f[0] = static_cast<char>(0x85);
+  EXPECT_EQ(decode_header(reinterpret_cast<const uint8_t*>(f.data()), host, 5).stream, 7);
+  EXPECT_THROW(decode_header(reinterpret_cast<const uint8_t*>(f.data()), host, 4), connection_error);
+  // v5 flags of <query_parameters> are an [int]
+  query_parameters p;
+  p.page_size = 10;
+  byte_writer w4, w5;
+  write_query_parameters(w4, p, 0, {}, 4);
+  write_query_parameters(w5, p, 0, {}, 5);
+  EXPECT_EQ(w5.size(), w4.size() + 3);
+  EXPECT_EQ(w5.out().substr(2, 4), std::string("\0\0\0\x04", 4));
+}
+
+TEST(CassandraProtocol, V5SegmentsRoundTripWithChecksums) {
+  // CRC32 seeded with FA 2D 55 CA (zlib.crc32(data, zlib.crc32(bytes([0xFA, 0x2D, 0x55, 0xCA]))))
+  EXPECT_EQ(segment_crc32("hello cassandra"), 0x5d5f79b5u);
+  EXPECT_EQ(segment_crc32(""), 0x44777ed3u);
+  std::mt19937_64 rng(21);
+  auto random_bytes = [&](size_t n) {
+    std::string s(n, '\0');
+    for (auto& c : s) c = static_cast<char>(rng());
+    return s;
+  };
+  // decodes a stream of segments back into its payloads, checking the self-contained flags
+  auto decode_all = [&](const std::string& wire, bool lz4, size_t* segments, bool* compressed) {
+    std::string out;
+    size_t at = 0;
+    *segments = 0;
+    *compressed = false;
+    while (at < wire.size()) {
+      segment_header h = decode_segment_header(reinterpret_cast<const uint8_t*>(wire.data()) + at, lz4, host);
+      at += segment_header_size(lz4);
+      *compressed = *compressed || h.uncompressed_length != 0;
+      out += decode_segment_payload(std::string_view(wire).substr(at, h.payload_length + 4), h, lz4, host);
+      at += h.payload_length + 4;
+      ++*segments;
+      EXPECT_EQ(h.self_contained, wire.size() == at && *segments == 1);
+    }
+    return out;
+  };
+  for (bool lz4 : {false, true})
+    for (size_t n : {size_t(0), size_t(1), size_t(9), max_segment_payload - 1, max_segment_payload,
+                     max_segment_payload + 1, 3 * max_segment_payload + 17}) {
+      for (bool text : {false, true}) {
+        std::string payload = text ? std::string(n, 'a') : random_bytes(n);
+        std::string wire = encode_segments(payload, lz4);
+        size_t segments = 0;
+        bool compressed = false;
+        EXPECT_EQ(decode_all(wire, lz4, &segments, &compressed), payload) << n << " lz4 " << lz4;
+        EXPECT_EQ(segments, std::max<size_t>(1, (n + max_segment_payload - 1) / max_segment_payload)) << n;
+        // repetitive payloads compress; random ones go as they are
+        if (lz4 && n > 100) EXPECT_EQ(compressed, text) << n;
+        if (!lz4) EXPECT_EQ(wire.size(), n + segments * 10);
+      }
+    }
+  // a flipped bit in a header or a payload is a clear error
+  std::string wire = encode_segments("some envelope bytes", false);
+  for (size_t byte : {size_t(0), size_t(4), size_t(10)}) {
+    std::string bad = wire;
+    bad[byte] = static_cast<char>(bad[byte] ^ 0x10);
+    try {
+      segment_header h = decode_segment_header(reinterpret_cast<const uint8_t*>(bad.data()), false, host);
+      decode_segment_payload(std::string_view(bad).substr(6, h.payload_length + 4), h, false, host);
+      ADD_FAILURE() << byte;
+    } catch (const connection_error& e) {
+      EXPECT_NE(std::string(e.what()).find(byte < 6 ? "CRC24" : "CRC32"), std::string::npos) << e.what();
+    }
+  }
+  // v4 frame body compression
+  std::string body(5000, 'z');
+  std::string c = lz4_compress_body(body);
+  EXPECT_LT(c.size(), body.size());
+  EXPECT_EQ(lz4_decompress_body(c, host), body);
+  EXPECT_THROW(lz4_decompress_body(c.substr(0, c.size() / 2), host), connection_error);
+}
+
 TEST(CassandraProtocol, ReaderChecksLengths) {
   byte_writer w;
   w.string("hello");
@@ -580,16 +659,22 @@ TEST(CassandraDeadServer, SilentServerTimesOut) {
   o.contact_points = {"127.0.0.1"};
   o.port = srv.port;
   o.connect_timeout_ms = 300;
-  auto t0 = std::chrono::steady_clock::now();
-  try {
-    session s(o);
-    FAIL();
-  } catch (const connection_error& e) {
-    std::string m = e.what();
-    EXPECT_NE(m.find("no answer to STARTUP within 300 ms"), std::string::npos) << m;
-    EXPECT_NE(m.find("127.0.0.1:" + std::to_string(srv.port)), std::string::npos) << m;
+  // negotiating (OPTIONS first), or v4 at once (STARTUP first)
+  for (int version : {0, 4}) {
+    o.protocol_version = version;
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      session s(o);
+      FAIL();
+    } catch (const connection_error& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find(version ? "no answer to STARTUP within 300 ms" : "no answer to OPTIONS within 300 ms"),
+                std::string::npos)
+          << m;
+      EXPECT_NE(m.find("127.0.0.1:" + std::to_string(srv.port)), std::string::npos) << m;
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
 }
 
 TEST(CassandraDeadServer, GarbageAnswerIsAProtocolError) {

@@ -157,6 +157,10 @@ class physical_node {
   /// A rough size of the output in rows, known before running, for choosing a join's build side: the
   /// rows of the largest source below (filters and joins are not estimated); -1 when unknown.
   virtual int64_t size_hint() const;
+  /// Output columns that keep their rows together: all rows with equal values of these columns (taken
+  /// together) are in one output partition (table_source::key_partitioned, passed on by filters and by
+  /// projections that keep the columns). Empty when nothing is known (the default).
+  virtual std::vector<std::string> key_partitioned() const { return {}; }
   /// Asks the operator to output only the named columns (a subset of its output, in its order), so
   /// that work on columns no consumer reads is skipped. Returns false when it cannot.
   virtual bool narrow_output(const std::vector<std::string>& names) { return false; }
@@ -228,6 +232,8 @@ class filter_node : public physical_node {
   std::string detail() const override;
   bool narrow_output(const std::vector<std::string>& names) override;
   bool per_partition() const override { return true; }
+  /// The child's: a filter keeps rows where they are.
+  std::vector<std::string> key_partitioned() const override;
   const expr& predicate() const { return _pred; }
   /// Input columns the output keeps, in order (empty: all of them).
   const std::vector<size_t>& kept() const { return _keep; }
@@ -293,6 +299,9 @@ class project_node : public physical_node {
   /// Drops the expressions of the other columns and narrows the child to the columns the rest read.
   bool narrow_output(const std::vector<std::string>& names) override;
   bool per_partition() const override { return true; }
+  /// The child's, renamed as the expressions pass them on (plain columns, maybe aliased); empty when
+  /// one of them is not passed on.
+  std::vector<std::string> key_partitioned() const override;
   const std::vector<expr>& exprs() const { return _exprs; }
 
  protected:
@@ -505,6 +514,11 @@ physical_ptr make_project(backend b, physical_ptr child, std::vector<expr> exprs
 /// `maintain_order` keeps groups in order of first appearance.
 physical_ptr make_aggregate(backend b, physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
                             bool maintain_order, schema out);
+/// Group-by aggregation of each partition alone, for input whose key_partitioned() columns are among
+/// `keys` (no group spans two partitions): one output partition per input partition, fused into the
+/// scan, no merge; groups in order of first appearance. CPU only: the lowering places it on backend::cpu.
+physical_ptr make_partitionwise_aggregate(backend b, physical_ptr child, std::vector<size_t> keys,
+                                          std::vector<agg_spec> aggs, schema out);
 /// Appends one column per window spec, rows in input order.
 physical_ptr make_window(backend b, physical_ptr child, std::vector<window_spec> specs, schema out);
 /// Joins child 0 (left, probe) with child 1 (right, build).

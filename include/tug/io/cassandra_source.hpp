@@ -26,6 +26,9 @@ struct cassandra_scan_options {
   /// > 0: exactly this many splits, whatever the estimates say.
   int splits = 0;
   int reads_in_flight = 8;  ///< splits read at once (each one page request at a time)
+  /// Partition keys that = and IN on every partition key column may name (the product of the IN lists'
+  /// sizes) for the scan to read them one by one; above it the scan reads token ranges.
+  int max_key_lookups = 1000;
   /// Leave out columns of types tug cannot represent (collections, UDTs, tuples) instead of raising.
   bool skip_unsupported_columns = false;
 };
@@ -43,10 +46,13 @@ struct cassandra_column {
 std::vector<cassandra_column> load_cassandra_table(cassandra::session& s, const std::string& keyspace,
                                                    const std::string& table);
 
-/// What a read sends: the statement and the values bound before the token range.
+/// What a read sends: the statement and the values bound to it.
 struct cassandra_read_plan {
   std::string cql;
-  cassandra::bound_values pushed;  ///< values of the pushed predicates
+  /// Without token ranges: the partition keys read, one request each (the partition key columns' values
+  /// in key order, the product of the pushed = and IN lists); none when no row can match (an empty IN).
+  std::vector<cassandra::bound_values> keys;
+  cassandra::bound_values pushed;  ///< values of the pushed clustering predicates (after the key's)
   bool token_ranges = true;        ///< whether the statement ends with the two token bounds
   std::vector<std::string> pushed_text;  ///< the pushed predicates, for describe
 };
@@ -69,8 +75,11 @@ class cassandra_source final : public table_source {
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                           const engine_options& options, thread_pool& pool, memory_resource* mr,
                           const partition_hook& hook = {}, int64_t limit = -1) const override;
-  /// "CQL: <the statement read() sends>" with the pushed values (columns empty: all).
-  std::string describe_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates) const;
+  /// The partition key's columns: read() never puts rows of one Cassandra partition into two
+  /// partitions (spanBy), so a group_by on the partition key needs no merge.
+  std::vector<std::string> key_partitioned() const override;
+  /// "CQL: <the statement read() sends>" with the pushed values (columns empty: what a count reads).
+  std::string describe_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates) const override;
   /// The statement read() sends for these columns and predicates.
   cassandra_read_plan plan_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                 int64_t limit = -1) const;

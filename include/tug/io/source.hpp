@@ -72,6 +72,16 @@ class table_source {
   /// What the source knows of the columns `columns` without reading data, piece by piece (the
   /// optimizer's selectivity estimates); empty when it knows nothing (the default).
   virtual std::vector<piece_statistics> statistics(const std::vector<std::string>& columns) const { return {}; }
+  /// Columns that keep their rows together: all rows with equal values of these columns (taken
+  /// together) are in one partition of read() (a Cassandra scan: the partition key, what the Spark
+  /// connector's spanBy relies on). A group_by on all of them then aggregates each partition alone, with
+  /// no merge of partitions (docs/architecture.md). Empty when nothing is known (the default).
+  virtual std::vector<std::string> key_partitioned() const { return {}; }
+  /// What read(columns, predicates) will ask its storage for, for explain() (a Cassandra scan: the CQL
+  /// statement); empty when there is nothing to add (the default).
+  virtual std::string describe_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates) const {
+    return {};
+  }
   /// One line on what the last read() did beyond its rows (requests, bytes, retries, latency), which the
   /// query's statistics append; empty when the source has nothing to add (the default).
   virtual std::string read_statistics() const { return {}; }

@@ -91,13 +91,18 @@ const column* agg_input(const agg_spec& s, const std::vector<column>& cols) {
   return s.input < 0 ? nullptr : &cols[static_cast<size_t>(s.input)];
 }
 
-// Per partition: key columns and the partial states of every aggregation.
-class partial_aggregate_op final : public physical_node {
+// Per partition: key columns and the partial states of every aggregation; or, `whole`, the aggregates
+// themselves, for input where no group spans two partitions (a scan whose source keeps the rows of a
+// key together, e.g. a Cassandra partition key): no merge follows, and groups come in first-seen order,
+// since each group's rows are all in the partition where it first appears.
+class partition_aggregate_op final : public physical_node {
  public:
-  partial_aggregate_op(std::vector<size_t> keys, std::vector<agg_spec> aggs)
-      : _keys(std::move(keys)), _aggs(std::move(aggs)) {}
-  std::string name() const override { return "hash_aggregate[partial]"; }
-  std::string detail() const override { return describe(_keys, _aggs, false); }
+  partition_aggregate_op(std::vector<size_t> keys, std::vector<agg_spec> aggs, bool whole)
+      : _keys(std::move(keys)), _aggs(std::move(aggs)), _whole(whole) {}
+  std::string name() const override { return _whole ? "hash_aggregate[per partition]" : "hash_aggregate[partial]"; }
+  std::string detail() const override {
+    return describe(_keys, _aggs, false) + (_whole ? " (partitions keep their keys)" : "");
+  }
   bool per_partition() const override { return true; }
 
  protected:
@@ -107,8 +112,11 @@ class partial_aggregate_op final : public physical_node {
     for (size_t k : _keys) keys.push_back(t[k]);
     grouping g = group_rows(std::move(keys), t.num_rows(), false, nullptr);  // partitions run in parallel
     std::vector<column> cols = g.group_keys(ctx.mr);
-    for (auto& s : _aggs)
-      for (auto& c : cpu::partial_states(s, agg_input(s, t.columns()), g.map(), ctx.mr)) cols.push_back(std::move(c));
+    for (auto& s : _aggs) {
+      if (_whole) cols.push_back(cpu::aggregate_groups(s, agg_input(s, t.columns()), g.map(), ctx.mr));
+      else
+        for (auto& c : cpu::partial_states(s, agg_input(s, t.columns()), g.map(), ctx.mr)) cols.push_back(std::move(c));
+    }
     if (cols.empty()) return table::empty_with_rows(g.num_groups);
     return table(std::move(cols));
   }
@@ -116,6 +124,7 @@ class partial_aggregate_op final : public physical_node {
  private:
   std::vector<size_t> _keys;
   std::vector<agg_spec> _aggs;
+  bool _whole;
 };
 
 // What the final and the one-phase aggregation share: the input held spillable as it is produced, and
@@ -231,6 +240,15 @@ class single_aggregate_op final : public blocking_aggregate {
 
 }  // namespace
 
+physical_ptr make_partitionwise_aggregate(backend b, physical_ptr child, std::vector<size_t> keys,
+                                          std::vector<agg_spec> aggs, schema out) {
+  if (b != backend::cpu) throw internal_error("the partition-wise aggregate runs on the CPU only");
+  if (keys.empty()) throw internal_error("a partition-wise aggregate needs keys");
+  for (auto& s : aggs) cpu::check_agg_spec(s);
+  return finish(std::make_unique<partition_aggregate_op>(std::move(keys), std::move(aggs), true), b,
+                one(std::move(child)), std::move(out));
+}
+
 physical_ptr make_aggregate(backend b, physical_ptr child, std::vector<size_t> keys, std::vector<agg_spec> aggs,
                             bool maintain_order, schema out) {
   TUG_DISPATCH_CUDA(b, make_aggregate(std::move(child), std::move(keys), std::move(aggs), maintain_order, std::move(out)));
@@ -245,7 +263,7 @@ physical_ptr make_aggregate(backend b, physical_ptr child, std::vector<size_t> k
   // partial output: the key columns, then the state columns of each aggregation
   schema partial_schema = cpu::partial_schema(child->output_schema, keys, aggs);
   size_t num_keys = keys.size();
-  physical_ptr partial = finish(std::make_unique<partial_aggregate_op>(std::move(keys), aggs), b,
+  physical_ptr partial = finish(std::make_unique<partition_aggregate_op>(std::move(keys), aggs, false), b,
                                 one(std::move(child)), std::move(partial_schema));
   return finish(std::make_unique<final_aggregate_op>(num_keys, std::move(aggs), maintain_order), b,
                 one(std::move(partial)), std::move(out));

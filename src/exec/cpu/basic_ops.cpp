@@ -23,10 +23,18 @@ class scan_op final : public physical_node {
       : _src(std::move(src)), _cols(std::move(cols)), _predicates(std::move(predicates)), _limit(limit) {}
   std::string name() const override { return "scan"; }
   std::string detail() const override {
+    std::string read = _src->describe_read(_cols, _predicates);
     return std::to_string(_cols.size()) + "/" + std::to_string(_src->schema().size()) + " columns of " +
-           _src->describe() + (_limit >= 0 ? "; first " + std::to_string(_limit) + " rows" : "");
+           _src->describe() + (_limit >= 0 ? "; first " + std::to_string(_limit) + " rows" : "") +
+           (read.empty() ? "" : "; " + read);
   }
   bool accepts_fused() const override { return true; }
+  std::vector<std::string> key_partitioned() const override {
+    std::vector<std::string> keys = _src->key_partitioned();
+    for (auto& k : keys)
+      if (std::find(_cols.begin(), _cols.end(), k) == _cols.end()) return {};
+    return keys;
+  }
   int64_t size_hint() const override {
     const std::vector<piece_statistics> pieces = _src->statistics({});
     if (pieces.empty()) return -1;

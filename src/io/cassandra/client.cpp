@@ -90,9 +90,21 @@ bool read_full(int fd, uint8_t* p, size_t n) {
 
 }  // namespace
 
+namespace {
+/// @throws invalid_argument_error for a protocol version or a compression the client does not speak.
+void check_protocol_options(const client_options& o) {
+  if (o.protocol_version != 0 && o.protocol_version != 4 && o.protocol_version != 5)
+    throw invalid_argument_error("cassandra: protocol_version " + std::to_string(o.protocol_version) +
+                                 " is not supported (0: negotiate, 4 or 5)");
+  if (!o.compression.empty() && o.compression != "lz4")
+    throw invalid_argument_error("cassandra: compression '" + o.compression + "' is not supported (lz4, or empty)");
+}
+}  // namespace
+
 connection::connection(const std::string& host, const client_options& options, std::shared_ptr<const tls_context> tls,
                        session_metrics* metrics)
     : _host(host), _options(options), _metrics(metrics) {
+  check_protocol_options(_options);
   if (_options.tls.enabled && !tls) tls = std::make_shared<tls_context>(_options.tls);
   _fd = open_socket(_host, options.connect_timeout_ms);
   // a peer that stops reading must not block a sender forever
@@ -169,36 +181,87 @@ void connection::read_loop() {
   uint8_t hdr[header_size];
   try {
     while (true) {
+      if (_framed) {
+        if (!read_segment()) return;
+        continue;
+      }
       if (!read_bytes(hdr, header_size)) {
         fail_all(_read_error);
         return;
       }
-      frame_header h = decode_header(hdr, _host);
+      frame_header h = decode_header(hdr, _host, _version);
       auto body = std::make_unique<std::string>(static_cast<size_t>(h.length), '\0');
       if (h.length > 0 && !read_bytes(reinterpret_cast<uint8_t*>(body->data()), body->size())) {
         fail_all(_read_error + " (in the middle of a frame)");
         return;
       }
-      if (h.flags & flag_compression) throw connection_error(_host, "cassandra " + _host + ": compressed frame, but no compression was negotiated");
-      if (h.stream < 0) continue;  // events: not registered for, ignored
-      std::lock_guard lk(_mutex);
-      auto s = static_cast<size_t>(h.stream);
-      if (s >= _pending.size() || !_pending[s]) {
-        throw connection_error(_host, "cassandra " + _host + ": answer on stream " + std::to_string(h.stream) +
-                                          ", which has no request");
-      }
-      // no longer in flight before the waiter wakes (it may send the next request at once)
-      --_in_flight;
-      if (_metrics) _metrics->add_in_flight(-1);
-      _pending[s]->set_value(response{h, std::move(body)});
-      _pending[s].reset();
-      _free.push_back(h.stream);
-      _free_cv.notify_one();
+      deliver(h, std::move(body));
     }
   } catch (const std::exception& e) {
     ::shutdown(_fd, SHUT_RDWR);
     fail_all(e.what());
   }
+}
+
+bool connection::read_segment() {
+  uint8_t hdr[8];
+  if (!read_bytes(hdr, segment_header_size(_lz4))) {
+    fail_all(_read_error);
+    return false;
+  }
+  segment_header sh = decode_segment_header(hdr, _lz4, _host);
+  std::string wire(sh.payload_length + size_t(4), '\0');
+  if (!read_bytes(reinterpret_cast<uint8_t*>(wire.data()), wire.size())) {
+    fail_all(_read_error + " (in the middle of a segment)");
+    return false;
+  }
+  _inbox += decode_segment_payload(wire, sh, _lz4, _host);
+  // every envelope the segments so far complete (a large one spans segments that are not self-contained)
+  size_t at = 0;
+  while (_inbox.size() - at >= header_size) {
+    frame_header h = decode_header(reinterpret_cast<const uint8_t*>(_inbox.data()) + at, _host, _version);
+    if (_inbox.size() - at - header_size < static_cast<size_t>(h.length)) break;
+    auto body = std::make_unique<std::string>(_inbox.substr(at + header_size, static_cast<size_t>(h.length)));
+    at += header_size + static_cast<size_t>(h.length);
+    deliver(h, std::move(body));
+  }
+  _inbox.erase(0, at);
+  if (sh.self_contained && !_inbox.empty())
+    throw connection_error(_host, "cassandra " + _host + ": a self-contained protocol v5 segment ends inside an envelope");
+  return true;
+}
+
+void connection::deliver(frame_header h, std::unique_ptr<std::string> body) {
+  if ((h.flags & flag_compression) && _version == 4) {
+    if (!_lz4) throw connection_error(_host, "cassandra " + _host + ": compressed frame, but no compression was negotiated");
+    body = std::make_unique<std::string>(lz4_decompress_body(*body, _host));
+    h.length = static_cast<int32_t>(body->size());
+  }
+  h.flags &= static_cast<uint8_t>(~flag_compression);  // v5: deprecated and ignored
+  // v5: the answer to STARTUP is the last unframed frame; switched before its waiter wakes and sends
+  if (_frame_after_next.exchange(false)) _framed = true;
+  if (h.stream < 0) {  // an EVENT (only where REGISTER asked for them)
+    std::function<void(const std::string&)> handler;
+    {
+      std::lock_guard lk(_mutex);
+      handler = _on_event;
+    }
+    if (handler && static_cast<opcode>(h.op) == opcode::event) handler(*body);
+    return;
+  }
+  std::lock_guard lk(_mutex);
+  auto s = static_cast<size_t>(h.stream);
+  if (s >= _pending.size() || !_pending[s]) {
+    throw connection_error(_host, "cassandra " + _host + ": answer on stream " + std::to_string(h.stream) +
+                                      ", which has no request");
+  }
+  // no longer in flight before the waiter wakes (it may send the next request at once)
+  --_in_flight;
+  if (_metrics) _metrics->add_in_flight(-1);
+  _pending[s]->set_value(response{h, std::move(body)});
+  _pending[s].reset();
+  _free.push_back(h.stream);
+  _free_cv.notify_one();
 }
 
 std::future<response> connection::send(opcode op, std::string_view body, uint8_t flags) {
@@ -221,7 +284,13 @@ std::future<response> connection::send(opcode op, std::string_view body, uint8_t
     ++_in_flight;
     if (_metrics) _metrics->add_in_flight(1);
   }
-  std::string frame = encode_frame(op, stream, body, flags);
+  const uint8_t version = _version;
+  std::string frame;
+  if (version == 4 && _lz4 && op != opcode::startup && op != opcode::options)
+    frame = encode_frame(op, stream, lz4_compress_body(body), static_cast<uint8_t>(flags | flag_compression), version);
+  else
+    frame = encode_frame(op, stream, body, flags, version);
+  if (_framed) frame = encode_segments(frame, _lz4);
   // on failure the reader fails the pending request, this one included
   if (_tls) {
     if (!_tls->write(frame)) close(_tls->why());
@@ -242,8 +311,23 @@ response connection::wait(std::future<response>& f, opcode sent, const std::stri
   }
   response r = f.get();
   if (static_cast<opcode>(r.header.op) == opcode::error)
-    std::rethrow_exception(decode_error(*r.body, r.header.flags, _host, context));
+    std::rethrow_exception(decode_error(*r.body, r.header.flags, _host, context, r.header.version & 0x7f));
   return r;
+}
+
+void connection::register_events(const std::vector<std::string>& events,
+                                 std::function<void(const std::string&)> handler) {
+  {
+    std::lock_guard lk(_mutex);
+    _on_event = std::move(handler);
+  }
+  byte_writer w;
+  w.u16(static_cast<uint16_t>(events.size()));
+  for (auto& e : events) w.string(e);
+  response r = request(opcode::register_, w.out(), "REGISTER");
+  if (static_cast<opcode>(r.header.op) != opcode::ready)
+    throw connection_error(_host, "cassandra " + _host + ": answer " + to_string(static_cast<opcode>(r.header.op)) +
+                                      " to REGISTER");
 }
 
 response connection::request(opcode op, std::string_view body, const std::string& context) {
@@ -271,18 +355,60 @@ void connection::startup() {
   }
 }
 
-void connection::authenticate() {
-  byte_writer w;
-  w.string_map({{"CQL_VERSION", "3.0.0"}});
-  auto f = send(opcode::startup, w.out());
+response connection::startup_exchange(opcode op, std::string_view body, const std::string& context) {
+  auto f = send(op, body);
   // the start-up answers within connect_timeout_ms: a server that accepts and stays silent fails fast
   if (f.wait_for(std::chrono::milliseconds(_options.connect_timeout_ms)) != std::future_status::ready)
-    throw connection_error(_host, "cassandra " + _host + ": no answer to STARTUP within " +
-                                      std::to_string(_options.connect_timeout_ms) +
-                                      " ms (connect_timeout_ms); is this a Cassandra native port?");
+    throw connection_error(_host, "cassandra " + _host + ": no answer to " + to_string(op) + " within " +
+                                      std::to_string(_options.connect_timeout_ms) + " ms (connect_timeout_ms)" +
+                                      (op == opcode::auth_response ? "" : "; is this a Cassandra native port?"));
   response r = f.get();
+  if (static_cast<opcode>(r.header.op) == opcode::error)
+    std::rethrow_exception(decode_error(*r.body, r.header.flags, _host, context, r.header.version & 0x7f));
+  return r;
+}
+
+void connection::negotiate() {
+  response r = startup_exchange(opcode::options, {}, "OPTIONS");
   auto op = static_cast<opcode>(r.header.op);
-  if (op == opcode::error) std::rethrow_exception(decode_error(*r.body, r.header.flags, _host, "STARTUP"));
+  if (op != opcode::supported)
+    throw connection_error(_host, "cassandra " + _host + ": answer " + to_string(op) + " to OPTIONS");
+  byte_reader rd(*r.body, _host);
+  std::vector<std::string> versions, compressions;
+  for (uint16_t n = rd.u16(), i = 0; i < n; ++i) {
+    std::string key = rd.string();
+    std::vector<std::string> values = rd.string_list();
+    if (key == "PROTOCOL_VERSIONS") versions = std::move(values);
+    if (key == "COMPRESSION") compressions = std::move(values);
+  }
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s.empty() ? std::string("none") : s;
+  };
+  // "5/v5"; a version in beta says so ("5/v5-beta") and is not taken
+  const bool v5 = std::find(versions.begin(), versions.end(), "5/v5") != versions.end();
+  if (_options.protocol_version == 5 && !v5)
+    throw connection_error(_host, "cassandra " + _host + ": the node does not offer protocol v5 (it offers " +
+                                      list(versions) + "); set protocol_version to 0 or 4");
+  if (v5 && _options.protocol_version != 4) _version = 5;
+  if (_options.compression == "lz4") {
+    if (std::find(compressions.begin(), compressions.end(), "lz4") == compressions.end())
+      throw connection_error(_host, "cassandra " + _host + ": the node does not offer lz4 compression (it offers " +
+                                        list(compressions) + "); leave compression empty");
+    _lz4 = true;
+  }
+}
+
+void connection::authenticate() {
+  if (_options.protocol_version != 4 || !_options.compression.empty()) negotiate();
+  byte_writer w;
+  std::vector<std::pair<std::string, std::string>> startup = {{"CQL_VERSION", "3.0.0"}};
+  if (_lz4) startup.emplace_back("COMPRESSION", "lz4");
+  w.string_map(startup);
+  if (_version == 5) _frame_after_next = true;
+  response r = startup_exchange(opcode::startup, w.out(), "STARTUP");
+  auto op = static_cast<opcode>(r.header.op);
   if (op == opcode::ready) return;
   if (op != opcode::authenticate)
     throw connection_error(_host, "cassandra " + _host + ": answer " + to_string(op) + " to STARTUP");
@@ -300,14 +426,8 @@ void connection::authenticate() {
   token += _options.password;
   byte_writer a;
   a.bytes(token);
-  auto g = send(opcode::auth_response, a.out());
-  if (g.wait_for(std::chrono::milliseconds(_options.connect_timeout_ms)) != std::future_status::ready)
-    throw connection_error(_host, "cassandra " + _host + ": no answer to AUTH_RESPONSE within " +
-                                      std::to_string(_options.connect_timeout_ms) + " ms (connect_timeout_ms)");
-  response ar = g.get();
+  response ar = startup_exchange(opcode::auth_response, a.out(), "authenticating as " + _options.username);
   auto aop = static_cast<opcode>(ar.header.op);
-  if (aop == opcode::error)
-    std::rethrow_exception(decode_error(*ar.body, ar.header.flags, _host, "authenticating as " + _options.username));
   if (aop != opcode::auth_success)
     throw authentication_error(error_code::bad_credentials, _host,
                                "cassandra " + _host + ": authenticator " + authenticator + " answered " +
@@ -328,36 +448,8 @@ result decode_result(response r, const std::string& host) {
     rd.malformed(std::string("expected RESULT, got ") + to_string(static_cast<opcode>(out.frame.header.op)));
   byte_reader peek = rd;
   out.kind = static_cast<result_kind>(peek.i32());
-  if (out.kind == result_kind::rows) out.rows = read_rows(rd);
+  if (out.kind == result_kind::rows) out.rows = read_rows(rd, out.frame.header.version & 0x7f);
   return out;
-}
-
-session::session(client_options options) : _options(std::move(options)) {
-  if (_options.contact_points.empty()) throw invalid_argument_error("cassandra: no contact points");
-  if (_options.tls.enabled) _tls = std::make_shared<tls_context>(_options.tls);
-  std::string failures;
-  std::exception_ptr auth_failure;  // wrong credentials or certificates: the same on every node
-  for (auto& cp : _options.contact_points) {
-    auto h = std::make_unique<host_pool>();
-    h->host = with_port(cp, _options.port);
-    try {
-      h->connections.push_back(std::make_shared<connection>(h->host, _options, _tls, &_metrics));
-      _hosts.push_back(std::move(h));
-    } catch (const authentication_error&) {
-      if (!auth_failure) auth_failure = std::current_exception();
-    } catch (const tls_error&) {
-      if (!auth_failure) auth_failure = std::current_exception();
-    } catch (const std::exception& e) {
-      failures += std::string(failures.empty() ? "" : "; ") + e.what();
-    }
-  }
-  if (_hosts.empty()) {
-    if (auth_failure) std::rethrow_exception(auth_failure);
-    throw connection_error(with_port(_options.contact_points[0], _options.port),
-                           "cassandra: no contact point answered: " + failures);
-  }
-  for (auto& h : _hosts) _by_host.emplace(h->host, h.get());
-  if (_options.token_aware || _options.discover_nodes) load_ring();
 }
 
 namespace {
@@ -377,12 +469,106 @@ int32_t int_of(std::string_view v) {
 }
 }  // namespace
 
+session::session(client_options options) : _options(std::move(options)) {
+  if (_options.contact_points.empty()) throw invalid_argument_error("cassandra: no contact points");
+  check_protocol_options(_options);
+  if (_options.tls.enabled) _tls = std::make_shared<tls_context>(_options.tls);
+  std::string failures;
+  std::exception_ptr auth_failure;  // wrong credentials or certificates: the same on every node
+  for (auto& cp : _options.contact_points) {
+    auto h = std::make_unique<host_pool>();
+    h->host = with_port(cp, _options.port);
+    try {
+      h->connections.push_back(std::make_shared<connection>(h->host, _options, _tls, &_metrics));
+      if (_hosts.empty()) {
+        // every later connection speaks what the first negotiated (statements carry version-bound ids)
+        _version = h->connections.back()->version();
+        _options.protocol_version = _version;
+      }
+      _hosts.push_back(std::move(h));
+    } catch (const authentication_error&) {
+      if (!auth_failure) auth_failure = std::current_exception();
+    } catch (const tls_error&) {
+      if (!auth_failure) auth_failure = std::current_exception();
+    } catch (const std::exception& e) {
+      failures += std::string(failures.empty() ? "" : "; ") + e.what();
+    }
+  }
+  if (_hosts.empty()) {
+    if (auth_failure) std::rethrow_exception(auth_failure);
+    throw connection_error(with_port(_options.contact_points[0], _options.port),
+                           "cassandra: no contact point answered: " + failures);
+  }
+  for (auto& h : _hosts) _by_host.emplace(h->host, h.get());
+  if (_options.token_aware || _options.discover_nodes) load_ring();
+  if (_options.topology_events && _hosts.size() > 1) watch_events();  // one node: nowhere else to go
+}
+
+void session::watch_events() {
+  const int64_t now = now_ms();
+  std::shared_ptr<connection> old;  // destroyed outside the lock: its reader may be waiting for it
+  std::lock_guard lk(_events_mutex);
+  if (_control && !_control->defunct()) return;
+  if (now < _control_retry_ms) return;
+  _control_retry_ms = now + _options.reconnect_delay_ms;
+  old = std::move(_control);
+  for (auto& h : _hosts) {
+    if (h->reported_down || h->down_until_ms > now) continue;
+    try {
+      auto c = std::make_shared<connection>(h->host, _options, _tls, nullptr);
+      c->register_events({"TOPOLOGY_CHANGE", "STATUS_CHANGE"},
+                         [this, from = h->host](const std::string& body) { on_event(body, from); });
+      _control = std::move(c);
+      _control_up = true;
+      return;
+    } catch (const std::exception&) {
+      // the next node; without any, requests find the nodes down themselves (and retry this later)
+    }
+  }
+  _control_up = false;
+}
+
+void session::on_event(const std::string& body, const std::string& host) {
+  byte_reader r(body, host);
+  std::string type = r.string(), change = r.string();
+  if (type != "STATUS_CHANGE" && type != "TOPOLOGY_CHANGE") return;
+  std::string_view addr = r.raw(r.u8());
+  int32_t port = r.i32();
+  std::string node = address_of(addr) + ":" + std::to_string(port);
+  auto it = _by_host.find(node);
+  if (it == _by_host.end()) {  // another port than the one connected to: the same address
+    for (auto& [h, pool] : _by_host)
+      if (h.rfind(address_of(addr) + ":", 0) == 0) it = _by_host.find(h);
+  }
+  if (it != _by_host.end()) {
+    host_pool& p = *it->second;
+    if (change == "DOWN" || change == "REMOVED_NODE") p.reported_down = true;
+    if (change == "UP" || change == "NEW_NODE") {
+      p.reported_down = false;
+      p.down_until_ms = 0;  // connect again at once
+    }
+  }
+  std::lock_guard lk(_events_mutex);
+  _events.push_back(change + " " + (it != _by_host.end() ? it->first : node));
+}
+
+bool session::is_up(const std::string& host) const {
+  auto it = _by_host.find(host);
+  return it == _by_host.end() || !it->second->reported_down;
+}
+
+std::vector<std::string> session::events() const {
+  std::lock_guard lk(_events_mutex);
+  return _events;
+}
+
+
 result session::query_on(connection& c, const std::string& cql) {
   byte_writer w;
   w.long_string(cql);
   query_parameters p;
   p.level = consistency::one;
-  write_query_parameters(w, p, 0, {});
+  write_query_parameters(w, p, 0, {}, c.version());
   return decode_result(c.request(opcode::query, w.out(), cql), c.host());
 }
 
@@ -494,6 +680,12 @@ std::vector<std::string> session::route(const prepared_statement& stmt, const bo
 }
 
 session::~session() {
+  std::shared_ptr<connection> control;
+  {
+    std::lock_guard lk(_events_mutex);
+    control = std::move(_control);
+  }
+  control.reset();  // its reader calls on_event: stopped before anything it uses goes
   _hosts.clear();  // the connections' readers count in _metrics until they stop
 }
 
@@ -593,13 +785,14 @@ std::shared_ptr<connection> session::acquire_on(host_pool& h) {
 }
 
 std::shared_ptr<connection> session::acquire(const std::vector<std::string>& preferred) {
+  if (_options.topology_events && _hosts.size() > 1 && (!_control_up || control_broken())) watch_events();
   std::exception_ptr last;
   const int64_t now = now_ms();
   if (!preferred.empty()) {
     size_t start = _next_host++;
     for (size_t i = 0; i < preferred.size(); ++i) {
       auto it = _by_host.find(preferred[(start + i) % preferred.size()]);
-      if (it == _by_host.end() || it->second->down_until_ms > now) continue;
+      if (it == _by_host.end() || it->second->down_until_ms > now || it->second->reported_down) continue;
       try {
         return acquire_on(*it->second);
       } catch (...) {
@@ -611,7 +804,7 @@ std::shared_ptr<connection> session::acquire(const std::vector<std::string>& pre
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t i = 0; i < _hosts.size(); ++i) {
       auto& h = *_hosts[(_next_host++) % _hosts.size()];
-      if (pass == 0 && h.down_until_ms > now) continue;
+      if (pass == 0 && (h.down_until_ms > now || h.reported_down)) continue;
       try {
         return acquire_on(h);
       } catch (...) {
@@ -628,7 +821,7 @@ result session::query(const std::string& cql, const query_parameters& params, co
   p._op = opcode::query;
   byte_writer w;
   w.long_string(cql);
-  write_query_parameters(w, params, values.count, values.bytes);
+  write_query_parameters(w, params, values.count, values.bytes, _version);
   p._body = std::move(w.out());
   p._context = cql.size() > 200 ? cql.substr(0, 200) + "..." : cql;
   p._idempotent = true;
@@ -671,18 +864,18 @@ std::shared_ptr<const prepared_statement> session::prepare(const std::string& cq
     auto it = _prepared.find(cql);
     if (it != _prepared.end()) return it->second;
   }
-  byte_writer w;
-  w.long_string(cql);
+  const std::string body = prepare_body(cql);
   std::exception_ptr last;
   for (int attempt = 0; attempt <= _options.max_retries; ++attempt) {
     std::shared_ptr<connection> c;
     try {
       c = acquire();
-      response r = c->request(opcode::prepare, w.out(), "PREPARE " + cql);
+      response r = c->request(opcode::prepare, body, "PREPARE " + cql);
       byte_reader rd(*r.body, c->host());
       skip_response_prefix(rd, r.header.flags);
-      prepared_result pr = read_prepared(rd);
-      auto stmt = std::make_shared<prepared_statement>(prepared_statement{cql, pr.id, pr.bind, pr.result});
+      prepared_result pr = read_prepared(rd, r.header.version & 0x7f);
+      auto stmt = std::make_shared<prepared_statement>(
+          prepared_statement{cql, pr.id, pr.result_metadata_id, pr.bind, pr.result});
       std::lock_guard lk(_prepared_mutex);
       _prepared[cql] = stmt;
       _by_id[stmt->id] = stmt;
@@ -710,16 +903,23 @@ void session::reprepare(connection& c, const std::string& id) {
   }
   if (!stmt)
     throw internal_error("cassandra " + c.host() + ": Unprepared for a statement id this session never prepared");
+  c.request(opcode::prepare, prepare_body(stmt->cql), "PREPARE " + stmt->cql);
+}
+
+std::string session::prepare_body(const std::string& cql) const {
   byte_writer w;
-  w.long_string(stmt->cql);
-  c.request(opcode::prepare, w.out(), "PREPARE " + stmt->cql);
+  w.long_string(cql);
+  if (_version >= 5) w.i32(0);  // <flags>: no keyspace
+  return std::move(w.out());
 }
 
 namespace {
-std::string execute_body(const prepared_statement& stmt, const bound_values& values, const query_parameters& params) {
+std::string execute_body(const prepared_statement& stmt, const bound_values& values, const query_parameters& params,
+                         uint8_t version) {
   byte_writer w;
   w.short_bytes(stmt.id);
-  write_query_parameters(w, params, values.count, values.bytes);
+  if (version >= 5) w.short_bytes(stmt.result_metadata_id);
+  write_query_parameters(w, params, values.count, values.bytes, version);
   return std::move(w.out());
 }
 }  // namespace
@@ -729,7 +929,7 @@ result session::execute(const prepared_statement& stmt, const bound_values& valu
   pending_request p;
   p._session = this;
   p._op = opcode::execute;
-  p._body = execute_body(stmt, values, params);
+  p._body = execute_body(stmt, values, params, _version);
   p._context = stmt.cql;
   p._flags = params.tracing ? flag_tracing : 0;
   p._preferred = hosts.empty() ? route(stmt, values) : hosts;
@@ -742,7 +942,7 @@ pending_request session::execute_async(std::shared_ptr<const prepared_statement>
   pending_request p;
   p._session = this;
   p._op = opcode::execute;
-  p._body = execute_body(*stmt, values, params);
+  p._body = execute_body(*stmt, values, params, _version);
   p._context = stmt->cql;
   p._idempotent = idempotent;
   p._flags = params.tracing ? flag_tracing : 0;
@@ -764,7 +964,8 @@ pending_request session::batch_async(std::shared_ptr<const prepared_statement> s
     w.raw(r.bytes);
   }
   w.u16(static_cast<uint16_t>(level));
-  w.u8(0);
+  if (_version >= 5) w.i32(0);  // <flags>: [int] in v5
+  else w.u8(0);
   pending_request p;
   p._session = this;
   p._op = opcode::batch;

@@ -5,6 +5,11 @@
 #include <cstring>
 #include <exception>
 
+#include <lz4.h>
+#include <zlib.h>
+
+#include "tug/io/cassandra/types.hpp"
+
 namespace tug::io::cassandra {
 
 const char* to_string(opcode op) {
@@ -62,21 +67,22 @@ std::string to_string(consistency c) {
   return "consistency " + std::to_string(static_cast<int>(c));
 }
 
-frame_header decode_header(const uint8_t* p, const std::string& host) {
+frame_header decode_header(const uint8_t* p, const std::string& host, uint8_t version) {
   frame_header h;
   h.version = p[0];
   h.flags = p[1];
   h.stream = static_cast<int16_t>((p[2] << 8) | p[3]);
   h.op = p[4];
   h.length = static_cast<int32_t>((uint32_t(p[5]) << 24) | (uint32_t(p[6]) << 16) | (uint32_t(p[7]) << 8) | p[8]);
-  if (h.version != (0x80 | protocol_version))
+  if (h.version != (0x80 | version))
     throw connection_error(host, "cassandra " + host + ": frame of protocol version byte 0x" +
                                      [](int v) {
                                        char b[8];
                                        std::snprintf(b, sizeof b, "%02x", v);
                                        return std::string(b);
                                      }(h.version) +
-                                     ", expected a v4 response (0x84)");
+                                     ", expected a v" + std::to_string(version) + " response (0x8" +
+                                     std::to_string(version) + ")");
   if (h.op > static_cast<uint8_t>(opcode::auth_success) || h.op == 0x04)
     throw connection_error(host, "cassandra " + host + ": frame with unknown opcode " + std::to_string(h.op));
   if (h.length < 0 || h.length > max_body_size)
@@ -85,9 +91,9 @@ frame_header decode_header(const uint8_t* p, const std::string& host) {
   return h;
 }
 
-std::string encode_frame(opcode op, int16_t stream, std::string_view body, uint8_t flags) {
+std::string encode_frame(opcode op, int16_t stream, std::string_view body, uint8_t flags, uint8_t version) {
   std::string f(header_size, '\0');
-  f[0] = static_cast<char>(protocol_version);
+  f[0] = static_cast<char>(version);
   f[1] = static_cast<char>(flags);
   f[2] = static_cast<char>((static_cast<uint16_t>(stream) >> 8) & 0xff);
   f[3] = static_cast<char>(static_cast<uint16_t>(stream) & 0xff);
@@ -99,6 +105,134 @@ std::string encode_frame(opcode op, int16_t stream, std::string_view body, uint8
   f[8] = static_cast<char>(n);
   f.append(body);
   return f;
+}
+
+uint32_t crc24(uint64_t bytes, int length) {
+  uint32_t crc = 0x875060;  // v5.spec 2.1: initial value 0x875060, polynomial 0x1974F0B
+  for (int i = 0; i < length; ++i) {
+    crc ^= static_cast<uint32_t>(bytes & 0xff) << 16;
+    bytes >>= 8;
+    for (int b = 0; b < 8; ++b) {
+      crc <<= 1;
+      if (crc & 0x1000000) crc ^= 0x1974F0B;
+    }
+  }
+  return crc & 0xffffff;
+}
+
+uint32_t segment_crc32(std::string_view payload) {
+  static const unsigned char seed[4] = {0xFA, 0x2D, 0x55, 0xCA};
+  uLong c = ::crc32(0L, seed, 4);
+  // zlib takes at most 4 GiB at once; a payload is at most 128 KiB
+  c = ::crc32(c, reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size()));
+  return static_cast<uint32_t>(c);
+}
+
+namespace {
+
+void put_le(std::string& out, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get_le(const uint8_t* p, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+void append_segment(std::string& out, std::string_view payload, bool self_contained, bool lz4) {
+  std::string compressed;
+  std::string_view wire = payload;
+  uint64_t header;
+  int header_bytes;
+  if (lz4) {
+    compressed.resize(static_cast<size_t>(LZ4_compressBound(static_cast<int>(payload.size()))));
+    int n = LZ4_compress_default(payload.data(), compressed.data(), static_cast<int>(payload.size()),
+                                 static_cast<int>(compressed.size()));
+    uint64_t uncompressed = 0;  // 0: sent as it is
+    if (n > 0 && static_cast<size_t>(n) < payload.size()) {
+      compressed.resize(static_cast<size_t>(n));
+      wire = compressed;
+      uncompressed = payload.size();
+    }
+    header = wire.size() | (uncompressed << 17) | (uint64_t(self_contained) << 34);
+    header_bytes = 5;
+  } else {
+    header = payload.size() | (uint64_t(self_contained) << 17);
+    header_bytes = 3;
+  }
+  put_le(out, header, header_bytes);
+  put_le(out, crc24(header, header_bytes), 3);
+  out.append(wire);
+  put_le(out, segment_crc32(wire), 4);
+}
+
+}  // namespace
+
+std::string encode_segments(std::string_view envelopes, bool lz4) {
+  std::string out;
+  if (envelopes.size() <= max_segment_payload) {
+    append_segment(out, envelopes, true, lz4);
+    return out;
+  }
+  for (size_t at = 0; at < envelopes.size(); at += max_segment_payload)
+    append_segment(out, envelopes.substr(at, max_segment_payload), false, lz4);
+  return out;
+}
+
+segment_header decode_segment_header(const uint8_t* p, bool lz4, const std::string& host) {
+  const int n = lz4 ? 5 : 3;
+  uint64_t header = get_le(p, n);
+  auto crc = static_cast<uint32_t>(get_le(p + n, 3));
+  if (crc != crc24(header, n))
+    throw connection_error(host, "cassandra " + host + ": protocol v5 segment header fails its CRC24 (corrupt stream)");
+  segment_header h;
+  h.payload_length = static_cast<uint32_t>(header & 0x1ffff);
+  if (lz4) {
+    h.uncompressed_length = static_cast<uint32_t>((header >> 17) & 0x1ffff);
+    h.self_contained = (header >> 34) & 1;
+  } else {
+    h.self_contained = (header >> 17) & 1;
+  }
+  return h;
+}
+
+std::string decode_segment_payload(std::string_view payload_and_crc, const segment_header& h, bool lz4,
+                                   const std::string& host) {
+  if (payload_and_crc.size() != h.payload_length + size_t(4))
+    throw connection_error(host, "cassandra " + host + ": protocol v5 segment of the wrong size");
+  std::string_view payload = payload_and_crc.substr(0, h.payload_length);
+  auto crc = static_cast<uint32_t>(get_le(reinterpret_cast<const uint8_t*>(payload_and_crc.data()) + h.payload_length, 4));
+  if (crc != segment_crc32(payload))
+    throw connection_error(host, "cassandra " + host + ": protocol v5 segment payload fails its CRC32 (corrupt stream)");
+  if (!lz4 || h.uncompressed_length == 0) return std::string(payload);
+  std::string out(h.uncompressed_length, '\0');
+  int n = LZ4_decompress_safe(payload.data(), out.data(), static_cast<int>(payload.size()), static_cast<int>(out.size()));
+  if (n != static_cast<int>(out.size()))
+    throw connection_error(host, "cassandra " + host + ": protocol v5 segment payload is no lz4 block of " +
+                                     std::to_string(out.size()) + " bytes");
+  return out;
+}
+
+std::string lz4_compress_body(std::string_view body) {
+  std::string out(4 + static_cast<size_t>(LZ4_compressBound(static_cast<int>(body.size()))), '\0');
+  auto n = static_cast<uint32_t>(body.size());
+  for (int i = 0; i < 4; ++i) out[static_cast<size_t>(i)] = static_cast<char>(n >> (24 - 8 * i));
+  int c = LZ4_compress_default(body.data(), out.data() + 4, static_cast<int>(body.size()), static_cast<int>(out.size() - 4));
+  out.resize(4 + static_cast<size_t>(std::max(c, 0)));
+  return out;
+}
+
+std::string lz4_decompress_body(std::string_view body, const std::string& host) {
+  byte_reader r(body, host);
+  int32_t n = r.i32();
+  // lz4 expands at most 255 times: a bound before allocating
+  if (n < 0 || n > max_body_size || static_cast<size_t>(n) > r.remaining() * 255 + 16)
+    r.malformed("lz4 body of " + std::to_string(n) + " bytes from " + std::to_string(r.remaining()));
+  std::string out(static_cast<size_t>(n), '\0');
+  int got = LZ4_decompress_safe(r.position(), out.data(), static_cast<int>(r.remaining()), n);
+  if (got != n) r.malformed("lz4 body that does not decompress to its " + std::to_string(n) + " bytes");
+  return out;
 }
 
 void byte_writer::u16(uint16_t v) {
@@ -366,7 +500,7 @@ static std::vector<column_spec> read_column_specs(byte_reader& r, bool global, i
   return out;
 }
 
-result_metadata read_rows_metadata(byte_reader& r) {
+result_metadata read_rows_metadata(byte_reader& r, uint8_t version) {
   result_metadata m;
   m.flags = r.i32();
   m.columns_count = r.i32();
@@ -375,17 +509,18 @@ result_metadata read_rows_metadata(byte_reader& r) {
     auto ps = r.bytes();
     if (ps) m.paging_state = std::string(*ps);
   }
+  if (version >= 5 && (m.flags & 0x0008)) m.new_metadata_id = std::string(r.short_bytes());  // Metadata_changed
   if (m.flags & 0x0004) return m;  // No_metadata
   m.columns = read_column_specs(r, m.flags & 0x0001, m.columns_count, "column");
   return m;
 }
 
-rows_result read_rows(byte_reader& r) {
+rows_result read_rows(byte_reader& r, uint8_t version) {
   auto kind = r.i32();
   if (kind != static_cast<int32_t>(result_kind::rows))
     r.malformed("expected a Rows result, got result kind " + std::to_string(kind));
   rows_result out;
-  out.metadata = read_rows_metadata(r);
+  out.metadata = read_rows_metadata(r, version);
   out.rows_count = r.i32();
   if (out.rows_count < 0) r.malformed("negative row count " + std::to_string(out.rows_count));
   // every value takes at least its 4-byte length: bounds what decoders reserve by the body's size
@@ -397,12 +532,13 @@ rows_result read_rows(byte_reader& r) {
   return out;
 }
 
-prepared_result read_prepared(byte_reader& r) {
+prepared_result read_prepared(byte_reader& r, uint8_t version) {
   auto kind = r.i32();
   if (kind != static_cast<int32_t>(result_kind::prepared))
     r.malformed("expected a Prepared result, got result kind " + std::to_string(kind));
   prepared_result p;
   p.id = std::string(r.short_bytes());
+  if (version >= 5) p.result_metadata_id = std::string(r.short_bytes());
   // bind metadata: <flags><columns_count><pk_count>[<pk_index_i>...][<global_table_spec>?<col_spec_i>...]
   p.bind.flags = r.i32();
   p.bind.columns_count = r.i32();
@@ -411,7 +547,7 @@ prepared_result read_prepared(byte_reader& r) {
     r.malformed("bad bind marker or partition key count");
   for (int32_t i = 0; i < pk_count; ++i) p.bind.pk_indexes.push_back(r.u16());
   p.bind.columns = read_column_specs(r, p.bind.flags & 0x0001, p.bind.columns_count, "bind marker");
-  p.result = read_rows_metadata(r);
+  p.result = read_rows_metadata(r, version);
   return p;
 }
 
@@ -467,7 +603,7 @@ bool server_error::retryable() const {
 }
 
 std::exception_ptr decode_error(std::string_view body, uint8_t flags, const std::string& host,
-                                const std::string& context) {
+                                const std::string& context, uint8_t version) {
   try {
     byte_reader r(body, host);
     skip_response_prefix(r, flags);
@@ -490,8 +626,19 @@ std::exception_ptr decode_error(std::string_view body, uint8_t flags, const std:
         int32_t received = r.i32(), blockfor = r.i32();
         detail = " (consistency " + to_string(cl) + ": " + std::to_string(received) + " of " +
                  std::to_string(blockfor) + " replicas answered";
-        if (code == error_code::read_failure || code == error_code::write_failure)
-          detail += ", " + std::to_string(r.i32()) + " failed";
+        if (code == error_code::read_failure || code == error_code::write_failure) {
+          int32_t failed = r.i32();  // v4: <numfailures>; v5: the <reasonmap>'s size, then its entries
+          std::string reasons;
+          if (version >= 5) {
+            if (failed < 0 || static_cast<size_t>(failed) > r.remaining() / 3) r.malformed("bad failure reason map");
+            for (int32_t i = 0; i < failed; ++i) {
+              std::string_view addr = r.raw(r.u8());
+              uint16_t reason = r.u16();
+              reasons += std::string(i ? ", " : ": ") + format_inet(addr) + " reason " + std::to_string(reason);
+            }
+          }
+          detail += ", " + std::to_string(failed) + " failed" + reasons;
+        }
         if (code == error_code::write_timeout || code == error_code::write_failure) detail += ", write type " + r.string();
         detail += ")";
         break;
@@ -523,7 +670,8 @@ std::exception_ptr decode_error(std::string_view body, uint8_t flags, const std:
   }
 }
 
-void write_query_parameters(byte_writer& w, const query_parameters& p, int16_t value_count, std::string_view values) {
+void write_query_parameters(byte_writer& w, const query_parameters& p, int16_t value_count, std::string_view values,
+                            uint8_t version) {
   w.u16(static_cast<uint16_t>(p.level));
   uint8_t flags = 0;
   if (value_count > 0) flags |= 0x01;
@@ -531,7 +679,8 @@ void write_query_parameters(byte_writer& w, const query_parameters& p, int16_t v
   if (p.page_size > 0) flags |= 0x04;
   if (p.paging_state) flags |= 0x08;
   if (p.default_timestamp) flags |= 0x20;
-  w.u8(flags);
+  if (version >= 5) w.i32(flags);
+  else w.u8(flags);
   if (value_count > 0) {
     w.i16(value_count);
     w.raw(values);

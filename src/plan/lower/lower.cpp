@@ -312,8 +312,18 @@ struct lowerer {
     }
     // decide the backend before the arguments below are moved from
     backend b_aggregate = choose({"aggregate", &child->output_schema, {}, specs, key_idx});
-    child = exec::make_aggregate(b_aggregate, std::move(child), std::move(key_idx), std::move(specs), maintain_order,
-                                 std::move(out));
+    // spanBy: when the input keeps the rows of some of the group keys together (a Cassandra scan
+    // grouped by its partition key), each partition is aggregated alone, with no merge (CPU only)
+    std::vector<std::string> together = child->key_partitioned();
+    bool partitionwise = b_aggregate == backend::cpu && !together.empty();
+    for (auto& k : together)
+      partitionwise = partitionwise && std::find(key_names.begin(), key_names.end(), k) != key_names.end();
+    if (partitionwise)
+      child = exec::make_partitionwise_aggregate(b_aggregate, std::move(child), std::move(key_idx), std::move(specs),
+                                                 std::move(out));
+    else
+      child = exec::make_aggregate(b_aggregate, std::move(child), std::move(key_idx), std::move(specs), maintain_order,
+                                   std::move(out));
     std::vector<expr> post;
     for (auto& k : key_names)
       post.push_back(col(k));

@@ -1,5 +1,5 @@
 #pragma once
-/// A CQL native protocol v4 client: connections with stream-id pipelining (many requests in flight on one
+/// A CQL native protocol client (v5 where the node offers it, else v4; lz4 compression as an option): connections with stream-id pipelining (many requests in flight on one
 /// socket, answered in any order), a small pool per host, STARTUP with PasswordAuthenticator, QUERY /
 /// PREPARE / EXECUTE / BATCH, paging, re-preparing on Unprepared, retries with back-off of what may
 /// succeed later, and timeouts on connect and on every request, so a dead server gives an error, never
@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -66,6 +67,16 @@ struct client_options {
   /// until every node reports the same schema_version (system.local, system.peers_v2), as the DataStax
   /// drivers do; past it the statement still succeeds.
   int schema_agreement_wait_ms = 10000;
+  /// Native protocol version: 0 (the default) negotiates it, v5 where the node's SUPPORTED answer offers
+  /// "5/v5", else v4; 4 or 5 insist (5 on a node without it is a connection_error). A session speaks the
+  /// version its first connection negotiated on all its connections.
+  int protocol_version = 0;
+  /// Register one control connection for the cluster's STATUS_CHANGE and TOPOLOGY_CHANGE events, so a
+  /// node reported down is skipped without a failed request, and taken again once reported up.
+  bool topology_events = true;
+  /// "lz4": frames compressed with lz4 (v5 segments, or v4 frame bodies); empty: none. A node that does
+  /// not offer lz4 is a connection_error.
+  std::string compression;
   tls_options tls;
 };
 
@@ -105,10 +116,16 @@ class connection {
   response request(opcode op, std::string_view body, const std::string& context);
 
   const std::string& host() const { return _host; }
+  /// The protocol version the connection speaks (4 or 5), and whether its frames are lz4-compressed.
+  uint8_t version() const { return _version.load(); }
+  bool compressed() const { return _lz4; }
   bool defunct() const { return _defunct.load(); }
   int in_flight() const { return _in_flight.load(); }
   /// Marks the connection broken, wakes every waiter with `why`.
   void close(const std::string& why);
+  /// Sends REGISTER for `events` and hands each EVENT body the node pushes to `handler`, on the reader
+  /// thread (it must not block). @throws what request throws.
+  void register_events(const std::vector<std::string>& events, std::function<void(const std::string&)> handler);
 
  private:
   void read_loop();
@@ -116,6 +133,15 @@ class connection {
   /// STARTUP and authentication; TLS refusals and plain connections to a TLS port get their own message.
   void startup();
   void authenticate();
+  /// Sends a start-up request (OPTIONS, STARTUP, AUTH_RESPONSE) and waits at most connect_timeout_ms for
+  /// its answer. @throws connection_error (silence), the typed error of an ERROR answer (with `context`).
+  response startup_exchange(opcode op, std::string_view body, const std::string& context);
+  /// OPTIONS / SUPPORTED before STARTUP: picks the protocol version and checks the compression.
+  void negotiate();
+  /// Hands a response to the request of its stream (decompressing a v4 lz4 body).
+  void deliver(frame_header h, std::unique_ptr<std::string> body);
+  /// v5: reads one segment and delivers the envelopes it completes; false when the connection ended.
+  bool read_segment();
   /// Reads exactly n bytes (decrypted under TLS); false when the connection ended, _read_error says why.
   bool read_bytes(uint8_t* p, size_t n);
 
@@ -134,12 +160,19 @@ class connection {
   std::string _close_reason;
   std::atomic<bool> _defunct{false};
   std::atomic<int> _in_flight{0};
+  std::atomic<uint8_t> _version{protocol_version};
+  bool _lz4 = false;                      // set before STARTUP, read-only afterwards
+  std::atomic<bool> _frame_after_next{false};  // v5: the answer to STARTUP is the last unframed frame
+  std::atomic<bool> _framed{false};       // v5 segments from now on, both ways
+  std::string _inbox;                     // reader thread only: envelope bytes of segments not yet delivered
+  std::function<void(const std::string&)> _on_event;  // guarded by _mutex
 };
 
 /// A prepared statement: its id and the metadata of its bind markers and result.
 struct prepared_statement {
   std::string cql;
   std::string id;
+  std::string result_metadata_id;  ///< v5: sent with every EXECUTE
   result_metadata bind;
   result_metadata result;
 };
@@ -219,6 +252,7 @@ class session {
   pending_request batch_async(std::shared_ptr<const prepared_statement> stmt, const std::vector<bound_values>& rows,
                               consistency level, bool idempotent = true);
 
+  /// The options; protocol_version holds the version the session negotiated.
   const client_options& options() const { return _options; }
   session_metrics& metrics() { return _metrics; }
   /// The nodes requests may go to, "address:port": the contact points that answered, then the nodes
@@ -235,6 +269,12 @@ class session {
   /// The replicas of the partition key of a prepared statement's bound values (empty when the statement's
   /// metadata has no partition key indexes, a key value is null, or the ring is unknown).
   std::vector<std::string> route(const prepared_statement& stmt, const bound_values& values);
+  /// False while the cluster reports the node ("address:port") down (client_options::topology_events):
+  /// requests go to the other nodes, and to it only when none is up.
+  bool is_up(const std::string& host) const;
+  /// The events the cluster pushed, in order: "DOWN 127.0.0.3:9042", "UP ...", "NEW_NODE ...",
+  /// "REMOVED_NODE ..." (a node added later is not routed to: the ring is read once per session).
+  std::vector<std::string> events() const;
 
  private:
   friend class pending_request;
@@ -243,12 +283,24 @@ class session {
     std::mutex mutex;
     std::vector<std::shared_ptr<connection>> connections;
     std::atomic<int64_t> down_until_ms{0};  // steady clock; a failed connect skips the node until then
+    std::atomic<bool> reported_down{false};  // a STATUS_CHANGE DOWN (or REMOVED_NODE) event, until UP
   };
+  /// The control connection for events, (re)opened on a node up when there is none or it broke.
+  void watch_events();
+  /// Applies an EVENT body (reader thread of the control connection).
+  void on_event(const std::string& body, const std::string& host);
+  /// Whether the control connection broke (under the lock).
+  bool control_broken() const {
+    std::lock_guard lk(_events_mutex);
+    return !_control || _control->defunct();
+  }
   /// A live connection (reconnecting a broken one), preferring the least loaded: on one of `preferred`
   /// when one is up, else round robin over the nodes up (over all of them when none is).
   std::shared_ptr<connection> acquire(const std::vector<std::string>& preferred = {});
   std::shared_ptr<connection> acquire_on(host_pool& h);
   void reprepare(connection& c, const std::string& id);
+  /// A PREPARE body for `cql` in the session's protocol version.
+  std::string prepare_body(const std::string& cql) const;
   /// A QUERY at consistency ONE on that connection, without retries (system tables of that node).
   static result query_on(connection& c, const std::string& cql);
   /// Reads system.local and system.peers(_v2) through one connection; adds the peers' pools.
@@ -259,6 +311,7 @@ class session {
   std::shared_ptr<const std::vector<std::vector<size_t>>> replica_table(const std::string& keyspace);
 
   client_options _options;
+  uint8_t _version = protocol_version;  // negotiated by the first connection; every connection speaks it
   std::shared_ptr<const tls_context> _tls;  // null without TLS
   std::vector<std::unique_ptr<host_pool>> _hosts;  // fixed once constructed
   std::unordered_map<std::string, host_pool*> _by_host;
@@ -271,6 +324,11 @@ class session {
   std::unordered_map<std::string, std::shared_ptr<const prepared_statement>> _prepared;  // by cql
   std::unordered_map<std::string, std::shared_ptr<const prepared_statement>> _by_id;
   session_metrics _metrics;
+  mutable std::mutex _events_mutex;  // guards _control's replacement and _events
+  std::shared_ptr<connection> _control;
+  std::atomic<int64_t> _control_retry_ms{0};
+  std::atomic<bool> _control_up{false};
+  std::vector<std::string> _events;
 };
 
 class pending_request {

@@ -1,6 +1,7 @@
 #pragma once
-/// The CQL native protocol, version 4 (doc/native_protocol_v4.spec of Apache Cassandra): frame headers,
-/// the notations of section 3, type options, RESULT and ERROR bodies. No I/O here: the connection
+/// The CQL native protocol, versions 4 and 5 (doc/native_protocol_v4.spec and v5.spec of Apache Cassandra):
+/// frame (envelope) headers, v5's framing into checksummed, optionally lz4-compressed segments, the
+/// notations of section 3, type options, RESULT and ERROR bodies. No I/O here: the connection
 /// (client.hpp) moves the bytes.
 #include <cstdint>
 #include <optional>
@@ -13,7 +14,10 @@
 
 namespace tug::io::cassandra {
 
+/// The version spoken before negotiation, and the default of every function that takes one.
 inline constexpr uint8_t protocol_version = 4;
+/// Largest payload of one v5 segment (2^17 - 1 bytes).
+inline constexpr size_t max_segment_payload = (size_t(1) << 17) - 1;
 inline constexpr size_t header_size = 9;
 /// Largest body the protocol allows (256 MB).
 inline constexpr int32_t max_body_size = 256 * 1024 * 1024;
@@ -68,11 +72,41 @@ struct frame_header {
   uint8_t op = 0;
   int32_t length = 0;
 };
-/// Decodes a response header. @throws connection_error naming `host` for a request frame, another
-/// protocol version, an unknown opcode, or a length outside [0, 256 MB].
-frame_header decode_header(const uint8_t* p, const std::string& host);
-/// A whole request frame: header then body.
-std::string encode_frame(opcode op, int16_t stream, std::string_view body, uint8_t flags = 0);
+/// Decodes a response header of protocol `version`. @throws connection_error naming `host` for a request
+/// frame, another protocol version, an unknown opcode, or a length outside [0, 256 MB].
+frame_header decode_header(const uint8_t* p, const std::string& host, uint8_t version = protocol_version);
+/// A whole request frame (a v5 envelope): header then body.
+std::string encode_frame(opcode op, int16_t stream, std::string_view body, uint8_t flags = 0,
+                         uint8_t version = protocol_version);
+
+/// v5 framing (section 2 of v5.spec): little-endian headers protected by a CRC24, payloads of at most
+/// max_segment_payload bytes followed by their CRC32, optionally lz4-compressed.
+/// The CRC24 of a header's first `length` bytes (little-endian in `bytes`).
+uint32_t crc24(uint64_t bytes, int length);
+/// The CRC32 of a payload, as Cassandra computes it (seeded with the bytes FA 2D 55 CA).
+uint32_t segment_crc32(std::string_view payload);
+/// `envelopes` (whole envelopes, back to back) as segments: one self-contained segment when they fit,
+/// else pieces of max_segment_payload bytes; with `lz4`, each payload compressed (or sent as it is, with
+/// uncompressed length 0, when that is not smaller).
+std::string encode_segments(std::string_view envelopes, bool lz4);
+/// A decoded segment header.
+struct segment_header {
+  uint32_t payload_length = 0;       ///< bytes on the wire after the header, before the CRC32
+  uint32_t uncompressed_length = 0;  ///< lz4 only; 0: the payload is not compressed
+  bool self_contained = false;
+};
+/// Header bytes of a segment: 6, or 8 with lz4.
+inline size_t segment_header_size(bool lz4) { return lz4 ? 8 : 6; }
+/// @throws connection_error naming `host` when the header's CRC24 does not match.
+segment_header decode_segment_header(const uint8_t* p, bool lz4, const std::string& host);
+/// The payload of a segment from its bytes and the 4-byte CRC32 after them, decompressed.
+/// @throws connection_error naming `host` for a CRC32 mismatch or a payload lz4 cannot decompress.
+std::string decode_segment_payload(std::string_view payload_and_crc, const segment_header& h, bool lz4,
+                                   const std::string& host);
+/// v4 frame body compression (flag_compression): the uncompressed length ([int]), then an lz4 block.
+std::string lz4_compress_body(std::string_view body);
+/// @throws connection_error naming `host` for a body that does not decompress to its stated length.
+std::string lz4_decompress_body(std::string_view body, const std::string& host);
 
 /// Appends the notations of section 3, big-endian.
 class byte_writer {
@@ -182,6 +216,7 @@ struct result_metadata {
   std::optional<std::string> paging_state;  ///< set when Has_more_pages
   std::vector<column_spec> columns;         ///< empty with No_metadata
   std::vector<uint16_t> pk_indexes;         ///< Prepared bind metadata only
+  std::optional<std::string> new_metadata_id;  ///< v5 Metadata_changed
 };
 
 /// A RESULT body of kind Rows: the metadata and the undecoded rows (each value a [bytes]).
@@ -194,19 +229,20 @@ struct rows_result {
 /// A RESULT body of kind Prepared.
 struct prepared_result {
   std::string id;
+  std::string result_metadata_id;  ///< v5: sent with every EXECUTE
   result_metadata bind;
   result_metadata result;
 };
 
 enum class result_kind : int32_t { void_ = 1, rows = 2, set_keyspace = 3, prepared = 4, schema_change = 5 };
 
-/// Reads a Rows result's metadata (the reader sits after the kind).
-result_metadata read_rows_metadata(byte_reader& r);
+/// Reads a Rows result's metadata (the reader sits after the kind), of protocol `version`.
+result_metadata read_rows_metadata(byte_reader& r, uint8_t version = protocol_version);
 /// Reads a RESULT body (after the frame's tracing id, warnings and payload) of kind Rows.
 /// @throws connection_error when the body is not a well-formed Rows result.
-rows_result read_rows(byte_reader& r);
+rows_result read_rows(byte_reader& r, uint8_t version = protocol_version);
 /// Reads a RESULT body of kind Prepared.
-prepared_result read_prepared(byte_reader& r);
+prepared_result read_prepared(byte_reader& r, uint8_t version = protocol_version);
 
 /// Skips what flags put in front of a response body: tracing id, warnings, custom payload. Returns the
 /// warnings.
@@ -215,7 +251,7 @@ std::vector<std::string> skip_response_prefix(byte_reader& r, uint8_t flags);
 /// Builds the typed error of an ERROR body; `context` (e.g. the statement) is appended to the message.
 /// Never throws for a well-formed body; a malformed one gives a connection_error.
 [[nodiscard]] std::exception_ptr decode_error(std::string_view body, uint8_t flags, const std::string& host,
-                                              const std::string& context);
+                                              const std::string& context, uint8_t version = protocol_version);
 
 /// Query parameters of QUERY and EXECUTE (section 4.1.4).
 struct query_parameters {
@@ -228,8 +264,10 @@ struct query_parameters {
   /// session in system_traces. Not part of <query_parameters>: the client sets the flag.
   bool tracing = false;
 };
-/// Appends <query_parameters>; `values` is the already encoded <n><value_1>...<value_n> (or empty).
-void write_query_parameters(byte_writer& w, const query_parameters& p, int16_t value_count, std::string_view values);
+/// Appends <query_parameters> (flags a [byte] in v4, an [int] in v5); `values` is the already encoded
+/// <n><value_1>...<value_n> (or empty).
+void write_query_parameters(byte_writer& w, const query_parameters& p, int16_t value_count, std::string_view values,
+                            uint8_t version = protocol_version);
 
 /// Quotes a CQL identifier: "name" with inner quotes doubled.
 std::string quote_identifier(std::string_view name);
