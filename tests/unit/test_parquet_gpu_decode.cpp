@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <barrier>
 #include <random>
+#include <thread>
 #include <set>
 
 #include "io/parquet/page_decode.hpp"
@@ -41,10 +43,60 @@ std::vector<uint8_t> chunk_bytes(const file_reader& r, int rg, size_t c) {
   return b;
 }
 
-/// The device steps of gpu_reader.cu run on the host, in the same order, over host memory: the pages
-/// decompressed (codec.cpp), the dictionary, each data page, the validity bits, the string offsets and
-/// chars. Returns the decoded rows of the plan's pages as a host column.
-column run_device_steps(const chunk_plan& p, const std::vector<uint8_t>& bytes) {
+/// A team of `threads` host threads standing in for a thread block: its barrier is __syncthreads, its
+/// count the block-wide exclusive count, so that the parallel parts of the steps (strided loops, the
+/// leader publishing runs, counts across the team) run as on the device.
+class thread_block {
+ public:
+  explicit thread_block(int threads) : _n(threads), _bar(threads), _bits(static_cast<size_t>(threads)) {}
+  /// Runs f(team) on every thread of the block and waits for them.
+  template <typename F>
+  void run(F&& f) {
+    std::vector<std::thread> ts;
+    for (int r = 0; r < _n; ++r)
+      ts.emplace_back([&, r] { f(team{this, r}); });
+    for (auto& t : ts)
+      t.join();
+  }
+  struct team {
+    thread_block* b;
+    int r;
+    int rank() const { return r; }
+    int size() const { return b->_n; }
+    bool leader() const { return r == 0; }
+    void sync() const { b->_bar.arrive_and_wait(); }
+    int32_t exclusive_count(bool v, int32_t& total, gpu::page_shared&) const {
+      b->_bits[static_cast<size_t>(r)] = v;
+      sync();
+      int32_t before = 0, all = 0;
+      for (int i = 0; i < b->_n; ++i) {
+        before += i < r ? b->_bits[static_cast<size_t>(i)] : 0;
+        all += b->_bits[static_cast<size_t>(i)];
+      }
+      sync();
+      total = all;
+      return before;
+    }
+  };
+
+ private:
+  int _n;
+  std::barrier<> _bar;
+  std::vector<int32_t> _bits;
+};
+
+/// Runs a step with a team of `threads` (1: the serial team, else a thread_block).
+template <typename F>
+void with_team(int threads, F&& f) {
+  if (threads == 1) return f(gpu::serial_team{});
+  thread_block b(threads);
+  b.run(f);
+}
+
+/// The device steps of gpu_reader.cu run on the host, in the same order, over host memory, each by a
+/// team of `threads`: the pages decompressed (codec.cpp), the dictionary, each data page, the validity
+/// bits, the string offsets and chars. Returns the decoded rows of the plan's pages as a host column.
+column run_device_steps(const chunk_plan& p, const std::vector<uint8_t>& bytes, int threads = 1) {
   std::vector<size_t> at;
   std::vector<uint8_t> ubuf(pq::uncompressed_layout(p, at) + 8);
   std::vector<const uint8_t*> data(p.pages.size());
@@ -78,7 +130,6 @@ column run_device_steps(const chunk_plan& p, const std::vector<uint8_t>& bytes) 
   c.dense_len = dense_len.data();
   c.str_ptr = str_ptr.data();
   c.str_len = str_len.data();
-  const gpu::serial_team t;
   std::vector<uint8_t> dict_values;
   std::vector<const uint8_t*> dict_ptr;
   std::vector<int32_t> dict_len;
@@ -90,13 +141,13 @@ column run_device_steps(const chunk_plan& p, const std::vector<uint8_t>& bytes) 
     c.dict_values = dict_values.data();
     c.dict_ptr = dict_ptr.data();
     c.dict_len = dict_len.data();
-    gpu::decode_dictionary(t, c, d);
+    with_team(threads, [&](const auto& t) { gpu::decode_dictionary(t, c, d); });
     c.has_dict = true;
     c.dict_count = d.rows;
   }
   gpu::page_shared sh{};
   for (const gpu::page_params& j : jobs)
-    if (j.version != 0) gpu::decode_page(t, c, j, sh);
+    if (j.version != 0) with_team(threads, [&](const auto& t) { gpu::decode_page(t, c, j, sh); });
   if (err.code) pq::throw_page_error(p, err);
   buffer_ptr validity;
   int64_t nulls = 0;
@@ -126,7 +177,7 @@ struct compared {
 
 /// Every row group and column of `path` through the device steps equals the CPU reader; chunks the
 /// plan sends to the host decoder are counted.
-void compare_file(const std::string& path, compared& n, const std::vector<row_range>& ranges = {}) {
+void compare_file(const std::string& path, compared& n, const std::vector<row_range>& ranges = {}, int threads = 1) {
   SCOPED_TRACE(path);
   const file_reader r = file_reader::open(path);
   for (int g = 0; g < r.num_row_groups(); ++g) {
@@ -140,7 +191,7 @@ void compare_file(const std::string& path, compared& n, const std::vector<row_ra
         continue;
       }
       ++n.device;
-      const column decoded = run_device_steps(p, bytes);
+      const column decoded = run_device_steps(p, bytes, threads);
       const table want = r.read_row_group_ranges(g, {c}, ranges);
       std::vector<column> pieces;
       for (auto [at, len] : pq::range_pieces(p, ranges))
@@ -179,6 +230,18 @@ TEST_F(GpuParquetFiles, DeviceStepsEqualTheCpuReaderOnEveryTestFile) {
   for (const std::string& why : n.host_reasons)
     EXPECT_TRUE(why == "encoding DELTA_BYTE_ARRAY" || why == "UUID text") << why;
   EXPECT_TRUE(n.host_reasons.count("UUID text"));
+}
+
+TEST_F(GpuParquetFiles, DeviceStepsByTeamsOfThreadsEqualTheCpuReader) {
+  // teams of 3 and 8 host threads: the strided loops, the runs the leader publishes and the counts
+  // across the team (a block's ballots), on files with nulls, dictionaries, strings, v2 pages and deltas
+  compared n;
+  for (int threads : {3, 8})
+    for (const char* name : {"base_v1_snappy_dict.parquet", "base_v2_zstd_plain.parquet", "base_v1_none_plain.parquet",
+                             "dict_fallback.parquet", "delta_bp_v2.parquet", "delta_len_v1.parquet", "bss_v2.parquet",
+                             "int96.parquet", "extra_types.parquet", "decimal_int.parquet"})
+      compare_file(path(name), n, {}, threads);
+  EXPECT_GT(n.device, 50);
 }
 
 TEST_F(GpuParquetFiles, PlanListsEveryPageOfAChunk) {
