@@ -2,9 +2,14 @@
 """Parquet decode throughput: tug vs pyarrow vs Polars reading the same lineitem-like file (snappy and
 zstd), on one thread and on all cores, in one run. GB/s of uncompressed data (the row groups'
 total_byte_size from the footer). Writes results.md, results.json and chart.png under
-bench/results/<date>-parquet-decode-<cores>cores/.
+bench/results/<date>-parquet-decode-<cores>cores/ (-gpu with --gpu).
 
-Usage: bench/parquet_decode.py [--build build] [--rows 6000000] [--reps 5]
+With --gpu (a machine with a GPU and a CUDA build), on all cores only, also tug's GPU Parquet reader
+(`tug-gpu`: the file decoded into device columns, nothing copied back) and the GPU scan decoded on the
+host and copied to the device (`tug-gpu-host`, gpu_parquet_reader = false). PDS-H SF10 lineitem is
+about 60M rows: --rows 60000000.
+
+Usage: bench/parquet_decode.py [--build build] [--rows 6000000] [--reps 5] [--gpu]
 """
 import argparse
 import datetime
@@ -80,10 +85,21 @@ def main():
     ap.add_argument("--rows", type=int, default=6_000_000)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--gpu", action="store_true", help="also tug's GPU reader (all cores only)")
     args = ap.parse_args()
     cores = os.cpu_count()
     date = datetime.date.today().isoformat()
-    out = args.out or os.path.join("bench", "results", f"{date}-parquet-decode-{cores}cores")
+    out = args.out or os.path.join("bench", "results",
+                                   f"{date}-parquet-decode-{cores}cores" + ("-gpu" if args.gpu else ""))
+    engines = ["tug", "pyarrow", "polars"] + (["tug-gpu", "tug-gpu-host"] if args.gpu else [])
+
+    def tug_seconds(path, threads, mode):
+        run = subprocess.run([os.path.join(args.build, "parquet_read_bench"), path, str(threads), str(args.reps),
+                              mode], check=True, capture_output=True, text=True)
+        t = json.loads(run.stdout)
+        assert t["rows"] == args.rows, t
+        return t["seconds"]
+
     os.makedirs(out, exist_ok=True)
     table = lineitem(args.rows)
     results = {}
@@ -93,29 +109,29 @@ def main():
             pq.write_table(table, path, compression=codec, row_group_size=1 << 20)
             meta = pq.ParquetFile(path).metadata
             raw = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-            for threads in (1, cores):
+            for threads in ((cores,) if args.gpu else (1, cores)):
                 key = f"{codec}/{threads}t"
                 print(f"{key} ...", flush=True)
-                tug = subprocess.run([os.path.join(args.build, "parquet_read_bench"), path, str(threads),
-                                      str(args.reps)], check=True, capture_output=True, text=True)
-                t = json.loads(tug.stdout)
-                assert t["rows"] == args.rows, t
-                pa_t = time_it(lambda: pq.read_table(path, use_threads=threads > 1), args.reps)
-                pl_t = polars_seconds(path, threads, args.reps)
-                results[key] = {"bytes": raw, "tug": t["seconds"], "pyarrow": pa_t, "polars": pl_t}
+                r = {"bytes": raw, "tug": tug_seconds(path, threads, "cpu"),
+                     "pyarrow": time_it(lambda: pq.read_table(path, use_threads=threads > 1), args.reps),
+                     "polars": polars_seconds(path, threads, args.reps)}
+                if args.gpu:
+                    r["tug-gpu"] = tug_seconds(path, threads, "gpu")
+                    r["tug-gpu-host"] = tug_seconds(path, threads, "gpu-host")
+                results[key] = r
     lines = [f"# Parquet decode throughput, lineitem-like, {args.rows:,} rows",
              "",
              f"Machine: {platform.machine()}, {cores} cores; date {date}. GB/s of uncompressed data "
              f"(footer total_byte_size), median of {args.reps} reads; higher is better.",
              "",
-             "| file / threads | MB | tug GB/s | pyarrow GB/s | Polars GB/s | tug / pyarrow |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "| file / threads | MB | " + " | ".join(f"{e} GB/s" for e in engines) + " | tug / pyarrow |",
+             "| --- | --- | " + " | ".join("---" for _ in engines) + " | --- |"]
     gbs = {}
     for key, r in results.items():
-        g = {e: r["bytes"] / statistics.median(r[e]) / 1e9 for e in ("tug", "pyarrow", "polars")}
+        g = {e: r["bytes"] / statistics.median(r[e]) / 1e9 for e in engines}
         gbs[key] = g
-        lines.append(f"| {key} | {r['bytes'] / 1e6:.0f} | {g['tug']:.2f} | {g['pyarrow']:.2f} | {g['polars']:.2f} | "
-                     f"{g['tug'] / g['pyarrow']:.2f} |")
+        lines.append(f"| {key} | {r['bytes'] / 1e6:.0f} | " + " | ".join(f"{g[e]:.2f}" for e in engines) +
+                     f" | {g['tug'] / g['pyarrow']:.2f} |")
     cmd = "python3 bench/parquet_decode.py " + " ".join(sys.argv[1:])
     lines += ["", f"Command: `{cmd}`", ""]
     with open(os.path.join(out, "results.md"), "w") as f:
@@ -129,8 +145,9 @@ def main():
         keys = list(gbs)
         xs = np.arange(len(keys))
         fig, ax = plt.subplots(figsize=(8, 4))
-        for i, e in enumerate(("tug", "pyarrow", "polars")):
-            ax.bar(xs + (i - 1) * 0.27, [gbs[k][e] for k in keys], 0.27, label=e)
+        w = 0.8 / len(engines)
+        for i, e in enumerate(engines):
+            ax.bar(xs + (i - (len(engines) - 1) / 2) * w, [gbs[k][e] for k in keys], w, label=e)
         ax.set_xticks(xs, keys)
         ax.set_ylabel("GB/s uncompressed (higher is better)")
         ax.set_title(f"Parquet decode, {args.rows:,} lineitem-like rows, {cores} cores")

@@ -31,3 +31,24 @@ macro(tug_find_cudatoolkit)
   find_package(CUDAToolkit ${ARGN})
   set(CMAKE_MINIMUM_REQUIRED_VERSION ${_tug_min_version})
 endmacro()
+
+# tug::nvcomp: NVIDIA nvCOMP, with which the GPU Parquet reader decompresses pages on the device (the PyPI wheel
+# nvidia-libnvcomp-cu13 that scripts/setup.sh installs into .venv; docs/dependencies.md). Searched under
+# TUG_NVCOMP_ROOT (a CMake or environment variable), then the directories given as arguments, then the system.
+# Sets TUG_NVCOMP_FOUND; without it the host decompresses the pages.
+macro(tug_find_nvcomp)
+  find_path(TUG_NVCOMP_INCLUDE_DIR nvcomp/snappy.h HINTS ${TUG_NVCOMP_ROOT} $ENV{TUG_NVCOMP_ROOT} ${ARGN}
+            PATH_SUFFIXES include)
+  find_library(TUG_NVCOMP_LIBRARY NAMES nvcomp libnvcomp.so.6 libnvcomp.so.5
+               HINTS ${TUG_NVCOMP_ROOT} $ENV{TUG_NVCOMP_ROOT} ${ARGN} PATH_SUFFIXES lib64 lib)
+  set(TUG_NVCOMP_FOUND OFF)
+  if(TUG_NVCOMP_INCLUDE_DIR AND TUG_NVCOMP_LIBRARY)
+    set(TUG_NVCOMP_FOUND ON)
+    get_filename_component(TUG_NVCOMP_ROOT_DIR ${TUG_NVCOMP_INCLUDE_DIR} DIRECTORY)
+    if(NOT TARGET tug::nvcomp)
+      add_library(tug::nvcomp SHARED IMPORTED)
+      set_target_properties(tug::nvcomp PROPERTIES IMPORTED_LOCATION ${TUG_NVCOMP_LIBRARY}
+                                                   INTERFACE_INCLUDE_DIRECTORIES ${TUG_NVCOMP_INCLUDE_DIR})
+    endif()
+  endif()
+endmacro()

@@ -43,6 +43,13 @@ if [ "${TUG_NO_CUDA:-0}" != 1 ] && ! command -v nvcc >/dev/null 2>&1; then
   done
 fi
 
+# nvCOMP (PyPI, about 30 MB) into .venv, also where a system nvcc exists: the GPU Parquet reader decompresses pages on
+# the device with it (docs/dependencies.md); CMake finds it there. TUG_NO_CUDA=1 skips it.
+if [ "${TUG_NO_CUDA:-0}" != 1 ] && ! ls .venv/lib/python3*/site-packages/nvidia/libnvcomp/lib64/libnvcomp.so.6 >/dev/null 2>&1; then
+  echo "setup: installing nvCOMP (PyPI) into .venv"
+  .venv/bin/pip install -q "nvidia-libnvcomp-cu13==6.*"
+fi
+
 # Apache Cassandra for the Cassandra tests: its jars from Maven Central into .cache/cassandra (once)
 bash scripts/cassandra.sh fetch
 # Hadoop Streaming and the Hadoop client for the Hadoop Streaming tests: jars from Maven Central into .cache/hadoop

@@ -12,6 +12,20 @@ std::vector<table> table_source::take_rows(const std::vector<std::string>&, cons
   throw not_implemented_error("take: " + describe() + " cannot fetch rows by position");
 }
 
+std::vector<table> table_source::read_device(const std::vector<std::string>& columns,
+                                             const std::vector<expr>& predicates, const engine_options& options,
+                                             thread_pool& pool, memory_resource* device_mr,
+                                             memory_resource* staging_mr, const partition_hook& hook,
+                                             int64_t limit) const {
+  return read(
+      columns, predicates, options, pool, staging_mr,
+      [&](table t, size_t index) {
+        t = to_device(t, device_mr);
+        return hook ? hook(std::move(t), index) : t;
+      },
+      limit);
+}
+
 std::vector<piece_statistics> memory_source::statistics(const std::vector<std::string>& columns) const {
   std::vector<size_t> idx;
   for (auto& c : columns)

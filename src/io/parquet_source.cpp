@@ -8,7 +8,12 @@
 #include "row_ids.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
 #include "tug/expr/resolve.hpp"
+#include "tug/memory/device.hpp"
 #include "tug/runtime/query_control.hpp"
+#ifdef TUG_WITH_CUDA
+#include "exec/cuda/table_ops.hpp"
+#include "parquet/gpu_reader.hpp"
+#endif
 
 namespace tug::io {
 
@@ -415,6 +420,25 @@ int64_t parquet_source::data_pages(const std::string& column) const {
 std::vector<table> parquet_source::read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                         const engine_options& options, thread_pool& pool, memory_resource* mr,
                                         const partition_hook& hook, int64_t limit) const {
+  return read_parts(columns, predicates, options, pool, mr, nullptr, hook, limit);
+}
+
+std::vector<table> parquet_source::read_device(const std::vector<std::string>& columns,
+                                               const std::vector<expr>& predicates, const engine_options& options,
+                                               thread_pool& pool, memory_resource* device_mr,
+                                               memory_resource* staging_mr, const partition_hook& hook,
+                                               int64_t limit) const {
+#ifdef TUG_WITH_CUDA
+  if (options.gpu_parquet_reader && gpu_available())
+    return read_parts(columns, predicates, options, pool, staging_mr, device_mr, hook, limit);
+#endif
+  return table_source::read_device(columns, predicates, options, pool, device_mr, staging_mr, hook, limit);
+}
+
+std::vector<table> parquet_source::read_parts(const std::vector<std::string>& columns,
+                                              const std::vector<expr>& predicates, const engine_options& options,
+                                              thread_pool& pool, memory_resource* mr, memory_resource* device_mr,
+                                              const partition_hook& hook, int64_t limit) const {
   std::vector<size_t> file_cols, hive_cols;
   std::vector<int> from_hive;  // per requested column: -1 file column, else hive index
   for (auto& c : columns) {
@@ -448,8 +472,21 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
     const std::vector<parquet::row_range> ranges =
         pieces == 1 ? t.ranges : parquet::sub_ranges(t.ranges, lo, hi);
     int64_t pages_skipped = 0;
-    table part = file_cols.empty() ? table::empty_with_rows(hi - lo)
-                                   : r.read_row_group_ranges(t.rg, file_cols, ranges, mr, &pages_skipped, &pool);
+    table part;
+    if (file_cols.empty()) {
+      part = table::empty_with_rows(hi - lo);
+    } else if (device_mr) {
+#ifdef TUG_WITH_CUDA
+      parquet::device_read_counters d;
+      part = parquet::read_row_group_device(r, t.rg, file_cols, ranges, device_mr, mr, &d);
+      _counters->device_chunks += d.device_chunks;
+      _counters->device_host_chunks += d.host_chunks;
+      _counters->device_pages += d.device_pages;
+      _counters->host_pages += d.host_pages;
+#endif
+    } else {
+      part = r.read_row_group_ranges(t.rg, file_cols, ranges, mr, &pages_skipped, &pool);
+    }
     _counters->pages_skipped += pages_skipped;
     if (piece == 0) {
       _counters->row_groups_read++;
@@ -462,7 +499,8 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
         cols.push_back(part[next_file++]);
       } else {
         const std::string& v = _files[t.file].hive[static_cast<size_t>(from_hive[i])].second;
-        cols.push_back(scalar(type_id::string, v).to_column(part.num_rows(), mr));
+        column h = scalar(type_id::string, v).to_column(part.num_rows(), mr);
+        cols.push_back(device_mr ? to_device(table({h}), device_mr)[0] : h);
       }
     }
     return cols.empty() ? part : table(std::move(cols));
@@ -561,7 +599,11 @@ std::vector<table> parquet_source::read(const std::vector<std::string>& columns,
         rows += t.num_rows();
       emit(o, table::empty_with_rows(rows));
     } else {
+#ifdef TUG_WITH_CUDA
+      emit(o, device_mr ? cuda::concatenate(parts, device_mr) : concatenate(parts, mr));
+#else
       emit(o, concatenate(parts, mr));
+#endif
     }
   });
   _counters->partitions += static_cast<int64_t>(out.size());

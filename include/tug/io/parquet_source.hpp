@@ -25,6 +25,11 @@ struct scan_counters {
   std::atomic<int64_t> pages_skipped{0};       ///< data pages of read row groups not decoded (page index)
   std::atomic<int64_t> take_row_groups{0};     ///< row groups take_rows decoded rows of
   std::atomic<int64_t> take_pages_skipped{0};  ///< their data pages without a taken row (offset index)
+  // the GPU Parquet reader (read_device)
+  std::atomic<int64_t> device_chunks{0};       ///< column chunks decoded on the device
+  std::atomic<int64_t> device_host_chunks{0};  ///< column chunks it left to the host decoder (an encoding it lacks)
+  std::atomic<int64_t> device_pages{0};        ///< pages decompressed on the device (nvCOMP)
+  std::atomic<int64_t> host_pages{0};          ///< pages it decompressed on the host (no nvCOMP, or its codec)
 };
 
 /// Partition `first .. first+count-1` of the row groups read (coalesced when count > 1), or one row
@@ -61,6 +66,12 @@ class parquet_source final : public table_source {
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                           const engine_options& options, thread_pool& pool, memory_resource* mr,
                           const partition_hook& hook = {}, int64_t limit = -1) const override;
+  /// With engine_options::gpu_parquet_reader and a GPU: read() with the row groups decoded on the device
+  /// (src/io/parquet/gpu_reader.cu) into device partitions; otherwise table_source::read_device.
+  std::vector<table> read_device(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
+                                 const engine_options& options, thread_pool& pool, memory_resource* device_mr,
+                                 memory_resource* staging_mr, const partition_hook& hook = {},
+                                 int64_t limit = -1) const override;
   /// Fetches the row groups holding the ids (in parallel), only the pages holding them where the
   /// column chunks have an offset index. Hive partition columns cannot be taken (invalid_argument_error).
   std::vector<table> take_rows(const std::vector<std::string>& columns, const std::vector<column>& ids,
@@ -94,6 +105,10 @@ class parquet_source final : public table_source {
   /// The row groups read() decodes with `predicates`, in file order; `*skipped` counts the others
   /// that have rows.
   std::vector<rg_task> plan_reads(const std::vector<expr>& predicates, int64_t* skipped) const;
+  /// read(), or with `device_mr` read_device() (host memory from `mr` then stages the column chunks).
+  std::vector<table> read_parts(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
+                                const engine_options& options, thread_pool& pool, memory_resource* mr,
+                                memory_resource* device_mr, const partition_hook& hook, int64_t limit) const;
   tug::schema file_schema() const;
   std::string _path;
   std::vector<file_entry> _files;

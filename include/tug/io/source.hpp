@@ -62,6 +62,14 @@ class table_source {
   virtual std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                   const engine_options& options, thread_pool& pool, memory_resource* mr,
                                   const partition_hook& hook = {}, int64_t limit = -1) const = 0;
+  /// read() into device memory from `device_mr` (a GPU scan), staging through `staging_mr` (pinned host
+  /// memory where there is some); `hook` gets device partitions. The default reads into `staging_mr`
+  /// and copies each partition to the device as it is complete; the Parquet source decodes on the
+  /// device (engine_options::gpu_parquet_reader).
+  virtual std::vector<table> read_device(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
+                                         const engine_options& options, thread_pool& pool, memory_resource* device_mr,
+                                         memory_resource* staging_mr, const partition_hook& hook = {},
+                                         int64_t limit = -1) const;
   /// Late materialization (the `take` operator): the columns `columns` at global row positions, where
   /// position i is the i-th row of read() without predicates (its partitions concatenated in order).
   /// One table per `ids` column (int64 without nulls; any order, repeats allowed), its rows in that

@@ -55,6 +55,9 @@ struct engine_options {
   /// GPU engine: scans decode into pinned host memory (counted against memory_limit, blocks reused
   /// across queries) so each partition's copy to the device is a direct, asynchronous DMA.
   bool pinned_memory = true;
+  /// GPU engine: Parquet scans decode on the device (the GPU Parquet reader, src/io/parquet/gpu_reader.cu)
+  /// and hand device columns on; false: they decode on the host and copy each partition to the device.
+  bool gpu_parquet_reader = true;
   /// Host bytes that data spilled from the device may hold before it moves on to disk (0 = unlimited).
   int64_t host_spill_limit = 0;
   /// Where spilled buffers go on disk: an existing, writable directory. Each query spills into one file

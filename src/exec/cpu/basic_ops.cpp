@@ -56,15 +56,14 @@ class scan_op final : public physical_node {
     // done; the consumers' fused work runs on each partition as it is ready
     memory_resource* host = device && ctx.staging_mr ? ctx.staging_mr : ctx.mr;
     std::atomic<int64_t> calls{0};
-    auto out = _src->read(
-        _cols, _predicates, ctx.options, ctx.pool, host,
-        [&](table t, size_t index) {
-          ++calls;
-          if (control) control->scanned(t.num_rows());
-          if (device) t = to_device(t, ctx.device_mr);
-          return after ? after(std::move(t), index) : t;
-        },
-        _limit);
+    auto count = [&](table t, size_t index) {
+      ++calls;
+      if (control) control->scanned(t.num_rows());
+      return after ? after(std::move(t), index) : t;
+    };
+    // a GPU consumer gets device partitions: the source copies them there, or decodes there (Parquet)
+    auto out = device ? _src->read_device(_cols, _predicates, ctx.options, ctx.pool, ctx.device_mr, host, count, _limit)
+                      : _src->read(_cols, _predicates, ctx.options, ctx.pool, host, count, _limit);
     if (calls.load() != static_cast<int64_t>(out.size()))
       throw internal_error("source " + _src->describe() + " returned " + std::to_string(out.size()) +
                            " partitions but handed " + std::to_string(calls.load()) +

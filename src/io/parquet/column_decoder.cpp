@@ -9,18 +9,15 @@
 /// from the kept pages (PLAIN), the dictionary (by the kept indices) or the views of other encodings.
 #include "column_decoder.hpp"
 
-#include <cmath>
 #include <type_traits>
 
+#include "page_decode.hpp"
 #include "rle.hpp"
 #include "tug/core/error.hpp"
 #include "tug/io/parquet/codec.hpp"
 #include "tug/io/parquet/encoding.hpp"
 
 namespace tug::io::parquet::detail {
-namespace {
-
-[[noreturn]] void corrupt(const std::string& what) { throw io_error("corrupt page: " + what); }
 
 std::string encoding_name(encoding e) {
   switch (e) {
@@ -45,6 +42,10 @@ std::string encoding_name(encoding e) {
   }
   return "encoding " + std::to_string(static_cast<int>(e));
 }
+
+namespace {
+
+[[noreturn]] void corrupt(const std::string& what) { throw io_error("corrupt page: " + what); }
 
 [[noreturn]] void unsupported_encoding(encoding e, physical_type t) {
   throw not_implemented_error("Parquet encoding " + encoding_name(e) + " is not supported for physical type " +
@@ -73,24 +74,17 @@ inline void copy_value(char* dst, const char* src, size_t len) {
 }
 
 float half_to_float(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  const uint32_t bits = gpu::half_to_float_bits(h);
   float v;
-  if (exp == 0)
-    v = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31)
-    v = mant ? std::nanf("") : INFINITY;
-  else
-    v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
-  return sign ? -v : v;
+  std::memcpy(&v, &bits, 4);
+  return v;
 }
 
 __int128 big_endian_int(std::string_view b) {
   if (b.size() > 16) corrupt("decimal wider than 16 bytes");
-  if (b.empty()) return 0;
-  unsigned __int128 v = (static_cast<uint8_t>(b[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
-  for (char c : b)
-    v = (v << 8) | static_cast<uint8_t>(c);
-  return static_cast<__int128>(v);
+  uint64_t lo, hi;
+  gpu::big_endian_to_int128(reinterpret_cast<const uint8_t*>(b.data()), static_cast<int64_t>(b.size()), lo, hi);
+  return static_cast<__int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
 }
 
 /// The 36-character text of a 16-byte UUID at `out`.

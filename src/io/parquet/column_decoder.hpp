@@ -82,6 +82,9 @@ struct leaf_info {
   bool optional = false;
 };
 
+/// The name of an encoding as parquet.thrift spells it (PLAIN, RLE_DICTIONARY, ...).
+std::string encoding_name(encoding e);
+
 /// Decodes the column chunk [data, data + size) of `num_rows` rows (its bytes must be followed by
 /// `slack` readable bytes). With `pages` (chunk positions of data pages and their rows, from the
 /// offset index), decodes only those, after the dictionary page found before `first_data`.

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "page_decode.hpp"
 #include "rle.hpp"
 #include "tug/core/error.hpp"
 
@@ -237,15 +238,6 @@ const uint8_t* delta_decode(const uint8_t* p, const uint8_t* end, int64_t n, I* 
 template const uint8_t* delta_decode<int32_t>(const uint8_t*, const uint8_t*, int64_t, int32_t*);
 template const uint8_t* delta_decode<int64_t>(const uint8_t*, const uint8_t*, int64_t, int64_t*);
 
-int64_t int96_to_ns(const uint8_t* p) {
-  int64_t nanos;
-  int32_t julian;
-  std::memcpy(&nanos, p, 8);
-  std::memcpy(&julian, p + 8, 4);
-  constexpr int64_t unix_epoch_julian = 2440588;
-  // Unsigned arithmetic: out-of-range (corrupt) days wrap instead of overflowing.
-  uint64_t days = static_cast<uint64_t>(static_cast<int64_t>(julian) - unix_epoch_julian);
-  return static_cast<int64_t>(days * 86400000000000ULL + static_cast<uint64_t>(nanos));
-}
+int64_t int96_to_ns(const uint8_t* p) { return gpu::int96_nanos(p); }
 
 }  // namespace tug::io::parquet

@@ -437,6 +437,27 @@ int64_t file_reader::chunk_start(const column_metadata& m) {
   return start;
 }
 
+file_reader::chunk_info file_reader::chunk(int rg, size_t column) const {
+  check_rg(rg);
+  check_column(column);
+  const column_metadata& m = *_meta->row_groups[static_cast<size_t>(rg)].columns[_leaf[column]].meta;
+  chunk_info out{chunk_start(m), m.total_compressed_size, &m, &element(column), _optional[column]};
+  if (_meta->row_groups[static_cast<size_t>(rg)].num_rows > 0 &&
+      (out.offset < 4 || out.size < 0 || out.size > _file_size - 8 - out.offset))
+    throw io_error(_path + ": column '" + _schema[column].name + "' row group " + std::to_string(rg) +
+                   ": corrupt metadata: column chunk outside the file");
+  return out;
+}
+
+void file_reader::read_bytes(int64_t offset, size_t n, uint8_t* out) const {
+  int64_t size = 0;
+  fd_guard fd{open_file(_path, size)};
+  if (size != _file_size)
+    throw io_error(_path + ": the file changed since its footer was read (" + std::to_string(size) + " bytes, was " +
+                   std::to_string(_file_size) + ")");
+  read_at(fd.fd, out, n, offset, _path);
+}
+
 table file_reader::read_row_group(int rg, const std::vector<size_t>& columns, memory_resource* mr) const {
   return read_row_group_ranges(rg, columns, {}, mr, nullptr);
 }

@@ -114,6 +114,21 @@ class file_reader {
                             thread_pool* pool = nullptr) const;
   const std::string& path() const { return _path; }
 
+  /// A column chunk of a row group: where its bytes lie in the file, its metadata and schema element.
+  struct chunk_info {
+    int64_t offset = 0, size = 0;
+    const column_metadata* meta = nullptr;
+    const schema_element* element = nullptr;
+    bool optional = false;  ///< has definition levels
+  };
+  /// The chunk of `column` (an index into schema()) in row group `rg` (the GPU reader plans from it).
+  /// @throws invalid_argument_error for a row group or column out of range; io_error naming the file,
+  /// column and row group when the chunk lies outside the file.
+  chunk_info chunk(int rg, size_t column) const;
+  /// Reads `n` bytes at `offset` into `out` (opens the file). @throws io_error naming the file when the
+  /// read fails or the file's size changed since its footer was read.
+  void read_bytes(int64_t offset, size_t n, uint8_t* out) const;
+
  private:
   /// Decodes one column chunk: its index k in the columns read, its metadata and leaf, its bytes as read
   /// from the file (followed by detail::slack bytes) and their position in the file.
