@@ -483,6 +483,7 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
       _counters->device_host_chunks += d.host_chunks;
       _counters->device_pages += d.device_pages;
       _counters->host_pages += d.host_pages;
+      pages_skipped = d.pages_skipped;
 #endif
     } else {
       part = r.read_row_group_ranges(t.rg, file_cols, ranges, mr, &pages_skipped, &pool);

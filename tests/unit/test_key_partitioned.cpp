@@ -6,6 +6,7 @@
 #include <optional>
 #include <random>
 
+#include "test_util.hpp"
 #include "tug/api/data_frame.hpp"
 #include "tug/api/lazy_frame.hpp"
 #include "tug/plan/logical.hpp"
@@ -84,40 +85,43 @@ void expect_same(const data_frame& a, const data_frame& b, const std::string& wh
 
 }  // namespace
 
+// the partition-wise aggregate is the CPU engine's (the GPU engine, the default where a GPU is, merges)
 TEST(KeyPartitioned, GroupByThePartitionKeyAggregatesEachPartitionAlone) {
+  const engine_options cpu = cpu_engine();
   for (int64_t rows : {0, 1, 31, 32, 33, 1024, 20000})
     for (int nparts : {1, 3, 16}) {
       grouped_data d(rows, 40, nparts, static_cast<uint64_t>(rows * 31 + nparts));
       std::string what = "rows " + std::to_string(rows) + " partitions " + std::to_string(nparts);
       // groups in first-seen order, as the merged aggregation with maintain_order
       auto q = d.grouped().group_by(std::vector<std::string>{"k"}, true).agg(aggs());
-      std::string plan = q.explain();
+      std::string plan = q.explain(cpu);
       EXPECT_NE(plan.find("hash_aggregate[per partition]"), std::string::npos) << plan;
       EXPECT_EQ(plan.find("hash_aggregate[final]"), std::string::npos) << plan;
-      expect_same(q.collect(), d.plain().group_by(std::vector<std::string>{"k"}, true).agg(aggs()).collect(), what);
+      expect_same(q.collect(cpu), d.plain().group_by(std::vector<std::string>{"k"}, true).agg(aggs()).collect(cpu), what);
       // more keys than the partition key
       auto q2 = d.grouped().group_by(std::vector<std::string>{"g", "k"}, true).agg(aggs());
-      EXPECT_NE(q2.explain().find("hash_aggregate[per partition]"), std::string::npos);
-      expect_same(q2.collect(), d.plain().group_by(std::vector<std::string>{"g", "k"}, true).agg(aggs()).collect(), what);
+      EXPECT_NE(q2.explain(cpu).find("hash_aggregate[per partition]"), std::string::npos);
+      expect_same(q2.collect(cpu), d.plain().group_by(std::vector<std::string>{"g", "k"}, true).agg(aggs()).collect(cpu), what);
     }
 }
 
 TEST(KeyPartitioned, ThePropertyFollowsFiltersAndRenames) {
+  const engine_options cpu = cpu_engine();
   grouped_data d(5000, 50, 7, 5);
   // a filter and a rename keep the rows where they are
   auto q = d.grouped().filter(col("x") > 20.0).select({col("k").alias("kk"), col("x")}).group_by(
       std::vector<std::string>{"kk"}, true).agg({col("x").sum().alias("s"), col("x").median().alias("med")});
-  EXPECT_NE(q.explain().find("hash_aggregate[per partition]"), std::string::npos) << q.explain();
+  EXPECT_NE(q.explain(cpu).find("hash_aggregate[per partition]"), std::string::npos) << q.explain(cpu);
   auto want = d.plain().filter(col("x") > 20.0).select({col("k").alias("kk"), col("x")}).group_by(
       std::vector<std::string>{"kk"}, true).agg({col("x").sum().alias("s"), col("x").median().alias("med")});
-  expect_same(q.collect(), want.collect(), "renamed");
+  expect_same(q.collect(cpu), want.collect(cpu), "renamed");
   // a computed key, another column, or a global aggregation: the merge stays
   for (auto& other : {d.grouped().group_by({col("k") + 1}).agg({col("x").sum()}),
                       d.grouped().group_by(std::vector<std::string>{"g"}).agg({col("x").sum()}),
                       d.grouped().select({col("x").sum()}),
                       d.grouped().select({col("x"), (col("k") * 2).alias("k")}).group_by(
                           std::vector<std::string>{"k"}).agg({col("x").sum()})}) {
-    std::string plan = other.explain();
+    std::string plan = other.explain(cpu);
     EXPECT_EQ(plan.find("per partition"), std::string::npos) << plan;
   }
 }

@@ -250,6 +250,7 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
       host_at.push_back(k);
       continue;
     }
+    if (counters) counters->pages_skipped += plan.pages_skipped;
     chunk_state s;
     s.k = k;
     s.plan = std::move(plan);

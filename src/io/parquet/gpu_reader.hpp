@@ -18,6 +18,7 @@ struct device_read_counters {
   std::atomic<int64_t> device_pages{0};       ///< pages decompressed on the device (nvCOMP)
   std::atomic<int64_t> host_pages{0};         ///< pages decompressed on the host (no nvCOMP, or its codec)
   std::atomic<int64_t> decoded_bytes{0};      ///< bytes of the device columns made (values, offsets, chars, bits)
+  std::atomic<int64_t> pages_skipped{0};      ///< data pages none of whose rows was wanted (not decoded)
 };
 
 /// Reads columns `columns` (indices into r.schema()) of row group `rg`, only the rows in `ranges`

@@ -237,11 +237,20 @@ chunk_plan plan_chunk(const file_reader& r, int rg, size_t column, const uint8_t
     pg.first_row = row;
     row += pg.num_values;
     if (p.host_reason.empty()) p.host_reason = unsupported(p, pg.enc);
-    if (!wanted(pg.first_row, row)) continue;
+    if (!wanted(pg.first_row, row)) {
+      ++p.pages_skipped;
+      continue;
+    }
     if (!kept_data) p.first_row = pg.first_row;
     kept_data = true;
     p.decoded_rows += pg.num_values;
     p.pages.push_back(pg);
+  }
+  // the pages after the last needed row were not even looked at: the page index knows how many there are
+  if (!ranges.empty() && row < p.num_rows) {
+    const auto index = r.page_index(rg, column);
+    for (const auto& ps : index)
+      if (ps.rows.begin >= row) ++p.pages_skipped;
   }
   return p;
 }

@@ -51,6 +51,7 @@ struct chunk_plan {
   std::vector<planned_page> pages;  ///< the dictionary page first (if any), then the data pages to decode
   int64_t decoded_rows = 0; ///< rows of the data pages planned
   int64_t first_row = 0;    ///< the row of the row group that the first planned data page starts at
+  int64_t pages_skipped = 0; ///< data pages left out: none of their rows is in the ranges
   /// Empty when the device decodes the chunk; else what it cannot decode (the host decoder does).
   std::string host_reason;
 };
