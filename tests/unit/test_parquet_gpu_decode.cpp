@@ -457,6 +457,7 @@ TEST_F(GpuParquetFiles, GpuEngineScansDecodeOnTheDevice) {
     auto src = std::make_shared<io::parquet_source>(path(name));
     engine_options gpu;
     gpu.engine = engine_kind::gpu;
+    gpu.gpu_parquet_reader = true;
     engine_options cpu;
     cpu.engine = engine_kind::cpu;
     thread_pool pool(2);
@@ -485,6 +486,7 @@ TEST_F(GpuParquetFiles, GpuEngineQueryEqualsTheCpuEngine) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   engine_options gpu;
   gpu.engine = engine_kind::gpu;
+  gpu.gpu_parquet_reader = true;
   engine_options cpu;
   cpu.engine = engine_kind::cpu;
   for (const char* name : {"base_v1_snappy_dict.parquet", "base_v2_lz4_plain.parquet", "int96.parquet"}) {
