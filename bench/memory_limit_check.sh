@@ -2,7 +2,8 @@
 # Which PDS-H SF1 queries finish under a memory_limit on the CPU engine (2 threads), the peak of the
 # query's host budget, and the answer against the unlimited run's (numbers within a relative 1e-9).
 # usage: bash bench/memory_limit_check.sh BUILD DATA "64 128 256" > results.md
-# Exits 1 when a query fails or differs under any of the limits (ctest pdsh.memory_limit).
+# Exits 1 when a query fails or differs under any of the limits (ctest pdsh.memory_limit). QUERIES (a
+# space-separated list, default 1..22) picks the queries; PYTHON the interpreter that compares answers.
 set -u
 build=$1 data=$2 limits=$3
 tmp=$(mktemp -d)
@@ -17,7 +18,7 @@ a, b = rows(sys.argv[1]), rows(sys.argv[2])
 ok = len(a) == len(b) and all(len(x) == len(y) and all(u == v or (num.match(u) and num.match(v) and
      math.isclose(float(u), float(v), rel_tol=1e-9)) for u, v in zip(x, y)) for x, y in zip(a, b))
 sys.exit(0 if ok else 1)' "$1" "$2"; }
-for q in $(seq 1 22); do
+for q in ${QUERIES:-$(seq 1 22)}; do
   "$build/tug_pdsh" --data "$data" --query "$q" --threads 2 --reps 1 --profile --out "$tmp/u.csv" > "$tmp/u.log" 2>&1
   row="| Q$q | $(grep -o 'peak memory [0-9.]* MiB' "$tmp/u.log" | head -1 | awk '{print $3}') |"
   for m in $limits; do
