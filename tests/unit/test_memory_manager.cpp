@@ -296,8 +296,11 @@ TEST(MemoryManager, SpillEverythingKeepsTablesOnDiskWhileUnused) {
 }
 
 TEST(MemoryManager, ConcurrentUseUnderATinyBudgetNeitherDeadlocksNorLosesData) {
+  // 16 threads x 20 tables of 64 KiB (20 MiB) through 3 MiB: at worst each thread holds a table it is
+  // building and one it brought back (2 MiB); the rest must spill. A budget of exactly 2 MiB left no
+  // room for the block rounding and failed when a loaded machine lined every thread up at its peak.
   temp_dir dir("stress");
-  query_memory q(spill_to(dir), 2 << 20);
+  query_memory q(spill_to(dir), 3 << 20);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int w = 0; w < 16; ++w)
@@ -318,7 +321,7 @@ TEST(MemoryManager, ConcurrentUseUnderATinyBudgetNeitherDeadlocksNorLosesData) {
   for (auto& t : threads)
     t.join();
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_LE(q.budget->peak(), 2 << 20);
+  EXPECT_LE(q.budget->peak(), 3 << 20);
 }
 
 TEST(Options, EnvironmentSetsDefaultsAndCodeWins) {
