@@ -10,14 +10,8 @@ tmp=$(mktemp -d)
 status=0
 echo "| query | unlimited peak MiB | $(for m in $limits; do echo -n "$m MiB: result, peak MiB | "; done)"
 echo "| --- | --- | $(for m in $limits; do echo -n "--- | "; done)"
-# equal answers: the same fields, numbers within a relative 1e-9 (sums in another order differ in the last digits)
-same() { "${PYTHON:-.venv/bin/python}" -c 'import sys,re,math
-num = re.compile(r"-?\d+\.\d+(e-?\d+)?$")
-def rows(p): return [l.rstrip("\n").split(",") for l in open(p, encoding="latin-1")]
-a, b = rows(sys.argv[1]), rows(sys.argv[2])
-ok = len(a) == len(b) and all(len(x) == len(y) and all(u == v or (num.match(u) and num.match(v) and
-     math.isclose(float(u), float(v), rel_tol=1e-9)) for u, v in zip(x, y)) for x, y in zip(a, b))
-sys.exit(0 if ok else 1)' "$1" "$2"; }
+# equal answers (bench/same_answer.py)
+same() { "${PYTHON:-.venv/bin/python}" "$(dirname "$0")/same_answer.py" "$1" "$2"; }
 for q in ${QUERIES:-$(seq 1 22)}; do
   "$build/tug_pdsh" --data "$data" --query "$q" --threads 2 --reps 1 --profile --out "$tmp/u.csv" > "$tmp/u.log" 2>&1
   row="| Q$q | $(grep -o 'peak memory [0-9.]* MiB' "$tmp/u.log" | head -1 | awk '{print $3}') |"

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_pkgs=(build-essential cmake ninja-build ccache libgtest-dev libbenchmark-dev nlohmann-json3-dev libsnappy-dev zlib1g-dev libzstd-dev liblz4-dev libssl-dev openssl python3 python3-venv python3-pip openjdk-17-jre-headless maven)
+apt_pkgs=(build-essential cmake ninja-build ccache openmpi-bin libopenmpi-dev libgtest-dev libbenchmark-dev nlohmann-json3-dev libsnappy-dev zlib1g-dev libzstd-dev liblz4-dev libssl-dev openssl python3 python3-venv python3-pip openjdk-17-jre-headless maven)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

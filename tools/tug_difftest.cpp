@@ -20,6 +20,8 @@
 //
 // Output: {"results": [{"id", "schema": [{"name", "type"}], "rows": [[v...]...]} | {"id", "error", "message"}]}
 // with values in the input's canonical form (64-bit integers are always exact JSON integers).
+// Under an MPI launcher every rank runs every case on its share of the data (docs/architecture.md,
+// "Multi-rank execution") and rank 0 writes the results.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -31,6 +33,7 @@
 
 #include "tug/api/lazy_frame.hpp"
 #include "tug/core/scalar.hpp"
+#include "tug/dist/communicator.hpp"
 
 using json = nlohmann::json;
 using namespace tug;
@@ -434,6 +437,7 @@ int main(int argc, char** argv) {
   }
   json results = json::array();
   for (auto& c : input["cases"]) results.push_back(run_case(c));
+  if (dist::world()->rank() != 0) return 0;  // rank 0 has the results
   std::string text = json{{"results", results}}.dump(-1, ' ', false, json::error_handler_t::replace);
   if (argc == 3) {
     std::ofstream o(argv[2]);

@@ -4,6 +4,7 @@
 //                 [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet]
 //                 [--json TIMINGS.json] [--explain] [--profile] [--no-late-materialization]
 //                 [--memory-limit BYTES] [--spill-device-limit LIMIT] [--spill-directory DIR]
+//                 [--gpus N|all]
 //        tug_pdsh --list        (prints the registered query numbers, one a line)
 //
 // Each query runs 1 + N times (N = --reps, default 3): the first run is "cold" (the first time in this
@@ -26,10 +27,19 @@
 // --time-limit S: no query starts, and no warm run, once S seconds have passed since the start; the
 // queries not started are recorded as {"query", "skipped": "time limit"} and a query cut short keeps the
 // runs it made ("reps" in its record).
+// --gpus N|all starts this program again under mpirun, one process per GPU (all: every GPU of the host).
+// Under an MPI launcher (`mpirun -np N tug_pdsh ...`, tug built with MPI) every rank runs every query
+// on its share of the data (docs/architecture.md, "Multi-rank execution"); rank 0 prints, writes --out
+// and --json, and every rank prints the errors it sees, prefixed with its rank. The ranks stop at
+// --time-limit together (when it has passed on any of them).
 // Exit status: 0 when every query ran, 1 when one failed (its error is printed and in the JSON), 2 for a
 // usage error.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -41,6 +51,8 @@
 #include "queries.hpp"
 #include "tug/api/io.hpp"
 #include "tug/core/error.hpp"
+#include "tug/dist/communicator.hpp"
+#include "tug/dist/distribute.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/plan/lower.hpp"
 
@@ -63,6 +75,7 @@ struct options {
   bool explain = false;
   bool profile = false;
   bool list = false;
+  std::string gpus;  ///< --gpus: "all" or a count; empty: one process
 };
 
 int parse_int(const std::string& flag, const std::string& v, int lo) {
@@ -158,6 +171,9 @@ options parse_args(int argc, char** argv) {
       o.engine.spill_device_limit = value();  // checked when the query starts (validate_options)
     } else if (a == "--spill-directory") {
       o.engine.spill_directory = value();
+    } else if (a == "--gpus") {
+      o.gpus = value();
+      if (o.gpus != "all") parse_int(a, o.gpus, 1);
     } else if (a == "--list") {
       o.list = true;
     } else {
@@ -209,9 +225,12 @@ using steady = std::chrono::steady_clock;
 
 double seconds_since(steady::time_point t0) { return std::chrono::duration<double>(steady::now() - t0).count(); }
 
-/// True once --time-limit seconds have passed since `start`.
+/// True once --time-limit seconds have passed since `start` (on several ranks: on any rank, so that
+/// all stop together).
 bool past_limit(const options& o, steady::time_point start) {
-  return o.time_limit > 0 && seconds_since(start) >= o.time_limit;
+  if (o.time_limit <= 0) return false;
+  const bool past = seconds_since(start) >= o.time_limit;
+  return dist::sum_over_ranks(past ? 1 : 0, o.engine.collective_timeout) > 0;
 }
 
 /// Nodes per backend of a physical plan as explain() prints it (each line ends in "@<backend>").
@@ -230,7 +249,7 @@ json count_nodes(const std::string& plan) {
 /// Runs query `q` 1 + reps times (fewer when the time limit passes); returns its JSON record (and
 /// writes its result when asked). The cold run is profiled for the backends and fallbacks of its plan;
 /// the warm runs lower the same plan, so they do not repeat the fallback warnings.
-json run_query(const options& o, int q, steady::time_point start) {
+json run_query(const options& o, int q, steady::time_point start, bool lead) {
   json rec = {{"query", q}};
   std::vector<double> times;
   engine_options cold = o.engine;
@@ -259,10 +278,10 @@ json run_query(const options& o, int q, steady::time_point start) {
   rec["median_s"] = n % 2 ? warm_times[n / 2] : (warm_times[n / 2 - 1] + warm_times[n / 2]) / 2;
   rec["min_s"] = warm_times.front();
   rec["max_s"] = warm_times.back();
-  if (!o.out.empty()) write_result(result, out_path(o, q));
+  if (!o.out.empty() && lead) write_result(result, out_path(o, q));
   if (o.profile) {
     query_result p = pdsh::query(q)(pdsh::scan_tables(o.data)).profile(o.engine);
-    std::cout << "-- q" << two_digits(q) << " profile\n" << p.physical_plan << "\n" << p.statistics << "\n";
+    if (lead) std::cout << "-- q" << two_digits(q) << " profile\n" << p.physical_plan << "\n" << p.statistics << "\n";
   }
   return rec;
 }
@@ -275,6 +294,8 @@ void write_json(const options& o, const json& doc) {
 }
 
 int run(const options& o) {
+  const auto comm = dist::world();
+  const bool lead = comm->rank() == 0;  // prints and writes; the other ranks only compute
   if (o.list) {
     for (int q : pdsh::registered_queries())
       std::cout << q << "\n";
@@ -282,23 +303,27 @@ int run(const options& o) {
   }
   if (o.explain) {
     pdsh::tables t = pdsh::scan_tables(o.data);
-    for (int q : o.queries)
-      std::cout << "-- q" << two_digits(q) << "\n" << pdsh::query(q)(t).explain(o.engine) << "\n";
+    for (int q : o.queries) {
+      std::string plan = pdsh::query(q)(t).explain(o.engine);
+      if (lead) std::cout << "-- q" << two_digits(q) << "\n" << plan << "\n";
+    }
     return 0;
   }
-  json doc = {{"engine", o.engine_name}, {"threads", o.engine.num_threads}, {"data", o.data}, {"reps", o.reps}};
+  json doc = {{"engine", o.engine_name}, {"threads", o.engine.num_threads}, {"data", o.data}, {"reps", o.reps},
+              {"ranks", comm->size()}};
   json& list = doc["queries"] = json::array();
   int status = 0;
   auto start = steady::now();
   for (int q : o.queries) {
     if (past_limit(o, start)) {
-      std::printf("q%s skipped: time limit\n", two_digits(q).c_str());
+      if (lead) std::printf("q%s skipped: time limit\n", two_digits(q).c_str());
       list.push_back({{"query", q}, {"skipped", "time limit"}});
       continue;
     }
     try {
-      json rec = run_query(o, q, start);
-      std::printf("q%s rows=%lld cold=%.4fs median=%.4fs min=%.4fs max=%.4fs nodes=cpu:%d,cuda:%d fallbacks=%zu\n",
+      json rec = run_query(o, q, start, lead);
+      if (lead)
+        std::printf("q%s rows=%lld cold=%.4fs median=%.4fs min=%.4fs max=%.4fs nodes=cpu:%d,cuda:%d fallbacks=%zu\n",
                   two_digits(q).c_str(), static_cast<long long>(rec["rows"].get<int64_t>()),
                   rec["cold_s"].get<double>(), rec["median_s"].get<double>(), rec["min_s"].get<double>(),
                   rec["max_s"].get<double>(), rec["nodes"]["cpu"].get<int>(), rec["nodes"]["cuda"].get<int>(),
@@ -307,22 +332,54 @@ int run(const options& o) {
     } catch (const usage_error&) {
       throw;
     } catch (const std::exception& e) {
-      std::printf("q%s error: %s\n", two_digits(q).c_str(), e.what());
+      if (comm->size() > 1)
+        std::printf("q%s error (rank %d of %d): %s\n", two_digits(q).c_str(), comm->rank(), comm->size(), e.what());
+      else
+        std::printf("q%s error: %s\n", two_digits(q).c_str(), e.what());
       list.push_back({{"query", q}, {"error", e.what()}});
       status = 1;
     }
     std::fflush(stdout);
-    write_json(o, doc);
+    if (lead) write_json(o, doc);
   }
-  write_json(o, doc);
+  if (lead) write_json(o, doc);
   return status;
 }
 
 }  // namespace
 
+/// --gpus N|all outside an MPI launcher: this program again, one process per GPU, under mpirun (which
+/// must be on PATH); each process then uses one GPU (docs/architecture.md, "Multi-rank execution").
+/// Returns only when no launch is needed.
+void launch_ranks(const options& o, int argc, char** argv) {
+  if (o.gpus.empty() || dist::launcher_ranks() > 0) return;
+  const int n = o.gpus == "all" ? dist::host_gpus() : parse_int("--gpus", o.gpus, 1);
+  if (o.gpus == "all" && n == 0) throw invalid_argument_error("--gpus all: no GPU on this host (/dev/nvidiaN)");
+  if (n <= 1) return;
+  std::vector<std::string> args = {"mpirun", "--oversubscribe", "-np", std::to_string(n), "-x", "NCCL_NVLS_ENABLE=0"};
+  if (::geteuid() == 0) args.push_back("--allow-run-as-root");
+  args.push_back("/proc/self/exe");
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--gpus") {
+      ++i;  // and its value
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
+  std::vector<char*> c;
+  for (auto& a : args) c.push_back(a.data());
+  c.push_back(nullptr);
+  std::fflush(stdout);
+  ::execvp("mpirun", c.data());
+  throw invalid_argument_error(std::string("--gpus ") + o.gpus + ": cannot start mpirun (" + std::strerror(errno) +
+                               "); install OpenMPI (openmpi-bin) or run under your own launcher");
+}
+
 int main(int argc, char** argv) {
   try {
-    return run(parse_args(argc, argv));
+    options o = parse_args(argc, argv);
+    launch_ranks(o, argc, argv);
+    return run(o);
   } catch (const usage_error& e) {
     std::cerr
         << "tug_pdsh: " << e.what() << "\n"
@@ -330,6 +387,7 @@ int main(int argc, char** argv) {
            "                [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet]\n"
            "                [--json TIMINGS.json] [--explain] [--profile] [--no-late-materialization]\n"
            "                [--memory-limit BYTES] [--spill-device-limit LIMIT] [--spill-directory DIR]\n"
+           "                [--gpus N|all]\n"
            "       tug_pdsh --list\n";
     return 2;
   } catch (const std::exception& e) {

@@ -1,4 +1,5 @@
 #include "tug/api/io.hpp"
+#include "tug/dist/distribute.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -188,8 +189,13 @@ void sink_parquet(const lazy_frame& q, const std::string& path, const io::parque
   namespace fs = std::filesystem;
   std::error_code ec;
   const bool dir = (!path.empty() && path.back() == '/') || fs::is_directory(path, ec);
-  const plan_ptr p = optimize(q.plan(), engine.optimizer, engine.check_optimizer_schema);
+  auto comm = dist::world();
+  const plan_ptr p = optimize(q.plan(), dist::flags_for_ranks(engine.optimizer, comm->size()), engine.check_optimizer_schema);
   validate_options(engine);
+  if (comm->rank() != 0) {
+    run_plan(p, engine);  // on several ranks, rank 0 writes: this rank's rows go there
+    return;
+  }
   std::shared_ptr<partition_writer> w;
   if (dir) {
     fs::create_directories(path, ec);
@@ -203,8 +209,13 @@ void sink_parquet(const lazy_frame& q, const std::string& path, const io::parque
 
 void sink_csv(const lazy_frame& q, const std::string& path, const io::csv::csv_options& options,
               const engine_options& engine) {
-  const plan_ptr p = optimize(q.plan(), engine.optimizer, engine.check_optimizer_schema);
+  auto comm = dist::world();
+  const plan_ptr p = optimize(q.plan(), dist::flags_for_ranks(engine.optimizer, comm->size()), engine.check_optimizer_schema);
   validate_options(engine);
+  if (comm->rank() != 0) {
+    run_plan(p, engine);  // on several ranks, rank 0 writes: this rank's rows go there
+    return;
+  }
   run_plan(p, engine, std::make_shared<csv_file_sink>(path, p->schema, options, global_thread_pool(engine.num_threads)));
 }
 

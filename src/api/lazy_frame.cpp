@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 
+#include "tug/dist/distribute.hpp"
 #include "tug/plan/lower.hpp"
 #include "tug/plan/optimizer.hpp"
 #include "tug/runtime/query_control.hpp"
@@ -92,11 +93,18 @@ void lazy_frame::foreach_partition(const user_kernel& k, const engine_options& o
 }
 
 std::string lazy_frame::explain(const engine_options& opts) const {
-  plan_ptr opt = optimize(_plan, opts.optimizer, opts.check_optimizer_schema);
+  auto comm = dist::world();
+  plan_ptr opt = optimize(_plan, dist::flags_for_ranks(opts.optimizer, comm->size()), opts.check_optimizer_schema);
   std::vector<std::string> fallbacks;
   engine_options quiet = opts;
   if (quiet.fallback == fallback_mode::warn) quiet.fallback = fallback_mode::silent;
   physical_ptr phys = lower(opt, quiet, &fallbacks);
+  if (comm->size() > 1) {
+    auto q = std::make_shared<dist::query_ranks>();
+    q->comm = comm;
+    q->query = -1;  // planned only: nothing is exchanged
+    phys = dist::distribute(std::move(phys), q, opts);
+  }
   std::string out = "optimized logical plan:\n" + to_string(opt) +
                     "\nphysical plan ([sync] = partitions meet; @ = backend):\n" + to_string(*phys);
   for (auto& f : fallbacks)
@@ -160,7 +168,11 @@ struct attached_memory {
 
 }  // namespace
 
-query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink) {
+namespace {
+
+/// run_plan, on several ranks when `ranks` is set.
+query_result run_plan_on(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink,
+                         const std::shared_ptr<dist::query_ranks>& ranks) {
   auto t0 = std::chrono::steady_clock::now();
   query_result r;
   // the memory of the query outlives its plan (held partitions of the plan spill through it)
@@ -170,6 +182,9 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared
   std::shared_ptr<memory_resource> device_mr, pinned_mr;
   std::unique_ptr<memory_manager> memory;
   physical_ptr phys = lower(p, opts, &r.fallbacks);
+  // on several ranks: exchanges where nodes need rows from other ranks, the result on rank 0; a sink
+  // writes there (the callers give the other ranks none)
+  if (ranks) phys = dist::distribute(std::move(phys), ranks, opts);
   if (sink) phys = exec::make_sink(std::move(phys), std::move(sink));
   r.physical_plan = to_string(*phys);
   query_control* control = query_control::current();
@@ -233,6 +248,10 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared
   stats.transfers = memory->transfers_to_string();
   stats.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.statistics = stats.to_string();
+  if (ranks) {
+    const std::string sent = ranks->sent_to_string();
+    if (!sent.empty()) r.statistics += (r.statistics.empty() || r.statistics.back() == '\n' ? "" : "\n") + sent + "\n";
+  }
   // what the sources add (e.g. a Cassandra scan's requests, bytes and latency), one line each
   std::vector<const table_source*> sources;
   std::function<void(const plan_node&)> walk = [&](const plan_node& n) {
@@ -250,8 +269,31 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared
   return r;
 }
 
+}  // namespace
+
+query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink) {
+  std::shared_ptr<dist::query_ranks> ranks;
+  if (auto comm = dist::world(); comm->size() > 1) {
+    ranks = std::make_shared<dist::query_ranks>();
+    ranks->comm = comm;
+    ranks->query = dist::next_query_number();
+    ranks->timeout = opts.collective_timeout;
+  }
+  try {
+    return run_plan_on(p, opts, std::move(sink), ranks);
+  } catch (const std::exception& e) {
+    // the other ranks stop in their next exchange of this query, with this rank's error
+    if (ranks) ranks->comm->abort(ranks->query, e);
+    throw;
+  } catch (...) {
+    if (ranks) ranks->comm->abort(ranks->query, internal_error("an unknown exception"));
+    throw;
+  }
+}
+
 query_result lazy_frame::profile(const engine_options& opts) const {
-  return run_plan(optimize(_plan, opts.optimizer, opts.check_optimizer_schema), opts);
+  return run_plan(optimize(_plan, dist::flags_for_ranks(opts.optimizer, dist::world()->size()), opts.check_optimizer_schema),
+                  opts);
 }
 
 data_frame lazy_frame::collect(const engine_options& opts) const {

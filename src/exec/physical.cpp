@@ -356,6 +356,23 @@ std::vector<size_t> join_node::build_columns() const {
   return cols;
 }
 
+rank_need physical_node::input_need(size_t) const {
+  return per_partition() ? rank_need{rank_need::kind::any, {}} : rank_need{};
+}
+
+rank_need unique_node::input_need(size_t) const {
+  if (_maintain_order) return {};  // the first occurrence over all ranks: rank 0 sees every row in order
+  return {rank_need::kind::keys, _subset};
+}
+
+namespace exec {
+rank_need aggregate_need(const std::vector<size_t>& keys, bool maintain_order, bool merges_states) {
+  if (maintain_order) return {};
+  if (keys.empty()) return merges_states ? rank_need{rank_need::kind::all, {}} : rank_need{};
+  return {rank_need::kind::keys, keys};
+}
+}  // namespace exec
+
 int64_t physical_node::size_hint() const {
   int64_t most = children.empty() ? -1 : 0;
   for (auto& c : children) {

@@ -123,6 +123,21 @@ std::vector<table> memory_source::take_rows(const std::vector<std::string>& colu
   return out;
 }
 
+std::shared_ptr<const table_source> memory_source::rank_share(int rank, int size) const {
+  if (size < 1 || rank < 0 || rank >= size) throw internal_error("rank_share: rank " + std::to_string(rank) + " of " + std::to_string(size));
+  const int64_t n = total_rows(_partitions);
+  const int64_t lo = n * rank / size, hi = n * (rank + 1) / size;
+  std::vector<table> mine;
+  int64_t base = 0;
+  for (auto& p : _partitions) {
+    const int64_t a = std::max(lo, base), b = std::min(hi, base + p.num_rows());
+    if (a < b) mine.push_back(p.slice(a - base, b - a));
+    base += p.num_rows();
+  }
+  if (mine.empty() && !_partitions.empty()) mine.push_back(_partitions[0].slice(0, 0));
+  return std::make_shared<memory_source>(_schema, std::move(mine));
+}
+
 std::string memory_source::describe() const {
   return "DF; " + std::to_string(_schema.size()) + " columns, " + std::to_string(total_rows(_partitions)) +
          " rows in " + std::to_string(_partitions.size()) + " partitions";

@@ -327,10 +327,16 @@ std::vector<parquet_source::rg_task> parquet_source::plan_reads(const std::vecto
     if (file_only) preds.push_back(resolve(p, fs));
   }
   std::vector<rg_task> tasks;
+  int64_t base = 0;  // global row of the row group's first row
   for (size_t f = 0; f < _readers.size(); ++f) {
     const auto& r = *_readers[f];
     for (int rg = 0; rg < r.num_row_groups(); ++rg) {
       int64_t rows = r.row_group_num_rows(rg);
+      // a rank's share: the row group's rows within it, if any
+      const int64_t share_lo = _share_end < 0 ? 0 : std::clamp<int64_t>(_share_begin - base, 0, rows);
+      const int64_t share_hi = _share_end < 0 ? rows : std::clamp<int64_t>(_share_end - base, 0, rows);
+      base += rows;
+      if (share_lo >= share_hi) continue;
       bool keep = rows > 0;
       for (auto& p : preds) {
         if (!keep) break;
@@ -341,6 +347,15 @@ std::vector<parquet_source::rg_task> parquet_source::plan_reads(const std::vecto
         ranges = page_ranges(r, rg, preds, fs);
         keep = !ranges.empty();
         if (ranges.size() == 1 && ranges[0].begin == 0 && ranges[0].end == rows) ranges.clear();
+      }
+      if (keep && (share_lo > 0 || share_hi < rows)) {
+        if (ranges.empty()) ranges.push_back({0, rows});
+        std::vector<parquet::row_range> within;
+        for (auto& x : ranges)
+          if (std::max(x.begin, share_lo) < std::min(x.end, share_hi))
+            within.push_back({std::max(x.begin, share_lo), std::min(x.end, share_hi)});
+        ranges = std::move(within);
+        keep = !ranges.empty();
       }
       if (keep) {
         int64_t wanted = 0;
@@ -353,6 +368,15 @@ std::vector<parquet_source::rg_task> parquet_source::plan_reads(const std::vecto
     }
   }
   return tasks;
+}
+
+std::shared_ptr<const table_source> parquet_source::rank_share(int rank, int size) const {
+  if (size < 1 || rank < 0 || rank >= size) throw internal_error("rank_share: rank " + std::to_string(rank) + " of " + std::to_string(size));
+  auto share = std::make_shared<parquet_source>(*this);
+  const int64_t n = num_rows();
+  share->_share_begin = n * rank / size;
+  share->_share_end = n * (rank + 1) / size;
+  return share;
 }
 
 bool parquet_source::prunes(const std::vector<expr>& predicates) const {

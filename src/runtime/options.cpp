@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -67,6 +68,16 @@ int64_t parse_integer(const char* var, const std::string& text) {
   bad(var, "\"" + text + "\"", "must be an integer");
 }
 
+double parse_number(const char* var, const std::string& text) {
+  try {
+    size_t pos = 0;
+    const double v = std::stod(text, &pos);
+    if (pos == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  bad(var, "\"" + text + "\"", "must be a number");
+}
+
 bool parse_flag(const char* var, const std::string& text) {
   if (text == "1" || text == "true" || text == "on") return true;
   if (text == "0" || text == "false" || text == "off") return false;
@@ -99,6 +110,9 @@ engine_options::engine_options() {
     else bad("TUG_FALLBACK", "\"" + v + "\"", "must be warn, raise or silent");
   }
   if (const char* e = env("TUG_BROADCAST_LIMIT")) broadcast_limit = parse_integer("TUG_BROADCAST_LIMIT", e);
+  if (const char* e = env("TUG_COLLECTIVE_TIMEOUT")) collective_timeout = parse_number("TUG_COLLECTIVE_TIMEOUT", e);
+  if (const char* e = env("TUG_COLLECT_ON_EVERY_RANK"))
+    collect_on_every_rank = parse_flag("TUG_COLLECT_ON_EVERY_RANK", e);
 }
 
 void validate_options(const engine_options& o) {
@@ -135,6 +149,8 @@ void validate_options(const engine_options& o) {
   if (o.fallback != fallback_mode::warn && o.fallback != fallback_mode::raise && o.fallback != fallback_mode::silent)
     bad("fallback", std::to_string(static_cast<int>(o.fallback)), "must be warn, raise or silent");
   at_least("broadcast_limit", o.broadcast_limit, 0);
+  if (!(o.collective_timeout >= 0) || !std::isfinite(o.collective_timeout))
+    bad("collective_timeout", std::to_string(o.collective_timeout), "must be a finite number of seconds >= 0 (0 = no timeout)");
   // environment overrides
   if (const char* e = env("TUG_ENGINE"); e && std::string(e) != "cpu")
     bad("TUG_ENGINE", std::string("\"") + e + "\"",

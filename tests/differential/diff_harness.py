@@ -10,6 +10,7 @@ import decimal
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -188,12 +189,27 @@ def compare(case, result, duck_rows):
 
 
 # ---------------------------------------------------------------------------------------------- running
+def launcher():
+    """mpirun and its arguments when TUG_DIFFTEST_RANKS=N (N > 1) asks for every case on N ranks
+    (docs/architecture.md, "Multi-rank execution"); else nothing."""
+    n = int(os.environ.get("TUG_DIFFTEST_RANKS", "1"))
+    if n <= 1:
+        return []
+    mpirun = shutil.which(os.environ.get("MPIRUN", "mpirun"))
+    if not mpirun:
+        raise RuntimeError("TUG_DIFFTEST_RANKS is set but mpirun is not on PATH (scripts/setup.sh installs openmpi-bin)")
+    args = [mpirun, "--oversubscribe", "-np", str(n)]
+    if os.geteuid() == 0:
+        args.append("--allow-run-as-root")
+    return args
+
+
 def run_tug(cases, exe):
     payload = {"cases": [{k: c[k] for k in ("id", "tables", "options", "plan")} for c in cases]}
     with tempfile.TemporaryDirectory() as d:
         inp, out = Path(d) / "cases.json", Path(d) / "results.json"
         inp.write_text(json.dumps(payload))
-        proc = subprocess.run([str(exe), str(inp), str(out)], capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(launcher() + [str(exe), str(inp), str(out)], capture_output=True, text=True, timeout=600)
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"tug_difftest failed (exit {proc.returncode}): {proc.stderr[-4000:]}")
         results = json.loads(out.read_text())["results"]

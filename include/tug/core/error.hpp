@@ -49,6 +49,13 @@ class io_error : public user_error {
   using user_error::user_error;
 };
 
+/// Multi-rank execution failed outside this rank: another rank raised an error (named in the message),
+/// a rank died, or an exchange waited longer than `collective_timeout` (naming the ranks it waited for).
+class distributed_error : public error {
+ public:
+  using error::error;
+};
+
 /// The memory budget was exhausted after spilling. Names the operator, the request, the limit and
 /// the option to change.
 class memory_error : public error {

@@ -141,6 +141,21 @@ class held_partitions {
 
 class physical_node;
 using physical_ptr = std::unique_ptr<physical_node>;
+class table_source;
+
+/// How a node needs the rows of one of its inputs spread over the ranks when a query runs on several
+/// (docs/architecture.md, "Multi-rank execution"): src/dist/distribute.cpp puts an exchange below a
+/// node whose input is not spread that way.
+struct rank_need {
+  enum class kind : uint8_t {
+    any,   ///< anywhere: the node works on each partition alone
+    keys,  ///< rows with equal values of `keys` (input columns; every column when empty) on one rank
+    one,   ///< every row on rank 0, in order (a sort, a slice, a window); the other ranks get none
+    all,   ///< every row on every rank (a global aggregate's partial states)
+  };
+  kind k = kind::one;
+  std::vector<size_t> keys;
+};
 
 class physical_node {
  public:
@@ -164,6 +179,13 @@ class physical_node {
   /// Asks the operator to output only the named columns (a subset of its output, in its order), so
   /// that work on columns no consumer reads is skipped. Returns false when it cannot.
   virtual bool narrow_output(const std::vector<std::string>& names) { return false; }
+  /// Multi-rank execution: how the rows of child `i` must be spread over the ranks for this node to
+  /// give the one-rank answer. Default: `any` for per_partition() nodes, else `one` (gathered to rank
+  /// 0, always right). Joins are placed by src/dist/distribute.cpp itself.
+  virtual rank_need input_need(size_t i) const;
+  /// Multi-rank execution, scans: from now on read only this rank's share of the source
+  /// (table_source::rank_share). False when the source cannot be split: every rank then reads all of it.
+  virtual bool read_rank_share(int rank, int size) { return false; }
 
   /// True for per-partition operators (filter, project, a partial aggregate): process_partition gives
   /// the output of one input partition, and the operator fuses into a child that accepts_fused().
@@ -450,6 +472,8 @@ class unique_node : public physical_node {
   std::string name() const override { return "unique"; }
   std::string detail() const override;
   bool sync_point() const override { return true; }
+  /// Rows with equal subset columns on one rank; all rows on rank 0 with maintain_order.
+  rank_need input_need(size_t i) const override;
 
  protected:
   std::vector<table> run(exec_context& ctx) final;
@@ -484,6 +508,10 @@ class partition_writer {
 /// Operator factories. The backend is chosen by the lowering; `backend::cuda` throws
 /// not_implemented_error until the GPU issue lands, and the lowering falls back per `fallback_mode`.
 namespace exec {
+/// input_need of a group-by's blocking phase (both backends): rows with equal keys on one rank; with
+/// maintain_order, every row on rank 0 (groups in order of first appearance); without keys, the partial
+/// states on every rank when the input is partial states (`merges_states`), else every row on rank 0.
+rank_need aggregate_need(const std::vector<size_t>& keys, bool maintain_order, bool merges_states);
 /// What the lowering asks a backend before placing a node on it.
 struct op_request {
   const char* op;                 ///< the factory's name: "filter", "project", "aggregate", ...
@@ -502,6 +530,9 @@ physical_ptr make_cache(const std::shared_ptr<shared_subplan>& shared);
 /// The root of the shared subplan that `n` reads when it is a cache node, else nullptr (the subplan is
 /// no child of its cache nodes: walks of the plan that count operators visit it through this, once).
 const physical_node* cached_subplan(const physical_node& n);
+/// The same, for changing the subplan before it runs (multi-rank execution puts exchanges into it);
+/// nullptr when `n` is no cache node.
+physical_ptr* cached_subplan_root(physical_node& n);
 /// Reads `columns` of a source; `predicates` let the source skip data (the lowering filters after);
 /// `limit` >= 0: only the first `limit` rows are needed (table_source::read; the slice stays above).
 physical_ptr make_scan(backend b, std::shared_ptr<const table_source> src, std::vector<std::string> columns,

@@ -77,6 +77,10 @@ class parquet_source final : public table_source {
   std::vector<table> take_rows(const std::vector<std::string>& columns, const std::vector<column>& ids,
                                thread_pool& pool, memory_resource* mr) const override;
   const scan_counters& counters() const { return *_counters; }
+  /// Rows [N * rank / size, N * (rank + 1) / size) of the N rows of all files (a row group that
+  /// straddles two shares is cut at the row; each rank decodes only its rows' pages where the file has
+  /// a page index).
+  std::shared_ptr<const table_source> rank_share(int rank, int size) const override;
 
   /// Whether read() with these predicates would skip rows: a row group ruled out by its statistics or
   /// rows ruled out by the page index (then its rows' positions are not global row positions).
@@ -117,6 +121,7 @@ class parquet_source final : public table_source {
   size_t _file_columns = 0;
   std::string _skip_note;  ///< the unsupported columns skipped and their files (describe(), the warning)
   std::shared_ptr<scan_counters> _counters = std::make_shared<scan_counters>();
+  int64_t _share_begin = 0, _share_end = -1;  ///< the rows of a rank's share (rank_share); end -1: all rows
 };
 
 /// Rows of row group `rg` that the page index (per-page statistics) cannot rule out for the conjuncts

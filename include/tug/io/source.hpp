@@ -90,6 +90,11 @@ class table_source {
   virtual std::string describe_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates) const {
     return {};
   }
+  /// Multi-rank execution: a source that reads only rank `rank`'s share of this one's rows (of `size`
+  /// ranks), the shares contiguous and in rank order, so that rank 0's rows come first; nullptr when
+  /// the source cannot be split (the default: every rank then reads all of it). The scan still asks the
+  /// whole source for statistics and size hints, so that every rank plans alike.
+  virtual std::shared_ptr<const table_source> rank_share(int rank, int size) const { return nullptr; }
   /// One line on what the last read() did beyond its rows (requests, bytes, retries, latency), which the
   /// query's statistics append; empty when the source has nothing to add (the default).
   virtual std::string read_statistics() const { return {}; }
@@ -113,6 +118,8 @@ class memory_source final : public table_source {
   /// Per partition: its rows and the columns' exact null counts (no min or max).
   std::vector<piece_statistics> statistics(const std::vector<std::string>& columns) const override;
   const std::vector<table>& partitions() const { return _partitions; }
+  /// Rows [N * rank / size, N * (rank + 1) / size) of the N rows, as slices of the partitions.
+  std::shared_ptr<const table_source> rank_share(int rank, int size) const override;
 
  private:
   tug::schema _schema;

@@ -80,9 +80,15 @@ struct engine_options {
   /// Collect per-operator statistics (rows, partitions, time).
   bool statistics = true;
   fallback_mode fallback = fallback_mode::warn;
-  /// Right-hand sides of joins smaller than this many rows are broadcast instead of shuffled. Not
-  /// used yet (multi-GPU issue).
+  /// Multi-rank execution: a join whose build (right) side has at most this many rows over all ranks
+  /// (counted at run time) copies that side to every rank instead of shuffling both sides.
   int64_t broadcast_limit = 1 << 22;
+  /// Multi-rank execution: seconds a rank waits in an exchange for the other ranks before it fails with
+  /// an error naming the ranks it still waits for (a rank that died or hangs); 0 waits forever.
+  double collective_timeout = 600;
+  /// Multi-rank execution: collect() gives the result on every rank; false: on rank 0, and the other
+  /// ranks get an empty frame with the result's schema.
+  bool collect_on_every_rank = false;
   /// Which optimizer passes run.
   optimizer_flags optimizer;
   /// Run the debug check that optimizer passes never change the output schema.

@@ -135,12 +135,15 @@ class blocking_aggregate : public physical_node {
  public:
   bool sync_point() const override { return true; }
   bool accepts_fused() const override { return true; }
+  rank_need input_need(size_t) const override { return aggregate_need(_group_keys, _maintain_order, merges_states()); }
 
  protected:
   blocking_aggregate(std::vector<size_t> keys, bool maintain_order)
       : _group_keys(std::move(keys)), _maintain_order(maintain_order) {}
   /// The aggregation of `parts` (the whole input, or one bucket of it).
   virtual std::vector<table> aggregate(std::vector<table> parts, exec_context& ctx) = 0;
+  /// True when the input is partial states (small: a global aggregate gathers them to every rank).
+  virtual bool merges_states() const = 0;
 
   std::vector<table> run(exec_context& ctx) final {
     partition_hook after = std::move(fused);
@@ -189,6 +192,7 @@ class final_aggregate_op final : public blocking_aggregate {
   std::string detail() const override { return describe(iota(0, _num_keys), _aggs, _maintain_order); }
 
  protected:
+  bool merges_states() const override { return true; }
   std::vector<table> aggregate(std::vector<table> parts, exec_context& ctx) override {
     // states arrive in partition order, each partition's groups in first-seen order, so first-seen
     // order over the concatenation is the order of first appearance in the input
@@ -221,6 +225,7 @@ class single_aggregate_op final : public blocking_aggregate {
   std::string detail() const override { return describe(_keys, _aggs, _maintain_order); }
 
  protected:
+  bool merges_states() const override { return false; }
   std::vector<table> aggregate(std::vector<table> parts, exec_context& ctx) override {
     const schema& in = children[0]->output_schema;
     std::vector<column> all = cpu::concat_columns(parts, in, iota(0, in.size()), ctx.mr);

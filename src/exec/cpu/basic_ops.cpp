@@ -20,12 +20,20 @@ class scan_op final : public physical_node {
  public:
   scan_op(std::shared_ptr<const table_source> src, std::vector<std::string> cols, std::vector<expr> predicates,
           int64_t limit)
-      : _src(std::move(src)), _cols(std::move(cols)), _predicates(std::move(predicates)), _limit(limit) {}
+      : _src(std::move(src)), _read(_src), _cols(std::move(cols)), _predicates(std::move(predicates)), _limit(limit) {}
   std::string name() const override { return "scan"; }
+  /// Reads the share from now on; describe(), statistics and size hints stay the whole source's.
+  bool read_rank_share(int rank, int size) override {
+    std::shared_ptr<const table_source> share = _src->rank_share(rank, size);
+    if (!share) return false;
+    _read = std::move(share);
+    _shared = " (rank " + std::to_string(rank) + "'s share of " + std::to_string(size) + ")";
+    return true;
+  }
   std::string detail() const override {
     std::string read = _src->describe_read(_cols, _predicates);
     return std::to_string(_cols.size()) + "/" + std::to_string(_src->schema().size()) + " columns of " +
-           _src->describe() + (_limit >= 0 ? "; first " + std::to_string(_limit) + " rows" : "") +
+           _src->describe() + _shared + (_limit >= 0 ? "; first " + std::to_string(_limit) + " rows" : "") +
            (read.empty() ? "" : "; " + read);
   }
   bool accepts_fused() const override { return true; }
@@ -51,7 +59,7 @@ class scan_op final : public physical_node {
     const bool device = output_to_device && ctx.device_mr;
     query_control* control = query_control::current();  // counts the partitions for progress()
     if (!device && !after && !control)
-      return _src->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr, {}, _limit);
+      return _read->read(_cols, _predicates, ctx.options, ctx.pool, ctx.mr, {}, _limit);
     // decoded into pinned memory when there is a staging resource and copied as each partition is
     // done; the consumers' fused work runs on each partition as it is ready
     memory_resource* host = device && ctx.staging_mr ? ctx.staging_mr : ctx.mr;
@@ -62,8 +70,8 @@ class scan_op final : public physical_node {
       return after ? after(std::move(t), index) : t;
     };
     // a GPU consumer gets device partitions: the source copies them there, or decodes there (Parquet)
-    auto out = device ? _src->read_device(_cols, _predicates, ctx.options, ctx.pool, ctx.device_mr, host, count, _limit)
-                      : _src->read(_cols, _predicates, ctx.options, ctx.pool, host, count, _limit);
+    auto out = device ? _read->read_device(_cols, _predicates, ctx.options, ctx.pool, ctx.device_mr, host, count, _limit)
+                      : _read->read(_cols, _predicates, ctx.options, ctx.pool, host, count, _limit);
     if (calls.load() != static_cast<int64_t>(out.size()))
       throw internal_error("source " + _src->describe() + " returned " + std::to_string(out.size()) +
                            " partitions but handed " + std::to_string(calls.load()) +
@@ -73,6 +81,8 @@ class scan_op final : public physical_node {
 
  private:
   std::shared_ptr<const table_source> _src;
+  std::shared_ptr<const table_source> _read;  ///< what run() reads: _src, or this rank's share of it
+  std::string _shared;                        ///< explain(): which share, when _read is one
   std::vector<std::string> _cols;
   std::vector<expr> _predicates;
   int64_t _limit;
@@ -164,6 +174,7 @@ class cache_op final : public physical_node {
   std::string detail() const override { return "shared subplan " + _s->child->name(); }
   int64_t size_hint() const override { return _s->child->size_hint(); }
   const physical_node* subplan() const { return _s->child.get(); }
+  physical_ptr* subplan_root() { return &_s->child; }
   /// A consumer's per-partition work runs on each held partition in turn, so the result never has to
   /// be in memory whole.
   bool accepts_fused() const override { return true; }
@@ -205,6 +216,11 @@ class cache_op final : public physical_node {
 const physical_node* cached_subplan(const physical_node& n) {
   auto* c = dynamic_cast<const cache_op*>(&n);
   return c ? c->subplan() : nullptr;
+}
+
+physical_ptr* cached_subplan_root(physical_node& n) {
+  auto* c = dynamic_cast<cache_op*>(&n);
+  return c ? c->subplan_root() : nullptr;
 }
 
 std::shared_ptr<shared_subplan> make_shared_subplan(physical_ptr child) {

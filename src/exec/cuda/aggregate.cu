@@ -544,6 +544,7 @@ class sort_aggregate_op final : public physical_node {
   std::string name() const override { return "sort_aggregate"; }
   std::string detail() const override { return describe(_keys, _aggs, _maintain_order); }
   bool sync_point() const override { return true; }
+  rank_need input_need(size_t) const override { return exec::aggregate_need(_keys, _maintain_order, false); }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {

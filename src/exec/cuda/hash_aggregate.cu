@@ -1525,6 +1525,9 @@ class final_op final : public physical_node {
   std::string name() const override { return "hash_aggregate[final]"; }
   std::string detail() const override { return describe(first_columns(_num_keys), _aggs, _maintain_order); }
   bool sync_point() const override { return true; }
+  rank_need input_need(size_t) const override {
+    return exec::aggregate_need(first_columns(_num_keys), _maintain_order, true);
+  }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {

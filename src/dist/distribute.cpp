@@ -1,0 +1,452 @@
+// Multi-rank execution (include/tug/dist/distribute.hpp). Each node's output has a placement:
+//  - split: each rank holds a disjoint share of the rows (a scan's share; after a shuffle);
+//  - one:   rank 0 holds every row; what the other ranks hold is not part of the data (a node may make
+//           rows from no input there, e.g. a global aggregate's one row) and every exchange ignores it;
+//  - all:   every rank holds every row (a source that cannot be split; partial states gathered to all).
+// A node's rank_need says where its input must be; an exchange node moves rows between placements
+// where the child's is not enough. Joins are placed here: a side that every rank holds needs nothing;
+// else both sides are shuffled by the keys or, when the build side is small (broadcast_limit, counted at
+// run time over all ranks), that side is copied to every rank.
+#include "tug/dist/distribute.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "tug/core/error.hpp"
+#include "tug/exec/key_index.hpp"
+#include "tug/memory/device.hpp"
+#include "tug/runtime/query_control.hpp"
+#include "wire.hpp"
+
+namespace tug::dist {
+
+namespace {
+
+std::atomic<int64_t> g_bytes_sent{0}, g_messages_sent{0};
+std::atomic<int64_t> g_query{0};
+
+enum class place : uint8_t { split, one, all };
+
+const char* to_string(place p) { return p == place::split ? "split" : p == place::one ? "rank 0" : "every rank"; }
+
+/// What an exchange makes of its input: rows with equal keys on one rank, every row on rank 0, or every
+/// row on every rank.
+enum class target : uint8_t { keys, one, all };
+
+/// Rank of each row by the hash of its keys; a mix of hash_rows' bits so that the ranks do not take the
+/// same bits as the hash buckets and the key index within a rank.
+std::vector<uint32_t> row_ranks(const table& t, const std::vector<size_t>& keys, int size) {
+  std::vector<column> cols;
+  for (size_t k : keys) cols.push_back(t.col(k));
+  const std::vector<uint64_t> h = hash_rows(cols);
+  std::vector<uint32_t> r(h.size());
+  for (size_t i = 0; i < h.size(); ++i) {
+    uint64_t x = h[i] ^ (h[i] >> 31);
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 29;
+    r[i] = static_cast<uint32_t>(((x & 0xffffffffULL) * static_cast<uint64_t>(size)) >> 32);
+  }
+  return r;
+}
+
+/// The rows of `t` per rank (`ranks` from row_ranks), in order; empty tables where a rank gets none.
+std::vector<table> split_by_rank(const table& t, const std::vector<uint32_t>& ranks, int size, memory_resource* mr) {
+  std::vector<int64_t> start(static_cast<size_t>(size) + 1, 0);
+  for (uint32_t r : ranks) ++start[r + 1];
+  for (int r = 0; r < size; ++r) start[static_cast<size_t>(r) + 1] += start[static_cast<size_t>(r)];
+  std::vector<int64_t> rows(ranks.size());
+  std::vector<int64_t> fill(start.begin(), start.end() - 1);
+  for (size_t i = 0; i < ranks.size(); ++i) rows[static_cast<size_t>(fill[ranks[i]]++)] = static_cast<int64_t>(i);
+  std::vector<table> out(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    const int64_t len = start[static_cast<size_t>(r) + 1] - start[static_cast<size_t>(r)];
+    if (len == 0) continue;
+    out[static_cast<size_t>(r)] = len == t.num_rows() ? t : gather(t, rows.data() + start[static_cast<size_t>(r)], len, mr);
+  }
+  return out;
+}
+
+table empty_of(const schema& s, memory_resource* mr) {
+  std::vector<column> cols;
+  for (auto& f : s) cols.push_back(make_null_column(f.type, 0, mr));
+  return cols.empty() ? table::empty_with_rows(0) : table(std::move(cols));
+}
+
+/// Sum over all ranks of `v`, through exchange `tag` (every rank calls it alike).
+int64_t sum_over_ranks(query_ranks& q, int tag, int64_t v) {
+  auto ex = q.comm->open(q.query, tag, q.timeout);
+  for (int r = 0; r < q.comm->size(); ++r) {
+    message m(8);
+    std::memcpy(m.data(), &v, 8);
+    ex->send(r, std::move(m));
+  }
+  ex->finish();
+  int64_t total = 0;
+  while (auto got = ex->receive()) {
+    int64_t x = 0;
+    std::memcpy(&x, got->second.data(), 8);
+    total += x;
+  }
+  return total;
+}
+
+class exchange_node;
+
+/// A join's choice between shuffling both sides and copying one side to every rank, made once at run
+/// time by whichever of its two exchanges runs first: it runs both sides (held spillable) and counts
+/// their rows over all ranks. A side is copied when it has at most broadcast_limit rows and copying it
+/// moves fewer rows than shuffling both would: the build side of any join, or the probe side of an
+/// inner join (each output pair then still comes from the one rank that holds its build row).
+struct join_choice {
+  std::mutex mu;
+  bool decided = false;
+  exchange_node* copied = nullptr;  ///< the side copied to every rank; nullptr: both are shuffled
+  bool may_shuffle = true;          ///< false: the key types differ, so only copying is right
+  bool inner = false;               ///< the probe side may be the copied one
+  int64_t limit = 0;                ///< broadcast_limit
+  int tags[2] = {-1, -1};           ///< the row counts' exchanges
+  exchange_node* probe = nullptr;
+  exchange_node* build = nullptr;
+  std::shared_ptr<query_ranks> q;
+  int64_t probe_rows = -1, build_rows = -1;
+  void decide(exec_context& ctx);
+};
+
+class exchange_node final : public physical_node {
+ public:
+  exchange_node(std::shared_ptr<query_ranks> q, place from, target to, std::vector<size_t> keys, int tag)
+      : _q(std::move(q)), _from(from), _to(to), _keys(std::move(keys)), _tag(tag) {}
+  std::string name() const override {
+    if (_choice) return _choice->build == this ? "exchange[join build]" : "exchange[join probe]";
+    return _to == target::keys ? "exchange[shuffle]" : _to == target::one ? "exchange[gather]" : "exchange[allgather]";
+  }
+  std::string detail() const override {
+    std::string s;
+    for (size_t k : _keys) s += (s.empty() ? "by " : ", ") + children[0]->output_schema[k].name;
+    if (_choice)
+      s += std::string(s.empty() ? "" : "; ") + "shuffled, or copied to every rank when a side has at most " +
+           std::to_string(_choice->limit) + " rows" + (_choice->inner ? "" : " (the build side)");
+    s += std::string(s.empty() ? "" : "; ") + "from " + to_string(_from) + "; " + std::to_string(_q->comm->size()) + " ranks";
+    return s;
+  }
+  bool sync_point() const override { return true; }
+  int64_t size_hint() const override { return children[0]->size_hint(); }
+  rank_need input_need(size_t) const override { return {rank_need::kind::any, {}}; }
+  void join(std::shared_ptr<join_choice> c) { _choice = std::move(c); }
+
+  /// A side of a join: run the child (once) and hold its partitions, for join_choice; its rows.
+  int64_t run_child(exec_context& ctx) {
+    _held = input_held(0, ctx, spill_priority::buffered);
+    _ran_child = true;
+    int64_t rows = 0;
+    for (size_t i = 0; i < _held.size(); ++i) rows += _held.get(i).num_rows();
+    return rows;
+  }
+
+ protected:
+  std::vector<table> run(exec_context& ctx) override {
+    target to = _to;
+    if (_choice) {
+      _choice->decide(ctx);
+      if (_choice->copied) {
+        if (_choice->copied != this) {  // this side stays where it is
+          _ran_child = false;
+          return _held.take();
+        }
+        to = target::all;
+      }
+    }
+    if (!_ran_child) _held = input_held(0, ctx, spill_priority::buffered);
+    _ran_child = false;
+    held_partitions in = std::move(_held);
+    return move_rows(in, to, ctx);
+  }
+
+ private:
+  std::vector<table> move_rows(held_partitions& in, target to, exec_context& ctx) {
+    const int me = _q->comm->rank(), size = _q->comm->size();
+    const schema& s = children[0]->output_schema;
+    std::vector<size_t> keys = _keys;
+    if (to == target::keys && keys.empty())
+      for (size_t i = 0; i < s.size(); ++i) keys.push_back(i);
+    // per source rank, the partitions that arrive from it, in order
+    std::vector<std::vector<table>> by_rank(static_cast<size_t>(size));
+    std::vector<table>& mine = by_rank[static_cast<size_t>(me)];
+    const bool contributes = _from == place::split || (_from == place::one && me == 0);
+    const bool talks = _from != place::all && !(_from == place::one && to == target::one);
+    if (!talks) {
+      // every rank holds what it needs already: rank 0 keeps one's rows, each rank its keys' share of all's
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (_from == place::one && me != 0) break;
+        table t = in.take(i);
+        if (_from == place::all && to == target::one && me != 0) break;
+        if (_from == place::all && to == target::keys) {
+          if (t.num_rows() == 0) continue;
+          t = std::move(split_by_rank(t, row_ranks(t, keys, size), size, ctx.mr)[static_cast<size_t>(me)]);
+          if (t.num_rows() == 0) continue;
+        }
+        mine.push_back(std::move(t));
+      }
+      return output(by_rank, ctx);
+    }
+    auto ex = _q->comm->open(_q->query, _tag, _q->timeout);
+    auto send = [&](int r, const table& t) {
+      message m = serialize(t);
+      g_bytes_sent += static_cast<int64_t>(m.size());
+      ++g_messages_sent;
+      _q->add_sent(_tag, name(), static_cast<int64_t>(m.size()));
+      ex->send(r, std::move(m));
+    };
+    if (contributes) {
+      for (size_t i = 0; i < in.size(); ++i) {
+        check_cancelled();
+        table t = in.take(i);
+        if (t.num_rows() == 0) continue;
+        if (to == target::one) {
+          if (me == 0) mine.push_back(std::move(t));
+          else send(0, t);
+        } else if (to == target::all) {
+          for (int r = 0; r < size; ++r)
+            if (r != me) send(r, t);
+          mine.push_back(std::move(t));
+        } else {
+          std::vector<table> pieces = split_by_rank(t, row_ranks(t, keys, size), size, ctx.mr);
+          for (int r = 0; r < size; ++r) {
+            table& p = pieces[static_cast<size_t>(r)];
+            if (p.num_rows() == 0) continue;
+            if (r == me) mine.push_back(std::move(p));
+            else send(r, p);
+          }
+        }
+      }
+    }
+    ex->finish();
+    while (auto got = ex->receive()) {
+      check_cancelled();
+      by_rank[static_cast<size_t>(got->first)].push_back(deserialize(got->second, ctx.mr));
+    }
+    return output(by_rank, ctx);
+  }
+
+  std::vector<table> output(std::vector<std::vector<table>>& by_rank, exec_context& ctx) {
+    std::vector<table> out;
+    for (auto& v : by_rank)
+      for (auto& t : v) out.push_back(std::move(t));
+    if (out.empty()) out.push_back(empty_of(output_schema, ctx.mr));
+    return out;
+  }
+
+  std::shared_ptr<query_ranks> _q;
+  place _from;
+  target _to;
+  std::vector<size_t> _keys;
+  int _tag;
+  std::shared_ptr<join_choice> _choice;
+  held_partitions _held;
+  bool _ran_child = false;
+};
+
+void join_choice::decide(exec_context& ctx) {
+  std::lock_guard<std::mutex> g(mu);
+  if (decided) return;
+  probe_rows = sum_over_ranks(*q, tags[0], probe->run_child(ctx));
+  build_rows = sum_over_ranks(*q, tags[1], build->run_child(ctx));
+  const int64_t ranks = q->comm->size(), both = probe_rows + build_rows;
+  // copying n rows moves n * (ranks - 1); shuffling both sides about both * (ranks - 1) / ranks
+  auto worth = [&](int64_t n) { return n <= limit && (n * ranks <= both || !may_shuffle); };
+  if (inner && probe_rows < build_rows && worth(probe_rows)) copied = probe;
+  else if (worth(build_rows) || !may_shuffle) copied = build;
+  decided = true;
+}
+
+class placer {
+ public:
+  placer(std::shared_ptr<query_ranks> q, const engine_options& o) : _q(std::move(q)), _opts(o) {}
+
+  place go(physical_ptr& n) {
+    if (physical_ptr* root = exec::cached_subplan_root(*n)) {
+      auto it = _shared.find(root->get());
+      if (it != _shared.end()) return it->second;
+      const place p = go(*root);
+      _shared[root->get()] = p;
+      return p;
+    }
+    if (n->children.empty()) return n->read_rank_share(_q->comm->rank(), _q->comm->size()) ? place::split : place::all;
+    if (auto* j = dynamic_cast<join_node*>(n.get())) return join(*n, *j);
+    std::vector<place> in;
+    for (auto& c : n->children) in.push_back(go(c));
+    for (size_t i = 0; i < n->children.size(); ++i) {
+      const rank_need need = n->input_need(i);
+      switch (need.k) {
+        case rank_need::kind::any: break;
+        case rank_need::kind::keys:
+          if (in[i] == place::split) in[i] = move(n->children[i], in[i], target::keys, need.keys);
+          break;
+        case rank_need::kind::one:
+          if (in[i] == place::split) in[i] = move(n->children[i], in[i], target::one, {});
+          break;
+        case rank_need::kind::all:
+          if (in[i] != place::all) in[i] = move(n->children[i], in[i], target::all, {});
+          break;
+      }
+    }
+    return combine(in);
+  }
+
+  /// Where the result must be: on rank 0, or on every rank.
+  physical_ptr finish(physical_ptr root, place p, bool every_rank) {
+    if (every_rank && p == place::all) return root;
+    return wrap(std::move(root), p, every_rank ? target::all : target::one, {});
+  }
+
+ private:
+  static place combine(const std::vector<place>& in) {
+    if (std::find(in.begin(), in.end(), place::split) != in.end()) return place::split;
+    if (std::find(in.begin(), in.end(), place::one) != in.end()) return place::one;
+    return place::all;
+  }
+
+  int tag() { return _q->take_tag(); }
+
+  physical_ptr wrap(physical_ptr child, place from, target to, std::vector<size_t> keys) {
+    auto x = std::make_unique<exchange_node>(_q, from, to, std::move(keys), tag());
+    x->output_schema = child->output_schema;
+    x->where = backend::cpu;
+    x->children.push_back(std::move(child));
+    return x;
+  }
+
+  place move(physical_ptr& child, place from, target to, std::vector<size_t> keys) {
+    child = wrap(std::move(child), from, to, std::move(keys));
+    return to == target::all ? place::all : to == target::one ? place::one : place::split;
+  }
+
+  place join(physical_node& n, join_node& j) {
+    const join_spec& spec = j.spec();
+    place l = go(n.children[0]), r = go(n.children[1]);
+    const bool local_or_all = [&] { return l != place::split && r != place::split; }();
+    if (local_or_all) return l == place::all && r == place::all ? place::all : place::one;
+    const join_type how = spec.how;
+    // every rank holds the whole build side: each probe row meets all of it where it is (not full: the
+    // unmatched build rows would come once per rank)
+    if (r == place::all && how != join_type::full) return l;
+    // every rank holds the whole probe side, and the output is pairs of rows: each build row is on one rank
+    if (l == place::all && (how == join_type::inner || how == join_type::cross)) return place::split;
+    if (l == place::one) {
+      move(n.children[1], r, target::one, {});
+      return place::one;
+    }
+    bool same_types = true;
+    for (size_t k = 0; k < spec.left_keys.size(); ++k)
+      same_types = same_types && n.children[0]->output_schema[spec.left_keys[k]].type ==
+                                     n.children[1]->output_schema[spec.right_keys[k]].type;
+    if (r == place::one) {
+      if (how != join_type::full) {
+        move(n.children[1], r, target::all, {});
+        return l;
+      }
+      move(n.children[0], l, target::one, {});
+      return place::one;
+    }
+    if (how == join_type::cross) {
+      move(n.children[1], r, target::all, {});
+      return l;
+    }
+    if (how == join_type::full || l == place::all) {
+      // l is split or all, r is split: both by the keys (all's share is taken where it is)
+      if (!same_types) {
+        move(n.children[0], l, target::one, {});
+        move(n.children[1], r, target::one, {});
+        return place::one;
+      }
+      move(n.children[0], l, target::keys, spec.left_keys);
+      move(n.children[1], r, target::keys, spec.right_keys);
+      return place::split;
+    }
+    // both split, inner / left / semi / anti: shuffle both, or broadcast the build side (run time)
+    auto choice = std::make_shared<join_choice>();
+    choice->may_shuffle = same_types;
+    choice->inner = how == join_type::inner;
+    choice->limit = _opts.broadcast_limit;
+    choice->q = _q;
+    choice->tags[0] = tag();
+    choice->tags[1] = tag();
+    auto probe = std::make_unique<exchange_node>(_q, l, target::keys, spec.left_keys, tag());
+    auto build = std::make_unique<exchange_node>(_q, r, target::keys, spec.right_keys, tag());
+    choice->probe = probe.get();
+    choice->build = build.get();
+    probe->join(choice);
+    build->join(choice);
+    for (auto* x : {probe.get(), build.get()}) x->where = backend::cpu;
+    probe->output_schema = n.children[0]->output_schema;
+    build->output_schema = n.children[1]->output_schema;
+    probe->children.push_back(std::move(n.children[0]));
+    build->children.push_back(std::move(n.children[1]));
+    n.children[0] = std::move(probe);
+    n.children[1] = std::move(build);
+    return place::split;
+  }
+
+  std::shared_ptr<query_ranks> _q;
+  const engine_options& _opts;
+  std::map<const physical_node*, place> _shared;
+};
+
+}  // namespace
+
+int query_ranks::take_tag() {
+  if (next_tag >= max_exchanges)
+    throw not_implemented_error("the query needs more than " + std::to_string(max_exchanges) +
+                                " exchanges between ranks");
+  return next_tag++;
+}
+
+void query_ranks::add_sent(int tag, const std::string& name, int64_t bytes) {
+  std::lock_guard<std::mutex> g(sent_mu);
+  auto& e = sent[tag];
+  e.first = name;
+  e.second += bytes;
+}
+
+std::string query_ranks::sent_to_string() const {
+  std::string s;
+  int64_t total = 0;
+  for (auto& [tag, e] : sent) {
+    s += (s.empty() ? "" : ", ") + std::string("#") + std::to_string(tag) + " " + e.first + " " +
+         std::to_string(e.second / 1024) + " KiB";
+    total += e.second;
+  }
+  if (s.empty()) return s;
+  return "exchanges (rank " + std::to_string(comm->rank()) + " of " + std::to_string(comm->size()) + "): sent " +
+         std::to_string(total / 1024) + " KiB to other ranks: " + s;
+}
+
+int64_t next_query_number() { return g_query++; }
+
+int64_t sum_over_ranks(int64_t v, double timeout) {
+  auto comm = world();
+  if (comm->size() == 1) return v;
+  query_ranks q;
+  q.comm = comm;
+  q.query = next_query_number();
+  q.timeout = timeout;
+  return sum_over_ranks(q, q.take_tag(), v);
+}
+
+optimizer_flags flags_for_ranks(optimizer_flags flags, int ranks) {
+  if (ranks > 1) flags.late_materialization = false;
+  return flags;
+}
+
+exchange_totals totals() { return {g_bytes_sent.load(), g_messages_sent.load()}; }
+
+physical_ptr distribute(physical_ptr root, std::shared_ptr<query_ranks> q, const engine_options& opts) {
+  placer p(q, opts);
+  const place where = p.go(root);
+  return p.finish(std::move(root), where, opts.collect_on_every_rank);
+}
+
+}  // namespace tug::dist

@@ -1,0 +1,346 @@
+// Multi-rank execution (src/dist): the wire format, the single-rank communicator, and the placement of
+// exchanges, checked by running each query on 2 to 4 ranks in one process (threads, with an in-process
+// test communicator) against the one-rank answer. The MPI communicator runs in the ctests dist.* under
+// mpirun (CMakeLists.txt, bench/ranks_check.sh).
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "dist/wire.hpp"
+#include "test_util.hpp"
+#include "tug/api/io.hpp"
+#include "tug/api/lazy_frame.hpp"
+#include "tug/dist/distribute.hpp"
+#include "tug/plan/lower.hpp"
+#include "tug/plan/optimizer.hpp"
+
+using namespace tug;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The wire format
+
+table all_types(int64_t n) {
+  std::vector<std::optional<int64_t>> i;
+  std::vector<std::optional<double>> d;
+  std::vector<std::optional<std::string>> s;
+  std::vector<std::optional<bool>> b;
+  std::vector<std::optional<int32_t>> i32v;
+  for (int64_t k = 0; k < n; ++k) {
+    const bool null = k % 7 == 3;
+    i.push_back(null ? std::nullopt : std::optional<int64_t>(k * 1000003 - 77));
+    d.push_back(k % 5 == 1 ? std::nullopt : std::optional<double>(k * 0.25 - 3));
+    s.push_back(k % 6 == 2 ? std::nullopt : std::optional<std::string>(std::string(static_cast<size_t>(k % 13), 'a' + k % 26)));
+    b.push_back(k % 4 == 0 ? std::nullopt : std::optional<bool>(k % 3 == 0));
+    i32v.push_back(null ? std::nullopt : std::optional<int32_t>(static_cast<int32_t>(k - 500)));
+  }
+  std::vector<std::optional<__int128>> dec;
+  for (int64_t k = 0; k < n; ++k) dec.push_back(k % 9 == 0 ? std::nullopt : std::optional<__int128>(static_cast<__int128>(k) * 1000000007));
+  return table({i64(i), f64(d), str(s), boolean(b), i32(i32v), make_column<int32_t>(type_id::date32, i32v),
+                make_column<int64_t>(timestamp(time_unit::ms, "Europe/Paris"), i), make_column<__int128>(decimal(30, 4), dec),
+                make_column<int64_t>(type_id::uint64, i)});
+}
+
+TEST(DistWire, RoundTripsEveryTypeSliceAndSize) {
+  for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
+    table t = all_types(n + 40);
+    for (int64_t off : {0, 1, 3, 31, 32, 33}) {
+      table s = t.slice(off, n);
+      table back = dist::deserialize(dist::serialize(s), default_host_resource());
+      ASSERT_EQ(back.num_rows(), n);
+      ASSERT_EQ(back.num_columns(), s.num_columns());
+      for (size_t c = 0; c < s.num_columns(); ++c)
+        expect_columns_equal(back[c], s[c], "column " + std::to_string(c) + " n=" + std::to_string(n) + " offset=" + std::to_string(off));
+    }
+  }
+  table rows_only = table::empty_with_rows(17);
+  EXPECT_EQ(dist::deserialize(dist::serialize(rows_only), default_host_resource()).num_rows(), 17);
+}
+
+TEST(DistWire, TruncatedOrForeignMessagesAreErrors) {
+  dist::message m = dist::serialize(all_types(50));
+  dist::message cut(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(m.size() / 2));
+  EXPECT_THROW(dist::deserialize(cut, default_host_resource()), internal_error);
+  dist::message foreign(64, 7);
+  EXPECT_THROW(dist::deserialize(foreign, default_host_resource()), internal_error);
+}
+
+TEST(DistCommunicator, SingleRankDeliversToItselfInOrder) {
+  auto c = dist::single_rank();
+  EXPECT_EQ(c->size(), 1);
+  auto ex = c->open(0, 3, 1.0);
+  ex->send(0, {1});
+  ex->send(0, {2, 2});
+  EXPECT_THROW(ex->send(1, {3}), internal_error);
+  ex->finish();
+  auto a = ex->receive();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->second, dist::message({1}));
+  auto b = ex->receive();
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->second.size(), 2u);
+  EXPECT_FALSE(ex->receive());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranks as threads of this process: a test communicator over shared mailboxes
+
+struct hub {
+  int size;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::tuple<int64_t, int, int>, std::deque<std::pair<int, dist::message>>> box;  // (query, tag, to)
+  std::vector<std::tuple<int, uint8_t, std::string>> aborts;
+};
+
+class thread_comm final : public dist::communicator {
+ public:
+  thread_comm(std::shared_ptr<hub> h, int rank) : _h(std::move(h)), _rank(rank) {}
+  int rank() const override { return _rank; }
+  int size() const override { return _h->size; }
+  std::string describe() const override { return "test threads"; }
+  class ex final : public exchange {
+   public:
+    ex(thread_comm& c, int64_t q, int tag, double timeout) : _c(c), _q(q), _tag(tag), _timeout(timeout) {}
+    void send(int to, dist::message m) override {
+      EXPECT_FALSE(m.empty());
+      put(to, std::move(m));
+    }
+    void finish() override {
+      for (int r = 0; r < _c._h->size; ++r) put(r, {});
+    }
+    std::optional<std::pair<int, dist::message>> receive() override {
+      hub& h = *_c._h;
+      std::unique_lock<std::mutex> g(h.mu);
+      for (;;) {
+        if (!h.aborts.empty())
+          dist::throw_error(std::get<1>(h.aborts[0]),
+                            "rank " + std::to_string(std::get<0>(h.aborts[0])) + " failed: " + std::get<2>(h.aborts[0]));
+        if (_finished == h.size) return std::nullopt;
+        auto& q = h.box[{_q, _tag, _c._rank}];
+        if (!q.empty()) {
+          auto m = std::move(q.front());
+          q.pop_front();
+          if (m.second.empty()) {
+            ++_finished;
+            continue;
+          }
+          return m;
+        }
+        if (h.cv.wait_for(g, std::chrono::duration<double>(_timeout)) == std::cv_status::timeout)
+          throw distributed_error("test exchange timed out");
+      }
+    }
+
+   private:
+    void put(int to, dist::message m) {
+      std::lock_guard<std::mutex> g(_c._h->mu);
+      _c._h->box[{_q, _tag, to}].emplace_back(_c._rank, std::move(m));
+      _c._h->cv.notify_all();
+    }
+    thread_comm& _c;
+    int64_t _q;
+    int _tag;
+    double _timeout;
+    int _finished = 0;
+  };
+  std::unique_ptr<exchange> open(int64_t q, int tag, double timeout) override {
+    return std::make_unique<ex>(*this, q, tag, timeout);
+  }
+  void abort(int64_t, const std::exception& e) noexcept override {
+    std::lock_guard<std::mutex> g(_h->mu);
+    _h->aborts.emplace_back(_rank, dist::error_code(e), e.what());
+    _h->cv.notify_all();
+  }
+
+ private:
+  std::shared_ptr<hub> _h;
+  int _rank;
+};
+
+/// What each rank outputs when `lf` runs on `ranks` ranks (threads), and the plan of rank 0.
+struct ranked {
+  std::vector<data_frame> frames;
+  std::string plan;
+};
+
+ranked run_on_ranks(const lazy_frame& lf, int ranks, engine_options o) {
+  plan_ptr p = optimize(lf.plan(), dist::flags_for_ranks(o.optimizer, ranks), true);
+  auto h = std::make_shared<hub>();
+  h->size = ranks;
+  std::vector<std::vector<table>> out(static_cast<size_t>(ranks));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(ranks));
+  std::string plan;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      auto comm = std::make_shared<thread_comm>(h, r);
+      auto q = std::make_shared<dist::query_ranks>();
+      q->comm = comm;
+      q->query = 7;
+      q->timeout = 60;
+      try {
+        physical_ptr phys = dist::distribute(lower(p, o), q, o);
+        if (r == 0) plan = to_string(*phys);
+        exec_context ctx{o, global_thread_pool(o.num_threads), default_host_resource()};
+        out[static_cast<size_t>(r)] = phys->execute(ctx);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = std::current_exception();
+        comm->abort(q->query, e);
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  ranked res;
+  res.plan = plan;
+  for (auto& parts : out) {
+    std::vector<table> keep;
+    for (auto& t : parts)
+      if (t.num_rows() > 0) keep.push_back(std::move(t));
+    res.frames.emplace_back(p->schema, std::move(keep));
+  }
+  return res;
+}
+
+engine_options small_parts() {
+  engine_options o = cpu_engine();
+  o.target_partition_rows = 37;
+  o.num_threads = 2;
+  return o;
+}
+
+/// `lf` on 2, 3 and 4 ranks equals the one-rank answer (`ordered`: row for row; else as sorted rows),
+/// on rank 0, and the other ranks output nothing.
+void expect_same_on_ranks(const lazy_frame& lf, bool ordered, engine_options o = small_parts(), const std::string& what = "") {
+  data_frame want = lf.collect(o);
+  for (int ranks : {2, 3, 4}) {
+    ranked got = run_on_ranks(lf, ranks, o);
+    const std::string where = what + " on " + std::to_string(ranks) + " ranks; plan:\n" + got.plan;
+    if (ordered) EXPECT_EQ(rows_of(got.frames[0]), rows_of(want)) << where;
+    else EXPECT_EQ(sorted_rows(got.frames[0]), sorted_rows(want)) << where;
+    for (int r = 1; r < ranks; ++r) EXPECT_EQ(got.frames[static_cast<size_t>(r)].num_rows(), 0) << where << " rank " << r;
+  }
+}
+
+data_frame facts(int64_t n) {
+  std::vector<std::optional<int64_t>> k, i;
+  std::vector<std::optional<std::string>> g;
+  std::vector<std::optional<double>> v;
+  for (int64_t r = 0; r < n; ++r) {
+    k.push_back(r % 11 == 5 ? std::nullopt : std::optional<int64_t>((r * 7919) % 97));
+    g.push_back(r % 13 == 4 ? std::nullopt : std::optional<std::string>("g" + std::to_string(r % 9)));
+    v.push_back(r % 17 == 8 ? std::nullopt : std::optional<double>(static_cast<double>((r * 31) % 1000) / 8));
+    i.push_back(r);
+  }
+  return data_frame::from_columns({{"k", i64(k)}, {"g", str(g)}, {"v", f64(v)}, {"i", i64(i)}});
+}
+
+data_frame dims(int64_t n) {
+  std::vector<std::optional<int64_t>> k;
+  std::vector<std::optional<std::string>> w;
+  for (int64_t r = 0; r < n; ++r) {
+    k.push_back(r % 10 == 9 ? std::nullopt : std::optional<int64_t>(r * 3 % 120));
+    w.push_back("w" + std::to_string(r));
+  }
+  return data_frame::from_columns({{"k", i64(k)}, {"w", str(w)}});
+}
+
+}  // namespace
+
+TEST(DistRanks, PerPartitionWorkKeepsOrder) {
+  for (int64_t n : {0, 1, 31, 33, 1024}) {
+    auto lf = facts(n).lazy().filter(col("v") > lit(20.0)).select({col("i"), (col("v") * lit(2.0)).alias("w")});
+    expect_same_on_ranks(lf, true, small_parts(), "n=" + std::to_string(n));
+  }
+}
+
+TEST(DistRanks, GroupBysShuffleByKeyOrGatherPartialStates) {
+  for (int64_t n : {0, 1, 33, 1024}) {
+    auto lf = facts(n).lazy();
+    const std::string w = "n=" + std::to_string(n);
+    expect_same_on_ranks(lf.group_by({"k"}).agg({col("v").sum().alias("s"), col("v").mean().alias("m"),
+                                                 col("i").count().alias("c"), col("v").max().alias("x")}),
+                         false, small_parts(), "decomposable " + w);
+    expect_same_on_ranks(lf.group_by({"g", "k"}).agg({col("v").median().alias("med"), col("i").n_unique().alias("u")}),
+                         false, small_parts(), "holistic " + w);
+    expect_same_on_ranks(lf.group_by({"g"}, true).agg({col("v").sum().alias("s")}), true, small_parts(),
+                         "maintain_order " + w);
+    expect_same_on_ranks(lf.select({col("v").sum().alias("s"), col("i").count().alias("c")}), true, small_parts(),
+                         "global " + w);
+    expect_same_on_ranks(lf.select({col("v").median().alias("med")}), true, small_parts(), "global median " + w);
+  }
+}
+
+TEST(DistRanks, JoinsShuffleOrBroadcastEveryType) {
+  for (int64_t n : {0, 1, 33, 1024}) {
+    for (int64_t limit : {int64_t{0}, int64_t{1} << 22}) {
+      engine_options o = small_parts();
+      o.broadcast_limit = limit;  // 0: the build side is shuffled; else broadcast
+      for (join_type how : {join_type::inner, join_type::left, join_type::semi, join_type::anti, join_type::full,
+                            join_type::right}) {
+        auto lf = facts(n).lazy().join(dims(40).lazy(), {"k"}, how);
+        expect_same_on_ranks(lf, false, o,
+                             "n=" + std::to_string(n) + " limit=" + std::to_string(limit) + " " + to_string(how));
+      }
+      auto cross = facts(n).lazy().head(20).cross_join(dims(7).lazy());
+      expect_same_on_ranks(cross, false, o, "cross n=" + std::to_string(n));
+    }
+  }
+}
+
+TEST(DistRanks, OrderedOperatorsGatherToRankZero) {
+  for (int64_t n : {0, 1, 33, 1024}) {
+    auto lf = facts(n).lazy();
+    const std::string w = "n=" + std::to_string(n);
+    expect_same_on_ranks(lf.sort({col("v"), col("i")}, {{true, false}, {true}}), true, small_parts(), "sort " + w);
+    expect_same_on_ranks(lf.sort("i", true).head(10), true, small_parts(), "top-k " + w);
+    expect_same_on_ranks(lf.slice(5, 20), true, small_parts(), "slice " + w);
+    expect_same_on_ranks(lf.with_row_index("r", 3), true, small_parts(), "row index " + w);
+    expect_same_on_ranks(lf.with_columns({col("v").sum().over({"g"}).alias("gs")}), true, small_parts(), "over " + w);
+    expect_same_on_ranks(lf.with_columns({col("v").mean().alias("m")}).filter(col("v") > col("m")), true, small_parts(),
+                         "filter on a global mean " + w);
+    expect_same_on_ranks(lf.unique({"k"}), false, small_parts(), "unique " + w);
+    expect_same_on_ranks(lf.unique({"g"}, unique_keep::first, true), true, small_parts(), "unique keep order " + w);
+    expect_same_on_ranks(concat({lf.head(50), lf.tail(20)}), true, small_parts(), "concat " + w);
+  }
+}
+
+TEST(DistRanks, ParquetScansSplitRowGroupsAmongRanks) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tug_dist_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  io::parquet::write_options w;
+  w.row_group_rows = 300;  // 1000 rows: row groups of 300, 300, 300 and 100, cut among the ranks
+  io::parquet::write_parquet((dir / "f.parquet").string(), facts(1000).schema(), facts(1000).partitions(), w);
+  auto lf = scan_parquet((dir / "f.parquet").string());
+  expect_same_on_ranks(lf, true, small_parts(), "scan");
+  expect_same_on_ranks(lf.filter(col("i") > lit(int64_t{250})).group_by({"g"}).agg({col("v").sum().alias("s")}), false,
+                       small_parts(), "filtered group_by");
+  expect_same_on_ranks(lf.join(dims(40).lazy(), {"k"}).group_by({"w"}).agg({col("i").count().alias("c")}).sort("w"),
+                       true, small_parts(), "join, group_by, sort");
+  ranked got = run_on_ranks(lf, 3, small_parts());
+  EXPECT_NE(got.plan.find("rank 0's share of 3"), std::string::npos) << got.plan;
+  fs::remove_all(dir);
+}
+
+TEST(DistRanks, AnErrorOnOneRankStopsTheOthersWithIt) {
+  // a key type the rank's kernel rejects would fail everywhere; instead one rank's share holds a value
+  // that fails a strict cast, so only that rank raises and the others stop in their next exchange
+  std::vector<std::optional<std::string>> s(100, std::string("1"));
+  s[90] = "x";
+  auto lf = data_frame::from_columns({{"s", str(s)}}).lazy().select({col("s").cast(type_id::int64).alias("n")})
+                .group_by({"n"}).agg({col("n").count().alias("c")});
+  // rank 0 either fails itself or stops with rank 1's error: a compute_error either way
+  try {
+    run_on_ranks(lf, 2, small_parts());
+    FAIL() << "expected an error";
+  } catch (const compute_error& e) {
+    EXPECT_NE(std::string(e.what()).find("\"x\""), std::string::npos) << e.what();
+  }
+}
