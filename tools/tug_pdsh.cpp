@@ -358,7 +358,11 @@ void launch_ranks(const options& o, int argc, char** argv) {
   if (n <= 1) return;
   std::vector<std::string> args = {"mpirun", "--oversubscribe", "-np", std::to_string(n), "-x", "NCCL_NVLS_ENABLE=0"};
   if (::geteuid() == 0) args.push_back("--allow-run-as-root");
-  args.push_back("/proc/self/exe");
+  // this program's own path (in mpirun, /proc/self/exe would name mpirun)
+  char self[4096];
+  const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) throw invalid_argument_error(std::string("--gpus: cannot find this program's path: ") + std::strerror(errno));
+  args.emplace_back(self, static_cast<size_t>(len));
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--gpus") {
       ++i;  // and its value

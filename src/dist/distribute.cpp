@@ -193,41 +193,64 @@ class exchange_node final : public physical_node {
       return output(by_rank, ctx);
     }
     auto ex = _q->comm->open(_q->query, _tag, _q->timeout);
-    auto send = [&](int r, const table& t) {
-      message m = serialize(t);
+    auto send = [&](int r, message m) {
       g_bytes_sent += static_cast<int64_t>(m.size());
       ++g_messages_sent;
       _q->add_sent(_tag, name(), static_cast<int64_t>(m.size()));
       ex->send(r, std::move(m));
     };
     if (contributes) {
-      for (size_t i = 0; i < in.size(); ++i) {
+      // batches of partitions: split and serialized in parallel, then sent in order from this thread
+      const size_t batch = static_cast<size_t>(std::max(1, 2 * ctx.pool.size()));
+      for (size_t first = 0; first < in.size(); first += batch) {
         check_cancelled();
-        table t = in.take(i);
-        if (t.num_rows() == 0) continue;
-        if (to == target::one) {
-          if (me == 0) mine.push_back(std::move(t));
-          else send(0, t);
-        } else if (to == target::all) {
-          for (int r = 0; r < size; ++r)
-            if (r != me) send(r, t);
-          mine.push_back(std::move(t));
-        } else {
-          std::vector<table> pieces = split_by_rank(t, row_ranks(t, keys, size), size, ctx.mr);
-          for (int r = 0; r < size; ++r) {
-            table& p = pieces[static_cast<size_t>(r)];
-            if (p.num_rows() == 0) continue;
-            if (r == me) mine.push_back(std::move(p));
-            else send(r, p);
+        const size_t n = std::min(batch, in.size() - first);
+        std::vector<std::vector<message>> out(n, std::vector<message>(static_cast<size_t>(size)));
+        std::vector<table> local(n);
+        ctx.pool.parallel_for(static_cast<int64_t>(n), [&](int64_t k) {
+          const auto i = static_cast<size_t>(k);
+          table t = in.take(first + i);
+          if (t.num_rows() == 0) return;
+          auto& m = out[i];
+          if (to == target::one) {
+            if (me == 0) local[i] = std::move(t);
+            else m[0] = serialize(t);
+          } else if (to == target::all) {
+            message once = serialize(t);
+            for (int r = 0; r < size; ++r)
+              if (r != me) m[static_cast<size_t>(r)] = once;
+            local[i] = std::move(t);
+          } else {
+            std::vector<table> pieces = split_by_rank(t, row_ranks(t, keys, size), size, ctx.mr);
+            for (int r = 0; r < size; ++r) {
+              table& p = pieces[static_cast<size_t>(r)];
+              if (p.num_rows() == 0) continue;
+              if (r == me) local[i] = std::move(p);
+              else m[static_cast<size_t>(r)] = serialize(p);
+            }
           }
+        });
+        for (size_t i = 0; i < n; ++i) {
+          for (int r = 0; r < size; ++r)
+            if (!out[i][static_cast<size_t>(r)].empty()) send(r, std::move(out[i][static_cast<size_t>(r)]));
+          if (local[i].num_rows() > 0) mine.push_back(std::move(local[i]));
         }
       }
     }
     ex->finish();
-    while (auto got = ex->receive()) {
+    // what arrives, per sender in order; deserialized in parallel once all is here
+    std::vector<std::pair<int, message>> got;
+    while (auto m = ex->receive()) {
       check_cancelled();
-      by_rank[static_cast<size_t>(got->first)].push_back(deserialize(got->second, ctx.mr));
+      got.push_back(std::move(*m));
     }
+    std::vector<table> tables(got.size());
+    ctx.pool.parallel_for(static_cast<int64_t>(got.size()), [&](int64_t k) {
+      const auto i = static_cast<size_t>(k);
+      tables[i] = deserialize(got[i].second, ctx.mr);
+      got[i].second = message();
+    });
+    for (size_t i = 0; i < got.size(); ++i) by_rank[static_cast<size_t>(got[i].first)].push_back(std::move(tables[i]));
     return output(by_rank, ctx);
   }
 

@@ -3,6 +3,7 @@
 #ifdef TUG_WITH_CUDA
 #include <string>
 
+#include "exec/cuda/hash_aggregate.hpp"
 #include "exec/cuda/ops.hpp"
 
 namespace tug::cuda {
@@ -23,6 +24,9 @@ std::string unsupported(const exec::op_request& r) {
     // reductions and values sorted within segments
     return {};
   }
+  // a group-by in two phases (partial states per partition, merged after an exchange between ranks):
+  // hash_aggregate.cu's only
+  if (op == "aggregate in two phases") return r.input ? hash::unfit(*r.input, r.keys, r.aggs) : std::string();
   // join: every join type (inner/left/full/semi/anti/cross; right joins arrive as left joins) and
   // every payload type; keys of every type but the ones join_key_unsupported names
   if (op == "join") return r.input ? join_key_unsupported(*r.input, r.keys) : std::string();

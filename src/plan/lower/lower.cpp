@@ -5,7 +5,9 @@
 #include <iostream>
 #include <map>
 
+#include "exec/cpu/agg_kernels.hpp"
 #include "tug/api/user_kernel.hpp"
+#include "tug/dist/communicator.hpp"
 #include "tug/expr/resolve.hpp"
 #include "tug/memory/device.hpp"
 
@@ -80,6 +82,7 @@ agg_spec make_agg_spec(const expr& agg_node, int64_t input, const data_type& inp
 struct lowerer {
   const engine_options& opts;
   backend preferred;
+  int ranks;  ///< of the world the query runs on (dist::world())
   std::vector<std::string>* fallbacks;
   int tmp = 0;
   std::map<const plan_node*, int> uses;
@@ -312,6 +315,14 @@ struct lowerer {
     }
     // decide the backend before the arguments below are moved from
     backend b_aggregate = choose({"aggregate", &child->output_schema, {}, specs, key_idx});
+    // on several ranks, a group-by whose aggregations merge from partial states exchanges those states,
+    // not its input rows: where the GPU would aggregate in one phase (string keys, decimals), the CPU
+    // aggregates in two (its input crosses to the host for the exchange anyway)
+    if (b_aggregate == backend::cuda && ranks > 1 &&
+        std::all_of(specs.begin(), specs.end(), [](const agg_spec& a) { return cpu::is_decomposable(a.op); }) &&
+        !exec::backend_unsupported(backend::cuda, {"aggregate in two phases", &child->output_schema, {}, specs, key_idx})
+             .empty())
+      b_aggregate = backend::cpu;
     // spanBy: when the input keeps the rows of some of the group keys together (a Cassandra scan
     // grouped by its partition key), each partition is aggregated alone, with no merge (CPU only)
     std::vector<std::string> together = child->key_partitioned();
@@ -578,7 +589,7 @@ physical_ptr lower(const plan_ptr& p, const engine_options& opts, std::vector<st
     const char* env = std::getenv("TUG_ENGINE");
     if (!env || std::string(env) != "cpu") preferred = backend::cuda;
   }
-  lowerer l{opts, preferred, fallbacks, 0, {}, {}};
+  lowerer l{opts, preferred, dist::world()->size(), fallbacks, 0, {}, {}};
   l.count_uses(p);
   return l.go(p);
 }
