@@ -197,7 +197,33 @@ std::string bucket_sizes(const bucket_store& s, size_t b, const std::vector<std:
 std::vector<table> range_sort::run(held_partitions& in, size_t count) {
   std::vector<table> out;
   _emitted = 0;
-  split(in, count, 0, out);
+  if (limit < 0) {
+    split(in, count, 0, out);
+    return out;
+  }
+  // top-k: only each partition's first `limit` rows (the kernel's heap) can be in the output; they are
+  // held again, and sorted whole when they fit (else in ranges, as is everything under force_external)
+  std::vector<spillable_ptr> kept(in.size());
+  ctx.pool.parallel_for(static_cast<int64_t>(in.size()), [&](int64_t pi) {
+    table t = in.take(static_cast<size_t>(pi));
+    if (t.num_rows() > limit) {
+      std::vector<table> first = sort({t}, t.num_rows());
+      t = first.size() == 1 ? std::move(first[0]) : concatenate(first, ctx.mr);
+    }
+    kept[static_cast<size_t>(pi)] = ctx.memory->make_spillable(std::move(t), spill_priority::buffered);
+  });
+  held_partitions top(std::move(kept));
+  if (const size_t ranges = external_buckets(ctx, top.bytes())) {
+    split(top, ranges, 0, out);
+    return out;
+  }
+  std::vector<table> parts = top.take();
+  const int64_t n = total_rows(parts);
+  if (n > 0) emit(sort(parts, n), out);
+  if (out.empty()) {
+    out.push_back(parts.at(0).slice(0, 0));
+    if (after) out[0] = after(std::move(out[0]), 0);
+  }
   return out;
 }
 

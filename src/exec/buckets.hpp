@@ -106,7 +106,8 @@ memory_error unsplittable_bucket(const std::string& op, const schema& in, const 
 /// sort keys, held as spillable pieces, then sorted range by range in order with the in-memory kernel.
 /// A range of rows equal to a boundary needs no sorting (its rows are in input order, as a stable sort
 /// leaves them); one between two boundaries that does not fit (bucket_fits) is split again from its
-/// own samples. The output is the kernel's on each range, in order, cut at `limit`.
+/// own samples. The output is the kernel's on each range, in order, cut at `limit`. With a limit (top-k)
+/// each partition is first cut to its own first `limit` rows, which are sorted whole when they fit.
 struct range_sort {
   range_sort(exec_context& c, std::vector<size_t> k, int64_t l) : ctx(c), keys(std::move(k)), limit(l) {}
   exec_context& ctx;
@@ -120,7 +121,8 @@ struct range_sort {
   /// The consumers' fused work, run on each output partition (may be empty).
   partition_hook after;
 
-  /// The sorted rows of `in` (emptied), split first into about `count` ranges.
+  /// The sorted rows of `in` (emptied), split first into about `count` ranges (with a limit, as many as
+  /// the partitions' first rows need).
   std::vector<table> run(held_partitions& in, size_t count);
 
  private:

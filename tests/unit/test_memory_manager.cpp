@@ -614,6 +614,15 @@ TEST(Streaming, SortLargerThanTheLimitRunsInRanges) {
     EXPECT_NE(r.statistics.find("peak spill file"), std::string::npos) << r.statistics;
     EXPECT_EQ(expect.num_rows(), 1000);
   }
+  // top-k: each partition is cut to its first 5000 rows, which then fit and are sorted whole
+  auto top = scan_parquet(path).sort({col("s"), col("k")}, sort_options{{true, false}, {false, false}, true}).head(5000);
+  engine_options o = unlimited;
+  o.memory_limit = 16 << 20;
+  o.spill_directory = dir.path.string();
+  const query_result r = top.profile(o);
+  EXPECT_NE(r.physical_plan.find("top_k"), std::string::npos) << r.physical_plan;
+  expect_frames_equal(r.frame, top.collect(unlimited));
+  EXPECT_LE(r.peak_memory, o.memory_limit);
 }
 
 TEST(Streaming, FullJoinUnmatchedBuildRowsFollowTheProbedPartitionsIntoASink) {
