@@ -81,9 +81,10 @@ std::vector<std::unique_ptr<col_ops>> make_all(const std::vector<column>& keys) 
   return ops;
 }
 
-void hash_into(const std::vector<std::unique_ptr<col_ops>>& ops, std::vector<uint64_t>& h) {
-  for (size_t c = 0; c < ops.size(); ++c) ops[c]->hash(h.data(), c == 0);
+void hash_into(const std::vector<std::unique_ptr<col_ops>>& ops, uint64_t* h) {
+  for (size_t c = 0; c < ops.size(); ++c) ops[c]->hash(h, c == 0);
 }
+void hash_into(const std::vector<std::unique_ptr<col_ops>>& ops, std::vector<uint64_t>& h) { hash_into(ops, h.data()); }
 
 /// Fixed-width key types of the single-column fast path.
 template <typename T>
@@ -371,6 +372,11 @@ std::vector<uint64_t> hash_rows(const std::vector<column>& keys) {
   std::vector<uint64_t> h(static_cast<size_t>(keys[0].size()));
   hash_into(make_all(keys), h);
   return h;
+}
+
+void hash_rows(const std::vector<column>& keys, uint64_t* out) {
+  TUG_EXPECTS(!keys.empty(), "hash_rows needs at least one column");
+  hash_into(make_all(keys), out);
 }
 
 struct key_index::impl {

@@ -439,24 +439,54 @@ void physical_node::apply_after(exec_context& ctx, const partition_hook& after, 
 
 std::vector<table> join_node::join_buckets(held_partitions& left, held_partitions& right, size_t count,
                                            const partition_hook& after, exec_context& ctx) {
-  exec::hash_buckets lb(ctx, count), rb(ctx, count);
-  rb.add(right, _spec.right_keys);
-  lb.add(left, _spec.left_keys);
+  exec::hash_buckets hb(ctx, {_spec.left_keys, _spec.right_keys}, count);
+  hb.add(1, right);
+  hb.add(0, left);
   // a bucket without left rows gives no output unless unmatched right rows are kept (full), one
   // without right rows none unless unmatched left rows are (left, anti, full)
   const bool keeps_left = _spec.how == join_type::left || _spec.how == join_type::anti || _spec.how == join_type::full;
   const bool keeps_right = _spec.how == join_type::full;
   std::vector<table> out;
-  for (size_t b = 0; b < count; ++b) {
-    check_cancelled();
-    std::vector<table> l = lb.take(b), r = rb.take(b);
-    if ((l.empty() && !keeps_right) || (r.empty() && !keeps_left) || (l.empty() && r.empty())) continue;
-    if (l.empty()) l.push_back(empty_table(children[0]->output_schema));
-    if (r.empty()) r.push_back(empty_table(children[1]->output_schema));
+  exec::for_each_bucket(hb, [&](exec::hash_buckets& h, size_t b, bool fits) {
+    const int64_t nl = h.rows(0, b), nr = h.rows(1, b);
+    if ((nl == 0 && !keeps_right) || (nr == 0 && !keeps_left) || (nl == 0 && nr == 0)) {
+      h.pieces(0, b);  // released
+      h.pieces(1, b);
+      return;
+    }
     const size_t first = out.size();
-    for (auto& t : join_partitions(std::move(l), std::move(r), ctx)) out.push_back(std::move(t));
+    if (fits) {
+      std::vector<table> l = h.take(0, b), r = h.take(1, b);
+      if (l.empty()) l.push_back(empty_table(children[0]->output_schema));
+      if (r.empty()) r.push_back(empty_table(children[1]->output_schema));
+      for (auto& t : join_partitions(std::move(l), std::move(r), ctx)) out.push_back(std::move(t));
+    } else {
+      // one key value (or every hash bit used) and too large: the right side of the bucket is indexed
+      // whole and its left pieces are probed one at a time, as the streamed probe does
+      const std::string sizes = exec::bucket_sizes(h, b, {"left", "right"});
+      try {
+        std::vector<spillable_ptr> l = h.pieces(0, b);
+        start_probe(h.take(1, b), ctx);
+        for (auto& piece : l) {
+          check_cancelled();
+          table t = piece->take();
+          piece.reset();
+          table o = process_partition(t, ctx);
+          t = table();
+          const size_t index = out.size();
+          out.push_back(after ? after(std::move(o), index) : std::move(o));
+        }
+        const size_t rest = out.size();
+        for (auto& t : finish_probe(ctx)) out.push_back(std::move(t));
+        apply_after(ctx, after, out, rest);
+      } catch (const memory_error& e) {
+        throw exec::unsplittable_bucket(name(), children[0]->output_schema, _spec.left_keys, sizes,
+                                        "does not fit with its right rows indexed whole", e);
+      }
+      return;
+    }
     apply_after(ctx, after, out, first);
-  }
+  });
   if (out.empty()) {
     out.push_back(empty_table(output_schema));
     apply_after(ctx, after, out, 0);
@@ -509,12 +539,24 @@ std::string sort_node::detail() const {
 }
 
 std::vector<table> sort_node::run(exec_context& ctx) {
-  // the input may spill while it is produced; the sort itself needs all of it (range buckets: to do)
-  auto parts = input_held(0, ctx, spill_priority::buffered).take();
-  if (parts.empty()) return {};
-  int64_t n = total_rows(parts);
-  if (n == 0 || _limit == 0) return {parts[0].slice(0, 0)};
-  return sort_partitions(parts, n, ctx);
+  partition_hook after = std::move(fused);
+  fused = nullptr;
+  // the input may spill while it is produced
+  held_partitions in = input_held(0, ctx, spill_priority::buffered);
+  if (in.size() == 0) return {};
+  if (const size_t count = where == backend::cpu && _limit != 0 ? exec::external_buckets(ctx, in.bytes()) : 0) {
+    exec::range_sort rs(ctx, _keys, _limit);
+    rs.locate = [&](const table& keys, const table& bounds) { return locate(keys, bounds, ctx); };
+    rs.sort = [&](const std::vector<table>& parts, int64_t n) { return sort_partitions(parts, n, ctx); };
+    rs.after = after;
+    return rs.run(in, count);
+  }
+  auto parts = in.take();
+  const int64_t n = total_rows(parts);
+  std::vector<table> out =
+      n == 0 || _limit == 0 ? std::vector<table>{parts[0].slice(0, 0)} : sort_partitions(parts, n, ctx);
+  apply_after(ctx, after, out, 0);
+  return out;
 }
 
 std::vector<table> unique_node::run(exec_context& ctx) {

@@ -483,6 +483,148 @@ TEST(Streaming, JoinAndAggregateLargerThanTheLimitRunInHashBuckets) {
   }
 }
 
+namespace {
+/// `n` rows: k = `key(i)`, v = i.
+data_frame keyed(int64_t n, const std::function<int64_t(int64_t)>& key) {
+  std::vector<std::optional<int64_t>> k(static_cast<size_t>(n)), v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    k[static_cast<size_t>(i)] = key(i);
+    v[static_cast<size_t>(i)] = i;
+  }
+  return data_frame::from_columns({{"k", i64(k)}, {"v", i64(v)}});
+}
+}  // namespace
+
+TEST(Streaming, SkewedJoinKeyRunsUnderASmallMemoryLimit) {
+  // 600K x 300K rows of Parquet joined on a key whose value 0 holds 90% of the left rows (8.6 MiB),
+  // under an 8 MiB limit: the hash bucket holding 0 is split again on the next hash bits until 0 is
+  // alone in it; that bucket cannot be split, so its right rows are indexed and its left pieces probed
+  // one at a time. Before, the bucket was joined whole and raised memory_error.
+  temp_dir dir("skewjoin");
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 16;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  const std::string big = (dir.path / "big.parquet").string(), keys = (dir.path / "keys.parquet").string();
+  sink_parquet(keyed(600000, [](int64_t i) { return i % 10 ? 0 : i; }).lazy(), big, w, unlimited);
+  sink_parquet(keyed(300000, [](int64_t i) { return i * 10; }).lazy().rename({{"v", "w"}}), keys, w, unlimited);
+  for (join_type how : {join_type::inner, join_type::left, join_type::full, join_type::semi}) {
+    SCOPED_TRACE(static_cast<int>(how));
+    auto joined = scan_parquet(big).join(scan_parquet(keys), {"k"}, how);
+    auto q = how == join_type::semi
+                 ? joined.group_by({"k"}).agg({col("v").sum().alias("s"), col("v").count().alias("n")})
+                 : joined.group_by({"k"}).agg({col("v").sum().alias("s"), col("w").max().alias("m"),
+                                               col("v").count().alias("n")});
+    q = q.sort("k");
+    const data_frame expect = q.collect(unlimited);
+    engine_options o = unlimited;
+    o.memory_limit = 8 << 20;
+    o.spill_directory = dir.path.string();
+    const query_result r = q.profile(o);
+    expect_frames_equal(r.frame, expect);
+    EXPECT_LE(r.peak_memory, o.memory_limit);
+    EXPECT_NE(r.statistics.find("peak spill file"), std::string::npos) << r.statistics;
+  }
+}
+
+TEST(Streaming, SkewedGroupByKeyRunsUnderASmallMemoryLimit) {
+  // a one-phase aggregate (median) over 300K rows whose key 0 holds 90% of them, under a 16 MiB limit:
+  // the bucket of key 0 (6.5 MiB with the aggregates' inputs) does not fit its share and cannot be
+  // split, and is aggregated whole all the same (it fits the limit); the other keys' buckets are split
+  // until they fit
+  temp_dir dir("skewagg");
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 16;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  const std::string big = (dir.path / "big.parquet").string();
+  sink_parquet(keyed(300000, [](int64_t i) { return i % 10 ? 0 : i; }).lazy(), big, w, unlimited);
+  auto q = scan_parquet(big).group_by({"k"}).agg({col("v").median().alias("m"), col("v").max().alias("x")}).sort("k");
+  const data_frame expect = q.collect(unlimited);
+  engine_options o = unlimited;
+  o.memory_limit = 16 << 20;
+  o.spill_directory = dir.path.string();
+  const query_result r = q.profile(o);
+  expect_frames_equal(r.frame, expect);
+  EXPECT_LE(r.peak_memory, o.memory_limit);
+  EXPECT_EQ(expect.num_rows(), 30000);
+}
+
+TEST(Streaming, AnUnsplittableKeyBucketThatDoesNotFitRaisesANamedMemoryError) {
+  // every row has key 7: no hash bit separates them. A join whose right side (9 MiB) is over the 8 MiB
+  // limit, and a median over the same 9 MiB, raise memory_error naming the operator, the key and the sizes
+  temp_dir dir("unsplit");
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 16;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  const std::string l = (dir.path / "l.parquet").string(), r = (dir.path / "r.parquet").string();
+  sink_parquet(keyed(200000, [](int64_t) { return 7; }).lazy(), l, w, unlimited);
+  sink_parquet(keyed(600000, [](int64_t) { return 7; }).lazy().rename({{"v", "w"}}), r, w, unlimited);
+  engine_options o = unlimited;
+  o.memory_limit = 8 << 20;
+  o.spill_directory = dir.path.string();
+  auto expect_error = [&](const lazy_frame& q, const std::string& op, const std::string& sizes) {
+    try {
+      q.collect(o);
+      ADD_FAILURE() << "expected memory_error from " << op;
+    } catch (const memory_error& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.rfind("operator " + op, 0), 0u) << m;
+      EXPECT_NE(m.find("key column(s) [k]"), std::string::npos) << m;
+      EXPECT_NE(m.find(sizes), std::string::npos) << m;
+      EXPECT_NE(m.find("memory_limit"), std::string::npos) << m;
+    }
+  };
+  expect_error(scan_parquet(l).join(scan_parquet(r), {"k"}).select({col("v").sum()}), "hash_join[inner]",
+               "200000 left rows");
+  expect_error(scan_parquet(r).group_by({"k"}).agg({col("w").median()}), "hash_aggregate", "600000 input rows");
+  EXPECT_EQ(dir.entries(), 2u);  // the two files: no spill file is left behind
+}
+
+TEST(Streaming, SortLargerThanTheLimitRunsInRanges) {
+  // 1M rows of Parquet (about 27 MiB decoded, a string key among them) sorted under a 16 MiB limit: the
+  // input is split into key ranges at sampled boundaries, which spill, and each is sorted in turn; the
+  // first and last values of each group in sorted order equal the in-memory sort's
+  temp_dir dir("sort");
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 16;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  const std::string path = (dir.path / "s.parquet").string();
+  sink_parquet(keyed(1 << 20, [](int64_t i) { return (i * 7919) % 100003; })
+                   .lazy()
+                   .with_columns({concat_str({lit("s"), (col("k") % lit(int64_t{1000})).cast(data_type{type_id::string})}).alias("s")}),
+               path, w, unlimited);
+  for (bool desc : {false, true}) {
+    SCOPED_TRACE(desc);
+    auto q = scan_parquet(path)
+                 .sort({col("s"), col("k")}, sort_options{{desc, false}, {false, false}, true})
+                 .group_by({"s"})
+                 .agg({col("v").first().alias("first"), col("v").last().alias("last"), col("k").first().alias("k"),
+                       col("v").count().alias("n")})
+                 .sort("s");
+    const data_frame expect = q.collect(unlimited);
+    engine_options o = unlimited;
+    o.memory_limit = 16 << 20;
+    o.spill_directory = dir.path.string();
+    const query_result r = q.profile(o);
+    expect_frames_equal(r.frame, expect);
+    EXPECT_LE(r.peak_memory, o.memory_limit);
+    EXPECT_NE(r.statistics.find("peak spill file"), std::string::npos) << r.statistics;
+    EXPECT_EQ(expect.num_rows(), 1000);
+  }
+  // top-k: each partition is cut to its first 5000 rows, which then fit and are sorted whole
+  auto top = scan_parquet(path).sort({col("s"), col("k")}, sort_options{{true, false}, {false, false}, true}).head(5000);
+  engine_options o = unlimited;
+  o.memory_limit = 16 << 20;
+  o.spill_directory = dir.path.string();
+  const query_result r = top.profile(o);
+  EXPECT_NE(r.physical_plan.find("top_k"), std::string::npos) << r.physical_plan;
+  expect_frames_equal(r.frame, top.collect(unlimited));
+  EXPECT_LE(r.peak_memory, o.memory_limit);
+}
+
 TEST(Streaming, FullJoinUnmatchedBuildRowsFollowTheProbedPartitionsIntoASink) {
   // a full join streams its probe side into a streaming sink; the build rows no probe row matched
   // come last, after every probed partition, and the file holds every row exactly once

@@ -225,3 +225,95 @@ TEST(Sort, TopKLargeAndHead) {
   auto lim = df.lazy().sort("str", true).limit(3).collect();
   expect_frames_equal(lim, ref_sort(df, {"str"}, {true}, {false}, 3));
 }
+
+TEST(Sort, ExternalRangesEqualTheInMemorySort) {
+  // force_external: the input is split into ranges of sort keys at sampled boundaries (spillable) and
+  // sorted range by range; equal keys keep their input order, as in the in-memory sort
+  engine_options whole = small_partitions();
+  engine_options ext = whole;
+  ext.force_external = true;
+  engine_options one = ext;
+  one.target_partition_rows = 1 << 20;
+  for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
+    auto df = mixed_frame(n, 300 + static_cast<uint64_t>(n));
+    for (auto& by : std::vector<std::vector<std::string>>{{"i64"}, {"i32"}, {"u8"}, {"f64"}, {"f32"}, {"str"},
+                                                          {"bool"}, {"dec"}, {"date"}, {"ts"}, {"i32", "str"},
+                                                          {"bool", "f64", "dec"}, {"str", "ts", "date"}})
+      for (bool desc : {false, true})
+        for (bool last : {false, true}) {
+          SCOPED_TRACE(by[0] + " keys " + std::to_string(by.size()) + " n " + std::to_string(n) +
+                       (desc ? " desc" : "") + (last ? " nulls_last" : ""));
+          std::vector<bool> d(by.size(), false), l(by.size(), last);
+          d[0] = desc;
+          auto lf = df.lazy().sort(cols(by), sort_options{d, l, true});
+          const data_frame expect = lf.collect(whole);
+          expect_frames_equal(expect, ref_sort(df, by, d, l));
+          expect_frames_equal(lf.collect(ext), expect);
+          expect_frames_equal(lf.collect(one), expect);
+          for (int64_t k : {int64_t{1}, int64_t{5}, n - 1, n + 3}) {
+            if (k < 0) continue;
+            SCOPED_TRACE("top " + std::to_string(k));
+            expect_frames_equal(with_limit(lf, k).collect(ext), ref_sort(df, by, d, l, k));
+          }
+        }
+  }
+}
+
+TEST(Sort, ExternalRangesKeepInputOrderOfDuplicateKeys) {
+  // few distinct keys, many rows each: every boundary is a key value, whose range is left in input order
+  for (int64_t mod : {1, 3, 200}) {
+    std::vector<std::optional<int64_t>> k, idx;
+    std::vector<std::optional<std::string>> s;
+    for (int64_t i = 0; i < 5000; ++i) {
+      k.push_back(i % 17 == 0 ? std::nullopt : std::optional<int64_t>((i * 7) % mod));
+      s.push_back("key" + std::to_string((i * 13) % mod));
+      idx.push_back(i);
+    }
+    auto df = data_frame::from_columns({{"k", i64(k)}, {"s", str(s)}, {"idx", i64(idx)}});
+    engine_options o = small_partitions();
+    o.target_partition_rows = 300;
+    o.force_external = true;
+    for (auto& by : std::vector<std::vector<std::string>>{{"k"}, {"s"}, {"s", "k"}}) {
+      SCOPED_TRACE(by[0] + " mod " + std::to_string(mod));
+      std::vector<bool> d(by.size(), true), l(by.size(), false);
+      expect_frames_equal(df.lazy().sort(cols(by), sort_options{d, l, true}).collect(o), ref_sort(df, by, d, l));
+    }
+  }
+}
+
+TEST(Sort, ExternalRangesSplitAgainWhenARangeDoesNotFit) {
+  // 1000 one-row partitions of key 0 and one of 200K rows (3 MiB) under a 6 MiB limit on one thread:
+  // the samples (one a partition) are nearly all 0, so the only boundary is 0 and the large partition's
+  // rows are one range (3 MiB), over a quarter of the limit, which is split again from its own samples.
+  // The first and last rows of every group of keys, in sorted order, equal those of the in-memory sort.
+  std::mt19937_64 rng(17);
+  std::vector<table> parts;
+  for (int64_t i = 0; i < 1000; ++i) parts.push_back(table({i64({int64_t{0}}), i64({i})}));
+  std::vector<int64_t> k(200000), v(200000);
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i] = i == 0 ? 10000 : static_cast<int64_t>(rng() % 50000);
+    v[i] = 1000 + static_cast<int64_t>(i);
+  }
+  parts.push_back(table({make_column<int64_t>(type_id::int64, k), make_column<int64_t>(type_id::int64, v)}));
+  const data_frame df(schema({{"k", type_id::int64}, {"v", type_id::int64}}), parts);
+  for (bool desc : {false, true}) {
+    SCOPED_TRACE(desc);
+    auto q = df.lazy()
+                 .sort({col("k")}, sort_options{{desc}, {false}, true})
+                 .with_columns({(col("k") - col("k") % lit(int64_t{100})).alias("g")})
+                 .group_by({"g"})
+                 .agg({col("k").first().alias("k0"), col("k").last().alias("k1"), col("v").first().alias("v0"),
+                       col("v").last().alias("v1"), col("v").count().alias("n")})
+                 .sort("g");
+    engine_options whole;
+    whole.num_threads = 1;
+    whole.target_partition_rows = 1 << 20;
+    const data_frame expect = q.collect(whole);
+    engine_options o = whole;
+    o.memory_limit = 6 << 20;
+    const query_result r = q.profile(o);
+    expect_frames_equal(r.frame, expect);
+    EXPECT_LE(r.peak_memory, o.memory_limit);
+    EXPECT_EQ(expect.num_rows(), 500);
+  }
+}

@@ -11,6 +11,8 @@ namespace tug {
 
 /// 64-bit hash of every row of `keys` (nulls hash to a fixed value; -0.0 == 0.0; all NaNs equal).
 std::vector<uint64_t> hash_rows(const std::vector<column>& keys);
+/// hash_rows into `out` (one word per row of `keys`).
+void hash_rows(const std::vector<column>& keys, uint64_t* out);
 
 /// Hash index over key columns. Null keys compare equal to each other (grouping semantics); callers
 /// that need SQL join semantics skip rows with null keys themselves (see `any_null`).

@@ -446,9 +446,19 @@ class sort_node : public physical_node {
   std::string name() const override { return _limit >= 0 ? "top_k" : "sort"; }
   std::string detail() const override;
   bool sync_point() const override { return true; }
+  /// On the CPU a consumer's per-partition work runs on each output partition (of each range, out of core).
+  bool accepts_fused() const override { return where == backend::cpu; }
 
  protected:
+  /// An input that may not fit (exec::external_buckets) is sorted out of core on the CPU, in ranges
+  /// (exec::range_sort); else sort_partitions sorts it whole.
   std::vector<table> run(exec_context& ctx) final;
+  /// Where each row of `keys` (the key columns of some rows) falls among `bounds` (the key columns of
+  /// sorted, distinct rows): 2j when it sorts after bound j-1 and before bound j, 2j+1 when it equals
+  /// bound j. The CPU's (exec::range_sort); other backends do not sort out of core.
+  virtual std::vector<uint32_t> locate(const table& keys, const table& bounds, exec_context& ctx) const {
+    throw internal_error("operator " + name() + " has no range buckets on this backend");
+  }
   /// Sorts the `n` > 0 rows of `parts` (at least one partition; limit != 0) and returns the first
   /// rows_wanted(n) of them, in order.
   virtual std::vector<table> sort_partitions(const std::vector<table>& parts, int64_t n, exec_context& ctx) = 0;

@@ -152,16 +152,22 @@ class blocking_aggregate : public physical_node {
     const size_t buckets = _group_keys.empty() || _maintain_order ? 0 : external_buckets(ctx, in.bytes());
     std::vector<table> out;
     if (buckets > 0) {
-      hash_buckets b(ctx, buckets);
-      b.add(in, _group_keys);
-      for (size_t k = 0; k < buckets; ++k) {
-        check_cancelled();
-        std::vector<table> parts = b.take(k);
-        if (parts.empty()) continue;
+      hash_buckets hb(ctx, {_group_keys}, buckets);
+      hb.add(0, in);
+      for_each_bucket(hb, [&](hash_buckets& h, size_t b, bool fits) {
+        if (h.rows(0, b) == 0) return;
+        // a bucket of one group too large to split is aggregated whole all the same: it may fit the limit
+        // (an eighth of it is only the buckets' aim), else the error names the key
+        const std::string sizes = fits ? std::string() : bucket_sizes(h, b, {"input"});
         const size_t first = out.size();
-        for (auto& t : aggregate(std::move(parts), ctx)) out.push_back(std::move(t));
+        try {
+          for (auto& t : aggregate(h.take(0, b), ctx)) out.push_back(std::move(t));
+        } catch (const memory_error& e) {
+          if (fits) throw;
+          throw unsplittable_bucket(name(), children[0]->output_schema, _group_keys, sizes, "does not fit", e);
+        }
         apply_after(ctx, after, out, first);
-      }
+      });
       if (!out.empty()) return out;
       out = aggregate({}, ctx);  // no rows (`in` is empty now): a global aggregate's one row, else none
     } else {

@@ -117,30 +117,35 @@ struct word_less {
   bool operator()(const entry& a, const entry& b) const { return a.k != b.k ? a.k < b.k : a.row < b.row; }
 };
 
+/// -1, 0 or 1 as row `ra` sorts before, with or after row `rb` by all keys (`ka`, `kb`: their words of key 0).
+inline int compare_keys(const std::vector<sort_key>& keys, size_t ra, uint64_t ka, size_t rb, uint64_t kb) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const sort_key& key = keys[i];
+    if (!key.null.empty()) {
+      bool na = key.null[ra] != 0, nb = key.null[rb] != 0;
+      if (na != nb) return na != key.nulls_last ? -1 : 1;
+      if (na) continue;
+    }
+    uint64_t x = i == 0 ? ka : key.hi[ra], y = i == 0 ? kb : key.hi[rb];
+    if (x != y) return x < y ? -1 : 1;
+    if (key.kind == key_kind::word) continue;
+    uint64_t xl = key.lo[ra], yl = key.lo[rb];
+    if (xl != yl) return xl < yl ? -1 : 1;
+    uint64_t length = (xl ^ (key.descending ? ~uint64_t{0} : 0)) & 0xff;
+    if (key.kind == key_kind::string && length == long_string) {
+      int c = key.view.string(static_cast<int64_t>(ra)).compare(key.view.string(static_cast<int64_t>(rb)));
+      if (c != 0) return (key.descending ? c > 0 : c < 0) ? -1 : 1;
+    }
+  }
+  return 0;
+}
+
 /// Orders entries by all keys (the entry carries key 0's word), then row.
 struct multi_key_less {
   const std::vector<sort_key>* keys;
   bool operator()(const entry& a, const entry& b) const {
-    auto ra = static_cast<size_t>(a.row), rb = static_cast<size_t>(b.row);
-    for (size_t i = 0; i < keys->size(); ++i) {
-      const sort_key& key = (*keys)[i];
-      if (!key.null.empty()) {
-        bool na = key.null[ra] != 0, nb = key.null[rb] != 0;
-        if (na != nb) return na != key.nulls_last;
-        if (na) continue;
-      }
-      uint64_t x = i == 0 ? a.k : key.hi[ra], y = i == 0 ? b.k : key.hi[rb];
-      if (x != y) return x < y;
-      if (key.kind == key_kind::word) continue;
-      uint64_t xl = key.lo[ra], yl = key.lo[rb];
-      if (xl != yl) return xl < yl;
-      uint64_t length = (xl ^ (key.descending ? ~uint64_t{0} : 0)) & 0xff;
-      if (key.kind == key_kind::string && length == long_string) {
-        int c = key.view.string(a.row).compare(key.view.string(b.row));
-        if (c != 0) return key.descending ? c > 0 : c < 0;
-      }
-    }
-    return a.row < b.row;
+    const int c = compare_keys(*keys, static_cast<size_t>(a.row), a.k, static_cast<size_t>(b.row), b.k);
+    return c != 0 ? c < 0 : a.row < b.row;
   }
 };
 
@@ -377,11 +382,38 @@ class sort_op final : public sort_node {
     return rows;
   }
 
-  /// Several keys, or a string/decimal key: per-key normalized words and a comparator over them.
-  /// `all` holds the key columns.
-  std::vector<int64_t> order_multi(const table& all, thread_pool& pool) const {
-    int64_t n = all.num_rows();
-    auto rows_n = static_cast<size_t>(n);
+ protected:
+  /// Where each row of `keys` falls among the sorted, distinct rows `bounds` (both: the key columns):
+  /// 2j after bound j-1 and before bound j, 2j+1 equal to bound j (sort_node::locate).
+  std::vector<uint32_t> locate(const table& keys, const table& bounds, exec_context& ctx) const override {
+    const int64_t m = bounds.num_rows(), n = keys.num_rows();
+    const table all = cpu::concat_partitions({bounds, keys}, ctx);
+    const std::vector<sort_key> k = normalized_keys(all, ctx.pool);
+    const std::vector<uint64_t>& word = k[0].hi;
+    std::vector<uint32_t> out(static_cast<size_t>(n));
+    auto bounds_chunks = chunk_bounds(n, ctx.pool);
+    ctx.pool.parallel_for(static_cast<int64_t>(bounds_chunks.size()) - 1, [&](int64_t c) {
+      for (int64_t i = bounds_chunks[static_cast<size_t>(c)]; i < bounds_chunks[static_cast<size_t>(c) + 1]; ++i) {
+        check_cancelled_at(i);
+        const auto r = static_cast<size_t>(m + i);
+        int64_t lo = 0, hi = m;  // the first bound not below the row
+        while (lo < hi) {
+          const int64_t mid = (lo + hi) / 2;
+          const auto b = static_cast<size_t>(mid);
+          if (compare_keys(k, b, word[b], r, word[r]) < 0) lo = mid + 1;
+          else hi = mid;
+        }
+        const bool equal = lo < m && compare_keys(k, static_cast<size_t>(lo), word[static_cast<size_t>(lo)], r, word[r]) == 0;
+        out[static_cast<size_t>(i)] = static_cast<uint32_t>(2 * lo + (equal ? 1 : 0));
+      }
+    });
+    return out;
+  }
+
+ private:
+  /// Every sort key of `all` (the key columns) normalized for all rows.
+  std::vector<sort_key> normalized_keys(const table& all, thread_pool& pool) const {
+    auto rows_n = static_cast<size_t>(all.num_rows());
     std::vector<sort_key> keys(_keys.size());
     for (size_t i = 0; i < _keys.size(); ++i) {
       const column& c = all[i];
@@ -394,8 +426,7 @@ class sort_op final : public sort_node {
       if (k.kind != key_kind::word) k.lo.resize(rows_n);
       if (c.has_nulls()) k.null.resize(rows_n);
     }
-    auto bounds = chunk_bounds(n, pool);
-    std::unique_ptr<entry[]> e(new entry[rows_n]);
+    auto bounds = chunk_bounds(all.num_rows(), pool);
     pool.parallel_for(static_cast<int64_t>(bounds.size()) - 1, [&](int64_t c) {
       auto ci = static_cast<size_t>(c);
       for (sort_key& k : keys) {
@@ -407,7 +438,20 @@ class sort_op final : public sort_node {
                          if (!valid) k.null[r] = 1;
                        });
       }
-      for (int64_t i = bounds[ci]; i < bounds[ci + 1]; ++i) e[static_cast<size_t>(i)] = entry{keys[0].hi[static_cast<size_t>(i)], i};
+    });
+    return keys;
+  }
+
+  /// Several keys, or a string/decimal key: per-key normalized words and a comparator over them.
+  /// `all` holds the key columns.
+  std::vector<int64_t> order_multi(const table& all, thread_pool& pool) const {
+    const int64_t n = all.num_rows();
+    const std::vector<sort_key> keys = normalized_keys(all, pool);
+    std::unique_ptr<entry[]> e(new entry[static_cast<size_t>(n)]);
+    auto bounds = chunk_bounds(n, pool);
+    pool.parallel_for(static_cast<int64_t>(bounds.size()) - 1, [&](int64_t c) {
+      for (int64_t i = bounds[static_cast<size_t>(c)]; i < bounds[static_cast<size_t>(c) + 1]; ++i)
+        e[static_cast<size_t>(i)] = entry{keys[0].hi[static_cast<size_t>(i)], i};
     });
     return sorted_rows(e.get(), n, _limit, multi_key_less{&keys}, pool);
   }
