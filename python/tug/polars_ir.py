@@ -75,8 +75,6 @@ class _Translator:
     def __init__(self, nt, stubs=None):
         self.nt = nt
         self.stubs = stubs or {}  # plan node index -> the LazyFrame that stands for it (see PolarsEngine._split)
-        self.aggregates = 0  # aggregations outside over() met by expr() so far (filters on global aggregates)
-        self.windows = 0  # the depth of over() expr() is in
 
     # --- expressions
     def expr(self, node: int) -> Expr:
@@ -87,7 +85,6 @@ class _Translator:
         if kind == "Literal":
             return self.literal(e.value, e.dtype)
         if kind == "Len":
-            self.aggregates += self.windows == 0
             return _expr_mod.len()
         if kind == "BinaryExpr":
             op = str(e.op).split(".")[-1]
@@ -101,11 +98,7 @@ class _Translator:
             return self.agg(e)
         if kind == "Window":
             _need(e.order_by is None, "over() with order_by")
-            self.windows += 1
-            try:
-                fn = self.expr(e.function)
-            finally:
-                self.windows -= 1
+            fn = self.expr(e.function)
             return fn.over(*[self.expr(p) for p in e.partition_by])
         if kind == "Function":
             return self.function(e)
@@ -129,7 +122,6 @@ class _Translator:
         return dtype
 
     def agg(self, e) -> Expr:
-        self.aggregates += self.windows == 0
         name = e.name
         arg = self.expr(e.arguments[0])
         if name == "sum" and e.options is True:  # Polars' form of when(x.count() > 0).then(x.sum())
@@ -263,8 +255,8 @@ class _Translator:
             return self.node(n.input).select(self.named(n.expr))
         if kind == "HStack":
             return self.node(n.input).with_columns(self.named(n.exprs))
-        if kind == "Filter":
-            return self.filter(self.node(n.input), n.predicate.node)
+        if kind == "Filter":  # also on global aggregates (Q15's col == col.max()): tug's filter takes them
+            return self.node(n.input).filter(self.expr(n.predicate.node))
         if kind == "Slice":
             return self.node(n.input).slice(n.offset, n.len)
         if kind == "GroupBy":
@@ -326,17 +318,6 @@ class _Translator:
 
 
     # --- nodes tug runs as other nodes
-    def filter(self, lf: LazyFrame, predicate: int) -> LazyFrame:
-        """A filter; one whose predicate has an aggregation outside over() (``col == col.max()``, an
-        aggregate of the whole input broadcast to its rows) computes the predicate as a column first."""
-        before = self.aggregates
-        pred = self.expr(predicate)
-        if self.aggregates == before:
-            return lf.filter(pred)
-        names = lf.columns
-        tmp = _fresh("__tug_predicate", names)
-        return lf.with_columns(pred.alias(tmp)).filter(col(tmp)).select(names)
-
     def inequality_join(self, n, ops, suffix, slc) -> LazyFrame:
         """Polars' inequality join (IEJoin: join_where, or a cross join and a filter of comparisons its
         optimizer turned into one) as a cross join and a filter, when one side has at most
