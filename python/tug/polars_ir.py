@@ -316,7 +316,6 @@ class _Translator:
             return LazyFrame(_expr_mod._tug.concat([self.node(i)._lf for i in n.inputs]))
         raise _Unsupported(f"plan node {kind}")
 
-
     # --- nodes tug runs as other nodes
     def inequality_join(self, n, ops, suffix, slc) -> LazyFrame:
         """Polars' inequality join (IEJoin: join_where, or a cross join and a filter of comparisons its
