@@ -43,6 +43,16 @@ def test_filter_comparisons(n, options):
     run_both(lambda m, lf: lf.filter(m.col("i32").is_null() | m.col("u8").is_between(10, 100)), all_types(n),
              options=options)
 
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("options", [None, SMALL_PARTS], ids=["one-part", "many-parts"])
+def test_filter_on_global_aggregates(n, options):
+    # aggregates of the whole input (over every partition) in the predicate, as Polars takes them
+    run_both(lambda m, lf: lf.filter(m.col("i64") == m.col("i64").max()), all_types(n), options=options)
+    run_both(lambda m, lf: lf.filter((m.col("f64") > m.col("f64").mean()) & (m.col("k") < m.col("k").n_unique())),
+             all_types(n), options=options)
+    run_both(lambda m, lf: lf.filter(m.col("s") == "fig", m.col("u8") >= m.col("u8").median()), all_types(n),
+             options=options)
+
 
 @pytest.mark.parametrize("n", [0, 1, 33, 1024])
 def test_arithmetic(n):
