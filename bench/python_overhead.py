@@ -7,11 +7,16 @@ Each query's plan runs both ways, interleaved run by run:
   For the small queries the time includes building the plan in Python ("build" column, apart too).
 - C++: `lazy_frame::collect` on the same plan, timed in C++ with no Python in between
   (`_tug.LazyFrame._collect_seconds`).
+- CLI (PDS-H only, with --cli): the C++ PDS-H runner (tug_pdsh, tools/tug_pdsh.cpp) on the same data and
+  query, run in the same loop: one process per run, its warm run's time as it reports it (scan, plan and
+  execute, no process start). It runs tug's C++ plans of the queries (bench/pdsh/q*.cpp), written to
+  match the Polars forms but not built from them: the ratio to it includes any difference of plan.
 Medians of --reps runs (--small-reps for the small queries) after a warm one. Writes results.md (the
 command, the machine, the tables), results.json and chart.png to --out (default
 bench/results/<date>-python-overhead/).
 
     .venv/bin/python bench/python_overhead.py --data bench/data/pdsh-sf1 [--build build] [--reps 3]
+                                              [--cli build/tug_pdsh]
 """
 import argparse
 import datetime
@@ -22,6 +27,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -68,18 +74,33 @@ def time_cpp(q, tug, o_kwargs):
     return q._lf._collect_seconds(opts, 1)[0]
 
 
-def measure(name, build, tug, o_kwargs, reps):
+def time_cli(cli, data, query, engine):
+    """The warm run of PDS-H `query` in a tug_pdsh process (its own timing: one cold run, then this one)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "t.json"
+        subprocess.run([cli, "--data", data, "--query", str(query), "--engine", engine, "--reps", "1",
+                        "--json", str(out)], check=True, capture_output=True, text=True)
+        return json.loads(out.read_text())["queries"][0]["times_s"][0]
+
+
+def measure(name, build, tug, o_kwargs, reps, cli=None):
+    """Medians of `reps` interleaved runs; `cli`: (tug_pdsh, data, query) also timed in the loop."""
     build()
     q = build()
     q.collect(**o_kwargs)  # warm
-    b, py, cpp = [], [], []
+    b, py, cpp, c = [], [], [], []
     for _ in range(reps):
         tb, tp = time_python(build, o_kwargs)
         b.append(tb)
         py.append(tp)
         cpp.append(time_cpp(q, tug, o_kwargs))
-    return {"query": name, "build_s": statistics.median(b), "python_s": statistics.median(py),
-            "cpp_s": statistics.median(cpp), "reps": reps}
+        if cli:
+            c.append(time_cli(*cli, o_kwargs["engine"]))
+    r = {"query": name, "build_s": statistics.median(b), "python_s": statistics.median(py),
+         "cpp_s": statistics.median(cpp), "reps": reps}
+    if c:
+        r["cli_s"] = statistics.median(c)
+    return r
 
 
 def machine() -> str:
@@ -110,11 +131,23 @@ def chart(small, pdsh, path: Path, title: str):
     a.set_title("10k rows")
     a.legend(fontsize="small")
     qs = [f"q{r['query']}" for r in pdsh]
-    b.bar(qs, [r["python_s"] / r["cpp_s"] for r in pdsh], color="tab:orange")
+    xq = range(len(qs))
+    with_cli = all("cli_s" in r for r in pdsh) and pdsh
+    w = 0.4 if with_cli else 0.8
+    b.bar([x - (w / 2 if with_cli else 0) for x in xq], [r["python_s"] / r["cpp_s"] for r in pdsh], w,
+          color="tab:orange", label="Python / C++ API (same plan)")
+    if with_cli:
+        b.bar([x + w / 2 for x in xq], [r["python_s"] / r["cli_s"] for r in pdsh], w, color="tab:blue",
+              label="Python / CLI (tug_pdsh, C++ plans)")
+    b.set_xticks(list(xq), qs)
     b.axhline(1.0, color="black", linewidth=0.8)
     b.axhline(1.05, color="tab:red", linestyle="--", linewidth=0.8, label="goal: 5%")
     b.set_ylabel("Python / C++ time")
-    b.set_ylim(0.8, max(1.2, max((r["python_s"] / r["cpp_s"] for r in pdsh), default=1.2) + 0.05))
+    top = max([r["python_s"] / r["cpp_s"] for r in pdsh] + [r["python_s"] / r["cli_s"] for r in pdsh if "cli_s" in r],
+              default=1.2)
+    low = min([r["python_s"] / r["cpp_s"] for r in pdsh] + [r["python_s"] / r["cli_s"] for r in pdsh if "cli_s" in r],
+              default=0.8)
+    b.set_ylim(min(0.8, low - 0.05), max(1.2, top + 0.05))
     b.tick_params(axis="x", labelsize="small", rotation=90)
     b.set_title("PDS-H, per query")
     b.legend(fontsize="small")
@@ -131,6 +164,7 @@ def main():
     ap.add_argument("--small-reps", type=int, default=200)
     ap.add_argument("--engine", default="cpu")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--cli", default=None, help="tug_pdsh, to time the C++ PDS-H runner in the same loop")
     a = ap.parse_args()
     sys.path.insert(0, str(Path(a.build) / "python"))
     import tug
@@ -151,16 +185,20 @@ def main():
     pdsh, skipped = [], []
     for qn in sorted(pq.QUERIES):
         try:
-            r = measure(qn, lambda: pq.QUERIES[qn](tables), tug, o_kwargs, a.reps)
+            r = measure(qn, lambda: pq.QUERIES[qn](tables), tug, o_kwargs, a.reps,
+                        (a.cli, a.data, qn) if a.cli else None)
         except tug.TugError as e:
             skipped.append((qn, str(e).split("\n")[0]))
             print(f"q{qn:02d} skipped: its Polars form does not run on tug ({e})", flush=True)
             continue
         pdsh.append(r)
-        print(f"q{qn:02d} Python {r['python_s']:.3f} s  C++ {r['cpp_s']:.3f} s  ratio {r['python_s'] / r['cpp_s']:.3f}",
-              flush=True)
+        cli = f"  CLI {r['cli_s']:.3f} s  ratio {r['python_s'] / r['cli_s']:.3f}" if "cli_s" in r else ""
+        print(f"q{qn:02d} Python {r['python_s']:.3f} s  C++ {r['cpp_s']:.3f} s  ratio {r['python_s'] / r['cpp_s']:.3f}"
+              + cli, flush=True)
     tot_py, tot_cpp = sum(r["python_s"] for r in pdsh), sum(r["cpp_s"] for r in pdsh)
-    print(f"PDS-H total: Python {tot_py:.2f} s  C++ {tot_cpp:.2f} s  ratio {tot_py / tot_cpp:.3f}")
+    tot_cli = sum(r["cli_s"] for r in pdsh) if a.cli else None
+    print(f"PDS-H total: Python {tot_py:.2f} s  C++ {tot_cpp:.2f} s  ratio {tot_py / tot_cpp:.3f}"
+          + (f"  CLI {tot_cli:.2f} s  ratio {tot_py / tot_cli:.3f}" if a.cli else ""))
 
     today = datetime.date.today().isoformat()
     out = Path(a.out or REPO / "bench" / "results" / f"{today}-python-overhead")
@@ -171,28 +209,43 @@ def main():
     data = {"date": today, "commit": commit, "command": command, "machine": machine(), "engine": a.engine,
             "small": small, "pdsh": pdsh, "skipped": skipped,
             "pdsh_total": {"python_s": tot_py, "cpp_s": tot_cpp, "ratio": tot_py / tot_cpp}}
+    if a.cli:
+        data["pdsh_total"].update(cli_s=tot_cli, ratio_cli=tot_py / tot_cli)
     (out / "results.json").write_text(json.dumps(data, indent=1) + "\n")
     lines = [f"# Python API overhead over the C++ API ({today})", "",
              f"Command: `{command}` (commit {commit}, engine {a.engine})  ", f"Machine: {machine()}", "",
              "Each query's plan runs through the Python API (`LazyFrame.collect`, timed in Python) and through "
-             "the C++ API alone (`lazy_frame::collect` on the same plan, timed in C++), interleaved; medians.", "",
+             "the C++ API alone (`lazy_frame::collect` on the same plan, timed in C++), interleaved; medians."
+             + (" PDS-H also through the C++ PDS-H runner (`tug_pdsh`, its warm run as it times it, one process a "
+                "run, in the same loop), which runs tug's C++ plans of the queries (bench/pdsh/q*.cpp): its "
+                "ratio includes any difference between those plans and the Polars forms." if a.cli else ""), "",
              f"## 10k rows ({a.small_reps} runs each)", "",
              "| query | build plan in Python (us) | Python build + collect (us) | C++ collect (us) | overhead (us) |",
              "| --- | ---: | ---: | ---: | ---: |"]
     for r in small:
         lines.append(f"| {r['query']} | {r['build_s'] * 1e6:.1f} | {r['python_s'] * 1e6:.1f} | {r['cpp_s'] * 1e6:.1f} | "
                      f"{(r['python_s'] - r['cpp_s']) * 1e6:.1f} |")
-    lines += ["", f"## PDS-H ({a.data}, {a.reps} runs each)", "",
-              "| query | Python (s) | C++ (s) | Python / C++ |", "| --- | ---: | ---: | ---: |"]
-    for r in pdsh:
-        lines.append(f"| q{r['query']} | {r['python_s']:.3f} | {r['cpp_s']:.3f} | {r['python_s'] / r['cpp_s']:.3f} |")
-    lines.append(f"| total | {tot_py:.3f} | {tot_cpp:.3f} | {tot_py / tot_cpp:.3f} |")
+    lines += ["", f"## PDS-H ({a.data}, {a.reps} runs each)", ""]
+    if a.cli:
+        lines += ["| query | Python (s) | C++ API (s) | Python / C++ API | CLI (s) | Python / CLI |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for r in pdsh:
+            lines.append(f"| q{r['query']} | {r['python_s']:.3f} | {r['cpp_s']:.3f} | {r['python_s'] / r['cpp_s']:.3f} | "
+                         f"{r['cli_s']:.3f} | {r['python_s'] / r['cli_s']:.3f} |")
+        lines.append(f"| total | {tot_py:.3f} | {tot_cpp:.3f} | {tot_py / tot_cpp:.3f} | {tot_cli:.3f} | "
+                     f"{tot_py / tot_cli:.3f} |")
+    else:
+        lines += ["| query | Python (s) | C++ (s) | Python / C++ |", "| --- | ---: | ---: | ---: |"]
+        for r in pdsh:
+            lines.append(f"| q{r['query']} | {r['python_s']:.3f} | {r['cpp_s']:.3f} | {r['python_s'] / r['cpp_s']:.3f} |")
+        lines.append(f"| total | {tot_py:.3f} | {tot_cpp:.3f} | {tot_py / tot_cpp:.3f} |")
     for qn, why in skipped:
         lines.append(f"\nq{qn} skipped: {why}")
     lines += ["", "![chart](chart.png)", ""]
     (out / "results.md").write_text("\n".join(lines))
     chart(small, pdsh, out / "chart.png",
-          f"Python API over C++ API ({machine().split(' (')[0]}, {a.engine}): PDS-H total ratio {tot_py / tot_cpp:.3f}")
+          f"Python API over C++ API ({machine().split(' (')[0]}, {a.engine}): PDS-H total ratio {tot_py / tot_cpp:.3f}"
+          + (f", over the CLI {tot_py / tot_cli:.3f}" if a.cli else ""))
     print(f"wrote {out}")
 
 

@@ -35,7 +35,10 @@ endmacro()
 # tug::nvcomp: NVIDIA nvCOMP, with which the GPU Parquet reader decompresses pages on the device (the PyPI wheel
 # nvidia-libnvcomp-cu13 that scripts/setup.sh installs into .venv; docs/dependencies.md). Searched under
 # TUG_NVCOMP_ROOT (a CMake or environment variable), then the directories given as arguments, then the system.
-# Sets TUG_NVCOMP_FOUND; without it the host decompresses the pages.
+# Sets TUG_NVCOMP_FOUND; without it the host decompresses the pages. tug::nvcomp is its headers only: the
+# library is opened at run time (src/runtime/cuda_libraries.cpp) by its name TUG_NVCOMP_SONAME, from the
+# loader's search path, the PyPI wheel's directory the Python package adds, then TUG_NVCOMP_LIBRARY_DIR
+# (where it was found here), so a build with it starts, and decompresses on the host, where it is missing.
 macro(tug_find_nvcomp)
   find_path(TUG_NVCOMP_INCLUDE_DIR nvcomp/snappy.h HINTS ${TUG_NVCOMP_ROOT} $ENV{TUG_NVCOMP_ROOT} ${ARGN}
             PATH_SUFFIXES include)
@@ -45,10 +48,11 @@ macro(tug_find_nvcomp)
   if(TUG_NVCOMP_INCLUDE_DIR AND TUG_NVCOMP_LIBRARY)
     set(TUG_NVCOMP_FOUND ON)
     get_filename_component(TUG_NVCOMP_ROOT_DIR ${TUG_NVCOMP_INCLUDE_DIR} DIRECTORY)
+    get_filename_component(TUG_NVCOMP_SONAME ${TUG_NVCOMP_LIBRARY} NAME)
+    get_filename_component(TUG_NVCOMP_LIBRARY_DIR ${TUG_NVCOMP_LIBRARY} DIRECTORY)
     if(NOT TARGET tug::nvcomp)
-      add_library(tug::nvcomp SHARED IMPORTED)
-      set_target_properties(tug::nvcomp PROPERTIES IMPORTED_LOCATION ${TUG_NVCOMP_LIBRARY}
-                                                   INTERFACE_INCLUDE_DIRECTORIES ${TUG_NVCOMP_INCLUDE_DIR})
+      add_library(tug::nvcomp INTERFACE IMPORTED)
+      set_target_properties(tug::nvcomp PROPERTIES INTERFACE_INCLUDE_DIRECTORIES ${TUG_NVCOMP_INCLUDE_DIR})
     endif()
   endif()
 endmacro()

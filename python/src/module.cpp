@@ -444,6 +444,11 @@ NB_MODULE(_tug, m) {
     const bool ok = nvrtc_available(&why);
     return std::make_pair(ok, why);
   });
+  m.def("nvcomp_available", [] {
+    std::string why;
+    const bool ok = nvcomp_available(&why);
+    return std::make_pair(ok, why);
+  });
 
   nb::register_exception_translator(translate);
   m.def("_register_exceptions", [](nb::dict d) {

@@ -33,9 +33,11 @@ def polars_engine(fallback: str = "warn", **options):
 
 
 def _add_cuda_library_directories():
-    """Tells the module where the PyPI CUDA toolkit keeps its libraries (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib):
-    NVRTC, opened on the first CUDA source kernel, is there when it is no system library. Nothing is loaded
-    here, and without those packages nothing happens: tug then runs everything but CUDA source kernels."""
+    """Tells the module where the PyPI CUDA wheels keep their libraries (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib,
+    nvidia/libnvcomp/lib64): NVRTC, opened on the first CUDA source kernel, and nvCOMP, opened by the first GPU
+    Parquet scan, are there when they are no system libraries. Nothing is loaded here, and without those
+    packages nothing happens: tug then runs everything but CUDA source kernels, and decompresses Parquet
+    pages on the host."""
     import importlib.util
     import os
 
@@ -45,8 +47,8 @@ def _add_cuda_library_directories():
         return
     for root in (spec.submodule_search_locations or []) if spec else []:
         for sub in sorted(os.listdir(root)) if os.path.isdir(root) else []:
-            lib = os.path.join(root, sub, "lib")
-            if (sub.startswith("cu") or sub == "cuda_nvrtc") and os.path.isdir(lib):
+            lib = os.path.join(root, sub, "lib64" if sub == "libnvcomp" else "lib")
+            if (sub.startswith("cu") or sub in ("cuda_nvrtc", "libnvcomp")) and os.path.isdir(lib):
                 _tug.add_cuda_library_directory(lib)
 
 

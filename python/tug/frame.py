@@ -151,7 +151,8 @@ class LazyFrame:
 
     # --- transformations
     def filter(self, *predicates, **constraints) -> LazyFrame:
-        """Rows where every predicate holds (null counts as false); ``name=value`` means ``col(name) == value``."""
+        """Rows where every predicate holds (null counts as false); ``name=value`` means ``col(name) == value``.
+        A predicate may use aggregates of the whole input, as in Polars: ``col("x") == col("x").max()``."""
         ps = _exprs(predicates) + [(col(k) == v)._e for k, v in constraints.items()]
         if not ps:
             raise InvalidArgumentError("filter() needs a predicate")

@@ -9,11 +9,12 @@ that runs it on tug, as the whole plan is), per ``fallback``: "warn" (a warning 
 "silent", or "raise" (tug.NotSupportedError; nothing runs). ``engine.fallbacks`` lists the nodes of the
 last query that ran on Polars and why; ``engine.tug_parts`` the plans that ran on tug.
 
-Supported (docs/python.md): DataFrame and Parquet scans (projection, row slice, predicate), Select,
-HStack (with_columns), SimpleProjection, Filter, GroupBy, Join (inner, left, right, full, semi, anti,
-cross), Sort (with its slice), Slice, Distinct, Union, Cache, with_row_index; expressions: columns, literals, binary
-operators, casts, when/then/otherwise, len, the aggregations tug has, over(), and a set of functions
-(is_in, is_null, is_not_null, not, str.starts_with/ends_with/contains/len_chars/len_bytes/
+Supported (docs/python.md): DataFrame, Parquet and CSV scans (projection, row slice, predicate), Select,
+HStack (with_columns), SimpleProjection, Filter (also on global aggregates), GroupBy, Join (inner, left,
+right, full, semi, anti, cross, and inequality joins with one side of at most IEJOIN_MAX_SMALL_SIDE rows),
+Sort (with its slice), Slice, Distinct, Union, Cache, with_row_index, unpivot; expressions: columns,
+literals, binary operators, casts, when/then/otherwise, len, the aggregations tug has, over(), and a set of
+functions (is_in, is_null, is_not_null, not, str.starts_with/ends_with/contains/len_chars/len_bytes/
 to_uppercase/to_lowercase/slice, dt.year/month/day/hour/minute/second/weekday, quantile, fill_null, abs).
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ from . import expr as _expr_mod
 from .datatypes import to_tug
 from .exceptions import NotSupportedError, TugError
 from .expr import Expr, col, lit, when
-from .frame import LazyFrame, from_arrow, scan_parquet
+from .frame import LazyFrame, from_arrow, scan_csv, scan_parquet
 from .options import EngineOptions
 
 try:  # the hook exists from Polars 2.0 on
@@ -71,8 +72,9 @@ def _view(nt):
 class _Translator:
     """Polars IR (through its NodeTraverser) to a tug LazyFrame."""
 
-    def __init__(self, nt):
+    def __init__(self, nt, stubs=None):
         self.nt = nt
+        self.stubs = stubs or {}  # plan node index -> the LazyFrame that stands for it (see PolarsEngine._split)
 
     # --- expressions
     def expr(self, node: int) -> Expr:
@@ -201,6 +203,8 @@ class _Translator:
         if index is not None:
             nt.set_node(index)
         try:
+            if nt.get_node() in self.stubs:
+                return self.stubs[nt.get_node()]
             return self._node(_view(nt))
         except (_Unsupported, TugError) as e:  # a TugError here: a plan tug cannot express
             u = e if isinstance(e, _Unsupported) else _Unsupported(str(e))
@@ -223,19 +227,25 @@ class _Translator:
                 lf = lf.filter(self.expr(n.selection.node))
             return lf
         if kind == "Scan":
-            _need(n.scan_type[0] == "parquet", f"{n.scan_type[0]} scan")
+            _need(n.scan_type[0] in ("parquet", "csv"), f"{n.scan_type[0]} scan")
             _need(n.hive_parts is None, "hive-partitioned scan")
             fo = n.file_options
-            _need(fo.row_index is None and fo.include_file_paths is None and fo.deletion_files is None and
-                  fo.column_mapping is None and fo.default_values is None, "scan options")
-            lfs = [scan_parquet(p) for p in n.paths]
+            _need(fo.include_file_paths is None and fo.deletion_files is None and fo.column_mapping is None and
+                  fo.default_values is None, "scan options")
+            _need(fo.row_index is None or n.scan_type[0] == "csv", "parquet scan with a row index")
+            if n.scan_type[0] == "csv":
+                lfs = self.csv_scans(n)
+            else:
+                lfs = [scan_parquet(p) for p in n.paths]
             lf = lfs[0] if len(lfs) == 1 else LazyFrame(_expr_mod._tug.concat([x._lf for x in lfs]))
+            if fo.row_index is not None:  # rows counted from the first file's first, before n_rows and the predicate
+                lf = lf.with_row_index(fo.row_index[0], fo.row_index[1])
             if fo.n_rows is not None:
                 lf = lf.slice(fo.n_rows[0], fo.n_rows[1])
             if n.predicate is not None:
                 lf = lf.filter(self.expr(n.predicate.node))
             if fo.with_columns is not None:
-                lf = lf.select(list(fo.with_columns))
+                lf = lf.select(([fo.row_index[0]] if fo.row_index is not None else []) + list(fo.with_columns))
             return lf
         if kind == "Cache":
             return self.node(n.input)
@@ -245,7 +255,7 @@ class _Translator:
             return self.node(n.input).select(self.named(n.expr))
         if kind == "HStack":
             return self.node(n.input).with_columns(self.named(n.exprs))
-        if kind == "Filter":
+        if kind == "Filter":  # also on global aggregates (Q15's col == col.max()): tug's filter takes them
             return self.node(n.input).filter(self.expr(n.predicate.node))
         if kind == "Slice":
             return self.node(n.input).slice(n.offset, n.len)
@@ -273,6 +283,8 @@ class _Translator:
             fused = None
             if isinstance(how, tuple) and len(how) == 2 and how[1] == "fused_predicate":
                 how, fused = how[0], n.predicate  # an inner join with a filter Polars fused into it
+            if isinstance(how, tuple) and how[0] == "IEJoin":
+                return self.inequality_join(n, how[1:], suffix, slc)
             _need(isinstance(how, str), f"join how={how}")
             how = how.lower()
             _need(how in ("inner", "left", "right", "full", "semi", "anti", "cross"), f"join how={how}")
@@ -294,6 +306,9 @@ class _Translator:
             return lf.select(list(nt.get_schema()))
         if kind == "MapFunction":
             name = n.function[0]
+            if name == "unpivot":
+                return self.unpivot(n)
+            _need(name != "explode", "plan node MapFunction(explode): tug has no list type")
             _need(name == "row_index", f"plan node MapFunction({name})")
             return self.node(n.input).with_row_index(n.function[1], n.function[2] or 0)
         if kind == "Union":
@@ -301,6 +316,158 @@ class _Translator:
             return LazyFrame(_expr_mod._tug.concat([self.node(i)._lf for i in n.inputs]))
         raise _Unsupported(f"plan node {kind}")
 
+    # --- nodes tug runs as other nodes
+    def inequality_join(self, n, ops, suffix, slc) -> LazyFrame:
+        """Polars' inequality join (IEJoin: join_where, or a cross join and a filter of comparisons its
+        optimizer turned into one) as a cross join and a filter, when one side has at most
+        IEJOIN_MAX_SMALL_SIDE rows that the plan shows (an aggregation of a whole input, a small in-memory
+        frame, a slice): tug has no inequality join, and a cross join of two large inputs would be
+        quadratic, so those stay on Polars."""
+        bounds = [_max_rows(self.nt, i) for i in (n.input_left, n.input_right)]
+        _need(any(b is not None and b <= IEJOIN_MAX_SMALL_SIDE for b in bounds),
+              f"inequality join (IEJoin) of two inputs that may have more than {IEJOIN_MAX_SMALL_SIDE} rows")
+        comparisons = {"Gt": "__gt__", "GtEq": "__ge__", "Lt": "__lt__", "LtEq": "__le__"}
+        ops = [str(o).split(".")[-1] for o in ops if o is not None]
+        _need(len(ops) == len(n.left_on) == len(n.right_on) and all(o in comparisons for o in ops),
+              f"inequality join with operators {ops}")
+        left, right = self.node(n.input_left), self.node(n.input_right)
+        taken = left.columns + right.columns
+        lk = [_fresh(f"__tug_left_key{k}", taken) for k in range(len(ops))]
+        rk = [_fresh(f"__tug_right_key{k}", taken) for k in range(len(ops))]
+        # the keys as columns of their side first: a right column that the left has too is renamed by the join
+        left = left.with_columns([self.expr(x.node).alias(k) for x, k in zip(n.left_on, lk)])
+        right = right.with_columns([self.expr(x.node).alias(k) for x, k in zip(n.right_on, rk)])
+        pred = None
+        for o, a, b in zip(ops, lk, rk):
+            p = getattr(col(a), comparisons[o])(col(b))
+            pred = p if pred is None else pred & p
+        lf = left.join(right, how="cross", suffix=suffix).filter(pred)
+        if slc is not None:
+            lf = lf.slice(slc[0], slc[1])
+        return lf.select(list(self.nt.get_schema()))
+
+    def unpivot(self, n) -> LazyFrame:
+        """unpivot (melt): for each of the `on` columns in turn, the index columns, its name and its
+        values cast to the output's value type, concatenated."""
+        _, index, on, _variable, _value = n.function
+        _need(len(on) > 0, "unpivot without value columns")
+        schema = self.nt.get_schema()
+        variable, value = list(schema)[-2:]
+        _need(schema[variable] == _pl_string(), f"unpivot with a {schema[variable]} variable column")
+        dtype = self.dtype(schema[value])
+        lf = self.node(n.input)
+        parts = [lf.select([col(i) for i in index] + [lit(c).alias(variable), col(c).cast(dtype).alias(value)])
+                 for c in on]
+        return parts[0] if len(parts) == 1 else LazyFrame(_expr_mod._tug.concat([p._lf for p in parts]))
+
+    def csv_scans(self, n) -> list:
+        """tug scan_csv of each file of a Polars CSV scan, with Polars' parse options, and the types Polars
+        gave the columns the query reads (tug's inference differs: it reads dates, Polars strings)."""
+        import json
+
+        o = json.loads(n.scan_type[1])
+        po = o["parse_options"]
+        for key, default in (("eol_char", 10), ("truncate_ragged_lines", False), ("try_parse_dates", False),
+                             ("decimal_comma", False), ("missing_is_null", True)):
+            _need(po.get(key) == default, f"CSV scan with {key}={po.get(key)!r}")
+        for key, default in (("skip_lines", 0), ("skip_rows_after_header", 0), ("ignore_errors", False),
+                             ("column_names_overwrite", None), ("dtype_overwrite", None), ("columns", None),
+                             ("projection", None), ("raise_if_empty", True), ("fields_to_cast", [])):
+            _need(o.get(key, default) == default, f"CSV scan with {key}={o.get(key)!r}")
+        nulls = po["null_values"]
+        if nulls is None:
+            null_values = [""]
+        else:
+            (form, values), = nulls.items()
+            _need(form in ("AllColumnsSingle", "AllColumns"), f"CSV scan with null_values per column ({form})")
+            null_values = [""] + ([values] if form == "AllColumnsSingle" else list(values))
+        comment = po["comment_prefix"]
+        if comment is not None:
+            (form, value), = comment.items() if isinstance(comment, dict) else (("Multi", comment),)
+            comment = chr(value) if form == "Single" else value
+            _need(len(comment) == 1, f"CSV scan with comment_prefix={comment!r} (tug takes one character)")
+        encoding = {"Utf8": "utf8", "LossyUtf8": "utf8-lossy"}.get(po["encoding"])
+        _need(encoding is not None, f"CSV scan with encoding={po['encoding']!r}")
+        fo = n.file_options
+        row_index = fo.row_index[0] if fo.row_index is not None else None
+        types = {k: self.dtype(v) for k, v in self.nt.get_schema().items() if k != row_index}
+        names = {k: k for k in types}
+        if not o["has_header"]:  # Polars 2 names the columns of a file without a header column_0, tug column_1, ...
+            for k in types:
+                _need(k.startswith("column_") and k[7:].isdigit(), f"CSV scan without a header, column {k!r}")
+                names[k] = f"column_{int(k[7:]) + 1}"
+        return [scan_csv(p, has_header=o["has_header"], separator=chr(po["separator"]),
+                         quote_char=None if po["quote_char"] is None else chr(po["quote_char"]),
+                         null_values=null_values, comment_prefix=comment, skip_rows=o["skip_rows"],
+                         schema_overrides={names[k]: t for k, t in types.items()}, encoding=encoding)
+                .select([col(names[k]).alias(k) for k in types]) for p in n.paths]
+
+
+# An inequality join runs on tug (as a cross join and a filter) when one side has at most this many rows.
+IEJOIN_MAX_SMALL_SIDE = 64
+
+
+def _fresh(stem: str, taken) -> str:
+    """A column name starting with `stem` that is not in `taken`."""
+    name, k = stem, 0
+    while name in taken:
+        k += 1
+        name = f"{stem}_{k}"
+    return name
+
+
+def _pl_string():
+    import polars as pl
+
+    return pl.String
+
+
+def _is_scalar(nt, node: int) -> bool:
+    """Whether Polars' expression `node` gives one value for a whole input (aggregations of it, literals
+    and what is computed from them only)."""
+    e = nt.view_expression(node)
+    kind = type(e).__name__
+    if kind in ("Agg", "Len"):
+        return True
+    if kind == "Literal":
+        return not isinstance(e.value, (list, tuple)) and type(e.dtype).__name__ not in ("List", "Array")
+    if kind == "BinaryExpr":
+        return _is_scalar(nt, e.left) and _is_scalar(nt, e.right)
+    if kind == "Cast":
+        return _is_scalar(nt, e.expr)
+    if kind == "Ternary":
+        return all(_is_scalar(nt, x) for x in (e.predicate, e.truthy, e.falsy))
+    return False
+
+
+def _max_rows(nt, index: int):
+    """An upper bound of the rows of plan node `index` that the plan shows, or None."""
+    here = nt.get_node()
+    nt.set_node(index)
+    try:
+        try:
+            n = nt.view_current_node()
+        except NotImplementedError:
+            return None
+        kind = type(n).__name__
+        if kind == "DataFrameScan":
+            import polars as pl
+
+            return pl.DataFrame._from_pydf(n.df).height
+        if kind == "Select":
+            if n.expr and all(_is_scalar(nt, x.node) for x in n.expr):
+                return 1
+            return _max_rows(nt, n.input)
+        if kind == "Slice":
+            inner = _max_rows(nt, n.input)
+            return n.len if inner is None else min(inner, n.len)
+        if kind == "GroupBy" and not n.keys:
+            return 1
+        if kind in ("Filter", "Sort", "HStack", "SimpleProjection", "Cache", "Distinct", "GroupBy"):
+            return _max_rows(nt, n.input)
+        return None
+    finally:
+        nt.set_node(here)
 
 class PolarsEngine(_PolarsEngine):
     """Runs Polars queries on tug: ``lf.collect(engine=tug.polars_engine(engine="gpu"))``."""
@@ -367,6 +534,9 @@ class PolarsEngine(_PolarsEngine):
         inputs = list(nt.get_inputs())
         nt.set_node(here)
         plans = [self._split(nt, i) for i in inputs]
+        if where != index and not all(p is not None for p in plans):
+            # an input stopped the translation: would this node itself translate? (its inputs stubbed)
+            reason, where = self._own_reason(nt, index, inputs)
         if where == index or all(p is not None for p in plans):  # this node itself is what tug cannot run
             self.fallbacks.append(f"{kind}: {reason}")
         for i, p in zip(inputs, plans):
@@ -376,6 +546,28 @@ class PolarsEngine(_PolarsEngine):
             if p is not None and not leaf:
                 self._run_on_tug(nt, i, p, whole=False)
         return None
+
+    @staticmethod
+    def _own_reason(nt, index, inputs):
+        """Why node `index` itself has no translation, and `index`; (None, None) when it has one or when
+        tug cannot stand in for its inputs: each is stubbed by an empty frame of its schema."""
+        import polars as pl
+
+        here = nt.get_node()
+        stubs = {}
+        try:
+            for i in inputs:
+                nt.set_node(i)
+                stubs[i] = from_arrow(pl.DataFrame(schema=nt.get_schema()).to_arrow()).lazy()
+        except Exception:  # noqa: BLE001 - an input of a type tug has not: its own reason is listed
+            return None, None
+        finally:
+            nt.set_node(here)
+        try:
+            _Translator(nt, stubs).node(index)
+        except _Unsupported as e:
+            return str(e), e.node
+        return None, None
 
     def _callback(self, nt, *_):
         root = nt.get_node()

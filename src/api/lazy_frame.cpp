@@ -17,7 +17,23 @@ lazy_frame group_by_builder::agg(std::vector<expr> aggs) const {
   return lazy_frame(plan::group_by(_in, _keys, std::move(aggs), _maintain_order));
 }
 
-lazy_frame lazy_frame::filter(const expr& predicate) const { return lazy_frame(plan::filter(_plan, predicate)); }
+lazy_frame lazy_frame::filter(const expr& predicate) const {
+  if (!contains_agg(predicate)) return lazy_frame(plan::filter(_plan, predicate));
+  // an aggregate of the whole input in the predicate (Polars' `col("x") == col("x").max()`): the
+  // predicate as a column first (with_columns broadcasts the aggregate), the filter on it, then the
+  // input's columns
+  std::string tmp = "__tug_filter_predicate";
+  while (_plan->schema.contains(tmp))
+    tmp += "_";
+  lazy_frame with = with_columns({predicate.alias(tmp)});
+  const data_type& t = with.schema().type_of(tmp);
+  if (t.id != type_id::boolean)
+    throw type_error("filter predicate must be boolean, got " + to_string(t) + ": " + to_string(predicate));
+  std::vector<expr> keep;
+  for (const field& f : _plan->schema)
+    keep.push_back(col(f.name));
+  return with.filter(col(tmp)).select(std::move(keep));
+}
 lazy_frame lazy_frame::select(std::vector<expr> exprs) const {
   return lazy_frame(plan::select(_plan, std::move(exprs)));
 }

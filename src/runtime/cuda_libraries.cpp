@@ -1,7 +1,8 @@
-// NVRTC opened at run time (include/tug/runtime/cuda_libraries.hpp). The nvrtc* functions that tug calls
-// (src/exec/cuda/nvrtc.cpp) are defined here and forward to the library loaded on first use, so libtug and
-// the Python module carry no link-time dependency on libnvrtc: a machine without it runs everything but
-// CUDA source kernels, which raise not_implemented_error naming the library.
+// NVRTC and nvCOMP opened at run time (include/tug/runtime/cuda_libraries.hpp). The nvrtc* functions that
+// tug calls (src/exec/cuda/nvrtc.cpp) and the nvcomp* ones (src/io/parquet/gpu_reader.cu) are defined here
+// and forward to the library loaded on first use, so libtug and the Python module carry no link-time
+// dependency on either: a machine without NVRTC runs everything but CUDA source kernels, which raise
+// not_implemented_error naming the library; one without nvCOMP decompresses Parquet pages on the host.
 #include "tug/runtime/cuda_libraries.hpp"
 
 #include <mutex>
@@ -13,6 +14,11 @@
 #include <nvrtc.h>
 
 #include <filesystem>
+#ifdef TUG_WITH_NVCOMP
+#include <nvcomp/lz4.h>
+#include <nvcomp/snappy.h>
+#include <nvcomp/zstd.h>
+#endif
 
 #include "tug/core/error.hpp"
 #endif
@@ -28,10 +34,30 @@ std::vector<std::string> g_dirs;
 /// The soname of the NVRTC of the toolkit tug was compiled with (its major version).
 std::string nvrtc_soname() { return "libnvrtc.so." + std::to_string(CUDART_VERSION / 1000); }
 
-struct nvrtc_library {
+struct runtime_library {
   void* handle = nullptr;
   std::string error;  ///< why it could not be loaded
 };
+
+/// Opens `name` from the loader's search path, then the directories added by add_cuda_library_directory,
+/// then `build_dir` (where the build found it; empty: none).
+runtime_library open_library(const std::string& name, const std::string& build_dir) {
+  runtime_library l;
+  std::vector<std::string> tries{name};
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    for (auto& d : g_dirs) tries.push_back(d + "/" + name);
+  }
+  if (!build_dir.empty()) tries.push_back(build_dir + "/" + name);
+  for (auto& t : tries) {
+    l.handle = dlopen(t.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (l.handle) break;
+    const char* e = dlerror();
+    l.error += (l.error.empty() ? "" : "; ") + std::string(e ? e : t + ": not found");
+  }
+  if (!l.handle) l.error = name + " could not be loaded (" + l.error + ")";
+  return l;
+}
 
 /// NVRTC's builtins library sits next to libnvrtc, which opens it by soname: not found on the search path
 /// where the toolkit is no system library (the PyPI one). Opened here from libnvrtc's directory, NVRTC's
@@ -48,35 +74,42 @@ void load_builtins(void* nvrtc) {
          RTLD_NOW | RTLD_LOCAL);  // when it fails, NVRTC names the library in its own error
 }
 
-const nvrtc_library& nvrtc() {
-  static const nvrtc_library lib = [] {
-    nvrtc_library l;
-    const std::string name = nvrtc_soname();
-    std::vector<std::string> tries{name};
-    {
-      std::lock_guard<std::mutex> g(g_mu);
-      for (auto& d : g_dirs) tries.push_back(d + "/" + name);
-    }
+const runtime_library& nvrtc() {
+  static const runtime_library lib = [] {
 #ifdef TUG_CUDA_LIBRARY_DIR
-    tries.push_back(std::string(TUG_CUDA_LIBRARY_DIR) + "/" + name);  // the toolkit tug was built with
+    runtime_library l = open_library(nvrtc_soname(), TUG_CUDA_LIBRARY_DIR);  // the toolkit tug was built with
+#else
+    runtime_library l = open_library(nvrtc_soname(), "");
 #endif
-    for (auto& t : tries) {
-      l.handle = dlopen(t.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (l.handle) break;
-      const char* e = dlerror();
-      l.error += (l.error.empty() ? "" : "; ") + std::string(e ? e : t + ": not found");
-    }
     if (l.handle) load_builtins(l.handle);
-    else l.error = name + " could not be loaded (" + l.error + ")";
     return l;
   }();
   return lib;
 }
 
+#ifdef TUG_WITH_NVCOMP
+/// nvCOMP, as the build found it (TUG_NVCOMP_SONAME in TUG_NVCOMP_LIBRARY_DIR, cmake/tugDependencies.cmake).
+const runtime_library& nvcomp() {
+  static const runtime_library lib = open_library(TUG_NVCOMP_SONAME, TUG_NVCOMP_LIBRARY_DIR);
+  return lib;
+}
+
+/// The function `name` of nvCOMP. @throws internal_error when it cannot be loaded: callers check
+/// nvcomp_available() first (the GPU Parquet reader plans device decompression only then).
+template <typename F>
+F nvcomp_fn(const char* name) {
+  const runtime_library& l = nvcomp();
+  if (!l.handle) throw internal_error("nvCOMP called but not loaded: " + l.error);
+  void* f = dlsym(l.handle, name);
+  if (!f) throw internal_error(std::string("nvCOMP has no function ") + name + " (" + TUG_NVCOMP_SONAME + ")");
+  return reinterpret_cast<F>(f);
+}
+#endif
+
 /// The function `name` of NVRTC. @throws not_implemented_error when NVRTC cannot be loaded.
 template <typename F>
 F nvrtc_fn(const char* name) {
-  const nvrtc_library& l = nvrtc();
+  const runtime_library& l = nvrtc();
   if (!l.handle)
     throw not_implemented_error("CUDA source kernels need NVRTC: " + l.error +
                                 "; install the CUDA toolkit's NVRTC (pip install nvidia-cuda-nvrtc, or the "
@@ -96,11 +129,22 @@ void add_cuda_library_directory(const std::string& dir) {
 
 bool nvrtc_available(std::string* why) {
 #ifdef TUG_WITH_CUDA
-  const nvrtc_library& l = nvrtc();
+  const runtime_library& l = nvrtc();
   if (!l.handle && why) *why = l.error;
   return l.handle != nullptr;
 #else
   if (why) *why = "tug was built without CUDA";
+  return false;
+#endif
+}
+
+bool nvcomp_available(std::string* why) {
+#ifdef TUG_WITH_NVCOMP
+  const runtime_library& l = nvcomp();
+  if (!l.handle && why) *why = l.error;
+  return l.handle != nullptr;
+#else
+  if (why) *why = "tug was built without nvCOMP";
   return false;
 #endif
 }
@@ -154,6 +198,41 @@ nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t* size) {
 nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) {
   return tug::nvrtc_fn<nvrtcResult (*)(nvrtcProgram, char*)>("nvrtcGetCUBIN")(prog, cubin);
 }
+
+}  // extern "C"
+#endif
+
+#ifdef TUG_WITH_NVCOMP
+// The nvCOMP functions tug calls (src/io/parquet/gpu_reader.cu), forwarding to the library opened at run time.
+extern "C" {
+
+#define TUG_NVCOMP_DECOMPRESS(Codec)                                                                                  \
+  nvcompStatus_t nvcompBatched##Codec##DecompressGetTempSize(size_t num_chunks, size_t max_uncompressed_chunk_bytes, \
+                                                             nvcompBatched##Codec##DecompressOpts_t opts,            \
+                                                             size_t* temp_bytes, size_t max_total_uncompressed_bytes, \
+                                                             cudaStream_t stream) {                                  \
+    return tug::nvcomp_fn<nvcompStatus_t (*)(size_t, size_t, nvcompBatched##Codec##DecompressOpts_t, size_t*, size_t, \
+                                             cudaStream_t)>("nvcompBatched" #Codec "DecompressGetTempSize")(          \
+        num_chunks, max_uncompressed_chunk_bytes, opts, temp_bytes, max_total_uncompressed_bytes, stream);           \
+  }                                                                                                                  \
+  nvcompStatus_t nvcompBatched##Codec##DecompressAsync(                                                              \
+      const void* const* device_compressed_chunk_ptrs, const size_t* device_compressed_chunk_bytes,                  \
+      const size_t* device_uncompressed_buffer_bytes, size_t* device_uncompressed_chunk_bytes, size_t num_chunks,    \
+      void* const device_temp_ptr, size_t temp_bytes, void* const* device_uncompressed_chunk_ptrs,                   \
+      nvcompBatched##Codec##DecompressOpts_t opts, nvcompStatus_t* device_statuses, cudaStream_t stream) {           \
+    return tug::nvcomp_fn<nvcompStatus_t (*)(const void* const*, const size_t*, const size_t*, size_t*, size_t,       \
+                                             void* const, size_t, void* const*,                                      \
+                                             nvcompBatched##Codec##DecompressOpts_t, nvcompStatus_t*,                \
+                                             cudaStream_t)>("nvcompBatched" #Codec "DecompressAsync")(               \
+        device_compressed_chunk_ptrs, device_compressed_chunk_bytes, device_uncompressed_buffer_bytes,               \
+        device_uncompressed_chunk_bytes, num_chunks, device_temp_ptr, temp_bytes, device_uncompressed_chunk_ptrs,    \
+        opts, device_statuses, stream);                                                                              \
+  }
+
+TUG_NVCOMP_DECOMPRESS(Snappy)
+TUG_NVCOMP_DECOMPRESS(Zstd)
+TUG_NVCOMP_DECOMPRESS(LZ4)
+#undef TUG_NVCOMP_DECOMPRESS
 
 }  // extern "C"
 #endif

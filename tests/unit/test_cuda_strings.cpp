@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 
+#include "exec/case_mapping.hpp"
 #include "exec/cpu/expr/unicode.hpp"
 #include "exec/cuda/strings.hpp"
 #include "float_edge_strings.hpp"
@@ -422,16 +423,14 @@ TEST(CudaStrings, HelpersSliceStripAndMapCaseAsTheCpu) {
     }
   }
   for (bool upper : {true, false}) {
+    // the GPU reads the tables from the blob expr_compile uploads
     column want = cpu_eval(c, upper ? col("x").str_to_upper() : col("x").str_to_lower());
-    std::string table;
-    for (uint16_t u : upper ? cpu::detail::case_mapping().upper : cpu::detail::case_mapping().lower) {
-      table.push_back(static_cast<char>(u & 0xFF));
-      table.push_back(static_cast<char>(u >> 8));
-    }
+    const std::vector<uint32_t> blob = unicode::case_table_blob(upper);
+    const unicode::case_table t = unicode::case_table_of_blob(blob.data());
     for (size_t i = 0; i < in.size(); ++i) {
-      std::string got(in[i].size(), '\0');
-      cuda::strings::map_case(in[i].data(), static_cast<int64_t>(in[i].size()), got.data(),
-                              reinterpret_cast<const unsigned char*>(table.data()));
+      const int64_t len = unicode::map_case(in[i].data(), static_cast<int64_t>(in[i].size()), nullptr, t);
+      std::string got(static_cast<size_t>(len), '\0');
+      ASSERT_EQ(unicode::map_case(in[i].data(), static_cast<int64_t>(in[i].size()), got.data(), t), len);
       ASSERT_EQ(got, want.view().string(static_cast<int64_t>(i))) << (upper ? "upper" : "lower") << " of " << in[i];
     }
   }
@@ -510,6 +509,24 @@ TEST(CudaStrings, HelpersFormatAsTheCpu) {
   }
 }
 
+TEST(CudaStrings, FullCaseMappingMatchesCpu) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  // mappings to several characters ("ß" -> "SS", "ΐ" -> 3 code points), Final_Sigma, rows that grow
+  // beside rows that do not, sizes around warp and block boundaries
+  const std::vector<std::string> pieces = {"stra\u00DFe", "\u0390", "\u039F\u0394\u039F\u03A3", "\u03A3",
+                                           "A\u0301\u03A3 ", "\u0149", "\u0130", "\uFB00", "abc", ""};
+  for (int64_t n : {0, 1, 31, 32, 33, 1024, 5000}) {
+    std::vector<std::optional<std::string>> v;
+    for (int64_t i = 0; i < n; ++i)
+      v.push_back(i % 11 == 10 ? std::nullopt
+                               : std::optional<std::string>(pieces[static_cast<size_t>(i % 10)] +
+                                                            pieces[static_cast<size_t>((i / 10) % 10)]));
+    auto lf = data_frame::from_columns({{"s", make_string_column(v)}}).lazy();
+    expect_gpu_matches_cpu(lf.select({col("s").str_to_upper().alias("u"), col("s").str_to_lower().alias("l"),
+                                      col("s").str_to_upper().str_len_bytes().alias("n")}));
+  }
+}
+
 TEST(CudaStrings, CpuCaseMappingIsPerRow) {
   // a 2-byte sequence split across rows (invalid UTF-8) is not mapped as one character: each row's
   // result depends on that row alone, as on the GPU
@@ -557,7 +574,11 @@ TEST(CudaStrings, ProgramsMakeStringsInStages) {
   auto upper = compile(col("s").str_to_upper() == "ABC");
   ASSERT_EQ(upper.subs.size(), 1u);
   EXPECT_EQ(upper.subs[0].stage.kind, cuda::prog::emit::upper);
-  EXPECT_EQ(upper.subs[0].chars.size(), 2u * 0x800);  // the case table
+  // the case tables, 4-byte aligned, as the blob the GPU reads
+  const std::vector<uint32_t> blob = unicode::case_table_blob(true);
+  ASSERT_EQ(upper.subs[0].chars.size(), upper.subs[0].stage.text + blob.size() * sizeof(uint32_t));
+  EXPECT_EQ(upper.subs[0].stage.text % 4, 0);
+  EXPECT_EQ(std::memcmp(upper.subs[0].chars.data() + upper.subs[0].stage.text, blob.data(), blob.size() * 4), 0);
   // concat_str: its operands in registers, the integer formatted by a sub-program
   auto cat = compile(concat_str({col("s"), col("i")}, "|"));
   EXPECT_EQ(cat.stage.kind, cuda::prog::emit::concat);

@@ -32,6 +32,24 @@ TEST(LazyBasic, SelectRenameDropSliceRowIndex) {
   EXPECT_EQ(rows_of(tail), std::vector<std::string>{"4|null"});
 }
 
+TEST(LazyBasic, FilterOnGlobalAggregates) {
+  // as Polars: the aggregate is of the whole input, over every partition; nulls never pass
+  auto lf = sample().lazy();
+  expect_frames_equal(lf.filter(col("a") == col("a").max()).collect(),
+                      data_frame::from_columns({{"a", i64({4})}, {"s", str({std::nullopt})}}));
+  engine_options small;
+  small.target_partition_rows = 1;
+  auto out = lf.filter((col("a") > col("a").mean() - lit(int64_t{1})) | (col("s") == col("s").min())).collect(small);
+  EXPECT_EQ(rows_of(out), (std::vector<std::string>{"1|x", "2|y", "4|null"}));
+  // a column of the temporary's name is kept; the predicate must still be boolean
+  auto named = data_frame::from_columns({{"__tug_filter_predicate", i64({3, 1})}}).lazy();
+  EXPECT_EQ(rows_of(named.filter(col("__tug_filter_predicate") < col("__tug_filter_predicate").max()).collect()),
+            std::vector<std::string>{"1"});
+  EXPECT_THROW(lf.filter(col("a").sum()), type_error);
+  // over an empty input the aggregate is null: no row passes
+  expect_frames_equal(lf.slice(0, 0).filter(col("a") == col("a").max()).collect(), lf.slice(0, 0).collect());
+}
+
 TEST(LazyBasic, PartitionsKeepOrder) {
   std::vector<std::optional<int64_t>> v;
   for (int64_t i = 0; i < 1000; ++i)

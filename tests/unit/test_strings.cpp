@@ -139,7 +139,7 @@ TEST(Strings, Case) {
                   "\xCE\x91\xCE\xB2\xCE\xB3\xCF\x82", "\xD0\xBF\xD1\x80\xD0\x98\xD0\xB2\xD0\xB5\xD1\x82", "\xE6\x97\xA5\xF0\x9F\x98\x80" "a"});
   // Hello World 42 | "" | null | straße | éàüÿ | Αβγς | прИвет | 日😀a
   expect_columns_equal(eval(col("s").str_to_upper(), {s}),
-                       str({"HELLO WORLD 42", "", std::nullopt, "STRA\xC3\x9F" "E", "\xC3\x89\xC3\x80\xC3\x9C\xC5\xB8",
+                       str({"HELLO WORLD 42", "", std::nullopt, "STRASSE", "\xC3\x89\xC3\x80\xC3\x9C\xC5\xB8",
                             "\xCE\x91\xCE\x92\xCE\x93\xCE\xA3", "\xD0\x9F\xD0\xA0\xD0\x98\xD0\x92\xD0\x95\xD0\xA2",
                             "\xE6\x97\xA5\xF0\x9F\x98\x80" "A"}));
   expect_columns_equal(eval(col("s").str_to_lower(), {s}),
@@ -150,6 +150,45 @@ TEST(Strings, Case) {
   column signs = str({"\xC3\x97\xC3\xB7"});
   expect_columns_equal(eval(col("s").str_to_upper(), {signs}), signs);
   expect_columns_equal(eval(col("s").str_to_lower(), {signs}), signs);
+}
+
+TEST(Strings, FullCaseMapping) {
+  // Polars' (Rust's) full mappings: one character may become several, and a string grows
+  auto up = [](const char* s) { return std::string(eval(col("s").str_to_upper(), {str({s})}).view().string(0)); };
+  auto low = [](const char* s) { return std::string(eval(col("s").str_to_lower(), {str({s})}).view().string(0)); };
+  EXPECT_EQ(up("\u00DF"), "SS");
+  EXPECT_EQ(up("\u0149"), "\u02BCN");                   // ŉ -> ʼN
+  EXPECT_EQ(up("\u0390"), "\u0399\u0308\u0301");           // ΐ -> 3 code points: 2 bytes -> 6
+  EXPECT_EQ(up("\uFB03x"), "FFIX");                      // the ligature ﬃ
+  EXPECT_EQ(up("\u1FB3"), "\u0391\u0399");                 // ᾳ -> ΑΙ
+  EXPECT_EQ(up("\U00010428"), "\U00010400");              // Deseret: 4-byte sequences map too
+  EXPECT_EQ(up("\u0250"), "\u2C6F");                      // 2 bytes -> 3
+  EXPECT_EQ(low("\u0130"), "i\u0307");                     // İ -> i + combining dot
+  EXPECT_EQ(low("\u1E9E"), "\u00DF");                      // capital sharp s
+  EXPECT_EQ(low("\u2126"), "\u03C9");                      // Ohm sign, 3 bytes -> 2
+  EXPECT_EQ(low("\U00010400"), "\U00010428");
+  // Final_Sigma: Σ lowercases to ς after a cased letter (skipping case-ignorable ones) when no cased
+  // letter follows (skipping case-ignorable ones), else to σ
+  EXPECT_EQ(low("\u039F\u0394\u039F\u03A3"), "\u03BF\u03B4\u03BF\u03C2");          // ΟΔΟΣ -> οδος
+  EXPECT_EQ(low("\u0391\u03A3 \u03A3"), "\u03B1\u03C2 \u03C3");                     // ΑΣ Σ
+  EXPECT_EQ(low("\u0391\u03A3\u0391"), "\u03B1\u03C3\u03B1");                       // ΑΣΑ
+  EXPECT_EQ(low("\u0391\u03A3'\u0392"), "\u03B1\u03C3'\u03B2");                     // ' is case-ignorable
+  EXPECT_EQ(low("\u0391\u0301\u03A3"), "\u03B1\u0301\u03C2");                      // so is a combining accent
+  EXPECT_EQ(low("\u0391\u03A3\u0301"), "\u03B1\u03C2\u0301");
+  EXPECT_EQ(low("1\u03A3"), "1\u03C3");
+  EXPECT_EQ(low("\u03A3"), "\u03C3");
+  EXPECT_EQ(up("\u03C2"), "\u03A3");
+  // bytes that start no well-formed sequence are copied; the rest is still mapped
+  EXPECT_EQ(up("\xC3x\xFF\xC3\xA9\xE6\x97"), "\xC3X\xFF\xC3\x89\xE6\x97");
+  EXPECT_EQ(low("\xCE\x91\xCE\xA3\xA3"), "\xCE\xB1\xCF\x82\xA3");  // a stray byte ends a word
+  // many rows that grow, sliced (offsets that do not start at 0), nulls
+  std::vector<std::optional<std::string>> rows, want;
+  for (int i = 0; i < 1024; ++i) {
+    rows.push_back(i % 7 == 3 ? std::nullopt : std::optional<std::string>(std::string(i % 5, 'a') + "\u00DF"));
+    want.push_back(i % 7 == 3 ? std::nullopt : std::optional<std::string>(std::string(i % 5, 'A') + "SS"));
+  }
+  column c = str(rows).slice(33, 900);
+  expect_columns_equal(eval(col("s").str_to_upper(), {c}), str(want).slice(33, 900));
 }
 
 TEST(Strings, Strip) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "exec/case_mapping.hpp"
 #include "exec/cpu/expr/parse_decimal.hpp"
 #include "exec/cpu/expr/truncate.hpp"
 #include "exec/cuda/common.cuh"
@@ -935,8 +936,8 @@ __device__ inline int64_t emit_row(const prog::string_stage& st, const rv* R, co
     }
     case prog::emit::upper:
     case prog::emit::lower:
-      if (out) strings::map_case(R[0].p, R[0].n, out, reinterpret_cast<const unsigned char*>(chars + st.text));
-      return R[0].n;
+      return unicode::map_case(R[0].p, R[0].n, out,
+                               unicode::case_table_of_blob(reinterpret_cast<const uint32_t*>(chars + st.text)));
     case prog::emit::format: {
       char buf[64];
       const int m = format_register<Text>(st, R[0], chars, buf);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "exec/cpu/expr/truncate.hpp"
+#include "exec/case_mapping.hpp"
 #include "exec/cpu/expr/unicode.hpp"
 #include "exec/cuda/expr_program.hpp"
 #include "exec/cuda/ops.hpp"
@@ -295,18 +296,13 @@ class compiler {
       st.text = add_chars(n.s0);
       return;
     }
-    // str_to_upper / str_to_lower: the table's code points as little-endian uint16
+    // str_to_upper / str_to_lower: the case tables as one blob of 32-bit words, 4-byte aligned
     st.kind = n.func == fn::str_to_upper ? emit::upper : emit::lower;
     go(n.args[0], 0);
     if (_dry) return;
-    const auto& table =
-        n.func == fn::str_to_upper ? cpu::detail::case_mapping().upper : cpu::detail::case_mapping().lower;
-    std::string bytes;
-    for (uint16_t c : table) {
-      bytes.push_back(static_cast<char>(c & 0xFF));
-      bytes.push_back(static_cast<char>(c >> 8));
-    }
-    st.text = add_chars(bytes);
+    const std::vector<uint32_t> blob = unicode::case_table_blob(n.func == fn::str_to_upper);
+    _p.chars.resize((_p.chars.size() + 3) & ~size_t{3});
+    st.text = add_chars(std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size() * sizeof(uint32_t)));
   }
 
   /// A cast to a string at the root: register 0 formatted as cpu::cast does.

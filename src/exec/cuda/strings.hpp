@@ -1,9 +1,9 @@
 #pragma once
 // String helpers of the CUDA expression evaluator (evaluate.cu), each mirroring its CPU counterpart
-// byte for byte: slicing and stripping (src/exec/cpu/expr/strings.cpp), case mapping of a row,
-// formatting and parsing of integers, dates, timestamps and decimals as cpu::cast does
-// (src/exec/cpu/expr/cast.cpp, src/core/temporal.cpp, src/core/scalar.cpp). Strings are (pointer,
-// length) views. Host and device code: tests/unit/test_cuda_strings.cpp checks them against the CPU
+// byte for byte: slicing and stripping (src/exec/cpu/expr/strings.cpp), formatting and parsing of
+// integers, dates, timestamps and decimals as cpu::cast does (src/exec/cpu/expr/cast.cpp,
+// src/core/temporal.cpp, src/core/scalar.cpp); case mapping is exec/case_mapping.hpp, shared with the
+// CPU kernel. Strings are (pointer, length) views. Host and device code: tests/unit/test_cuda_strings.cpp checks them against the CPU
 // engine without a GPU.
 #include <cstdint>
 
@@ -81,28 +81,6 @@ TUG_HOST_DEVICE inline void strip(const char*& s, int64_t& n, const char* set, i
   }
   s += b;
   n = e - b;
-}
-
-/// One row's bytes case-mapped into `out` (cpu map_case): ASCII through the table, 2-byte sequences
-/// through the code point table (0x800 little-endian uint16), longer sequences copied.
-TUG_HOST_DEVICE inline void map_case(const char* s, int64_t n, char* out, const unsigned char* table) {
-  auto mapped = [table](unsigned c) { return static_cast<unsigned>(table[2 * c]) | (unsigned{table[2 * c + 1]} << 8); };
-  int64_t i = 0;
-  while (i < n) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      out[i] = static_cast<char>(mapped(b));
-      ++i;
-    } else if (b >= 0xC2 && b < 0xE0 && i + 1 < n && is_continuation(s[i + 1])) {
-      const unsigned cp = mapped(((b & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu));
-      out[i] = static_cast<char>(0xC0 | (cp >> 6));
-      out[i + 1] = static_cast<char>(0x80 | (cp & 0x3F));
-      i += 2;
-    } else {
-      out[i] = static_cast<char>(b);
-      ++i;
-    }
-  }
 }
 
 // ---- formatting (into a buffer of at least 64 bytes; each returns the length written) ---------------

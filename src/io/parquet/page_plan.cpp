@@ -8,6 +8,7 @@
 
 #include "tug/core/error.hpp"
 #include "tug/io/parquet/codec.hpp"
+#include "tug/runtime/cuda_libraries.hpp"
 
 namespace tug::io::parquet {
 namespace {
@@ -119,8 +120,9 @@ std::string unsupported(const chunk_plan& p, encoding e) {
 
 bool device_codec(codec c) {
 #ifdef TUG_WITH_NVCOMP
-  // GZIP stays on the host until nvCOMP's gzip streams are checked against Parquet's on a GPU
-  return c == codec::snappy || c == codec::zstd || c == codec::lz4_raw;
+  // GZIP stays on the host until nvCOMP's gzip streams are checked against Parquet's on a GPU; all of them
+  // where nvCOMP cannot be loaded (it is opened at run time: src/runtime/cuda_libraries.cpp)
+  return (c == codec::snappy || c == codec::zstd || c == codec::lz4_raw) && nvcomp_available();
 #else
   (void)c;
   return false;

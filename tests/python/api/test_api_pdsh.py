@@ -37,14 +37,7 @@ def sf001(tmp_path_factory):
     return pdsh_data.ensure_data(where, 0.01, BUILD)
 
 
-# Q15 filters on a global aggregate (`col(x) == col(x).max()`), which tug's filter does not take yet
-# (InvalidArgumentError: use group_by().agg() or .over()); strict, so it turns red once it works.
-NOT_YET = {15: "aggregation in filter()"}
-
-
-@pytest.mark.parametrize("q", [pytest.param(q, marks=pytest.mark.xfail(raises=tug.InvalidArgumentError, strict=True,
-                                                                       reason=NOT_YET[q])) if q in NOT_YET else q
-                               for q in range(1, 23)])
+@pytest.mark.parametrize("q", range(1, 23))
 def test_pdsh_query_same_as_polars(sf001, q):
     tables = {t: f"{sf001}/{t}/*.parquet" for t in polars_queries.TABLE_NAMES}
     want = polars_queries.QUERIES[q](polars_queries.Tables(**{t: pl.scan_parquet(p) for t, p in tables.items()}))

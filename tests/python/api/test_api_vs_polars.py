@@ -43,6 +43,16 @@ def test_filter_comparisons(n, options):
     run_both(lambda m, lf: lf.filter(m.col("i32").is_null() | m.col("u8").is_between(10, 100)), all_types(n),
              options=options)
 
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("options", [None, SMALL_PARTS], ids=["one-part", "many-parts"])
+def test_filter_on_global_aggregates(n, options):
+    # aggregates of the whole input (over every partition) in the predicate, as Polars takes them
+    run_both(lambda m, lf: lf.filter(m.col("i64") == m.col("i64").max()), all_types(n), options=options)
+    run_both(lambda m, lf: lf.filter((m.col("f64") > m.col("f64").mean()) & (m.col("k") < m.col("k").n_unique())),
+             all_types(n), options=options)
+    run_both(lambda m, lf: lf.filter(m.col("s") == "fig", m.col("u8") >= m.col("u8").median()), all_types(n),
+             options=options)
+
 
 @pytest.mark.parametrize("n", [0, 1, 33, 1024])
 def test_arithmetic(n):
@@ -118,6 +128,34 @@ def test_strings(n):
         m.concat_str(m.col("g"), m.col("s"), separator="-").alias("concat"),
     ), all_types(n))
 
+
+
+def test_case_mapping_of_every_code_point():
+    # Polars' full case mappings: one character may become several ("ß" -> "SS", "ΐ" -> 3 code points)
+    import pyarrow as pa
+
+    cps = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    run_both(lambda m, lf: lf.select(m.col("s").str.to_uppercase().alias("upper"),
+                                     m.col("s").str.to_lowercase().alias("lower")),
+             pa.table({"s": pa.array(cps, pa.large_string())}), options={"target_partition_rows": 4096})
+
+
+@pytest.mark.parametrize("n", [0, 1, 31, 32, 33, 1024])
+def test_case_mapping_in_context(n):
+    # rows of pieces that grow when mapped, and Σ in every Final_Sigma context: after or before cased letters,
+    # case-ignorable ones (a combining accent, an apostrophe, a soft hyphen) and others (spaces, digits)
+    import random
+
+    import pyarrow as pa
+
+    pieces = ["\u03a3", "\u03a3", "\u0391", "\u03c3", "a", "\u0301", "'", "\u00ad", " ", "1", "\u00df", "\u0390",
+              "\u0130", "\ufb03", "\u0149", "\u1f88", "\u02b0", "\U00010400", "\u2126", ".", "\u1e9e"]
+    rng = random.Random(n)
+    rows = [None if i % 13 == 5 else "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8))) for i in range(n)]
+    run_both(lambda m, lf: lf.select(m.col("s").str.to_uppercase().alias("upper"),
+                                     m.col("s").str.to_lowercase().alias("lower"),
+                                     m.col("s").str.to_lowercase().str.len_bytes().alias("bytes")),
+             pa.table({"s": pa.array(rows, pa.large_string())}), options=SMALL_PARTS)
 
 @pytest.mark.parametrize("n", [0, 1, 33, 1024])
 def test_temporal(n):

@@ -4,6 +4,7 @@
 #include <regex>
 #include <unordered_map>
 
+#include "exec/case_mapping.hpp"
 #include "functions.hpp"
 #include "strtemp_util.hpp"
 #include "unicode.hpp"
@@ -189,43 +190,22 @@ std::string_view utf8_slice(std::string_view s, int64_t offset, int64_t length) 
 
 // ---- case mapping -----------------------------------------------------------------------------------
 
-/// Maps the case of one row's UTF-8 bytes (length preserving): ASCII bytes through the table, 2-byte
-/// sequences through the code point table, longer sequences copied unchanged. Row by row, so that a
-/// row's result never depends on its neighbours (as the CUDA evaluator maps each row on its own).
-void map_case(const unsigned char* in, size_t size, unsigned char* out, const std::array<uint16_t, 0x800>& t) {
-  size_t i = 0;
-  while (i < size) {
-    const unsigned char b = in[i];
-    if (b < 0x80) {
-      out[i] = static_cast<unsigned char>(t[b]);
-      ++i;
-    } else if (b >= 0xC2 && b < 0xE0 && i + 1 < size && (in[i + 1] & 0xC0) == 0x80) {
-      const unsigned cp = t[((b & 0x1Fu) << 6) | (in[i + 1] & 0x3Fu)];
-      out[i] = static_cast<unsigned char>(0xC0 | (cp >> 6));
-      out[i + 1] = static_cast<unsigned char>(0x80 | (cp & 0x3F));
-      i += 2;
-    } else {
-      out[i] = b;
-      ++i;
-    }
-  }
-}
-
+/// Each row case-mapped by unicode::map_case (the CUDA evaluator's function too): full mappings, so a
+/// row may grow ("ß" -> "SS"); lengths first, then the bytes.
 column change_case(const column& s, bool upper, memory_resource* mr) {
-  const std::array<uint16_t, 0x800>& table = upper ? case_mapping().upper : case_mapping().lower;
+  const unicode::case_table& table = unicode::host_case_table(upper);
   const column_view v = s.view();
-  const int64_t n = v.size, bytes = char_bytes(v);
+  const int64_t n = v.size;
   const int64_t* in = v.offsets + v.offset;
-  const int64_t base = n == 0 ? 0 : in[0];
+  const auto* src = static_cast<const char*>(v.data);
   auto offsets = make_buffer(sizeof(int64_t) * static_cast<size_t>(n + 1), mr);
   int64_t* o = offsets->as<int64_t>();
   o[0] = 0;
-  auto chars = make_buffer(static_cast<size_t>(bytes), mr);
-  const auto* src = static_cast<const unsigned char*>(v.data);
-  for (int64_t i = 0; i < n; ++i) {
-    o[i + 1] = in[i + 1] - base;
-    map_case(src + in[i], static_cast<size_t>(in[i + 1] - in[i]), chars->as<unsigned char>() + o[i], table);
-  }
+  for (int64_t i = 0; i < n; ++i)
+    o[i + 1] = o[i] + unicode::map_case(src + in[i], in[i + 1] - in[i], nullptr, table);
+  auto chars = make_buffer(static_cast<size_t>(o[n]), mr);
+  for (int64_t i = 0; i < n; ++i)
+    unicode::map_case(src + in[i], in[i + 1] - in[i], chars->as<char>() + o[i], table);
   return column(type_id::string, n, std::move(chars), and_validity({&s}, n, mr), -1, std::move(offsets));
 }
 
