@@ -356,7 +356,10 @@ void launch_ranks(const options& o, int argc, char** argv) {
   const int n = o.gpus == "all" ? dist::host_gpus() : parse_int("--gpus", o.gpus, 1);
   if (o.gpus == "all" && n == 0) throw invalid_argument_error("--gpus all: no GPU on this host (/dev/nvidiaN)");
   if (n <= 1) return;
-  std::vector<std::string> args = {"mpirun", "--oversubscribe", "-np", std::to_string(n), "-x", "NCCL_NVLS_ENABLE=0"};
+  // --bind-to none: OpenMPI binds each of up to 2 processes to one core by default, and a rank's
+  // worker threads would all share it
+  std::vector<std::string> args = {"mpirun", "--oversubscribe", "--bind-to", "none", "-np", std::to_string(n),
+                                   "-x", "NCCL_NVLS_ENABLE=0"};
   if (::geteuid() == 0) args.push_back("--allow-run-as-root");
   // this program's own path (in mpirun, /proc/self/exe would name mpirun)
   char self[4096];
