@@ -697,6 +697,7 @@ metrics_snapshot session_metrics::snapshot() const {
   m.bytes_sent = bytes_sent;
   m.bytes_received = bytes_received;
   m.rows_received = rows_received;
+  m.pages = pages;
   m.latency_us_total = latency_us_total;
   m.latency_count = latency_count;
   m.latency_us_max = latency_us_max;
@@ -733,6 +734,7 @@ metrics_snapshot metrics_snapshot::since(const metrics_snapshot& before) const {
   d.bytes_sent -= before.bytes_sent;
   d.bytes_received -= before.bytes_received;
   d.rows_received -= before.rows_received;
+  d.pages -= before.pages;
   d.latency_us_total -= before.latency_us_total;
   d.latency_count -= before.latency_count;
   return d;
@@ -741,10 +743,10 @@ metrics_snapshot metrics_snapshot::since(const metrics_snapshot& before) const {
 std::string metrics_snapshot::to_string() const {
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "requests %lld, retries %lld, failures %lld, rows %lld, %.2f MiB in, %.2f MiB out, in flight at most "
+                "requests %lld, retries %lld, failures %lld, rows %lld, pages %lld, %.2f MiB in, %.2f MiB out, in flight at most "
                 "%d, latency mean %.2f ms max %.2f ms",
                 static_cast<long long>(requests), static_cast<long long>(retries), static_cast<long long>(failures),
-                static_cast<long long>(rows_received), static_cast<double>(bytes_received) / (1 << 20),
+                static_cast<long long>(rows_received), static_cast<long long>(pages), static_cast<double>(bytes_received) / (1 << 20),
                 static_cast<double>(bytes_sent) / (1 << 20), max_in_flight, mean_latency_ms(),
                 static_cast<double>(latency_us_max) / 1000.0);
   return buf;
@@ -1004,7 +1006,10 @@ result pending_request::get() {
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - _sent_at).count());
       m.bytes_received += static_cast<int64_t>(r.body->size() + header_size);
       result out = decode_result(std::move(r), host);
-      m.rows_received += out.rows.rows_count;
+      if (out.kind == result_kind::rows) {
+        m.rows_received += out.rows.rows_count;
+        ++m.pages;
+      }
       return out;
     } catch (const unprepared_error& e) {
       if (attempt >= o.max_retries || !_conn) {

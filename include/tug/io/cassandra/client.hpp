@@ -203,13 +203,14 @@ struct metrics_snapshot {
   int64_t bytes_sent = 0;      ///< frames, headers included
   int64_t bytes_received = 0;
   int64_t rows_received = 0;   ///< rows of Rows results
+  int64_t pages = 0;           ///< Rows results (pages of rows; a write's answer is none)
   int64_t latency_us_total = 0, latency_count = 0;  ///< from sending to the answer, requests that succeeded
   int64_t latency_us_max = 0;  ///< since the interval began (session_metrics::begin_interval)
   int max_in_flight = 0;       ///< requests on the wire at once, at most, since the interval began
   /// The counters minus `before`'s; the maxima as they are.
   metrics_snapshot since(const metrics_snapshot& before) const;
   double mean_latency_ms() const { return latency_count ? latency_us_total / 1000.0 / latency_count : 0; }
-  /// "requests 12, retries 0, failures 0, rows 10000, 1.2 MiB in, 0.1 MiB out, in flight at most 8,
+  /// "requests 12, retries 0, failures 0, rows 10000, pages 10, 1.2 MiB in, 0.1 MiB out, in flight at most 8,
   /// latency mean 1.20 ms max 5.00 ms".
   std::string to_string() const;
 };
@@ -217,7 +218,7 @@ struct metrics_snapshot {
 /// Statistics a session keeps, as the Spark connector's: requests, retries, failures, bytes each way,
 /// rows read, request latency and requests in flight.
 struct session_metrics {
-  std::atomic<int64_t> requests{0}, retries{0}, failures{0}, bytes_sent{0}, bytes_received{0}, rows_received{0};
+  std::atomic<int64_t> requests{0}, retries{0}, failures{0}, bytes_sent{0}, bytes_received{0}, rows_received{0}, pages{0};
   std::atomic<int64_t> latency_us_total{0}, latency_count{0}, latency_us_max{0};
   std::atomic<int> in_flight{0}, max_in_flight{0};
   metrics_snapshot snapshot() const;
