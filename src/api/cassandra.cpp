@@ -150,8 +150,8 @@ class cassandra_writer final : public partition_writer {
       std::vector<std::string_view> comps;
       for (size_t k : _key_index) {
         if (part[k].is_null(r))
-          throw invalid_argument_error("sink_cassandra: row " + std::to_string(_base + r) + " has a null in key column '" +
-                                       _schema[k].name + "'");
+          throw invalid_argument_error("sink_cassandra: row " + std::to_string(_base + r) +
+                                       " has a null in key column '" + _schema[k].name + "'");
         comps.push_back(std::string_view(w.out()).substr(spans[k].first, spans[k].second));
       }
       keys[static_cast<size_t>(r)] = cq::routing_key(comps);
@@ -302,8 +302,8 @@ class cassandra_join_source final : public table_source {
   }
   std::string read_statistics() const override {
     return "CASSANDRA JOIN " + _target + ": keys " + std::to_string(_stats.keys) + ", rows fetched " +
-           std::to_string(_stats.rows_fetched) + ", window at most " + std::to_string(_stats.max_in_flight_seen) + "; " +
-           _stats.metrics.to_string();
+           std::to_string(_stats.rows_fetched) + ", window at most " + std::to_string(_stats.max_in_flight_seen) +
+           "; " + _stats.metrics.to_string();
   }
 
  private:
@@ -384,8 +384,8 @@ cassandra_write_result sink_cassandra(const lazy_frame& q, const std::string& ke
   }
   cassandra_write_result res = w->result();
   if (!w->failure().empty())
-    throw io_error("sink_cassandra " + target + ": wrote " + std::to_string(res.rows_written) + " rows, then the write of " +
-                   w->failure());
+    throw io_error("sink_cassandra " + target + ": wrote " + std::to_string(res.rows_written) +
+                   " rows, then the write of " + w->failure());
   res.retries = s.metrics().retries.load();
   res.metrics = s.metrics().snapshot().since(before);
   res.peak_memory = r.peak_memory;
@@ -550,7 +550,8 @@ lazy_frame join_cassandra(const lazy_frame& frame, const std::string& keyspace, 
   std::vector<expr> casts;
   for (size_t k = 0; k < on.size(); ++k) casts.push_back(col(on[k]).cast(left_schema[key_index[k]].type).alias(on[k]));
   auto rows = std::make_shared<const memory_source>(tug::schema(std::move(fields)), std::move(found));
-  lazy_frame right = lazy_frame(plan::scan(std::make_shared<cassandra_join_source>(rows, target, st))).with_columns(casts);
+  lazy_frame right =
+      lazy_frame(plan::scan(std::make_shared<cassandra_join_source>(rows, target, st))).with_columns(casts);
   return left.lazy().join(right, on, options.how, "_right");
 }
 

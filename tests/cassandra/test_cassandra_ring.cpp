@@ -398,7 +398,8 @@ TEST_F(CassandraRing, SchemaAgreementSkipsNodesKnownDown) {
   cq::session s(options());
   create(s, "tug_ring2", 2, "agree0_t", "(p int PRIMARY KEY, v int)");
   auto script = [](const std::string& what) {
-    return std::system((std::string("bash " TUG_SOURCE_DIR "/scripts/cassandra.sh ring-node ") + ring_dir + " 3 " + what).c_str());
+    const std::string cmd = "bash " TUG_SOURCE_DIR "/scripts/cassandra.sh ring-node " + ring_dir + " 3 " + what;
+    return std::system(cmd.c_str());
   };
   ASSERT_EQ(script("stop"), 0);
   // its DOWN reaches the session's control connection (bounded: gossip decides when)
@@ -460,7 +461,8 @@ TEST_F(CassandraRing, NodeAddedLaterTakesRequests) {
     break;
   }
   auto script = [](const std::string& what, const std::string& env = "") {
-    return std::system((env + "bash " TUG_SOURCE_DIR "/scripts/cassandra.sh ring-node " + ring_dir + " 4 " + what).c_str());
+    const std::string cmd = env + "bash " TUG_SOURCE_DIR "/scripts/cassandra.sh ring-node " + ring_dir + " 4 " + what;
+    return std::system(cmd.c_str());
   };
   ASSERT_EQ(script("start", "TUG_CASSANDRA_INITIAL_TOKEN=" + std::to_string(token) + " "), 0);
   // whatever happens below, node 4 leaves the ring again (the other tests expect three nodes)

@@ -689,8 +689,8 @@ TEST(CassandraServer, SinkStreamsAResultLargerThanTheMemoryLimit) {
   for (int64_t i = 0; i < n; ++i) {
     p[static_cast<size_t>(i)] = static_cast<int32_t>(i % 1009);
     c[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-    v[static_cast<size_t>(i)] = i % 11 == 0 ? std::nullopt
-                                            : std::optional<std::string>("row " + std::to_string(i) + std::string(36, 'x'));
+    v[static_cast<size_t>(i)] =
+        i % 11 == 0 ? std::nullopt : std::optional<std::string>("row " + std::to_string(i) + std::string(36, 'x'));
   }
   auto df = data_frame::from_columns({{"p", make_column<int32_t>(type_id::int32, p)},
                                       {"c", make_column<int32_t>(type_id::int32, c)},

@@ -473,7 +473,8 @@ int32_t int_of(std::string_view v) {
 std::string peer_host(const std::vector<std::optional<std::string_view>>& row, bool v2, size_t peer_column,
                       int default_port) {
   const auto& native = row[0];
-  const auto& addr = native && format_inet(*native) != "0.0.0.0" && format_inet(*native) != "::" ? native : row[peer_column];
+  const bool unset = !native || format_inet(*native) == "0.0.0.0" || format_inet(*native) == "::";
+  const auto& addr = unset ? row[peer_column] : native;
   if (!addr) return {};
   const int port = v2 && row[1] ? int_of(*row[1]) : default_port;
   return address_of(*addr) + ":" + std::to_string(port);
@@ -707,7 +708,8 @@ std::shared_ptr<const std::vector<std::vector<size_t>>> session::replica_table(
     p.level = consistency::one;
     result r = query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?", p, {1, v.out()});
     auto rows = raw_rows(r.rows, r.host);
-    if (rows.empty() || !rows[0][0]) throw io_error("cassandra " + r.host + ": keyspace '" + keyspace + "' does not exist");
+    if (rows.empty() || !rows[0][0])
+      throw io_error("cassandra " + r.host + ": keyspace '" + keyspace + "' does not exist");
     strategy = replication_strategy::parse(decode_text_map(*rows[0][0], r.host), keyspace);
   }
   auto table = std::make_shared<const std::vector<std::vector<size_t>>>(ring->replicas_by_position(*strategy));
@@ -726,7 +728,8 @@ std::vector<std::string> session::replicas(const std::string& keyspace, int64_t 
 }
 
 std::vector<std::string> session::route(const prepared_statement& stmt, const bound_values& values) {
-  if (!_options.token_aware || view()->ring->nodes().size() < 2 || stmt.bind.pk_indexes.empty() || stmt.bind.columns.empty())
+  if (!_options.token_aware || view()->ring->nodes().size() < 2 || stmt.bind.pk_indexes.empty() ||
+      stmt.bind.columns.empty())
     return {};
   auto vals = split_values(values.count, values.bytes);
   std::vector<std::string_view> key;
@@ -805,10 +808,11 @@ metrics_snapshot metrics_snapshot::since(const metrics_snapshot& before) const {
 std::string metrics_snapshot::to_string() const {
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "requests %lld, retries %lld, failures %lld, rows %lld, pages %lld, %.2f MiB in, %.2f MiB out, in flight at most "
-                "%d, latency mean %.2f ms max %.2f ms",
+                "requests %lld, retries %lld, failures %lld, rows %lld, pages %lld, %.2f MiB in, %.2f MiB out, "
+                "in flight at most %d, latency mean %.2f ms max %.2f ms",
                 static_cast<long long>(requests), static_cast<long long>(retries), static_cast<long long>(failures),
-                static_cast<long long>(rows_received), static_cast<long long>(pages), static_cast<double>(bytes_received) / (1 << 20),
+                static_cast<long long>(rows_received), static_cast<long long>(pages),
+                static_cast<double>(bytes_received) / (1 << 20),
                 static_cast<double>(bytes_sent) / (1 << 20), max_in_flight, mean_latency_ms(),
                 static_cast<double>(latency_us_max) / 1000.0);
   return buf;
@@ -894,7 +898,8 @@ result session::query(const std::string& cql, const query_parameters& params, co
   p._flags = params.tracing ? flag_tracing : 0;
   p.send();
   result r = p.get();
-  if (r.kind == result_kind::schema_change && view()->ring->nodes().size() > 1) wait_for_schema_agreement(r.host, p._context);
+  if (r.kind == result_kind::schema_change && view()->ring->nodes().size() > 1)
+    wait_for_schema_agreement(r.host, p._context);
   return r;
 }
 

@@ -219,7 +219,8 @@ struct metrics_snapshot {
 /// Statistics a session keeps, as the Spark connector's: requests, retries, failures, bytes each way,
 /// rows read, request latency and requests in flight.
 struct session_metrics {
-  std::atomic<int64_t> requests{0}, retries{0}, failures{0}, bytes_sent{0}, bytes_received{0}, rows_received{0}, pages{0};
+  std::atomic<int64_t> requests{0}, retries{0}, failures{0}, bytes_sent{0}, bytes_received{0}, rows_received{0},
+      pages{0};
   std::atomic<int64_t> latency_us_total{0}, latency_count{0}, latency_us_max{0};
   std::atomic<int> in_flight{0}, max_in_flight{0};
   metrics_snapshot snapshot() const;
