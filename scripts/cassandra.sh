@@ -17,6 +17,11 @@
 #                                           ("auto": one free on the three addresses), 256 MB heaps
 #                                           (TUG_CASSANDRA_RING_HEAP); ring-stop DIR, ring-status DIR;
 #                                           ring-node DIR I start|stop: node I alone, its data kept
+#                                           (I = 4: a fourth node on 127.0.0.4 joins the ring, with
+#                                           TUG_CASSANDRA_INITIAL_TOKEN as its one token when set);
+#                                           ring-node DIR I decommission: node I leaves the ring (nodetool
+#                                           over the node's local JMX port, PORT + 10 + I), then stops
+#                                           and its directory goes (a later start joins afresh)
 #   scripts/cassandra.sh stop DIR           stops the node started in DIR
 #   scripts/cassandra.sh status DIR         exit 0 while it runs
 # Needs Java 17 and Maven (scripts/setup.sh installs both). Heap: TUG_CASSANDRA_HEAP (default 512M).
@@ -147,7 +152,7 @@ ring() {
     }
   done
 }
-ring_stop() { local i; for i in 1 2 3; do stop "$1/n$i"; done; }
+ring_stop() { local d; for d in "$1"/n*; do [ -d "$d" ] && stop "$d"; done; return 0; }
 # ring-node DIR I start|stop: one node of a running ring (its data kept: a stopped node comes back)
 ring_node() {
   local dir="$1" i="$2" port
@@ -155,10 +160,34 @@ ring_node() {
   case "$3" in
     stop) stop "$dir/n$i" ;;
     start) status "$dir/n$i" || start_node "$dir/n$i" "127.0.0.$i" "$port" "$((port + 1))" ring "${TUG_CASSANDRA_RING_HEAP:-256M}" ;;
-    *) echo "ring-node DIR I start|stop" >&2; return 2 ;;
+    decommission)
+      # streams the node's ranges to the others and leaves the ring, so it is gone from system.peers
+      local opens=()
+      java_opens
+      java "${opens[@]}" -cp "$home/lib/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p "$((port + 10 + i))" decommission \
+        >"$dir/n$i/decommission.log" 2>&1 || { tail -20 "$dir/n$i/decommission.log" >&2; return 1; }
+      stop "$dir/n$i"
+      rm -rf "${dir:?}/n$i" ;;  # a decommissioned node does not rejoin with its data: start it afresh
+    *) echo "ring-node DIR I start|stop|decommission" >&2; return 2 ;;
   esac
 }
 ring_status() { status "$1/n1" && status "$1/n2" && status "$1/n3"; }
+
+# java_opens: the module flags Cassandra (and nodetool) need on Java 17, into the caller's array `opens`
+java_opens() {
+  local m
+  for m in java.lang java.lang.module java.lang.reflect java.io java.nio java.math java.net java.util \
+           java.util.concurrent java.util.concurrent.atomic jdk.internal.loader jdk.internal.ref \
+           jdk.internal.reflect jdk.internal.math jdk.internal.module jdk.internal.util.jar sun.nio.ch; do
+    opens+=(--add-opens "java.base/$m=ALL-UNNAMED")
+  done
+  for m in java.base/jdk.internal.misc java.base/jdk.internal.ref java.base/sun.nio.ch \
+           java.management.rmi/com.sun.jmx.remote.internal.rmi java.rmi/sun.rmi.registry \
+           java.rmi/sun.rmi.server java.sql/java.sql; do
+    opens+=(--add-exports "$m=ALL-UNNAMED")
+  done
+  opens+=(--add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED)
+}
 
 # start_node DIR ADDRESS PORT STORAGE_PORT MODE HEAP: MODE plain, tls or ring (seed 127.0.0.1, no bootstrap)
 start_node() {
@@ -167,9 +196,13 @@ start_node() {
   echo "$port" > "$dir/port"
   local seed="$address"
   [ "$mode" = ring ] && seed=127.0.0.1
+  # TUG_CASSANDRA_INITIAL_TOKEN: one token of the caller's choice (a node that joins a running ring takes
+  # the range up to it, and no other), else 16 random ones
+  local num_tokens=16
+  [ -n "${TUG_CASSANDRA_INITIAL_TOKEN:-}" ] && num_tokens=1
   cat > "$dir/cassandra.yaml" <<YAML
 cluster_name: tug_test
-num_tokens: 16
+num_tokens: $num_tokens
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 authenticator: PasswordAuthenticator
 authorizer: AllowAllAuthorizer
@@ -210,6 +243,7 @@ client_encryption_options:
   require_client_auth: true
 YAML
   fi
+  [ -n "${TUG_CASSANDRA_INITIAL_TOKEN:-}" ] && echo "initial_token: $TUG_CASSANDRA_INITIAL_TOKEN" >> "$dir/cassandra.yaml"
   if [ "$mode" = ring ]; then
     echo "auto_bootstrap: false" >> "$dir/cassandra.yaml"
     # system_auth has one replica: once a node that holds the login role's row stops, every check of it
@@ -224,17 +258,9 @@ permissions_update_interval: 1h
 YAML
   fi
   local opens=()
-  for m in java.lang java.lang.module java.lang.reflect java.io java.nio java.math java.net java.util \
-           java.util.concurrent java.util.concurrent.atomic jdk.internal.loader jdk.internal.ref \
-           jdk.internal.reflect jdk.internal.math jdk.internal.module jdk.internal.util.jar sun.nio.ch; do
-    opens+=(--add-opens "java.base/$m=ALL-UNNAMED")
-  done
-  for m in java.base/jdk.internal.misc java.base/jdk.internal.ref java.base/sun.nio.ch \
-           java.management.rmi/com.sun.jmx.remote.internal.rmi java.rmi/sun.rmi.registry \
-           java.rmi/sun.rmi.server java.sql/java.sql; do
-    opens+=(--add-exports "$m=ALL-UNNAMED")
-  done
-  opens+=(--add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED)
+  java_opens
+  # ring nodes: a local JMX port for nodetool (ring-node DIR I decommission), PORT + 10 + the last octet
+  [ "$mode" = ring ] && opens+=(-Dcassandra.jmx.local.port="$((port + 10 + ${address##*.}))")
   nohup java -Xms"$heap" -Xmx"$heap" -Xss512k -XX:+UseG1GC -XX:ActiveProcessorCount=2 -XX:TieredStopAtLevel=1 \
     -Djdk.attach.allowAttachSelf=true -Djava.net.preferIPv4Stack=true "${opens[@]}" \
     -Dcassandra.config="file://$dir/cassandra.yaml" -Dcassandra.storagedir="$dir" -Dcassandra-foreground=yes \
@@ -285,6 +311,6 @@ case "${1:-}" in
   ring-node) ring_node "${2:?DIR}" "${3:?I}" "${4:?start|stop}" ;;
   stop) stop "${2:?DIR}" ;;
   status) status "${2:?DIR}" ;;
-  *) echo "usage: $0 fetch | start DIR PORT [tls] | certs DIR | stop DIR | status DIR | ring DIR PORT | ring-stop DIR | ring-status DIR | ring-node DIR I start|stop" >&2
+  *) echo "usage: $0 fetch | start DIR PORT [tls] | certs DIR | stop DIR | status DIR | ring DIR PORT | ring-stop DIR | ring-status DIR | ring-node DIR I start|stop|decommission" >&2
      exit 2 ;;
 esac

@@ -101,6 +101,7 @@ nb::dict metrics_dict(const cq::metrics_snapshot& m) {
   d["bytes_sent"] = m.bytes_sent;
   d["bytes_received"] = m.bytes_received;
   d["rows_received"] = m.rows_received;
+  d["pages"] = m.pages;
   d["mean_latency_ms"] = m.mean_latency_ms();
   d["max_latency_ms"] = static_cast<double>(m.latency_us_max) / 1000.0;
   d["max_in_flight"] = m.max_in_flight;
@@ -167,6 +168,8 @@ void bind_cassandra(nb::module_& m) {
         d["retries"] = r.retries;
         d["max_in_flight"] = r.max_in_flight_seen;
         d["metrics"] = metrics_dict(r.metrics);
+        d["peak_memory"] = r.peak_memory;
+        d["statistics"] = r.statistics;
         return d;
       },
       "query"_a, "keyspace"_a, "table"_a, "options"_a, "engine"_a, "progress"_a.none() = nb::none(),

@@ -288,9 +288,11 @@ class LazyFrame:
         ``batch_max_bytes`` (16384), ``ttl_seconds`` (0: none), ``write_time_us`` (-1: the server's),
         ``if_not_exists`` (False), ``max_rows_per_second`` (0: no cap). ``engine``, ``options``: the query's
         engine options as in collect (an EngineOptions field as a keyword goes to Cassandra's options, so
-        pass them in ``options``). Returns what it did: ``rows_written``, ``requests``, ``batches``,
-        ``retries``, ``max_in_flight`` and the session's ``metrics``. A failed write raises IOError saying
-        how many rows were written."""
+        pass them in ``options``). The rows are written as the query makes them, partition by partition, so
+        a result larger than ``memory_limit`` can be written. Returns what it did: ``rows_written``,
+        ``requests``, ``batches``, ``retries``, ``max_in_flight``, the session's ``metrics``, ``peak_memory``
+        and the query's ``statistics`` (as ``profile``, with a ``CASSANDRA SINK`` line). A failed write
+        raises IOError saying how many rows were written."""
         return _tug.sink_cassandra(self._lf, keyspace, table, cassandra_options, resolve(engine, options, {}),
                                    _progress.resolve(progress, "sink_cassandra"))
 

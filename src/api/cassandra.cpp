@@ -6,9 +6,12 @@
 #include <thread>
 #include <unordered_map>
 
+#include "api/in_order.hpp"
 #include "tug/core/scalar.hpp"
 #include "tug/io/cassandra/token.hpp"
+#include "tug/memory/memory_resource.hpp"
 #include "tug/plan/logical.hpp"
+#include "tug/plan/optimizer.hpp"
 
 namespace tug {
 
@@ -21,11 +24,292 @@ lazy_frame scan_cassandra(const std::string& keyspace, const std::string& table,
 
 namespace {
 
-/// One write request: rows [first, first + rows) of the frame, all of one partition key.
+/// Bytes counted against a memory budget while they live (the encoded rows of sink_cassandra). Move-only.
+class charge {
+ public:
+  charge() = default;
+  charge(memory_budget* b, int64_t bytes) : _b(b), _bytes(b ? bytes : 0) {}
+  charge(charge&& o) noexcept : _b(o._b), _bytes(o._bytes) { o._bytes = 0; }
+  charge& operator=(charge&& o) noexcept {
+    if (this != &o) {
+      release();
+      _b = o._b;
+      _bytes = o._bytes;
+      o._bytes = 0;
+    }
+    return *this;
+  }
+  charge(const charge&) = delete;
+  charge& operator=(const charge&) = delete;
+  ~charge() { release(); }
+  /// Moves `bytes` of this charge into a charge of their own.
+  charge split(int64_t bytes) {
+    if (!_b) return {};
+    _bytes -= bytes;
+    return charge(_b, bytes);
+  }
+
+ private:
+  void release() {
+    if (_b && _bytes) _b->release(_bytes);
+    _bytes = 0;
+  }
+  memory_budget* _b = nullptr;
+  int64_t _bytes = 0;
+};
+
+/// The budget the query's partitions are counted against (memory_limit), found through `t`'s buffers;
+/// nullptr when they come from an unbudgeted resource.
+memory_budget* budget_of(const table& t) {
+  for (size_t c = 0; c < t.num_columns(); ++c)
+    for (const buffer_ptr* b : {&t[c].data_buffer(), &t[c].offsets_buffer(), &t[c].validity_buffer()})
+      if (*b)
+        if (auto* h = dynamic_cast<const host_memory_resource*>((*b)->resource()); h && h->budget()) return h->budget();
+  return nullptr;
+}
+
+/// The statistics' line of a sink: "CASSANDRA SINK ks.t: rows written 20000, batches 900, window at most 5;
+/// requests ...".
+std::string sink_statistics_line(const std::string& target, const cassandra_write_result& r) {
+  return "CASSANDRA SINK " + target + ": rows written " + std::to_string(r.rows_written) + ", batches " +
+         std::to_string(r.batches) + ", window at most " + std::to_string(r.max_in_flight_seen) + "; " +
+         r.metrics.to_string();
+}
+
+/// One write request: rows of one partition key of one partition.
 struct write_unit {
   std::vector<cq::bound_values> values;
-  int64_t first = 0;
+  int64_t first = 0;  ///< its first row in the partition (in the result once the partition is sent)
+  int64_t rows = 0;
   std::string key_text;
+  charge held;  ///< its encoded bytes, against memory_limit
+};
+
+/// The requests of one partition of the result, encoded.
+struct encoded_partition {
+  std::vector<write_unit> units;
+  int64_t rows = 0;
+};
+
+/// sink_cassandra's streaming writer: the partitions of the result are taken in order, one at a time;
+/// each is encoded whole (a bad value fails before any of its rows is sent; the encoded bytes count
+/// against memory_limit until their request is answered), then sent through one sliding window of at
+/// most max_in_flight requests (seed 004's awaitSliding). At most `bound` partitions wait to be
+/// written, so the query's readers wait for the writes and the result is never held whole.
+class cassandra_writer final : public partition_writer {
+ public:
+  cassandra_writer(cq::session& s, std::shared_ptr<const cq::prepared_statement> stmt,
+                   const cassandra_write_options& o, std::vector<const io::cassandra_column*> target_cols,
+                   std::vector<size_t> key_index, tug::schema out_schema, size_t bound)
+      : _s(s), _stmt(std::move(stmt)), _o(o), _target_cols(std::move(target_cols)), _key_index(std::move(key_index)),
+        _schema(std::move(out_schema)),
+        _order(
+            [this](table& t) {
+              encoded_partition p = encode(t);
+              t = table{};  // the rows live on encoded
+              send(p);
+            },
+            bound),
+        _started(std::chrono::steady_clock::now()) {
+    _params.level = cq::parse_consistency(o.consistency);
+  }
+
+  void write(table t, size_t index) override { _order.put(std::move(t), index); }
+  void finish(size_t n) override {
+    _order.finish(n);
+    drain();
+  }
+
+  /// Waits for every request still in flight (after a failure too).
+  void drain() {
+    std::lock_guard g(_mu);
+    while (!_window.empty()) complete_front();
+  }
+  /// Rows acknowledged, requests sent, ...; valid after drain().
+  const cassandra_write_result& result() const { return _res; }
+  /// "rows 120.. (3 rows of partition key p=7): <the server's error>" of the first request that failed
+  /// after its retries; empty when none did.
+  const std::string& failure() const { return _failure_text; }
+
+ private:
+  encoded_partition encode(const table& part) {
+    encoded_partition out;
+    const int64_t n = part.num_rows();
+    out.rows = n;
+    std::vector<cq::bound_values> rows(static_cast<size_t>(n));
+    std::vector<std::string> keys(static_cast<size_t>(n));
+    int64_t bytes = 0;
+    std::vector<std::pair<size_t, size_t>> spans(part.num_columns());
+    for (int64_t r = 0; r < n; ++r) {
+      cq::byte_writer w;
+      for (size_t c = 0; c < part.num_columns(); ++c) {
+        size_t start = w.size();
+        cq::encode_value(w, part[c], r, _target_cols[c]->type, _schema[c].name);
+        spans[c] = {start + 4, w.size() - start - 4};
+      }
+      std::vector<std::string_view> comps;
+      for (size_t k : _key_index) {
+        if (part[k].is_null(r))
+          throw invalid_argument_error("sink_cassandra: row " + std::to_string(_base + r) +
+                                       " has a null in key column '" + _schema[k].name + "'");
+        comps.push_back(std::string_view(w.out()).substr(spans[k].first, spans[k].second));
+      }
+      keys[static_cast<size_t>(r)] = cq::routing_key(comps);
+      bytes += static_cast<int64_t>(w.size());
+      rows[static_cast<size_t>(r)] = {static_cast<int16_t>(part.num_columns()), std::move(w.out())};
+    }
+    // the encoded rows count against memory_limit until their requests are answered (they outlive `part`)
+    memory_budget* budget = n > 0 ? budget_of(part) : nullptr;
+    if (budget) budget->reserve(bytes, "sink_cassandra's encoded rows");
+    charge all(budget, bytes);
+    // rows of one partition key together, in the order keys first appear
+    std::unordered_map<std::string, size_t> open;  // key -> index of its unit still filling
+    std::vector<int64_t> unit_bytes;
+    for (int64_t r = 0; r < n; ++r) {
+      auto& key = keys[static_cast<size_t>(r)];
+      auto it = open.find(key);
+      const auto b = static_cast<int64_t>(rows[static_cast<size_t>(r)].bytes.size());
+      if (it != open.end()) {
+        auto& u = out.units[it->second];
+        if (static_cast<int>(u.values.size()) < _o.batch_max_rows && unit_bytes[it->second] + b <= _o.batch_max_bytes) {
+          u.values.push_back(std::move(rows[static_cast<size_t>(r)]));
+          unit_bytes[it->second] += b;
+          continue;
+        }
+      }
+      write_unit u;
+      u.first = _base + r;
+      for (size_t k : _key_index)
+        u.key_text += (u.key_text.empty() ? "" : ", ") + _schema[k].name + "=" + get_scalar(part[k], r).to_string();
+      u.values.push_back(std::move(rows[static_cast<size_t>(r)]));
+      open[key] = out.units.size();
+      unit_bytes.push_back(b);
+      out.units.push_back(std::move(u));
+    }
+    for (size_t i = 0; i < out.units.size(); ++i) {  // each unit releases its bytes when answered
+      out.units[i].rows = static_cast<int64_t>(out.units[i].values.size());
+      out.units[i].held = all.split(unit_bytes[i]);
+    }
+    return out;
+  }
+
+  /// Sends a partition's requests (the partitions in order, one at a time).
+  void send(encoded_partition& p) {
+    std::lock_guard g(_mu);
+    const bool idempotent = !_o.if_not_exists;
+    for (auto& u : p.units) {
+      if (_o.max_rows_per_second > 0) {
+        double due = static_cast<double>(_res.rows_written) / _o.max_rows_per_second;
+        auto now = std::chrono::duration<double>(std::chrono::steady_clock::now() - _started).count();
+        if (due > now) std::this_thread::sleep_for(std::chrono::duration<double>(due - now));
+      }
+      while (static_cast<int>(_window.size()) >= _o.max_in_flight) complete_front();
+      if (!_failure_text.empty()) throw io_error("sink_cassandra: a write failed");  // sink_cassandra says which
+      if (u.values.size() == 1) {
+        _window.push_back({_s.execute_async(_stmt, u.values[0], _params, idempotent), std::move(u)});
+      } else {
+        _window.push_back({_s.batch_async(_stmt, u.values, _params.level, idempotent), std::move(u)});
+        ++_res.batches;
+      }
+      _window.back().unit.values = {};  // the request holds its own copy; the charge stays until the answer
+      ++_res.requests;
+      _res.max_in_flight_seen = std::max(_res.max_in_flight_seen, static_cast<int>(_window.size()));
+    }
+    _base += p.rows;
+  }
+
+  /// Completes the oldest request: the sliding window of seed 004 (awaitSliding). Under _mu.
+  void complete_front() {
+    in_flight f = std::move(_window.front());
+    _window.pop_front();
+    try {
+      f.req.get();
+      _res.rows_written += f.unit.rows;
+    } catch (const std::exception& e) {
+      if (_failure_text.empty())
+        _failure_text = "rows " + std::to_string(f.unit.first) + ".. (" + std::to_string(f.unit.rows) +
+                        " rows of partition key " + f.unit.key_text + "): " + e.what();
+    }
+  }
+
+  struct in_flight {
+    cq::pending_request req;
+    write_unit unit;
+  };
+  cq::session& _s;
+  std::shared_ptr<const cq::prepared_statement> _stmt;
+  const cassandra_write_options& _o;
+  std::vector<const io::cassandra_column*> _target_cols;
+  std::vector<size_t> _key_index;
+  tug::schema _schema;
+  cq::query_parameters _params;
+  std::mutex _mu;  // the window and the figures
+  std::deque<in_flight> _window;
+  cassandra_write_result _res;
+  std::string _failure_text;
+  int64_t _base = 0;  // rows of the partitions sent before
+  in_order<table> _order;
+  std::chrono::steady_clock::time_point _started;
+};
+
+/// Throws the exception being handled again, as the same tug error type (Cassandra's own errors as
+/// their base io_error) with `note` after its message; any other exception as it is.
+[[noreturn]] void rethrow_noting(const std::string& note) {
+  try {
+    throw;
+  } catch (const column_not_found_error& e) {
+    throw column_not_found_error(e.what() + note);
+  } catch (const type_error& e) {
+    throw type_error(e.what() + note);
+  } catch (const compute_error& e) {
+    throw compute_error(e.what() + note);
+  } catch (const invalid_argument_error& e) {
+    throw invalid_argument_error(e.what() + note);
+  } catch (const io_error& e) {
+    throw io_error(e.what() + note);
+  } catch (const memory_error& e) {
+    throw memory_error(e.what() + note);
+  } catch (const cancelled_error& e) {
+    throw cancelled_error(e.what() + note);
+  } catch (const resource_error& e) {
+    throw resource_error(e.what() + note);
+  } catch (const not_implemented_error& e) {
+    throw not_implemented_error(e.what() + note);
+  } catch (const internal_error& e) {
+    throw internal_error(e.what() + note);
+  }
+}
+
+/// The rows join_cassandra fetched, as a source: a memory source that adds the lookups' figures to the
+/// statistics of the query that reads it ("CASSANDRA JOIN ks.t: keys ..., requests ..., ...").
+class cassandra_join_source final : public table_source {
+ public:
+  cassandra_join_source(std::shared_ptr<const memory_source> rows, std::string target, const cassandra_join_stats& st)
+      : _rows(std::move(rows)), _target(std::move(target)), _stats(st) {}
+  const tug::schema& schema() const override { return _rows->schema(); }
+  std::string describe() const override { return "CASSANDRA JOIN " + _target + " rows; " + _rows->describe(); }
+  std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
+                          const engine_options& options, thread_pool& pool, memory_resource* mr,
+                          const partition_hook& hook = {}, int64_t limit = -1) const override {
+    return _rows->read(columns, predicates, options, pool, mr, hook, limit);
+  }
+  std::vector<table> take_rows(const std::vector<std::string>& columns, const std::vector<column>& ids,
+                               thread_pool& pool, memory_resource* mr) const override {
+    return _rows->take_rows(columns, ids, pool, mr);
+  }
+  std::vector<piece_statistics> statistics(const std::vector<std::string>& columns) const override {
+    return _rows->statistics(columns);
+  }
+  std::string read_statistics() const override {
+    return "CASSANDRA JOIN " + _target + ": keys " + std::to_string(_stats.keys) + ", rows fetched " +
+           std::to_string(_stats.rows_fetched) + ", window at most " + std::to_string(_stats.max_in_flight_seen) +
+           "; " + _stats.metrics.to_string();
+  }
+
+ private:
+  std::shared_ptr<const memory_source> _rows;
+  std::string _target;
+  cassandra_join_stats _stats;
 };
 
 }  // namespace
@@ -35,9 +319,11 @@ cassandra_write_result sink_cassandra(const lazy_frame& q, const std::string& ke
   if (options.max_in_flight < 1) throw invalid_argument_error("sink_cassandra: max_in_flight must be at least 1");
   if (options.batch_max_rows < 1 || options.batch_max_bytes < 1)
     throw invalid_argument_error("sink_cassandra: batch_max_rows and batch_max_bytes must be at least 1");
-  const cq::consistency level = cq::parse_consistency(options.consistency);
+  cq::parse_consistency(options.consistency);  // a bad name fails before anything connects
   const std::string target = keyspace + "." + table;
-  const tug::schema out_schema = q.schema();
+  const plan_ptr p = optimize(q.plan(), engine.optimizer, engine.check_optimizer_schema);
+  validate_options(engine);
+  const tug::schema& out_schema = p->schema;
 
   cq::session s(options.client);
   auto cols = io::load_cassandra_table(s, keyspace, table);
@@ -77,118 +363,36 @@ cassandra_write_result sink_cassandra(const lazy_frame& q, const std::string& ke
   if (options.write_time_us >= 0) using_ += std::string(using_.empty() ? "" : " AND") + " TIMESTAMP " + std::to_string(options.write_time_us);
   if (!using_.empty()) cql += " USING" + using_;
 
-  data_frame df = q.collect(engine);
-
-  // every value encoded before anything is sent: a bad value fails with nothing written
-  std::vector<write_unit> units;
-  int64_t base = 0;
-  for (auto& part : df.partitions()) {
-    const int64_t n = part.num_rows();
-    std::vector<cq::bound_values> rows(static_cast<size_t>(n));
-    std::vector<std::string> keys(static_cast<size_t>(n));
-    for (int64_t r = 0; r < n; ++r) {
-      cq::byte_writer w;
-      std::vector<std::pair<size_t, size_t>> spans(part.num_columns());
-      for (size_t c = 0; c < part.num_columns(); ++c) {
-        size_t start = w.size();
-        cq::encode_value(w, part[c], r, target_cols[c]->type, out_schema[c].name);
-        spans[c] = {start + 4, w.size() - start - 4};
-      }
-      std::vector<std::string_view> comps;
-      for (size_t k : key_index) {
-        if (part[k].is_null(r))
-          throw invalid_argument_error("sink_cassandra: row " + std::to_string(base + r) + " has a null in key column '" +
-                                       out_schema[k].name + "'");
-        comps.push_back(std::string_view(w.out()).substr(spans[k].first, spans[k].second));
-      }
-      keys[static_cast<size_t>(r)] = cq::routing_key(comps);
-      rows[static_cast<size_t>(r)] = {static_cast<int16_t>(part.num_columns()), std::move(w.out())};
-    }
-    // rows of one partition key together, in the order keys first appear
-    std::unordered_map<std::string, size_t> open;  // key -> index of its unit still filling
-    std::vector<int64_t> unit_bytes;
-    size_t first_unit = units.size();
-    for (int64_t r = 0; r < n; ++r) {
-      auto& key = keys[static_cast<size_t>(r)];
-      auto it = open.find(key);
-      size_t bytes = rows[static_cast<size_t>(r)].bytes.size();
-      if (it != open.end()) {
-        auto& u = units[it->second];
-        if (static_cast<int>(u.values.size()) < options.batch_max_rows &&
-            unit_bytes[it->second - first_unit] + static_cast<int64_t>(bytes) <= options.batch_max_bytes) {
-          u.values.push_back(std::move(rows[static_cast<size_t>(r)]));
-          unit_bytes[it->second - first_unit] += static_cast<int64_t>(bytes);
-          continue;
-        }
-      }
-      write_unit u;
-      u.first = base + r;
-      std::string kt;
-      for (size_t k : key_index) kt += (kt.empty() ? "" : ", ") + out_schema[k].name + "=" + get_scalar(part[k], r).to_string();
-      u.key_text = kt;
-      u.values.push_back(std::move(rows[static_cast<size_t>(r)]));
-      open[key] = units.size();
-      unit_bytes.push_back(static_cast<int64_t>(bytes));
-      units.push_back(std::move(u));
-    }
-    base += n;
-  }
-
   auto stmt = s.prepare(cql);
   const cq::metrics_snapshot before = s.metrics().begin_interval();
-  cq::query_parameters params;
-  params.level = level;
-  const bool idempotent = !options.if_not_exists;
-  cassandra_write_result res;
-  const int64_t total = df.num_rows();
-  struct in_flight {
-    cq::pending_request req;
-    size_t unit;
-  };
-  std::deque<in_flight> window;
-  std::exception_ptr failure;
-  std::string failure_text;
-  auto started = std::chrono::steady_clock::now();
-  // completes the oldest request: the sliding window of seed 004 (awaitSliding)
-  auto complete_front = [&] {
-    in_flight f = std::move(window.front());
-    window.pop_front();
-    try {
-      f.req.get();
-      res.rows_written += static_cast<int64_t>(units[f.unit].values.size());
-    } catch (const std::exception& e) {
-      if (!failure) {
-        failure = std::current_exception();
-        const auto& u = units[f.unit];
-        failure_text = "rows " + std::to_string(u.first) + ".. (" + std::to_string(u.values.size()) +
-                       " rows of partition key " + u.key_text + "): " + e.what();
-      }
-    }
-  };
-  for (size_t i = 0; i < units.size() && !failure; ++i) {
-    if (options.max_rows_per_second > 0) {
-      double due = static_cast<double>(res.rows_written) / options.max_rows_per_second;
-      auto now = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      if (due > now) std::this_thread::sleep_for(std::chrono::duration<double>(due - now));
-    }
-    while (static_cast<int>(window.size()) >= options.max_in_flight) complete_front();
-    if (failure) break;
-    auto& u = units[i];
-    if (u.values.size() == 1) {
-      window.push_back({s.execute_async(stmt, u.values[0], params, idempotent), i});
-    } else {
-      window.push_back({s.batch_async(stmt, u.values, level, idempotent), i});
-      ++res.batches;
-    }
-    ++res.requests;
-    res.max_in_flight_seen = std::max(res.max_in_flight_seen, static_cast<int>(window.size()));
+  // at most one partition per worker waits to be written
+  auto w = std::make_shared<cassandra_writer>(s, stmt, options, target_cols, key_index, out_schema,
+                                              static_cast<size_t>(global_thread_pool(engine.num_threads).size()));
+  query_result r;
+  try {
+    r = run_plan(p, engine, w);
+  } catch (...) {
+    w->drain();  // what was sent is answered before the error says what was written
+    const int64_t written = w->result().rows_written;
+    if (!w->failure().empty())
+      throw io_error("sink_cassandra " + target + ": wrote " + std::to_string(written) + " rows, then the write of " +
+                     w->failure());
+    if (written == 0) throw;  // nothing written: the error as it is (a bad value, the query's failure)
+    // the query failed (a bad value, a kernel, a read) after some partitions were written
+    rethrow_noting(" (sink_cassandra " + target + ": " + std::to_string(written) +
+                   " rows were written before this error)");
   }
-  while (!window.empty()) complete_front();
+  cassandra_write_result res = w->result();
+  if (!w->failure().empty())
+    throw io_error("sink_cassandra " + target + ": wrote " + std::to_string(res.rows_written) +
+                   " rows, then the write of " + w->failure());
   res.retries = s.metrics().retries.load();
   res.metrics = s.metrics().snapshot().since(before);
-  if (failure)
-    throw io_error("sink_cassandra " + target + ": wrote " + std::to_string(res.rows_written) + " of " +
-                   std::to_string(total) + " rows, then the write of " + failure_text);
+  res.peak_memory = r.peak_memory;
+  res.statistics = r.statistics;
+  if (engine.statistics)
+    res.statistics += (res.statistics.empty() || res.statistics.back() == '\n' ? "" : "\n") +
+                      sink_statistics_line(target, res) + "\n";
   return res;
 }
 
@@ -345,7 +549,9 @@ lazy_frame join_cassandra(const lazy_frame& frame, const std::string& keyspace, 
   // the table's key columns take the frame's types: a fetched key equals a frame key, so the cast is exact
   std::vector<expr> casts;
   for (size_t k = 0; k < on.size(); ++k) casts.push_back(col(on[k]).cast(left_schema[key_index[k]].type).alias(on[k]));
-  lazy_frame right = data_frame(tug::schema(std::move(fields)), std::move(found)).lazy().with_columns(casts);
+  auto rows = std::make_shared<const memory_source>(tug::schema(std::move(fields)), std::move(found));
+  lazy_frame right =
+      lazy_frame(plan::scan(std::make_shared<cassandra_join_source>(rows, target, st))).with_columns(casts);
   return left.lazy().join(right, on, options.how, "_right");
 }
 

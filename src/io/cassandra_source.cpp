@@ -2,6 +2,7 @@
 
 #include "tug/io/cassandra/token.hpp"
 #include "tug/expr/resolve.hpp"
+#include "tug/runtime/query_control.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -464,7 +465,15 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
     return concatenate(pages, mr);
   };
 
+  // a split without rows: no columns from read_split, the right ones here
+  auto typed = [&](table t) {
+    if (t.num_columns() > 0 || t.num_rows() > 0) return t;
+    std::vector<column> cols;
+    for (auto& c : columns) cols.push_back(make_null_column(_schema.type_of(c), 0, mr));
+    return cols.empty() ? table::empty_with_rows(0) : table(std::move(cols));
+  };
   std::vector<table> parts(ranges.size());
+  const bool streamed = hook && limit < 0;
   if (limit >= 0) {
     // splits in token order until the limit's rows are in
     int64_t have = 0;
@@ -474,16 +483,21 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
     }
   } else {
     // reads_in_flight threads, each reading whole splits (its pages one after the other); the
-    // requests of all of them share the session's pipelined connections
+    // requests of all of them share the session's pipelined connections. With a hook, each split goes
+    // to it as soon as it is read (one partition per split, empty ones included): a streaming sink
+    // writes it while the next are read, and the scan never holds the whole table.
     std::atomic<size_t> next{0};
     std::atomic<bool> failed{false};
     std::vector<std::exception_ptr> errors(ranges.size());
+    query_control* control = query_control::current();
     auto worker = [&] {
+      query_control::scope in_query(control);  // cancellation reaches the hook's operators
       while (!failed) {
         size_t i = next++;
         if (i >= ranges.size()) return;
         try {
           parts[i] = read_split(i, -1);
+          if (streamed) parts[i] = hook(typed(std::move(parts[i])), i);
         } catch (...) {
           errors[i] = std::current_exception();
           failed = true;
@@ -499,19 +513,18 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
       if (e) std::rethrow_exception(e);
   }
   std::vector<table> out;
-  for (auto& t : parts)
-    if (t.num_rows() > 0) out.push_back(std::move(t));
-  if (out.empty()) {
-    // no rows: one empty partition of the right columns
-    std::vector<column> cols;
-    for (auto& c : columns) cols.push_back(make_null_column(_schema.type_of(c), 0, mr));
-    out.push_back(cols.empty() ? table::empty_with_rows(0) : table(std::move(cols)));
+  if (streamed) {
+    out = std::move(parts);
+  } else {
+    for (auto& t : parts)
+      if (t.num_rows() > 0) out.push_back(std::move(t));
+    if (out.empty()) out.push_back(typed(table{}));  // no rows: one empty partition of the right columns
   }
   {
     std::lock_guard lk(_metrics_mutex);
     _last_read = _session->metrics().snapshot().since(before);
   }
-  apply_partition_hook(out, hook, pool);
+  if (!streamed) apply_partition_hook(out, hook, pool);
   return out;
 }
 

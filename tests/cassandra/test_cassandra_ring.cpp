@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <set>
 #include <thread>
@@ -391,4 +392,133 @@ TEST_F(CassandraRing, NodeStoppedMidWriteIsRetriedOrAClearError) {
   for (int i = 0; i < 240 && !s.is_up(node(3)); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_TRUE(s.is_up(node(3))) << "no STATUS_CHANGE UP for node 3";
   EXPECT_TRUE(has_event("UP " + node(3)));
+}
+
+TEST_F(CassandraRing, SchemaAgreementSkipsNodesKnownDown) {
+  cq::session s(options());
+  create(s, "tug_ring2", 2, "agree0_t", "(p int PRIMARY KEY, v int)");
+  auto script = [](const std::string& what) {
+    const std::string cmd = "bash " TUG_SOURCE_DIR "/scripts/cassandra.sh ring-node " + ring_dir + " 3 " + what;
+    return std::system(cmd.c_str());
+  };
+  ASSERT_EQ(script("stop"), 0);
+  // its DOWN reaches the session's control connection (bounded: gossip decides when)
+  for (int i = 0; i < 240 && s.is_up(node(3)); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(s.is_up(node(3))) << "no STATUS_CHANGE DOWN for node 3";
+  // node 3 keeps its old schema version in the peers' tables: a session that knows it is down waits for
+  // nodes 1 and 2 only, and the change succeeds
+  std::string error;
+  try {
+    s.query("CREATE TABLE tug_ring2.agree_t (p int PRIMARY KEY, v int)");
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error, "");
+  // a session that cannot know (no events, node 3 never tried): the bounded wait ends in a clear error
+  // that names node 3's other version; the change itself was applied
+  auto o = options();
+  o.topology_events = false;
+  o.discover_nodes = false;
+  o.schema_agreement_wait_ms = 1500;
+  {
+    cq::session blind(o);
+    try {
+      blind.query("CREATE TABLE tug_ring2.agree2_t (p int PRIMARY KEY, v int)");
+      ADD_FAILURE() << "no error while node 3 is down with another schema version";
+    } catch (const cq::schema_agreement_error& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find("report 2 schema versions after 1500 ms (schema_agreement_wait_ms)"), std::string::npos) << m;
+      EXPECT_NE(m.find(node(3) + " "), std::string::npos) << m;
+      EXPECT_NE(m.find("known down: none"), std::string::npos) << m;
+      EXPECT_NE(m.find("CREATE TABLE tug_ring2.agree2_t"), std::string::npos) << m;
+    }
+    cq::query_parameters one;
+    one.level = cq::consistency::one;
+    EXPECT_NO_THROW(blind.query("SELECT * FROM tug_ring2.agree2_t", one));
+  }
+  ASSERT_EQ(script("start"), 0);
+  // back: its UP, then one schema version again (it pulls the tables made while it was down)
+  for (int i = 0; i < 240 && !s.is_up(node(3)); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(s.is_up(node(3))) << "no STATUS_CHANGE UP for node 3";
+  o.schema_agreement_wait_ms = 60000;
+  cq::session again(o);
+  EXPECT_NO_THROW(again.query("DROP TABLE IF EXISTS tug_ring2.agree2_t"));
+}
+
+TEST_F(CassandraRing, NodeAddedLaterTakesRequests) {
+  cq::session s(options());
+  ASSERT_EQ(s.ring().nodes().size(), 3u);
+  const int reads = s.ring_reads();
+  create(s, "tug_ring1", 1, "added_t", "(p int PRIMARY KEY, v int)");
+  // node 4 joins with one token, the middle of a range that does not hold the login role's row
+  // (system_auth has one replica and a node that joins without bootstrap holds no data)
+  const cq::token_ring before = s.ring();
+  const int64_t role = cq::murmur3_token("cassandra");
+  int64_t token = 0;
+  for (auto& r : before.ranges()) {
+    if (r.tokens.end - r.tokens.start < 1000 || (role > r.tokens.start && role <= r.tokens.end)) continue;
+    token = r.tokens.start / 2 + r.tokens.end / 2;
+    break;
+  }
+  auto script = [](const std::string& what, const std::string& env = "") {
+    const std::string cmd = env + "bash " TUG_SOURCE_DIR "/scripts/cassandra.sh ring-node " + ring_dir + " 4 " + what;
+    return std::system(cmd.c_str());
+  };
+  ASSERT_EQ(script("start", "TUG_CASSANDRA_INITIAL_TOKEN=" + std::to_string(token) + " "), 0);
+  // whatever happens below, node 4 leaves the ring again (the other tests expect three nodes)
+  struct leave {
+    std::function<int(const std::string&, const std::string&)> run;
+    bool done = false;
+    ~leave() {
+      if (!done) run("decommission", "");
+    }
+  } leaves{script};
+  // the cluster pushes NEW_NODE / UP; the next request reads the ring again (bounded: gossip decides when)
+  auto knows = [&](size_t nodes) {
+    for (int i = 0; i < 240; ++i) {
+      s.query("SELECT release_version FROM system.local");
+      if (s.ring().nodes().size() == nodes) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    return false;
+  };
+  const bool added = knows(4);
+  EXPECT_TRUE(added) << "node 4 never reached the session's ring";
+  if (added) {
+    EXPECT_GT(s.ring_reads(), reads);
+    auto hosts = s.hosts();
+    EXPECT_NE(std::find(hosts.begin(), hosts.end(), node(4)), hosts.end());
+    // node 4 pulls the schema from the others after it joined: wait until it knows the table (bounded)
+    auto o4 = options();
+    o4.contact_points = {"127.0.0.4"};
+    o4.discover_nodes = false;
+    o4.topology_events = false;
+    cq::session at4(o4);
+    bool has_table = false;
+    for (int i = 0; i < 240 && !has_table; ++i) {
+      auto r = at4.query("SELECT table_name FROM system_schema.tables WHERE keyspace_name = 'tug_ring1' AND "
+                         "table_name = 'added_t'");
+      has_table = r.rows.rows_count == 1;
+      if (!has_table) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    ASSERT_TRUE(has_table) << "node 4 never got the schema";
+    // the keys of node 4's range go to node 4, the others elsewhere (one replica: the owner coordinates)
+    auto ins = s.prepare("INSERT INTO tug_ring1.added_t (p, v) VALUES (?, ?)");
+    int on_4 = 0;
+    for (int32_t k = 0; k < 2000; ++k) {
+      cq::byte_writer b;
+      b.bytes(i32(k));
+      b.bytes(i32(k));
+      auto want = s.replicas("tug_ring1", cq::murmur3_token(i32(k)));
+      ASSERT_EQ(want.size(), 1u);
+      auto r = s.execute(*ins, {2, b.out()});
+      EXPECT_EQ(r.host, want[0]) << "key " << k;
+      on_4 += want[0] == node(4);
+    }
+    EXPECT_GT(on_4, 0) << "no key of 2000 in node 4's range";
+  }
+  // it leaves again (so the ring is as the other tests expect it); the session drops its range
+  leaves.done = true;
+  ASSERT_EQ(script("decommission"), 0);
+  EXPECT_TRUE(knows(3)) << "node 4's departure never reached the session's ring";
 }

@@ -42,6 +42,13 @@ struct cassandra_write_result {
   /// The session's figures over the writes: bytes out and in, request (batch) latency, requests on the
   /// wire at most, retries, failures.
   io::cassandra::metrics_snapshot metrics;
+  /// The most host memory the query held at once (memory_limit's budget), the encoded rows waiting for
+  /// their answers included.
+  int64_t peak_memory = 0;
+  /// The engine's statistics of the query (as lazy_frame::profile's, with engine_options::statistics),
+  /// then the line "CASSANDRA SINK ks.t: rows written ..., batches ..., window at most ...; requests
+  /// ..., retries ..., failures ..., ... MiB out, latency ...".
+  std::string statistics;
 };
 
 /// Runs `q` and writes its rows into keyspace.table with a prepared INSERT. Before the first write, every

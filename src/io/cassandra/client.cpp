@@ -467,6 +467,18 @@ int32_t int_of(std::string_view v) {
   auto u = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(v[i])); };
   return static_cast<int32_t>(u(0) << 24 | u(1) << 16 | u(2) << 8 | u(3));
 }
+/// "address:port" of a row of system.peers_v2 (native_address, native_port first) or system.peers
+/// (rpc_address first), whose `peer` column is at `peer_column`: the native address, or the peer's
+/// where that is unset (0.0.0.0); empty when neither is known.
+std::string peer_host(const std::vector<std::optional<std::string_view>>& row, bool v2, size_t peer_column,
+                      int default_port) {
+  const auto& native = row[0];
+  const bool unset = !native || format_inet(*native) == "0.0.0.0" || format_inet(*native) == "::";
+  const auto& addr = unset ? row[peer_column] : native;
+  if (!addr) return {};
+  const int port = v2 && row[1] ? int_of(*row[1]) : default_port;
+  return address_of(*addr) + ":" + std::to_string(port);
+}
 }  // namespace
 
 session::session(client_options options) : _options(std::move(options)) {
@@ -480,12 +492,12 @@ session::session(client_options options) : _options(std::move(options)) {
     h->host = with_port(cp, _options.port);
     try {
       h->connections.push_back(std::make_shared<connection>(h->host, _options, _tls, &_metrics));
-      if (_hosts.empty()) {
+      if (_pools.empty()) {
         // every later connection speaks what the first negotiated (statements carry version-bound ids)
         _version = h->connections.back()->version();
         _options.protocol_version = _version;
       }
-      _hosts.push_back(std::move(h));
+      _pools.push_back(std::move(h));
     } catch (const authentication_error&) {
       if (!auth_failure) auth_failure = std::current_exception();
     } catch (const tls_error&) {
@@ -494,14 +506,21 @@ session::session(client_options options) : _options(std::move(options)) {
       failures += std::string(failures.empty() ? "" : "; ") + e.what();
     }
   }
-  if (_hosts.empty()) {
+  if (_pools.empty()) {
     if (auth_failure) std::rethrow_exception(auth_failure);
     throw connection_error(with_port(_options.contact_points[0], _options.port),
                            "cassandra: no contact point answered: " + failures);
   }
-  for (auto& h : _hosts) _by_host.emplace(h->host, h.get());
-  if (_options.token_aware || _options.discover_nodes) load_ring();
-  if (_options.topology_events && _hosts.size() > 1) watch_events();  // one node: nowhere else to go
+  {
+    auto v = std::make_shared<topology_view>();
+    for (auto& h : _pools) {
+      v->hosts.push_back(h.get());
+      v->by_host.emplace(h->host, h.get());
+    }
+    _view = std::move(v);
+  }
+  if (_options.token_aware || _options.discover_nodes) load_ring(*acquire_on(*_pools[0]));
+  if (_options.topology_events && view()->hosts.size() > 1) watch_events();  // one node: nowhere else to go
 }
 
 void session::watch_events() {
@@ -512,7 +531,7 @@ void session::watch_events() {
   if (now < _control_retry_ms) return;
   _control_retry_ms = now + _options.reconnect_delay_ms;
   old = std::move(_control);
-  for (auto& h : _hosts) {
+  for (host_pool* h : view()->hosts) {
     if (h->reported_down || h->down_until_ms > now) continue;
     try {
       auto c = std::make_shared<connection>(h->host, _options, _tls, nullptr);
@@ -535,12 +554,13 @@ void session::on_event(const std::string& body, const std::string& host) {
   std::string_view addr = r.raw(r.u8());
   int32_t port = r.i32();
   std::string node = address_of(addr) + ":" + std::to_string(port);
-  auto it = _by_host.find(node);
-  if (it == _by_host.end()) {  // another port than the one connected to: the same address
-    for (auto& [h, pool] : _by_host)
-      if (h.rfind(address_of(addr) + ":", 0) == 0) it = _by_host.find(h);
+  auto v = view();
+  auto it = v->by_host.find(node);
+  if (it == v->by_host.end()) {  // another port than the one connected to: the same address
+    for (auto& [h, pool] : v->by_host)
+      if (h.rfind(address_of(addr) + ":", 0) == 0) it = v->by_host.find(h);
   }
-  if (it != _by_host.end()) {
+  if (it != v->by_host.end()) {
     host_pool& p = *it->second;
     if (change == "DOWN" || change == "REMOVED_NODE") p.reported_down = true;
     if (change == "UP" || change == "NEW_NODE") {
@@ -548,14 +568,23 @@ void session::on_event(const std::string& body, const std::string& host) {
       p.down_until_ms = 0;  // connect again at once
     }
   }
+  // tokens moved, a node joined or left, or one the session does not know is up: the next request reads
+  // the ring again (not here: this is the control connection's reader thread)
+  if (type == "TOPOLOGY_CHANGE" || it == v->by_host.end()) {
+    _ring_retry_ms = 0;
+    _ring_stale = true;
+  }
   std::lock_guard lk(_events_mutex);
-  _events.push_back(change + " " + (it != _by_host.end() ? it->first : node));
+  _events.push_back(change + " " + (it != v->by_host.end() ? it->first : node));
 }
 
 bool session::is_up(const std::string& host) const {
-  auto it = _by_host.find(host);
-  return it == _by_host.end() || !it->second->reported_down;
+  auto v = view();
+  auto it = v->by_host.find(host);
+  return it == v->by_host.end() || !it->second->reported_down;
 }
+
+token_ring session::ring() const { return *view()->ring; }
 
 std::vector<std::string> session::events() const {
   std::lock_guard lk(_events_mutex);
@@ -572,11 +601,12 @@ result session::query_on(connection& c, const std::string& cql) {
   return decode_result(c.request(opcode::query, w.out(), cql), c.host());
 }
 
-void session::load_ring() {
+bool session::load_ring(connection& conn) {
   // one connection answers both, so that "local" and "peers" are one node's view
-  auto c = acquire_on(*_hosts[0]);
+  connection* c = &conn;
   auto run = [&](const std::string& cql) { return query_on(*c, cql); };
   std::vector<node_info> nodes;
+  bool complete = true;
   auto tokens_of = [&](const std::optional<std::string_view>& v, const std::string& host) {
     std::vector<int64_t> out;
     if (!v) return out;
@@ -593,11 +623,10 @@ void session::load_ring() {
   try {
     result local = run("SELECT data_center, rack, tokens, partitioner FROM system.local");
     auto rows = raw_rows(local.rows, c->host());
-    if (rows.size() != 1) return;
+    if (rows.size() != 1) return true;
     auto& l = rows[0];
-    if (!l[3] || l[3]->find("Murmur3Partitioner") == std::string_view::npos) return;  // no routing
+    if (!l[3] || l[3]->find("Murmur3Partitioner") == std::string_view::npos) return true;  // no routing
     nodes.push_back({c->host(), std::string(l[0].value_or("")), std::string(l[1].value_or("")), tokens_of(l[2], c->host())});
-    std::vector<std::vector<std::optional<std::string_view>>> peers;
     result pr;
     bool v2 = true;
     try {
@@ -608,63 +637,99 @@ void session::load_ring() {
     }
     for (auto& row : raw_rows(pr.rows, c->host())) {
       size_t o = v2 ? 1 : 0;  // column offset of data_center
-      auto& addr = row[0] && format_inet(*row[0]) != "0.0.0.0" && format_inet(*row[0]) != "::" ? row[0] : row[o + 4];
-      if (!addr) continue;
-      int port = v2 && row[1] ? int_of(*row[1]) : _options.port;
-      std::string host = address_of(*addr) + ":" + std::to_string(port);
+      std::string host = peer_host(row, v2, o + 4, _options.port);
+      if (host.empty()) continue;
       auto tokens = tokens_of(row[o + 3], host);
-      if (tokens.empty()) continue;  // a node joining
+      if (tokens.empty()) {  // a node joining: read again later
+        complete = false;
+        continue;
+      }
       nodes.push_back({host, std::string(row[o + 1].value_or("")), std::string(row[o + 2].value_or("")), std::move(tokens)});
     }
   } catch (const server_error&) {
-    return;  // system tables not readable: no routing, the contact points only
+    return true;  // system tables not readable: no routing, the contact points only
   }
-  _ring = token_ring(std::move(nodes));
-  if (!_options.discover_nodes) return;
-  for (auto& n : _ring.nodes()) {
-    if (_by_host.count(n.host)) continue;
-    auto h = std::make_unique<host_pool>();
-    h->host = n.host;
-    _by_host.emplace(n.host, h.get());
-    _hosts.push_back(std::move(h));
+  auto ring = std::make_shared<const token_ring>(std::move(nodes));
+  std::lock_guard lk(_view_mutex);
+  auto v = std::make_shared<topology_view>(*_view);
+  v->ring = ring;
+  if (_options.discover_nodes) {
+    for (auto& n : ring->nodes()) {
+      if (v->by_host.count(n.host)) continue;
+      auto h = std::make_unique<host_pool>();
+      h->host = n.host;
+      v->by_host.emplace(n.host, h.get());
+      v->hosts.push_back(h.get());
+      _pools.push_back(std::move(h));
+    }
+  }
+  _view = std::move(v);
+  ++_ring_reads;
+  return complete;
+}
+
+void session::refresh_ring() {
+  std::unique_lock lk(_refresh_mutex, std::try_to_lock);
+  if (!lk.owns_lock()) return;  // another thread reads it
+  _ring_stale = false;
+  bool complete = false;
+  try {
+    complete = load_ring(*acquire());
+  } catch (const std::exception&) {
+    // no node answered now: the requests find out themselves; read again later
+  }
+  if (!complete) {
+    _ring_retry_ms = now_ms() + _options.reconnect_delay_ms;
+    _ring_stale = true;
   }
 }
 
 replication_strategy session::replication(const std::string& keyspace) {
-  replica_table(keyspace);
+  replica_table(keyspace, view()->ring);
   std::lock_guard lk(_replication_mutex);
-  return _replication.at(keyspace).first;
+  return _replication.at(keyspace).strategy;
 }
 
-std::shared_ptr<const std::vector<std::vector<size_t>>> session::replica_table(const std::string& keyspace) {
+std::shared_ptr<const std::vector<std::vector<size_t>>> session::replica_table(
+    const std::string& keyspace, const std::shared_ptr<const token_ring>& ring) {
+  std::optional<replication_strategy> strategy;
   {
     std::lock_guard lk(_replication_mutex);
     auto it = _replication.find(keyspace);
-    if (it != _replication.end()) return it->second.second;
+    if (it != _replication.end()) {
+      if (it->second.ring == ring) return it->second.table;
+      strategy = it->second.strategy;  // the ring was read again since: the same strategy on the new ring
+    }
   }
-  byte_writer v;
-  v.bytes(keyspace);
-  query_parameters p;
-  p.level = consistency::one;
-  result r = query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?", p, {1, v.out()});
-  auto rows = raw_rows(r.rows, r.host);
-  if (rows.empty() || !rows[0][0]) throw io_error("cassandra " + r.host + ": keyspace '" + keyspace + "' does not exist");
-  auto strategy = replication_strategy::parse(decode_text_map(*rows[0][0], r.host), keyspace);
-  auto table = std::make_shared<const std::vector<std::vector<size_t>>>(_ring.replicas_by_position(strategy));
+  if (!strategy) {
+    byte_writer v;
+    v.bytes(keyspace);
+    query_parameters p;
+    p.level = consistency::one;
+    result r = query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?", p, {1, v.out()});
+    auto rows = raw_rows(r.rows, r.host);
+    if (rows.empty() || !rows[0][0])
+      throw io_error("cassandra " + r.host + ": keyspace '" + keyspace + "' does not exist");
+    strategy = replication_strategy::parse(decode_text_map(*rows[0][0], r.host), keyspace);
+  }
+  auto table = std::make_shared<const std::vector<std::vector<size_t>>>(ring->replicas_by_position(*strategy));
   std::lock_guard lk(_replication_mutex);
-  return _replication.emplace(keyspace, std::make_pair(strategy, table)).first->second.second;
+  _replication[keyspace] = replica_entry{*strategy, ring, table};
+  return table;
 }
 
 std::vector<std::string> session::replicas(const std::string& keyspace, int64_t token) {
-  if (_ring.empty()) return {};
-  auto table = replica_table(keyspace);
+  auto ring = view()->ring;
+  if (ring->empty()) return {};
+  auto table = replica_table(keyspace, ring);
   std::vector<std::string> out;
-  for (size_t n : (*table)[_ring.ranges()[_ring.range_of(token)].position]) out.push_back(_ring.nodes()[n].host);
+  for (size_t n : (*table)[ring->ranges()[ring->range_of(token)].position]) out.push_back(ring->nodes()[n].host);
   return out;
 }
 
 std::vector<std::string> session::route(const prepared_statement& stmt, const bound_values& values) {
-  if (!_options.token_aware || _ring.nodes().size() < 2 || stmt.bind.pk_indexes.empty() || stmt.bind.columns.empty())
+  if (!_options.token_aware || view()->ring->nodes().size() < 2 || stmt.bind.pk_indexes.empty() ||
+      stmt.bind.columns.empty())
     return {};
   auto vals = split_values(values.count, values.bytes);
   std::vector<std::string_view> key;
@@ -686,7 +751,7 @@ session::~session() {
     control = std::move(_control);
   }
   control.reset();  // its reader calls on_event: stopped before anything it uses goes
-  _hosts.clear();  // the connections' readers count in _metrics until they stop
+  _pools.clear();  // the connections' readers count in _metrics until they stop
 }
 
 metrics_snapshot session_metrics::snapshot() const {
@@ -697,6 +762,7 @@ metrics_snapshot session_metrics::snapshot() const {
   m.bytes_sent = bytes_sent;
   m.bytes_received = bytes_received;
   m.rows_received = rows_received;
+  m.pages = pages;
   m.latency_us_total = latency_us_total;
   m.latency_count = latency_count;
   m.latency_us_max = latency_us_max;
@@ -733,6 +799,7 @@ metrics_snapshot metrics_snapshot::since(const metrics_snapshot& before) const {
   d.bytes_sent -= before.bytes_sent;
   d.bytes_received -= before.bytes_received;
   d.rows_received -= before.rows_received;
+  d.pages -= before.pages;
   d.latency_us_total -= before.latency_us_total;
   d.latency_count -= before.latency_count;
   return d;
@@ -741,10 +808,11 @@ metrics_snapshot metrics_snapshot::since(const metrics_snapshot& before) const {
 std::string metrics_snapshot::to_string() const {
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "requests %lld, retries %lld, failures %lld, rows %lld, %.2f MiB in, %.2f MiB out, in flight at most "
-                "%d, latency mean %.2f ms max %.2f ms",
+                "requests %lld, retries %lld, failures %lld, rows %lld, pages %lld, %.2f MiB in, %.2f MiB out, "
+                "in flight at most %d, latency mean %.2f ms max %.2f ms",
                 static_cast<long long>(requests), static_cast<long long>(retries), static_cast<long long>(failures),
-                static_cast<long long>(rows_received), static_cast<double>(bytes_received) / (1 << 20),
+                static_cast<long long>(rows_received), static_cast<long long>(pages),
+                static_cast<double>(bytes_received) / (1 << 20),
                 static_cast<double>(bytes_sent) / (1 << 20), max_in_flight, mean_latency_ms(),
                 static_cast<double>(latency_us_max) / 1000.0);
   return buf;
@@ -752,7 +820,7 @@ std::string metrics_snapshot::to_string() const {
 
 std::vector<std::string> session::hosts() const {
   std::vector<std::string> out;
-  for (auto& h : _hosts) out.push_back(h->host);
+  for (host_pool* h : view()->hosts) out.push_back(h->host);
   return out;
 }
 
@@ -785,14 +853,16 @@ std::shared_ptr<connection> session::acquire_on(host_pool& h) {
 }
 
 std::shared_ptr<connection> session::acquire(const std::vector<std::string>& preferred) {
-  if (_options.topology_events && _hosts.size() > 1 && (!_control_up || control_broken())) watch_events();
+  if (_ring_stale && now_ms() >= _ring_retry_ms) refresh_ring();
+  auto v = view();
+  if (_options.topology_events && v->hosts.size() > 1 && (!_control_up || control_broken())) watch_events();
   std::exception_ptr last;
   const int64_t now = now_ms();
   if (!preferred.empty()) {
     size_t start = _next_host++;
     for (size_t i = 0; i < preferred.size(); ++i) {
-      auto it = _by_host.find(preferred[(start + i) % preferred.size()]);
-      if (it == _by_host.end() || it->second->down_until_ms > now || it->second->reported_down) continue;
+      auto it = v->by_host.find(preferred[(start + i) % preferred.size()]);
+      if (it == v->by_host.end() || it->second->down_until_ms > now || it->second->reported_down) continue;
       try {
         return acquire_on(*it->second);
       } catch (...) {
@@ -802,8 +872,8 @@ std::shared_ptr<connection> session::acquire(const std::vector<std::string>& pre
   }
   // round robin over the nodes up; when none is, over all of them (their errors say why)
   for (int pass = 0; pass < 2; ++pass) {
-    for (size_t i = 0; i < _hosts.size(); ++i) {
-      auto& h = *_hosts[(_next_host++) % _hosts.size()];
+    for (size_t i = 0; i < v->hosts.size(); ++i) {
+      auto& h = *v->hosts[(_next_host++) % v->hosts.size()];
       if (pass == 0 && (h.down_until_ms > now || h.reported_down)) continue;
       try {
         return acquire_on(h);
@@ -828,32 +898,59 @@ result session::query(const std::string& cql, const query_parameters& params, co
   p._flags = params.tracing ? flag_tracing : 0;
   p.send();
   result r = p.get();
-  if (r.kind == result_kind::schema_change && _ring.nodes().size() > 1) wait_for_schema_agreement(r.host);
+  if (r.kind == result_kind::schema_change && view()->ring->nodes().size() > 1)
+    wait_for_schema_agreement(r.host, p._context);
   return r;
 }
 
-void session::wait_for_schema_agreement(const std::string& host) {
-  auto it = _by_host.find(host);
-  if (it == _by_host.end()) return;
+void session::wait_for_schema_agreement(const std::string& host, const std::string& statement) {
+  auto v = view();
+  auto it = v->by_host.find(host);
+  if (it == v->by_host.end()) return;
   const int64_t deadline = now_ms() + _options.schema_agreement_wait_ms;
   std::shared_ptr<connection> c = acquire_on(*it->second);
-  auto versions = [&](const std::string& cql) {
-    result r = query_on(*c, cql);
-    std::set<std::string> out;
-    for (auto& row : raw_rows(r.rows, host))
-      if (row[0]) out.insert(std::string(*row[0]));
-    return out;
-  };
+  bool v2 = true;
   while (true) {
-    auto v = versions("SELECT schema_version FROM system.local");
-    std::set<std::string> peers;
-    try {
-      peers = versions("SELECT schema_version FROM system.peers_v2");
-    } catch (const query_error&) {
-      peers = versions("SELECT schema_version FROM system.peers");
+    // the coordinator's version, and each peer's: "address:port" -> schema_version
+    std::map<std::string, std::string> versions;
+    std::vector<std::string> skipped;
+    result local = query_on(*c, "SELECT schema_version FROM system.local");
+    for (auto& row : raw_rows(local.rows, host))
+      if (row[0]) versions[host] = format_uuid(*row[0]);
+    result peers;
+    if (v2) {
+      try {
+        peers = query_on(*c, "SELECT native_address, native_port, peer, schema_version FROM system.peers_v2");
+      } catch (const query_error&) {  // before Cassandra 4.0
+        v2 = false;
+      }
     }
-    v.insert(peers.begin(), peers.end());
-    if (v.size() <= 1 || now_ms() >= deadline) return;
+    if (!v2) peers = query_on(*c, "SELECT rpc_address, peer, schema_version FROM system.peers");
+    const int64_t now = now_ms();
+    for (auto& row : raw_rows(peers.rows, host)) {
+      const size_t o = v2 ? 1 : 0;  // column offset of peer
+      const std::string peer = peer_host(row, v2, o + 1, _options.port);
+      if (peer.empty()) continue;
+      auto p = v->by_host.find(peer);
+      if (p != v->by_host.end() && (p->second->reported_down || p->second->down_until_ms > now)) {
+        skipped.push_back(peer);  // known down: it takes the schema from the others when it is back
+        continue;
+      }
+      if (row[o + 2]) versions[peer] = format_uuid(*row[o + 2]);
+    }
+    std::set<std::string> distinct;
+    for (auto& [node, v] : versions) distinct.insert(v);
+    if (distinct.size() <= 1) return;
+    if (now >= deadline) {
+      std::string by_node, down;
+      for (auto& [node, v] : versions) by_node += (by_node.empty() ? "" : ", ") + node + " " + v;
+      for (auto& d : skipped) down += (down.empty() ? "" : ", ") + d;
+      throw schema_agreement_error("cassandra " + host + ": the schema change was applied, but the nodes up report " +
+                                   std::to_string(distinct.size()) + " schema versions after " +
+                                   std::to_string(_options.schema_agreement_wait_ms) +
+                                   " ms (schema_agreement_wait_ms): " + by_node + " (not waited for, known down: " +
+                                   (down.empty() ? "none" : down) + "); statement: " + statement);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 }
@@ -1004,7 +1101,10 @@ result pending_request::get() {
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - _sent_at).count());
       m.bytes_received += static_cast<int64_t>(r.body->size() + header_size);
       result out = decode_result(std::move(r), host);
-      m.rows_received += out.rows.rows_count;
+      if (out.kind == result_kind::rows) {
+        m.rows_received += out.rows.rows_count;
+        ++m.pages;
+      }
       return out;
     } catch (const unprepared_error& e) {
       if (attempt >= o.max_retries || !_conn) {

@@ -70,6 +70,9 @@ def test_round_trip_of_every_size(server):
         want = frame(n)
         r = tug.from_polars(want).lazy().sink_cassandra(KS, "rt", consistency="ONE", **server)
         assert r["rows_written"] == n and r["requests"] >= 1 and r["metrics"]["failures"] == 0, r
+        # the engine's statistics of the streaming write, with the sink's line
+        assert f"CASSANDRA SINK {KS}.rt: rows written {n}, batches {r['batches']}" in r["statistics"], r
+        assert "sink (fused)" in r["statistics"] and r["peak_memory"] >= 0, r
         scanned = tug.scan_cassandra(KS, "rt", consistency="ONE", **server)
         assert scanned.schema == {"k": tug.Int32, "c": tug.Int64, "s": tug.String, "d": tug.Float64,
                                   "b": tug.Boolean}

@@ -64,8 +64,9 @@ struct client_options {
   /// A node whose connection failed is skipped for this long (other nodes take its requests).
   int reconnect_delay_ms = 1000;
   /// After a schema change (CREATE, DROP, ALTER) on a cluster of several nodes, wait at most this long
-  /// until every node reports the same schema_version (system.local, system.peers_v2), as the DataStax
-  /// drivers do; past it the statement still succeeds.
+  /// until every node up reports the same schema_version (system.local, system.peers_v2), as the
+  /// DataStax drivers do; nodes known down (a DOWN event, a failed connect) are not waited for. Past it
+  /// the change is applied and the statement throws schema_agreement_error.
   int schema_agreement_wait_ms = 10000;
   /// Native protocol version: 0 (the default) negotiates it, v5 where the node's SUPPORTED answer offers
   /// "5/v5", else v4; 4 or 5 insist (5 on a node without it is a connection_error). A session speaks the
@@ -203,13 +204,14 @@ struct metrics_snapshot {
   int64_t bytes_sent = 0;      ///< frames, headers included
   int64_t bytes_received = 0;
   int64_t rows_received = 0;   ///< rows of Rows results
+  int64_t pages = 0;           ///< Rows results (pages of rows; a write's answer is none)
   int64_t latency_us_total = 0, latency_count = 0;  ///< from sending to the answer, requests that succeeded
   int64_t latency_us_max = 0;  ///< since the interval began (session_metrics::begin_interval)
   int max_in_flight = 0;       ///< requests on the wire at once, at most, since the interval began
   /// The counters minus `before`'s; the maxima as they are.
   metrics_snapshot since(const metrics_snapshot& before) const;
   double mean_latency_ms() const { return latency_count ? latency_us_total / 1000.0 / latency_count : 0; }
-  /// "requests 12, retries 0, failures 0, rows 10000, 1.2 MiB in, 0.1 MiB out, in flight at most 8,
+  /// "requests 12, retries 0, failures 0, rows 10000, pages 10, 1.2 MiB in, 0.1 MiB out, in flight at most 8,
   /// latency mean 1.20 ms max 5.00 ms".
   std::string to_string() const;
 };
@@ -217,7 +219,8 @@ struct metrics_snapshot {
 /// Statistics a session keeps, as the Spark connector's: requests, retries, failures, bytes each way,
 /// rows read, request latency and requests in flight.
 struct session_metrics {
-  std::atomic<int64_t> requests{0}, retries{0}, failures{0}, bytes_sent{0}, bytes_received{0}, rows_received{0};
+  std::atomic<int64_t> requests{0}, retries{0}, failures{0}, bytes_sent{0}, bytes_received{0}, rows_received{0},
+      pages{0};
   std::atomic<int64_t> latency_us_total{0}, latency_count{0}, latency_us_max{0};
   std::atomic<int> in_flight{0}, max_in_flight{0};
   metrics_snapshot snapshot() const;
@@ -256,11 +259,11 @@ class session {
   const client_options& options() const { return _options; }
   session_metrics& metrics() { return _metrics; }
   /// The nodes requests may go to, "address:port": the contact points that answered, then the nodes
-  /// discovered (client_options::discover_nodes).
+  /// discovered (client_options::discover_nodes), then those that joined later.
   std::vector<std::string> hosts() const;
-  /// The nodes and tokens read at connection (empty when token_aware and discover_nodes are both off, or
-  /// the partitioner is not Murmur3).
-  const token_ring& ring() const { return _ring; }
+  /// The nodes and tokens, read at connection and again after the cluster reports a topology change
+  /// (empty when token_aware and discover_nodes are both off, or the partitioner is not Murmur3).
+  token_ring ring() const;
   /// The replication of a keyspace (read once, then cached). @throws io_error naming a missing keyspace.
   replication_strategy replication(const std::string& keyspace);
   /// The replicas of a token in a keyspace, "address:port", the owner of the token first; empty when the
@@ -273,8 +276,12 @@ class session {
   /// requests go to the other nodes, and to it only when none is up.
   bool is_up(const std::string& host) const;
   /// The events the cluster pushed, in order: "DOWN 127.0.0.3:9042", "UP ...", "NEW_NODE ...",
-  /// "REMOVED_NODE ..." (a node added later is not routed to: the ring is read once per session).
+  /// "REMOVED_NODE ...". A topology change (or UP of a node the session does not know) has the next
+  /// request read the ring again (system.local, system.peers_v2): a node that joined takes requests and
+  /// its token ranges.
   std::vector<std::string> events() const;
+  /// How many times the ring was read (1 after connecting, when it was read).
+  int ring_reads() const { return _ring_reads.load(); }
 
  private:
   friend class pending_request;
@@ -303,22 +310,48 @@ class session {
   std::string prepare_body(const std::string& cql) const;
   /// A QUERY at consistency ONE on that connection, without retries (system tables of that node).
   static result query_on(connection& c, const std::string& cql);
-  /// Reads system.local and system.peers(_v2) through one connection; adds the peers' pools.
-  void load_ring();
-  /// Waits (schema_agreement_wait_ms at most) until `host` and its peers report one schema version.
-  void wait_for_schema_agreement(const std::string& host);
-  /// The replicas of each ring position under the keyspace's replication (cached).
-  std::shared_ptr<const std::vector<std::vector<size_t>>> replica_table(const std::string& keyspace);
+  /// The hosts, their lookup by "address:port" and the ring; replaced whole when the ring is read again,
+  /// so a request works on one consistent copy. Host pools are never removed.
+  struct topology_view {
+    std::vector<host_pool*> hosts;
+    std::unordered_map<std::string, host_pool*> by_host;
+    std::shared_ptr<const token_ring> ring = std::make_shared<const token_ring>();
+  };
+  std::shared_ptr<const topology_view> view() const {
+    std::lock_guard lk(_view_mutex);
+    return _view;
+  }
+  /// Reads system.local and system.peers(_v2) through `c`; adds the peers' pools (discover_nodes) and
+  /// publishes the new view. Returns false when a peer had no tokens yet (joining: read again later).
+  bool load_ring(connection& c);
+  /// Reads the ring again after a topology change (one thread at a time; on failure, again after
+  /// reconnect_delay_ms).
+  void refresh_ring();
+  /// Waits (schema_agreement_wait_ms at most) until `host` and its peers that are not known down (a DOWN
+  /// event, a failed connect) report one schema version. @throws schema_agreement_error past the wait,
+  /// naming `statement`, the nodes and their versions.
+  void wait_for_schema_agreement(const std::string& host, const std::string& statement);
+  /// The replicas of each position of `ring` under the keyspace's replication (cached per ring).
+  std::shared_ptr<const std::vector<std::vector<size_t>>> replica_table(const std::string& keyspace,
+                                                                        const std::shared_ptr<const token_ring>& ring);
 
   client_options _options;
   uint8_t _version = protocol_version;  // negotiated by the first connection; every connection speaks it
   std::shared_ptr<const tls_context> _tls;  // null without TLS
-  std::vector<std::unique_ptr<host_pool>> _hosts;  // fixed once constructed
-  std::unordered_map<std::string, host_pool*> _by_host;
-  token_ring _ring;
+  std::vector<std::unique_ptr<host_pool>> _pools;  // owns the pools; grows under _view_mutex
+  mutable std::mutex _view_mutex;
+  std::shared_ptr<const topology_view> _view = std::make_shared<const topology_view>();
+  std::atomic<bool> _ring_stale{false};  // a topology event came: read the ring again
+  std::atomic<int64_t> _ring_retry_ms{0};
+  std::atomic<int> _ring_reads{0};
+  std::mutex _refresh_mutex;
+  struct replica_entry {
+    replication_strategy strategy;
+    std::shared_ptr<const token_ring> ring;  // the ring the table was computed on
+    std::shared_ptr<const std::vector<std::vector<size_t>>> table;
+  };
   std::mutex _replication_mutex;
-  std::unordered_map<std::string, std::pair<replication_strategy, std::shared_ptr<const std::vector<std::vector<size_t>>>>>
-      _replication;  // by keyspace
+  std::unordered_map<std::string, replica_entry> _replication;  // by keyspace
   std::atomic<uint64_t> _next_host{0};
   std::mutex _prepared_mutex;
   std::unordered_map<std::string, std::shared_ptr<const prepared_statement>> _prepared;  // by cql

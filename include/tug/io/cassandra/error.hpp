@@ -109,4 +109,12 @@ class tls_error : public connection_error {
   using connection_error::connection_error;
 };
 
+/// A schema change (CREATE, DROP, ALTER) that the coordinator applied, but whose schema version the nodes
+/// up did not all report within client_options::schema_agreement_wait_ms. The message names the nodes
+/// and their versions. Nodes known down (a DOWN event, a failed connect) are not waited for.
+class schema_agreement_error : public io_error {
+ public:
+  using io_error::io_error;
+};
+
 }  // namespace tug::io::cassandra

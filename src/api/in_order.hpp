@@ -1,0 +1,80 @@
+#pragma once
+// Partitions of a streaming sink, handed over from several threads in any order, consumed in index
+// order by one thread at a time with a bound on what waits (sink_parquet, sink_csv, sink_cassandra).
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "tug/core/error.hpp"
+
+namespace tug {
+
+/// Hands partitions that arrive in any order, from several threads, to `consume` in index order, one
+/// at a time: a thread that finds no one consuming drains what is ready; the others queue theirs and
+/// go on, unless `bound` partitions wait already, then they wait for room (backpressure: the readers
+/// cannot run ahead of the writer). No deadlock: a thread waits only after queuing its own partition,
+/// and the pool hands out indices in increasing order, so the next one is queued or being made by a
+/// thread that is not waiting.
+template <typename Item>
+class in_order {
+ public:
+  in_order(std::function<void(Item&)> consume, size_t bound) : _consume(std::move(consume)), _bound(bound) {}
+
+  void put(Item item, size_t index) {
+    std::unique_lock<std::mutex> g(_mu);
+    if (_failed) return;  // the query fails with the first error
+    _waiting.emplace(index, std::move(item));
+    for (;;) {
+      if (_failed) return;
+      if (!_busy) break;  // this thread drains
+      if (_waiting.size() <= _bound) return;
+      _room.wait(g);
+    }
+    _busy = true;
+    for (;;) {
+      auto it = _waiting.find(_next);
+      if (it == _waiting.end()) {
+        _busy = false;
+        _room.notify_all();
+        return;
+      }
+      Item next = std::move(it->second);
+      _waiting.erase(it);
+      ++_next;
+      _room.notify_all();
+      g.unlock();
+      try {
+        _consume(next);
+      } catch (...) {
+        g.lock();
+        _busy = false;
+        _failed = true;
+        _waiting.clear();
+        _room.notify_all();
+        throw;
+      }
+      g.lock();
+    }
+  }
+
+  /// After the last put: every index below `n` was consumed.
+  void finish(size_t n) {
+    std::lock_guard<std::mutex> g(_mu);
+    if (_next != n || !_waiting.empty())
+      throw internal_error("streaming sink: " + std::to_string(_next) + " of " + std::to_string(n) +
+                           " partitions were written in order");
+  }
+
+ private:
+  std::function<void(Item&)> _consume;
+  size_t _bound;
+  std::mutex _mu;
+  std::condition_variable _room;
+  std::map<size_t, Item> _waiting;
+  size_t _next = 0;
+  bool _busy = false, _failed = false;
+};
+
+}  // namespace tug
