@@ -571,6 +571,11 @@ void session::on_event(const std::string& body, const std::string& host) {
   // tokens moved, a node joined or left, or one the session does not know is up: the next request reads
   // the ring again (not here: this is the control connection's reader thread)
   if (type == "TOPOLOGY_CHANGE" || it == v->by_host.end()) {
+    if (it == v->by_host.end() && (change == "NEW_NODE" || change == "UP")) {
+      std::lock_guard lk(_awaited_mutex);
+      _awaited.push_back(address_of(addr));
+      _awaited_reads = 0;
+    }
     _ring_retry_ms = 0;
     _ring_stale = true;
   }
@@ -677,6 +682,18 @@ void session::refresh_ring() {
     complete = load_ring(*acquire());
   } catch (const std::exception&) {
     // no node answered now: the requests find out themselves; read again later
+  }
+  {
+    // announced nodes not in the ring yet: read again later (at most 120 times after the last event)
+    std::lock_guard al(_awaited_mutex);
+    auto ring = view()->ring;
+    std::erase_if(_awaited, [&](const std::string& address) {
+      for (auto& n : ring->nodes())
+        if (n.host.rfind(address + ":", 0) == 0) return true;
+      return false;
+    });
+    if (!_awaited.empty() && ++_awaited_reads <= 120) complete = false;
+    if (_awaited_reads > 120) _awaited.clear();
   }
   if (!complete) {
     _ring_retry_ms = now_ms() + _options.reconnect_delay_ms;

@@ -345,6 +345,12 @@ class session {
   std::atomic<int64_t> _ring_retry_ms{0};
   std::atomic<int> _ring_reads{0};
   std::mutex _refresh_mutex;
+  // addresses of nodes an event announced (NEW_NODE, UP) that the ring did not hold: the ring is read
+  // again until they are in it (a node appears in system.peers some time after its event), a bounded
+  // number of times
+  std::mutex _awaited_mutex;
+  std::vector<std::string> _awaited;
+  int _awaited_reads = 0;
   struct replica_entry {
     replication_strategy strategy;
     std::shared_ptr<const token_ring> ring;  // the ring the table was computed on
