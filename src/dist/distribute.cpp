@@ -81,19 +81,27 @@ std::vector<uint32_t> row_ranks(const table& t, const std::vector<size_t>& keys,
   return r;
 }
 
+/// The rows of each rank (`ranks` from row_ranks), in order: rank r's are rows[start[r], start[r + 1]).
+struct rows_by_rank {
+  std::vector<int64_t> start, rows;
+  rows_by_rank(const std::vector<uint32_t>& ranks, int size) : start(static_cast<size_t>(size) + 1, 0), rows(ranks.size()) {
+    for (uint32_t r : ranks) ++start[r + 1];
+    for (int r = 0; r < size; ++r) start[static_cast<size_t>(r) + 1] += start[static_cast<size_t>(r)];
+    std::vector<int64_t> fill(start.begin(), start.end() - 1);
+    for (size_t i = 0; i < ranks.size(); ++i) rows[static_cast<size_t>(fill[ranks[i]]++)] = static_cast<int64_t>(i);
+  }
+  int64_t count(int r) const { return start[static_cast<size_t>(r) + 1] - start[static_cast<size_t>(r)]; }
+  const int64_t* of(int r) const { return rows.data() + start[static_cast<size_t>(r)]; }
+};
+
 /// The rows of `t` per rank (`ranks` from row_ranks), in order; empty tables where a rank gets none.
 std::vector<table> split_by_rank(const table& t, const std::vector<uint32_t>& ranks, int size, memory_resource* mr) {
-  std::vector<int64_t> start(static_cast<size_t>(size) + 1, 0);
-  for (uint32_t r : ranks) ++start[r + 1];
-  for (int r = 0; r < size; ++r) start[static_cast<size_t>(r) + 1] += start[static_cast<size_t>(r)];
-  std::vector<int64_t> rows(ranks.size());
-  std::vector<int64_t> fill(start.begin(), start.end() - 1);
-  for (size_t i = 0; i < ranks.size(); ++i) rows[static_cast<size_t>(fill[ranks[i]]++)] = static_cast<int64_t>(i);
+  const rows_by_rank by(ranks, size);
   std::vector<table> out(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) {
-    const int64_t len = start[static_cast<size_t>(r) + 1] - start[static_cast<size_t>(r)];
+    const int64_t len = by.count(r);
     if (len == 0) continue;
-    out[static_cast<size_t>(r)] = len == t.num_rows() ? t : gather(t, rows.data() + start[static_cast<size_t>(r)], len, mr);
+    out[static_cast<size_t>(r)] = len == t.num_rows() ? t : gather(t, by.of(r), len, mr);
   }
   return out;
 }
@@ -264,13 +272,13 @@ class exchange_node final : public physical_node {
               if (r != me) m[static_cast<size_t>(r)] = once;
             local[i] = std::move(t);
           } else {
-            std::vector<table> pieces =
-                split_by_rank(t, ranges ? ranges->ranks(t, ctx) : row_ranks(t, keys, size), size, ctx.mr);
+            // each other rank's rows are serialized straight from `t`; this rank's are gathered
+            const rows_by_rank by(ranges ? ranges->ranks(t, ctx) : row_ranks(t, keys, size), size);
             for (int r = 0; r < size; ++r) {
-              table& p = pieces[static_cast<size_t>(r)];
-              if (p.num_rows() == 0) continue;
-              if (r == me) local[i] = std::move(p);
-              else m[static_cast<size_t>(r)] = serialize(p);
+              const int64_t len = by.count(r);
+              if (len == 0) continue;
+              if (r == me) local[i] = len == t.num_rows() ? t : gather(t, by.of(r), len, ctx.mr);
+              else m[static_cast<size_t>(r)] = len == t.num_rows() ? serialize(t) : serialize_rows(t, by.of(r), len);
             }
           }
         });
