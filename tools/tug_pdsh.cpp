@@ -1,7 +1,7 @@
 // tug_pdsh: runs PDS-H queries (bench/pdsh) on a generated data directory and reports their timings.
 //
 // usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--fallback warn|raise|silent]
-//                 [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet]
+//                 [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet|DIR/]
 //                 [--json TIMINGS.json] [--explain] [--profile] [--no-late-materialization]
 //                 [--memory-limit BYTES] [--spill-device-limit LIMIT] [--spill-directory DIR]
 //                 [--gpus N|all]
@@ -12,7 +12,9 @@
 // times include reading the files (from the OS cache after the first run). One line per query:
 //   qNN rows=R cold=Xs median=Xs min=Xs max=Xs nodes=cpu:N,cuda:N fallbacks=N
 // --out writes each query's result: with several queries, "{q}" in the path is replaced by the two-digit
-// query number, or "_qNN" is inserted before the extension when there is no "{q}".
+// query number, or "_qNN" is inserted before the extension when there is no "{q}". A path that ends in
+// "/" is a directory of Parquet part files (sink_parquet, after the timed runs): on several ranks every
+// rank writes its own share's files there.
 // --json writes {"engine", "threads", "data", "reps", "queries": [{"query", "rows", "cold_s", "times_s",
 // "median_s", "min_s", "max_s", "nodes": {"cpu": N, "cuda": N}, "fallbacks": [..]}]}, rewritten after
 // every query (a run killed midway leaves the queries done so far). "nodes" counts the physical plan's
@@ -203,6 +205,7 @@ std::string out_path(const options& o, int q) {
   std::string p = o.out;
   if (auto pos = p.find("{q}"); pos != std::string::npos) return p.replace(pos, 3, two_digits(q));
   if (o.queries.size() == 1) return p;
+  if (p.back() == '/') return p + "q" + two_digits(q) + "/";
   auto dot = p.find_last_of('.');
   auto slash = p.find_last_of('/');
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) dot = p.size();
@@ -217,7 +220,7 @@ void write_result(const data_frame& df, const std::string& path) {
     f << df.to_csv();
     if (!f) throw io_error("cannot write " + path);
   } else {
-    throw usage_error("--out must end in .csv or .parquet, got '" + path + "'");
+    throw usage_error("--out must end in .csv, .parquet or / (a directory), got '" + path + "'");
   }
 }
 
@@ -278,7 +281,8 @@ json run_query(const options& o, int q, steady::time_point start, bool lead) {
   rec["median_s"] = n % 2 ? warm_times[n / 2] : (warm_times[n / 2 - 1] + warm_times[n / 2]) / 2;
   rec["min_s"] = warm_times.front();
   rec["max_s"] = warm_times.back();
-  if (!o.out.empty() && lead) write_result(result, out_path(o, q));
+  if (ends_with(o.out, "/")) sink_parquet(pdsh::query(q)(pdsh::scan_tables(o.data)), out_path(o, q), {}, warm);
+  else if (!o.out.empty() && lead) write_result(result, out_path(o, q));
   if (o.profile) {
     query_result p = pdsh::query(q)(pdsh::scan_tables(o.data)).profile(o.engine);
     if (lead) std::cout << "-- q" << two_digits(q) << " profile\n" << p.physical_plan << "\n" << p.statistics << "\n";
@@ -391,7 +395,7 @@ int main(int argc, char** argv) {
     std::cerr
         << "tug_pdsh: " << e.what() << "\n"
         << "usage: tug_pdsh --data DIR --query 1,2,..|all [--engine cpu|gpu|auto] [--fallback warn|raise|silent]\n"
-           "                [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet]\n"
+           "                [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet|DIR/]\n"
            "                [--json TIMINGS.json] [--explain] [--profile] [--no-late-materialization]\n"
            "                [--memory-limit BYTES] [--spill-device-limit LIMIT] [--spill-directory DIR]\n"
            "                [--gpus N|all]\n"

@@ -46,30 +46,35 @@ class parquet_file_sink final : public partition_writer {
 };
 
 /// A directory: one file per non-empty partition, named by its index (part-00000.parquet, ...), written
-/// as each arrives; one empty file when no partition has rows (the schema, for readers).
-class parquet_directory_sink final : public partition_writer {
+/// as each arrives; one empty file when no partition has rows (the schema, for readers). On several
+/// ranks every rank writes its own share's files, named by rank and index (part-r0001-00000.parquet:
+/// in name order they are the result's rows in order), and rank 0 writes the empty file when it has no
+/// rows.
+class parquet_directory_sink final : public dist::rank_share_writer {
  public:
-  parquet_directory_sink(std::string dir, schema s, io::parquet::write_options o, thread_pool* pool)
-      : _dir(std::move(dir)), _s(std::move(s)), _o(std::move(o)), _pool(pool) {}
+  parquet_directory_sink(std::string dir, schema s, io::parquet::write_options o, thread_pool* pool, int rank, int ranks)
+      : _dir(std::move(dir)), _s(std::move(s)), _o(std::move(o)), _pool(pool), _rank(rank), _ranks(ranks) {}
   void write(table t, size_t index) override {
     if (t.num_rows() == 0) return;
     io::parquet::write_parquet(name(index), _s, {t}, _o, _pool);
     _written = true;
   }
   void finish(size_t) override {
-    if (!_written) io::parquet::write_parquet(name(0), _s, {}, _o, _pool);
+    if (!_written && _rank == 0) io::parquet::write_parquet(name(0), _s, {}, _o, _pool);
   }
 
  private:
   std::string name(size_t i) const {
-    char n[48];  // "part-" + up to 20 digits + ".parquet"
-    std::snprintf(n, sizeof n, "part-%05zu.parquet", i);
+    char n[64];  // "part-r" + up to 10 digits + "-" + up to 20 digits + ".parquet"
+    if (_ranks > 1) std::snprintf(n, sizeof n, "part-r%04d-%05zu.parquet", _rank, i);
+    else std::snprintf(n, sizeof n, "part-%05zu.parquet", i);
     return (std::filesystem::path(_dir) / n).string();
   }
   std::string _dir;
   schema _s;
   io::parquet::write_options _o;
   thread_pool* _pool;
+  int _rank, _ranks;
   std::atomic<bool> _written{false};
 };
 
@@ -127,15 +132,15 @@ void sink_parquet(const lazy_frame& q, const std::string& path, const io::parque
   auto comm = dist::world();
   const plan_ptr p = optimize(q.plan(), dist::flags_for_ranks(engine.optimizer, comm->size()), engine.check_optimizer_schema);
   validate_options(engine);
-  if (comm->rank() != 0) {
-    run_plan(p, engine);  // on several ranks, rank 0 writes: this rank's rows go there
+  if (comm->rank() != 0 && !dir) {
+    run_plan(p, engine);  // on several ranks, rank 0 writes one file: this rank's rows go there
     return;
   }
   std::shared_ptr<partition_writer> w;
-  if (dir) {
+  if (dir) {  // on several ranks, each writes its own share's files
     fs::create_directories(path, ec);
     if (ec) throw io_error("cannot create directory " + path + ": " + ec.message());
-    w = std::make_shared<parquet_directory_sink>(path, p->schema, options, &pool);
+    w = std::make_shared<parquet_directory_sink>(path, p->schema, options, &pool, comm->rank(), comm->size());
   } else {
     w = std::make_shared<parquet_file_sink>(path, p->schema, options, &pool);
   }

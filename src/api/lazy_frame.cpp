@@ -199,8 +199,9 @@ query_result run_plan_on(const plan_ptr& p, const engine_options& opts, std::sha
   std::unique_ptr<memory_manager> memory;
   physical_ptr phys = lower(p, opts, &r.fallbacks);
   // on several ranks: exchanges where nodes need rows from other ranks, the result on rank 0; a sink
-  // writes there (the callers give the other ranks none)
-  if (ranks) phys = dist::distribute(std::move(phys), ranks, opts);
+  // writes there (the callers give the other ranks none), or each rank writes its share (rank_share_writer)
+  if (ranks)
+    phys = dist::distribute(std::move(phys), ranks, opts, dynamic_cast<dist::rank_share_writer*>(sink.get()) != nullptr);
   if (sink) phys = exec::make_sink(std::move(phys), std::move(sink));
   r.physical_plan = to_string(*phys);
   query_control* control = query_control::current();

@@ -6,7 +6,9 @@
 // A node's rank_need says where its input must be; an exchange node moves rows between placements
 // where the child's is not enough. Joins are placed here: a side that every rank holds needs nothing;
 // else both sides are shuffled by the keys or, when the build side is small (broadcast_limit, counted at
-// run time over all ranks), that side is copied to every rank.
+// run time over all ranks), that side is copied to every rank. Sorts of split input are placed here too:
+// a top-k keeps each rank's first rows before the gather; a full sort routes rows to ranks by ranges of
+// its keys (sampled) and sorts each range where it lands, so that its output is split in order.
 #include "tug/dist/distribute.hpp"
 
 #include <algorithm>
@@ -34,7 +36,34 @@ const char* to_string(place p) { return p == place::split ? "split" : p == place
 
 /// What an exchange makes of its input: rows with equal keys on one rank, every row on rank 0, or every
 /// row on every rank.
-enum class target : uint8_t { keys, one, all };
+/// A range exchange moves rows to ranks by ranges of sort keys, so that rank r's rows all sort after
+/// rank r-1's and equal keys meet on one rank.
+enum class target : uint8_t { keys, one, all, range };
+
+/// A sort node's parameters and CPU kernels (protected in sort_node), read through member pointers
+/// that this derived class may form; it is never instantiated.
+struct sort_access : sort_node {
+  static const std::vector<size_t>& keys(const sort_node& s) { return s.*(&sort_access::_keys); }
+  static const std::vector<bool>& descending(const sort_node& s) { return s.*(&sort_access::_descending); }
+  static const std::vector<bool>& nulls_last(const sort_node& s) { return s.*(&sort_access::_nulls_last); }
+  static bool stable(const sort_node& s) { return s.*(&sort_access::_stable); }
+  static int64_t limit(const sort_node& s) { return s.*(&sort_access::_limit); }
+  static std::vector<uint32_t> locate_rows(const sort_node& s, const table& k, const table& b, exec_context& ctx) {
+    return (s.*(&sort_access::locate))(k, b, ctx);
+  }
+  static std::vector<table> sort_rows(sort_node& s, const std::vector<table>& parts, int64_t n, exec_context& ctx) {
+    return (s.*(&sort_access::sort_partitions))(parts, n, ctx);
+  }
+};
+
+/// How a range exchange orders rows: key columns (of its input) with descending / nulls_last per key.
+struct sort_order {
+  std::vector<size_t> keys;
+  std::vector<bool> descending, nulls_last;
+};
+
+/// Samples of a range exchange per rank of input: about this many times the number of ranks in all.
+constexpr int64_t samples_per_rank = 128;
 
 /// Rank of each row by the hash of its keys; a mix of hash_rows' bits so that the ranks do not take the
 /// same bits as the hash buckets and the key index within a rank.
@@ -52,19 +81,27 @@ std::vector<uint32_t> row_ranks(const table& t, const std::vector<size_t>& keys,
   return r;
 }
 
+/// The rows of each rank (`ranks` from row_ranks), in order: rank r's are rows[start[r], start[r + 1]).
+struct rows_by_rank {
+  std::vector<int64_t> start, rows;
+  rows_by_rank(const std::vector<uint32_t>& ranks, int size) : start(static_cast<size_t>(size) + 1, 0), rows(ranks.size()) {
+    for (uint32_t r : ranks) ++start[r + 1];
+    for (int r = 0; r < size; ++r) start[static_cast<size_t>(r) + 1] += start[static_cast<size_t>(r)];
+    std::vector<int64_t> fill(start.begin(), start.end() - 1);
+    for (size_t i = 0; i < ranks.size(); ++i) rows[static_cast<size_t>(fill[ranks[i]]++)] = static_cast<int64_t>(i);
+  }
+  int64_t count(int r) const { return start[static_cast<size_t>(r) + 1] - start[static_cast<size_t>(r)]; }
+  const int64_t* of(int r) const { return rows.data() + start[static_cast<size_t>(r)]; }
+};
+
 /// The rows of `t` per rank (`ranks` from row_ranks), in order; empty tables where a rank gets none.
 std::vector<table> split_by_rank(const table& t, const std::vector<uint32_t>& ranks, int size, memory_resource* mr) {
-  std::vector<int64_t> start(static_cast<size_t>(size) + 1, 0);
-  for (uint32_t r : ranks) ++start[r + 1];
-  for (int r = 0; r < size; ++r) start[static_cast<size_t>(r) + 1] += start[static_cast<size_t>(r)];
-  std::vector<int64_t> rows(ranks.size());
-  std::vector<int64_t> fill(start.begin(), start.end() - 1);
-  for (size_t i = 0; i < ranks.size(); ++i) rows[static_cast<size_t>(fill[ranks[i]]++)] = static_cast<int64_t>(i);
+  const rows_by_rank by(ranks, size);
   std::vector<table> out(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) {
-    const int64_t len = start[static_cast<size_t>(r) + 1] - start[static_cast<size_t>(r)];
+    const int64_t len = by.count(r);
     if (len == 0) continue;
-    out[static_cast<size_t>(r)] = len == t.num_rows() ? t : gather(t, rows.data() + start[static_cast<size_t>(r)], len, mr);
+    out[static_cast<size_t>(r)] = len == t.num_rows() ? t : gather(t, by.of(r), len, mr);
   }
   return out;
 }
@@ -119,13 +156,24 @@ class exchange_node final : public physical_node {
  public:
   exchange_node(std::shared_ptr<query_ranks> q, place from, target to, std::vector<size_t> keys, int tag)
       : _q(std::move(q)), _from(from), _to(to), _keys(std::move(keys)), _tag(tag) {}
+  /// A range exchange by `order`: `tags` are its row counts', its samples' and its rows' exchanges.
+  exchange_node(std::shared_ptr<query_ranks> q, sort_order order, const int (&tags)[3])
+      : _q(std::move(q)), _from(place::split), _to(target::range), _keys(order.keys), _tag(tags[2]),
+        _order(std::move(order)), _count_tag(tags[0]), _sample_tag(tags[1]) {}
   std::string name() const override {
     if (_choice) return _choice->build == this ? "exchange[join build]" : "exchange[join probe]";
-    return _to == target::keys ? "exchange[shuffle]" : _to == target::one ? "exchange[gather]" : "exchange[allgather]";
+    return _to == target::keys    ? "exchange[shuffle]"
+           : _to == target::one   ? "exchange[gather]"
+           : _to == target::range ? "exchange[range]"
+                                  : "exchange[allgather]";
   }
   std::string detail() const override {
     std::string s;
-    for (size_t k : _keys) s += (s.empty() ? "by " : ", ") + children[0]->output_schema[k].name;
+    for (size_t i = 0; i < _keys.size(); ++i) {
+      s += (s.empty() ? "by " : ", ") + children[0]->output_schema[_keys[i]].name;
+      if (_to == target::range && _order.descending[i]) s += " desc";
+      if (_to == target::range && _order.nulls_last[i]) s += " nulls_last";
+    }
     if (_choice)
       s += std::string(s.empty() ? "" : "; ") + "shuffled, or copied to every rank when a side has at most " +
            std::to_string(_choice->limit) + " rows" + (_choice->inner ? "" : " (the build side)");
@@ -172,6 +220,9 @@ class exchange_node final : public physical_node {
     std::vector<size_t> keys = _keys;
     if (to == target::keys && keys.empty())
       for (size_t i = 0; i < s.size(); ++i) keys.push_back(i);
+    // a range exchange: the ranks' boundaries, from samples of every rank's rows
+    std::unique_ptr<range_router> ranges;
+    if (to == target::range) ranges = std::make_unique<range_router>(*this, in, ctx);
     // per source rank, the partitions that arrive from it, in order
     std::vector<std::vector<table>> by_rank(static_cast<size_t>(size));
     std::vector<table>& mine = by_rank[static_cast<size_t>(me)];
@@ -221,12 +272,13 @@ class exchange_node final : public physical_node {
               if (r != me) m[static_cast<size_t>(r)] = once;
             local[i] = std::move(t);
           } else {
-            std::vector<table> pieces = split_by_rank(t, row_ranks(t, keys, size), size, ctx.mr);
+            // each other rank's rows are serialized straight from `t`; this rank's are gathered
+            const rows_by_rank by(ranges ? ranges->ranks(t, ctx) : row_ranks(t, keys, size), size);
             for (int r = 0; r < size; ++r) {
-              table& p = pieces[static_cast<size_t>(r)];
-              if (p.num_rows() == 0) continue;
-              if (r == me) local[i] = std::move(p);
-              else m[static_cast<size_t>(r)] = serialize(p);
+              const int64_t len = by.count(r);
+              if (len == 0) continue;
+              if (r == me) local[i] = len == t.num_rows() ? t : gather(t, by.of(r), len, ctx.mr);
+              else m[static_cast<size_t>(r)] = len == t.num_rows() ? serialize(t) : serialize_rows(t, by.of(r), len);
             }
           }
         });
@@ -254,6 +306,89 @@ class exchange_node final : public physical_node {
     return output(by_rank, ctx);
   }
 
+  /// A range exchange's boundaries: every rank samples its rows at one rate (from the row count over
+  /// all ranks), the samples are copied to every rank and sorted there alike (rank order, then input
+  /// order), and the samples at the size - 1 quantiles, each value once, are the boundaries. A row
+  /// goes to the rank of the range it falls in; a row equal to a boundary to the rank above it.
+  struct range_router {
+    physical_ptr sorter;  ///< a CPU sort of the key columns, for its kernels
+    table bounds;         ///< the key columns of the sorted, distinct boundaries
+
+    range_router(exchange_node& x, held_partitions& in, exec_context& ctx) {
+      query_ranks& q = *x._q;
+      const int size = q.comm->size();
+      const schema& s = x.children[0]->output_schema;
+      schema key_schema;
+      std::vector<size_t> key_cols;
+      for (size_t i = 0; i < x._order.keys.size(); ++i) {
+        key_schema.push_back(s[x._order.keys[i]]);
+        key_cols.push_back(i);
+      }
+      sorter = exec::make_sort(backend::cpu, exec::make_concat(backend::cpu, {}, key_schema), key_cols,
+                               x._order.descending, x._order.nulls_last, true, -1);
+      int64_t mine = 0;
+      for (size_t i = 0; i < in.size(); ++i) mine += in.get(i).num_rows();
+      const int64_t total = sum_over_ranks(q, x._count_tag, mine);
+      const int64_t stride = std::max<int64_t>(1, total / (samples_per_rank * size));
+      // this rank's samples: every stride-th row of its rows, counted across its partitions
+      std::vector<table> picked;
+      int64_t at = 0;
+      for (size_t i = 0; i < in.size(); ++i) {
+        const table t = in.get(i);
+        std::vector<int64_t> idx;
+        for (int64_t r = (stride - at % stride) % stride; r < t.num_rows(); r += stride) idx.push_back(r);
+        at += t.num_rows();
+        if (!idx.empty()) picked.push_back(gather(t.select(x._order.keys), idx, ctx.mr));
+      }
+      auto ex = q.comm->open(q.query, x._sample_tag, q.timeout);
+      std::vector<std::vector<table>> by_rank(static_cast<size_t>(size));
+      if (!picked.empty()) {
+        table t = concatenate(picked, ctx.mr);
+        message m = serialize(t);
+        for (int r = 0; r < size; ++r)
+          if (r != q.comm->rank()) ex->send(r, m);
+        by_rank[static_cast<size_t>(q.comm->rank())].push_back(std::move(t));
+      }
+      ex->finish();
+      while (auto got = ex->receive()) by_rank[static_cast<size_t>(got->first)].push_back(deserialize(got->second, ctx.mr));
+      std::vector<table> samples;
+      for (auto& v : by_rank)
+        for (auto& t : v) samples.push_back(std::move(t));
+      int64_t n = 0;
+      for (auto& t : samples) n += t.num_rows();
+      if (n == 0) {
+        bounds = empty_of(key_schema, ctx.mr);
+        return;
+      }
+      auto& sort = static_cast<sort_node&>(*sorter);
+      const table sorted = concatenate(sort_access::sort_rows(sort, samples, n, ctx), ctx.mr);
+      std::vector<int64_t> quantiles;
+      for (int64_t r = 1; r < size; ++r) {
+        const int64_t i = r * n / size;
+        if (quantiles.empty() || quantiles.back() != i) quantiles.push_back(i);
+      }
+      const table candidates = gather(sorted, quantiles, ctx.mr);
+      const std::vector<uint32_t> self = sort_access::locate_rows(sort, candidates, candidates, ctx);
+      std::vector<int64_t> distinct;
+      for (size_t i = 0; i < self.size(); ++i)
+        if (self[i] == 2 * i + 1) distinct.push_back(static_cast<int64_t>(i));
+      bounds = gather(candidates, distinct, ctx.mr);
+      _keys = x._order.keys;
+    }
+
+    /// The rank of each row of `t`: (range + 1) / 2 of sort_node::locate's ranges, which is at most the
+    /// number of boundaries (< size).
+    std::vector<uint32_t> ranks(const table& t, exec_context& ctx) const {
+      if (bounds.num_rows() == 0) return std::vector<uint32_t>(static_cast<size_t>(t.num_rows()), 0);
+      std::vector<uint32_t> r = sort_access::locate_rows(static_cast<const sort_node&>(*sorter), t.select(_keys), bounds, ctx);
+      for (auto& x : r) x = (x + 1) / 2;
+      return r;
+    }
+
+   private:
+    std::vector<size_t> _keys;
+  };
+
   std::vector<table> output(std::vector<std::vector<table>>& by_rank, exec_context& ctx) {
     std::vector<table> out;
     for (auto& v : by_rank)
@@ -267,6 +402,9 @@ class exchange_node final : public physical_node {
   target _to;
   std::vector<size_t> _keys;
   int _tag;
+  sort_order _order;   ///< a range exchange's order
+  int _count_tag = -1;  ///< a range exchange's row count's exchange
+  int _sample_tag = -1;  ///< a range exchange's samples' exchange
   std::shared_ptr<join_choice> _choice;
   held_partitions _held;
   bool _ran_child = false;
@@ -299,6 +437,7 @@ class placer {
     }
     if (n->children.empty()) return n->read_rank_share(_q->comm->rank(), _q->comm->size()) ? place::split : place::all;
     if (auto* j = dynamic_cast<join_node*>(n.get())) return join(*n, *j);
+    if (auto* s = dynamic_cast<sort_node*>(n.get())) return sort(n, *s);
     std::vector<place> in;
     for (auto& c : n->children) in.push_back(go(c));
     for (size_t i = 0; i < n->children.size(); ++i) {
@@ -319,8 +458,9 @@ class placer {
     return combine(in);
   }
 
-  /// Where the result must be: on rank 0, or on every rank.
-  physical_ptr finish(physical_ptr root, place p, bool every_rank) {
+  /// Where the result must be: on rank 0, on every rank, or where it is when split (`leave_split`).
+  physical_ptr finish(physical_ptr root, place p, bool every_rank, bool leave_split) {
+    if (leave_split && p == place::split) return root;
     if (every_rank && p == place::all) return root;
     return wrap(std::move(root), p, every_rank ? target::all : target::one, {});
   }
@@ -345,6 +485,31 @@ class placer {
   place move(physical_ptr& child, place from, target to, std::vector<size_t> keys) {
     child = wrap(std::move(child), from, to, std::move(keys));
     return to == target::all ? place::all : to == target::one ? place::one : place::split;
+  }
+
+  /// A sort of split input: a top-k first keeps each rank's first `limit` rows (a local top-k below
+  /// the gather: every row of the answer is among its rank's first), and the gathered survivors, in
+  /// rank order, are sorted again on rank 0; ties keep input order, as shares are in rank order. A full
+  /// sort moves its rows by ranges of its keys and sorts each rank's rows, which arrive in input order:
+  /// its output is split and in order.
+  place sort(physical_ptr& n, sort_node& s) {
+    const place in = go(n->children[0]);
+    if (in != place::split) return in;
+    sort_order order{sort_access::keys(s), sort_access::descending(s), sort_access::nulls_last(s)};
+    const int64_t limit = sort_access::limit(s);
+    if (limit >= 0) {
+      physical_ptr local = exec::make_sort(n->where, std::move(n->children[0]), order.keys, order.descending,
+                                           order.nulls_last, sort_access::stable(s), limit);
+      n->children[0] = std::move(local);
+      return move(n->children[0], place::split, target::one, {});
+    }
+    const int tags[3] = {tag(), tag(), tag()};
+    auto x = std::make_unique<exchange_node>(_q, std::move(order), tags);
+    x->output_schema = n->children[0]->output_schema;
+    x->where = backend::cpu;
+    x->children.push_back(std::move(n->children[0]));
+    n->children[0] = std::move(x);
+    return place::split;
   }
 
   place join(physical_node& n, join_node& j) {
@@ -466,10 +631,11 @@ optimizer_flags flags_for_ranks(optimizer_flags flags, int ranks) {
 
 exchange_totals totals() { return {g_bytes_sent.load(), g_messages_sent.load()}; }
 
-physical_ptr distribute(physical_ptr root, std::shared_ptr<query_ranks> q, const engine_options& opts) {
+physical_ptr distribute(physical_ptr root, std::shared_ptr<query_ranks> q, const engine_options& opts,
+                        bool leave_split) {
   placer p(q, opts);
   const place where = p.go(root);
-  return p.finish(std::move(root), where, opts.collect_on_every_rank);
+  return p.finish(std::move(root), where, opts.collect_on_every_rank && !leave_split, leave_split);
 }
 
 }  // namespace tug::dist

@@ -50,6 +50,37 @@ struct reader {
 
 }  // namespace
 
+namespace {
+
+void check_host(const column& c) {
+  if (c.data_buffer() && c.data_buffer()->resource() && c.data_buffer()->resource()->kind() == memory_kind::device)
+    throw internal_error("exchange: serialize takes host tables");
+}
+
+void put_type(writer& w, const data_type& ty) {
+  w.put(static_cast<uint8_t>(ty.id));
+  w.put(ty.precision);
+  w.put(ty.scale);
+  w.put(static_cast<uint8_t>(ty.unit));
+  w.put(static_cast<uint32_t>(ty.tz.size()));
+  w.bytes(ty.tz.data(), ty.tz.size());
+}
+
+/// Room for `n` more bytes at the end of `out`, uninitialized where the vector allows: its address.
+uint8_t* grow(message& out, size_t n) {
+  const size_t at = out.size();
+  out.resize(at + n);
+  return out.data() + at;
+}
+
+/// Values `rows` (physical rows: the column's offset added) of a fixed-width buffer, `W` bytes each.
+template <size_t W>
+void gather_values(const uint8_t* src, const int64_t* rows, int64_t n, int64_t offset, uint8_t* dst) {
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + static_cast<size_t>(i) * W, src + static_cast<size_t>(rows[i] + offset) * W, W);
+}
+
+}  // namespace
+
 message serialize(const table& t) {
   message out;
   int64_t reserve = 64;
@@ -60,16 +91,9 @@ message serialize(const table& t) {
   w.put(static_cast<uint32_t>(t.num_columns()));
   w.put(t.num_rows());
   for (auto& c : t.columns()) {
-    if (c.data_buffer() && c.data_buffer()->resource() &&
-        c.data_buffer()->resource()->kind() == memory_kind::device)
-      throw internal_error("exchange: serialize takes host tables");
+    check_host(c);
     const data_type& ty = c.type();
-    w.put(static_cast<uint8_t>(ty.id));
-    w.put(ty.precision);
-    w.put(ty.scale);
-    w.put(static_cast<uint8_t>(ty.unit));
-    w.put(static_cast<uint32_t>(ty.tz.size()));
-    w.bytes(ty.tz.data(), ty.tz.size());
+    put_type(w, ty);
     const bool validity = c.validity_buffer() != nullptr;
     const int64_t shift = validity ? c.offset() % 8 : 0;
     const int64_t first = c.offset() - shift, n = c.size() + shift;
@@ -96,6 +120,86 @@ message serialize(const table& t) {
       const int64_t width = size_of(ty.id);
       w.put(n * width);
       w.bytes(c.data_buffer()->as<char>() + first * width, static_cast<size_t>(n * width));
+    }
+  }
+  return out;
+}
+
+message serialize_rows(const table& t, const int64_t* rows, int64_t n) {
+  // the sizes first, so that the message is allocated once
+  int64_t size = 64;
+  for (auto& c : t.columns()) {
+    size += 64 + static_cast<int64_t>(c.type().tz.size()) + bits::bytes_for(n);
+    if (c.type().id == type_id::string) {
+      const int64_t* o = c.offsets_buffer()->as<int64_t>() + c.offset();
+      size += (n + 1) * 8;
+      for (int64_t i = 0; i < n; ++i) size += o[rows[i] + 1] - o[rows[i]];
+    } else {
+      size += n * size_of(c.type().id);
+    }
+  }
+  message out;
+  out.reserve(static_cast<size_t>(size));
+  writer w{out};
+  w.put(magic);
+  w.put(static_cast<uint32_t>(t.num_columns()));
+  w.put(n);
+  for (auto& c : t.columns()) {
+    check_host(c);
+    const data_type& ty = c.type();
+    const int64_t off = c.offset();
+    put_type(w, ty);
+    const bool validity = c.validity_buffer() != nullptr;
+    w.put(n);
+    w.put(int64_t{0});  // no shift: row 0 is bit 0
+    const size_t nulls_at = out.size();
+    w.put(int64_t{0});  // the null count, set below
+    w.put(static_cast<uint8_t>(validity));
+    if (validity) {
+      const uint8_t* src = c.validity_buffer()->as<uint8_t>();
+      uint8_t* dst = grow(out, static_cast<size_t>(bits::bytes_for(n)));
+      std::memset(dst, 0, static_cast<size_t>(bits::bytes_for(n)));
+      int64_t nulls = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (bits::get(src, rows[i] + off)) bits::set(dst, i);
+        else ++nulls;
+      }
+      std::memcpy(out.data() + nulls_at, &nulls, 8);
+    }
+    if (ty.id == type_id::string) {
+      const int64_t* o = c.offsets_buffer()->as<int64_t>() + off;
+      const char* chars = c.data_buffer()->as<char>();
+      const size_t chars_at = out.size();
+      w.put(int64_t{0});  // the chars, set below
+      uint8_t* offsets = grow(out, static_cast<size_t>(n + 1) * 8);
+      int64_t total = 0;
+      std::memcpy(offsets, &total, 8);
+      for (int64_t i = 0; i < n; ++i) {
+        total += o[rows[i] + 1] - o[rows[i]];
+        std::memcpy(offsets + static_cast<size_t>(i + 1) * 8, &total, 8);
+      }
+      std::memcpy(out.data() + chars_at, &total, 8);
+      uint8_t* dst = grow(out, static_cast<size_t>(total));
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t len = o[rows[i] + 1] - o[rows[i]];
+        std::memcpy(dst, chars + o[rows[i]], static_cast<size_t>(len));
+        dst += len;
+      }
+    } else {
+      const int64_t width = size_of(ty.id);
+      w.put(n * width);
+      uint8_t* dst = grow(out, static_cast<size_t>(n * width));
+      const uint8_t* src = c.data_buffer()->as<uint8_t>();
+      switch (width) {
+        case 1: gather_values<1>(src, rows, n, off, dst); break;
+        case 2: gather_values<2>(src, rows, n, off, dst); break;
+        case 4: gather_values<4>(src, rows, n, off, dst); break;
+        case 8: gather_values<8>(src, rows, n, off, dst); break;
+        case 16: gather_values<16>(src, rows, n, off, dst); break;
+        default:
+          for (int64_t i = 0; i < n; ++i)
+            std::memcpy(dst + i * width, src + (rows[i] + off) * width, static_cast<size_t>(width));
+      }
     }
   }
   return out;

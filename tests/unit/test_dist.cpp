@@ -62,6 +62,28 @@ TEST(DistWire, RoundTripsEveryTypeSliceAndSize) {
   EXPECT_EQ(dist::deserialize(dist::serialize(rows_only), default_host_resource()).num_rows(), 17);
 }
 
+TEST(DistWire, RowsSerializedStraightFromATableEqualTheGatheredRows) {
+  for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
+    table t = all_types(n + 40);
+    for (int64_t off : {0, 3, 33}) {
+      table s = t.slice(off, n);
+      // every other row backwards, then the first row again (rows may repeat and come in any order)
+      std::vector<int64_t> rows;
+      for (int64_t r = n - 1; r >= 0; r -= 2) rows.push_back(r);
+      if (n > 0) rows.push_back(0);
+      const auto m = static_cast<int64_t>(rows.size());
+      table want = gather(s, rows.data(), m, default_host_resource());
+      table back = dist::deserialize(dist::serialize_rows(s, rows.data(), m), default_host_resource());
+      ASSERT_EQ(back.num_rows(), m);
+      for (size_t c = 0; c < s.num_columns(); ++c) {
+        const std::string what = "column " + std::to_string(c) + " n=" + std::to_string(n) + " offset=" + std::to_string(off);
+        expect_columns_equal(back[c], want[c], what);
+        EXPECT_EQ(back[c].null_count(), want[c].null_count()) << what;
+      }
+    }
+  }
+}
+
 TEST(DistWire, TruncatedOrForeignMessagesAreErrors) {
   dist::message m = dist::serialize(all_types(50));
   dist::message cut(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(m.size() / 2));
@@ -169,7 +191,7 @@ struct ranked {
   std::string plan;
 };
 
-ranked run_on_ranks(const lazy_frame& lf, int ranks, engine_options o) {
+ranked run_on_ranks(const lazy_frame& lf, int ranks, engine_options o, bool leave_split = false) {
   plan_ptr p = optimize(lf.plan(), dist::flags_for_ranks(o.optimizer, ranks), true);
   auto h = std::make_shared<hub>();
   h->size = ranks;
@@ -185,7 +207,7 @@ ranked run_on_ranks(const lazy_frame& lf, int ranks, engine_options o) {
       q->query = 7;
       q->timeout = 60;
       try {
-        physical_ptr phys = dist::distribute(lower(p, o), q, o);
+        physical_ptr phys = dist::distribute(lower(p, o), q, o, leave_split);
         if (r == 0) plan = to_string(*phys);
         exec_context ctx{o, global_thread_pool(o.num_threads), default_host_resource()};
         out[static_cast<size_t>(r)] = phys->execute(ctx);
@@ -308,6 +330,70 @@ TEST(DistRanks, OrderedOperatorsGatherToRankZero) {
     expect_same_on_ranks(lf.unique({"k"}), false, small_parts(), "unique " + w);
     expect_same_on_ranks(lf.unique({"g"}, unique_keep::first, true), true, small_parts(), "unique keep order " + w);
     expect_same_on_ranks(concat({lf.head(50), lf.tail(20)}), true, small_parts(), "concat " + w);
+  }
+}
+
+TEST(DistRanks, SortsRouteRowsByRangeAndTopKsCutEachRankFirst) {
+  // many ties (k has 97 values and nulls, g 9 and nulls), so stability and the routing of keys equal to a
+  // boundary decide the order; "i" (input order) is never a key here except where named
+  for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
+    auto lf = facts(n).lazy();
+    const std::string w = "n=" + std::to_string(n);
+    expect_same_on_ranks(lf.sort("k"), true, small_parts(), "sort k " + w);
+    expect_same_on_ranks(lf.sort("k", true), true, small_parts(), "sort k desc " + w);
+    expect_same_on_ranks(lf.sort({col("g"), col("k")}, {{true, false}, {false, true}, true}), true, small_parts(),
+                         "sort g desc, k nulls_last " + w);
+    expect_same_on_ranks(lf.sort({col("v")}, {{false}, {true}}), true, small_parts(), "sort v nulls_last " + w);
+    expect_same_on_ranks(lf.sort({col("g")}, {{false}, {false}, true}).select({col("i"), col("g")}), true,
+                         small_parts(), "sort g then project " + w);
+    for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{10}, int64_t{33}, n + 5}) {
+      const std::string wk = w + " k=" + std::to_string(k);
+      expect_same_on_ranks(lf.sort("k").head(k), true, small_parts(), "top-k k " + wk);
+      expect_same_on_ranks(lf.sort({col("g"), col("v")}, {{true, false}, {false, true}}).head(k), true, small_parts(),
+                           "top-k g desc, v nulls_last " + wk);
+    }
+  }
+  // every key equal: one rank gets every row, in input order
+  expect_same_on_ranks(facts(300).lazy().with_columns({lit(int64_t{4}).alias("c")}).sort("c"), true, small_parts(),
+                       "one key value");
+  // the plan: a full sort's rows move by range and stay split; a top-k cuts each rank's rows first
+  ranked sorted = run_on_ranks(facts(100).lazy().sort("k"), 3, small_parts());
+  EXPECT_NE(sorted.plan.find("exchange[range]"), std::string::npos) << sorted.plan;
+  ranked top = run_on_ranks(facts(100).lazy().sort("k").head(5), 3, small_parts());
+  const size_t first = top.plan.find("top_k"), gather = top.plan.find("exchange[gather]");
+  EXPECT_NE(first, std::string::npos) << top.plan;
+  EXPECT_NE(top.plan.find("top_k", first + 1), std::string::npos) << top.plan;
+  EXPECT_NE(gather, std::string::npos) << top.plan;
+}
+
+TEST(DistRanks, ASplitResultCanStayWhereItIs) {
+  // what a directory sink writes on several ranks: each rank its share, in rank order the answer
+  for (int64_t n : {0, 1, 33, 1024}) {
+    auto lf = facts(n).lazy();
+    const std::string w = "n=" + std::to_string(n);
+    struct q {
+      lazy_frame lf;
+      bool split;  // the result stays split (else it is on rank 0 alone)
+      std::string what;
+    };
+    for (const q& c : {q{lf.filter(col("v") > lit(20.0)), true, "filter"}, q{lf.sort({col("g"), col("k")}), true, "sort"},
+                       q{lf.slice(5, 20), false, "slice"}, q{lf.select({col("v").sum().alias("s")}), false, "global sum"},
+                       q{lf.group_by({"k"}).agg({col("v").sum().alias("s")}), true, "group_by"}}) {
+      data_frame want = c.lf.collect(small_parts());
+      for (int ranks : {2, 3}) {
+        ranked got = run_on_ranks(c.lf, ranks, small_parts(), true);
+        const std::string where = c.what + " " + w + " on " + std::to_string(ranks) + " ranks; plan:\n" + got.plan;
+        std::vector<table> all;
+        for (auto& f : got.frames)
+          for (auto& t : f.partitions()) all.push_back(t);
+        data_frame joined(want.schema(), all);
+        if (c.what == "group_by") EXPECT_EQ(sorted_rows(joined), sorted_rows(want)) << where;
+        else EXPECT_EQ(rows_of(joined), rows_of(want)) << where;
+        if (!c.split)
+          for (int r = 1; r < ranks; ++r) EXPECT_EQ(got.frames[static_cast<size_t>(r)].num_rows(), 0) << where;
+        if (c.split && n == 1024) EXPECT_GT(got.frames[1].num_rows(), 0) << where;
+      }
+    }
   }
 }
 

@@ -21,8 +21,10 @@ lazy_frame scan_csv(const std::string& path, const io::csv::csv_options& options
 /// Runs `q` and writes its result as Parquet, each partition as soon as it is ready (a scan and the
 /// per-partition operators above it stream into the file; one file keeps the result's order). A path
 /// ending in '/' (or an existing directory) gets one file per output partition with rows, named by
-/// its index, `part-00000.parquet`, ... (one empty file when no partition has rows). An output that is
-/// not finished because the query failed is removed.
+/// its index, `part-00000.parquet`, ... (one empty file when no partition has rows). On several ranks
+/// one file is written on rank 0, and a directory gets each rank's own share without gathering, named
+/// by rank and index (`part-r0001-00000.parquet`; in name order, the result's rows in order). An output
+/// that is not finished because the query failed is removed.
 void sink_parquet(const lazy_frame& q, const std::string& path, const io::parquet::write_options& options = {},
                   const engine_options& engine = {});
 /// Runs `q` and writes its result as CSV (one file), each partition as soon as it is ready, in order.

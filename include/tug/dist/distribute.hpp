@@ -38,10 +38,17 @@ int64_t next_query_number();
 
 /// `root` with exchanges put in where its nodes need them, its scans reading this rank's share, and
 /// the result gathered to rank 0 (to every rank with opts.collect_on_every_rank); the other ranks then
-/// output nothing. Joins broadcast their build side under opts.broadcast_limit rows.
+/// output nothing. With `leave_split`, a result split among the ranks stays where it is (each rank
+/// outputs its share; in rank order they are the result); any other result is on rank 0 alone.
+/// Joins broadcast their build side under opts.broadcast_limit rows.
 /// Runs only with q.comm->size() > 1. @throws not_implemented_error when a plan needs more exchanges
 /// than max_exchanges.
-physical_ptr distribute(physical_ptr root, std::shared_ptr<query_ranks> q, const engine_options& opts);
+physical_ptr distribute(physical_ptr root, std::shared_ptr<query_ranks> q, const engine_options& opts,
+                        bool leave_split = false);
+
+/// A sink that every rank writes its own share of the result into (a directory of part files):
+/// run_plan on several ranks does not gather the result for it (distribute's `leave_split`).
+class rank_share_writer : public partition_writer {};
 
 /// `flags` for a query on `ranks` ranks: late materialization is off on several (its row index would
 /// gather every row to rank 0).
