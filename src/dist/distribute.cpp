@@ -40,22 +40,6 @@ const char* to_string(place p) { return p == place::split ? "split" : p == place
 /// rank r-1's and equal keys meet on one rank.
 enum class target : uint8_t { keys, one, all, range };
 
-/// A sort node's parameters and CPU kernels (protected in sort_node), read through member pointers
-/// that this derived class may form; it is never instantiated.
-struct sort_access : sort_node {
-  static const std::vector<size_t>& keys(const sort_node& s) { return s.*(&sort_access::_keys); }
-  static const std::vector<bool>& descending(const sort_node& s) { return s.*(&sort_access::_descending); }
-  static const std::vector<bool>& nulls_last(const sort_node& s) { return s.*(&sort_access::_nulls_last); }
-  static bool stable(const sort_node& s) { return s.*(&sort_access::_stable); }
-  static int64_t limit(const sort_node& s) { return s.*(&sort_access::_limit); }
-  static std::vector<uint32_t> locate_rows(const sort_node& s, const table& k, const table& b, exec_context& ctx) {
-    return (s.*(&sort_access::locate))(k, b, ctx);
-  }
-  static std::vector<table> sort_rows(sort_node& s, const std::vector<table>& parts, int64_t n, exec_context& ctx) {
-    return (s.*(&sort_access::sort_partitions))(parts, n, ctx);
-  }
-};
-
 /// How a range exchange orders rows: key columns (of its input) with descending / nulls_last per key.
 struct sort_order {
   std::vector<size_t> keys;
@@ -361,14 +345,14 @@ class exchange_node final : public physical_node {
         return;
       }
       auto& sort = static_cast<sort_node&>(*sorter);
-      const table sorted = concatenate(sort_access::sort_rows(sort, samples, n, ctx), ctx.mr);
+      const table sorted = concatenate(sort.sort_partitions(samples, n, ctx), ctx.mr);
       std::vector<int64_t> quantiles;
       for (int64_t r = 1; r < size; ++r) {
         const int64_t i = r * n / size;
         if (quantiles.empty() || quantiles.back() != i) quantiles.push_back(i);
       }
       const table candidates = gather(sorted, quantiles, ctx.mr);
-      const std::vector<uint32_t> self = sort_access::locate_rows(sort, candidates, candidates, ctx);
+      const std::vector<uint32_t> self = sort.locate(candidates, candidates, ctx);
       std::vector<int64_t> distinct;
       for (size_t i = 0; i < self.size(); ++i)
         if (self[i] == 2 * i + 1) distinct.push_back(static_cast<int64_t>(i));
@@ -380,7 +364,7 @@ class exchange_node final : public physical_node {
     /// number of boundaries (< size).
     std::vector<uint32_t> ranks(const table& t, exec_context& ctx) const {
       if (bounds.num_rows() == 0) return std::vector<uint32_t>(static_cast<size_t>(t.num_rows()), 0);
-      std::vector<uint32_t> r = sort_access::locate_rows(static_cast<const sort_node&>(*sorter), t.select(_keys), bounds, ctx);
+      std::vector<uint32_t> r = static_cast<const sort_node&>(*sorter).locate(t.select(_keys), bounds, ctx);
       for (auto& x : r) x = (x + 1) / 2;
       return r;
     }
@@ -495,11 +479,11 @@ class placer {
   place sort(physical_ptr& n, sort_node& s) {
     const place in = go(n->children[0]);
     if (in != place::split) return in;
-    sort_order order{sort_access::keys(s), sort_access::descending(s), sort_access::nulls_last(s)};
-    const int64_t limit = sort_access::limit(s);
+    sort_order order{s.keys(), s.descending(), s.nulls_last()};
+    const int64_t limit = s.limit();
     if (limit >= 0) {
       physical_ptr local = exec::make_sort(n->where, std::move(n->children[0]), order.keys, order.descending,
-                                           order.nulls_last, sort_access::stable(s), limit);
+                                           order.nulls_last, s.stable(), limit);
       n->children[0] = std::move(local);
       return move(n->children[0], place::split, target::one, {});
     }

@@ -448,11 +448,11 @@ class sort_node : public physical_node {
   bool sync_point() const override { return true; }
   /// On the CPU a consumer's per-partition work runs on each output partition (of each range, out of core).
   bool accepts_fused() const override { return where == backend::cpu; }
-
- protected:
-  /// An input that may not fit (exec::external_buckets) is sorted out of core on the CPU, in ranges
-  /// (exec::range_sort); else sort_partitions sorts it whole.
-  std::vector<table> run(exec_context& ctx) final;
+  const std::vector<size_t>& keys() const { return _keys; }
+  const std::vector<bool>& descending() const { return _descending; }
+  const std::vector<bool>& nulls_last() const { return _nulls_last; }
+  bool stable() const { return _stable; }
+  int64_t limit() const { return _limit; }
   /// Where each row of `keys` (the key columns of some rows) falls among `bounds` (the key columns of
   /// sorted, distinct rows): 2j when it sorts after bound j-1 and before bound j, 2j+1 when it equals
   /// bound j. The CPU's (exec::range_sort); other backends do not sort out of core.
@@ -462,6 +462,11 @@ class sort_node : public physical_node {
   /// Sorts the `n` > 0 rows of `parts` (at least one partition; limit != 0) and returns the first
   /// rows_wanted(n) of them, in order.
   virtual std::vector<table> sort_partitions(const std::vector<table>& parts, int64_t n, exec_context& ctx) = 0;
+
+ protected:
+  /// An input that may not fit (exec::external_buckets) is sorted out of core on the CPU, in ranges
+  /// (exec::range_sort); else sort_partitions sorts it whole.
+  std::vector<table> run(exec_context& ctx) final;
   /// How many rows the output has for `n` input rows: all, or the limit when smaller.
   int64_t rows_wanted(int64_t n) const { return _limit < 0 ? n : std::min(_limit, n); }
 
