@@ -646,6 +646,47 @@ TEST(Streaming, FullJoinUnmatchedBuildRowsFollowTheProbedPartitionsIntoASink) {
   EXPECT_EQ(back.num_rows(), 5000 + 2);
 }
 
+TEST(Streaming, WideProbeOutputIsCutIntoPiecesUnderAMemoryLimit) {
+  // 256K rows of two int64 columns in row groups of 64K (1 MiB decoded), joined to 100 keys carrying
+  // 600-byte strings: the output of one probed scan partition is ~40x wider than the partition. Under a 16 MiB limit
+  // the streamed probe hands it on in pieces (exec/pieces.hpp), so the aggregate above and a sink
+  // see pieces, never one partition's whole output; the answers equal the unlimited run's, the sink's
+  // rows in the same order (each partition's pieces in order, before the next partition's).
+  temp_dir dir("wide");
+  const std::string path = (dir.path / "long.parquet").string();
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 16;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  sink_parquet(numbers(256 << 10, 100).lazy(), path, w, unlimited);
+  std::vector<std::optional<int64_t>> keys;
+  std::vector<std::optional<std::string>> text;
+  for (int64_t i = 0; i < 100; ++i) {
+    keys.push_back(i == 7 ? std::nullopt : std::optional<int64_t>(i));
+    text.push_back(i % 9 == 4 ? std::nullopt
+                              : std::optional<std::string>(std::string(600, char('a' + i % 26)) + std::to_string(i)));
+  }
+  auto wide = data_frame::from_columns({{"k", i64(keys)}, {"s", str(text)}}).lazy();
+  engine_options o = unlimited;
+  o.memory_limit = 16 << 20;
+  o.spill_directory = dir.path.string();
+  for (join_type how : {join_type::inner, join_type::left}) {
+    SCOPED_TRACE(static_cast<int>(how));
+    auto joined = scan_parquet(path).join(wide, {"k"}, how);
+    auto q = joined.group_by({"k"})
+                 .agg({col("s").max().alias("m"), col("s").count().alias("n"), col("v").sum().alias("t")})
+                 .sort("k");
+    const query_result r = q.profile(o);
+    expect_frames_equal(r.frame, q.collect(unlimited));
+    EXPECT_LE(r.peak_memory, o.memory_limit) << r.statistics;
+    const std::string out = (dir.path / "joined.parquet").string();
+    io::parquet::write_options small_groups;  // the writer holds a row group's rows until it is full
+    small_groups.row_group_rows = 1 << 12;
+    sink_parquet(joined, out, small_groups, o);
+    expect_frames_equal(scan_parquet(out).collect(unlimited), joined.collect(unlimited));
+  }
+}
+
 TEST(Streaming, FusedStatisticsCountEachOperatorsOwnRows) {
   auto df = numbers(10000, 7);
   engine_options o = cpu_engine();
