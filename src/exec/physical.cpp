@@ -589,9 +589,48 @@ std::vector<table> sort_node::run(exec_context& ctx) {
 }
 
 std::vector<table> unique_node::run(exec_context& ctx) {
-  auto parts = input_held(0, ctx, spill_priority::buffered).take();
-  if (parts.empty()) return {};
-  return unique_partitions(std::move(parts), ctx);
+  partition_hook after = std::move(fused);  // set where the backend accepts_fused() (the CPU's)
+  fused = nullptr;
+  held_partitions in = input_held(0, ctx, spill_priority::buffered);
+  if (in.size() == 0) return {};
+  // on the CPU, an input that may not fit is split into hash buckets by the subset columns (all rows
+  // of one key in one bucket, in input order there, so keep first/last/none hold per bucket) and
+  // deduplicated bucket by bucket; the buckets' order is not the input's, which only maintain_order
+  // promises: that keeps the whole-input form
+  if (const size_t count = where == backend::cpu && !_maintain_order ? exec::external_buckets(ctx, in.bytes()) : 0) {
+    std::vector<size_t> keys = _subset;
+    if (keys.empty())
+      for (size_t c = 0; c < output_schema.size(); ++c) keys.push_back(c);
+    if (!keys.empty()) {
+      exec::hash_buckets hb(ctx, {keys}, count);
+      hb.add(0, in);
+      std::vector<table> out;
+      exec::for_each_bucket(hb, [&](exec::hash_buckets& h, size_t b, bool fits) {
+        if (h.rows(0, b) == 0) return;
+        // a bucket of one key too large to split is deduplicated whole all the same (as an aggregate's)
+        const std::string sizes = fits ? std::string() : exec::bucket_sizes(h, b, {"input"});
+        const size_t first = out.size();
+        try {
+          for (auto& t : unique_partitions(h.take(0, b), ctx))
+            if (t.num_rows() > 0) out.push_back(std::move(t));
+        } catch (const memory_error& e) {
+          if (fits) throw;
+          throw exec::unsplittable_bucket(name(), children[0]->output_schema, keys, sizes, "does not fit", e);
+        }
+        apply_after(ctx, after, out, first);  // each bucket's output goes on before the next bucket's
+      });
+      if (out.empty()) {  // no rows: one empty partition of the schema
+        std::vector<column> cols;
+        for (auto& f : output_schema) cols.push_back(make_empty_column(f.type));
+        out.push_back(table(std::move(cols)));
+        apply_after(ctx, after, out, 0);
+      }
+      return out;
+    }
+  }
+  std::vector<table> out = unique_partitions(in.take(), ctx);
+  apply_after(ctx, after, out, 0);
+  return out;
 }
 
 std::vector<table> concat_node::run(exec_context& ctx) {
