@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "tug/core/error.hpp"
 
@@ -13,23 +14,34 @@ namespace tug {
 
 /// Hands partitions that arrive in any order, from several threads, to `consume` in index order, one
 /// at a time: a thread that finds no one consuming drains what is ready; the others queue theirs and
-/// go on, unless `bound` partitions wait already, then they wait for room (backpressure: the readers
+/// go on, unless more than `bound` partitions wait already, then they wait for room (backpressure: the readers
 /// cannot run ahead of the writer). No deadlock: a thread waits only after queuing its own partition,
 /// and the pool hands out indices in increasing order, so the next one is queued or being made by a
-/// thread that is not waiting.
+/// thread that is not waiting. An index may come in several pieces (exec/pieces.hpp), put in order
+/// by one thread, the last with `last`: they are consumed in that order, before the next index.
 template <typename Item>
 class in_order {
  public:
   in_order(std::function<void(Item&)> consume, size_t bound) : _consume(std::move(consume)), _bound(bound) {}
 
-  void put(Item item, size_t index) {
+  void put(Item item, size_t index, bool last = true) {
     std::unique_lock<std::mutex> g(_mu);
     if (_failed) return;  // the query fails with the first error
-    _waiting.emplace(index, std::move(item));
+    size_t piece = 0;
+    if (auto it = _pieces.find(index); it != _pieces.end()) {
+      piece = it->second;
+      if (last) _pieces.erase(it);
+      else ++it->second;
+    } else if (!last) {
+      _pieces.emplace(index, 1);
+    }
+    _waiting.emplace(std::make_pair(index, piece), std::make_pair(std::move(item), last));
     for (;;) {
       if (_failed) return;
-      if (!_busy) break;  // this thread drains
+      if (!_busy && _waiting.count(_next)) break;  // this thread drains
       if (_waiting.size() <= _bound) return;
+      // else wait for room, busy or not: the producer of the next index (or piece) is running, and
+      // drains its own as it puts it; pieces of later ones cannot pile up while it makes its next piece
       _room.wait(g);
     }
     _busy = true;
@@ -40,9 +52,10 @@ class in_order {
         _room.notify_all();
         return;
       }
-      Item next = std::move(it->second);
+      Item next = std::move(it->second.first);
+      _next = it->second.second ? std::make_pair(_next.first + 1, size_t{0})
+                                : std::make_pair(_next.first, _next.second + 1);
       _waiting.erase(it);
-      ++_next;
       _room.notify_all();
       g.unlock();
       try {
@@ -62,8 +75,8 @@ class in_order {
   /// After the last put: every index below `n` was consumed.
   void finish(size_t n) {
     std::lock_guard<std::mutex> g(_mu);
-    if (_next != n || !_waiting.empty())
-      throw internal_error("streaming sink: " + std::to_string(_next) + " of " + std::to_string(n) +
+    if (_next != std::make_pair(n, size_t{0}) || !_waiting.empty())
+      throw internal_error("streaming sink: " + std::to_string(_next.first) + " of " + std::to_string(n) +
                            " partitions were written in order");
   }
 
@@ -72,8 +85,9 @@ class in_order {
   size_t _bound;
   std::mutex _mu;
   std::condition_variable _room;
-  std::map<size_t, Item> _waiting;
-  size_t _next = 0;
+  std::map<std::pair<size_t, size_t>, std::pair<Item, bool>> _waiting;  ///< (index, piece) -> (item, last)
+  std::map<size_t, size_t> _pieces;  ///< indices whose last piece has not come: the next piece's number
+  std::pair<size_t, size_t> _next{0, 0};
   bool _busy = false, _failed = false;
 };
 

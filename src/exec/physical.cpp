@@ -5,6 +5,7 @@
 
 #include "exec/buckets.hpp"
 #include "exec/nvtx.hpp"
+#include "exec/pieces.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/runtime/query_control.hpp"
 #ifdef TUG_WITH_CUDA
@@ -194,7 +195,15 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
     auto totals = std::make_shared<fused_totals>();
     child.fused = [this, &ctx, after, totals](table t, size_t index) {
       check_cancelled();
-      table out;
+      // each piece of this node's output goes through the consumers as soon as it is made; what they
+      // give back (placeholders, or rows for the child's output) is joined in order
+      std::vector<table> back;
+      auto consume = [&](table o, bool last) {
+        exec::more_pieces more(!last);
+        if (!after) return back.push_back(std::move(o));
+        back.push_back(after(std::move(o), index));
+      };
+      std::vector<std::pair<table, bool>> pieces;  // kept until the input is released (one piece)
       {
         const auto t0 = std::chrono::steady_clock::now();
         const device_wait_totals w0 = device_waits_on_this_thread();
@@ -215,7 +224,21 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
         else if (on_device(t))
           t = to_host(t, ctx.mr);
         try {
-          out = process_indexed(t, index, ctx);
+          auto* producer = dynamic_cast<exec::piece_producer*>(this);
+          const std::function<void(table, bool)> emit = [&](table o, bool last) {
+            if (pieces.empty() && last) {
+              pieces.emplace_back(std::move(o), last);
+              return;
+            }
+            // several pieces: each goes on at once (the input stays while the rest are made)
+            for (auto& p : pieces) consume(std::move(p.first), p.second);
+            pieces.clear();
+            consume(std::move(o), last);
+          };
+          if (producer)
+            producer->process_pieces(t, index, ctx, emit);
+          else
+            emit(process_indexed(t, index, ctx), true);
         } catch (const memory_error& e) {
           if (std::string(e.what()).rfind("operator ", 0) == 0) throw;
           throw memory_error("operator " + name() + ": " + e.what());
@@ -224,7 +247,13 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
       // the input is released before the consumers run: a chain holds one partition per step it is
       // at, not every step's partition (a fused chain of three joins held all four)
       t = table();
-      return after ? after(std::move(out), index) : out;
+      for (auto& p : pieces) consume(std::move(p.first), p.second);
+      if (back.size() == 1) return std::move(back[0]);
+      std::vector<table> rows;
+      for (auto& b : back)
+        if (b.num_rows() > 0) rows.push_back(std::move(b));
+      if (rows.empty()) return std::move(back[0]);
+      return rows.size() == 1 ? std::move(rows[0]) : concatenate(rows, on_device(rows[0]) ? ctx.device_mr : ctx.mr);
     };
     _fused = totals;
     std::vector<table> out = child.execute(ctx);
@@ -560,9 +589,48 @@ std::vector<table> sort_node::run(exec_context& ctx) {
 }
 
 std::vector<table> unique_node::run(exec_context& ctx) {
-  auto parts = input_held(0, ctx, spill_priority::buffered).take();
-  if (parts.empty()) return {};
-  return unique_partitions(std::move(parts), ctx);
+  partition_hook after = std::move(fused);  // set where the backend accepts_fused() (the CPU's)
+  fused = nullptr;
+  held_partitions in = input_held(0, ctx, spill_priority::buffered);
+  if (in.size() == 0) return {};
+  // on the CPU, an input that may not fit is split into hash buckets by the subset columns (all rows
+  // of one key in one bucket, in input order there, so keep first/last/none hold per bucket) and
+  // deduplicated bucket by bucket; the buckets' order is not the input's, which only maintain_order
+  // promises: that keeps the whole-input form
+  if (const size_t count = where == backend::cpu && !_maintain_order ? exec::external_buckets(ctx, in.bytes()) : 0) {
+    std::vector<size_t> keys = _subset;
+    if (keys.empty())
+      for (size_t c = 0; c < output_schema.size(); ++c) keys.push_back(c);
+    if (!keys.empty()) {
+      exec::hash_buckets hb(ctx, {keys}, count);
+      hb.add(0, in);
+      std::vector<table> out;
+      exec::for_each_bucket(hb, [&](exec::hash_buckets& h, size_t b, bool fits) {
+        if (h.rows(0, b) == 0) return;
+        // a bucket of one key too large to split is deduplicated whole all the same (as an aggregate's)
+        const std::string sizes = fits ? std::string() : exec::bucket_sizes(h, b, {"input"});
+        const size_t first = out.size();
+        try {
+          for (auto& t : unique_partitions(h.take(0, b), ctx))
+            if (t.num_rows() > 0) out.push_back(std::move(t));
+        } catch (const memory_error& e) {
+          if (fits) throw;
+          throw exec::unsplittable_bucket(name(), children[0]->output_schema, keys, sizes, "does not fit", e);
+        }
+        apply_after(ctx, after, out, first);  // each bucket's output goes on before the next bucket's
+      });
+      if (out.empty()) {  // no rows: one empty partition of the schema
+        std::vector<column> cols;
+        for (auto& f : output_schema) cols.push_back(make_empty_column(f.type));
+        out.push_back(table(std::move(cols)));
+        apply_after(ctx, after, out, 0);
+      }
+      return out;
+    }
+  }
+  std::vector<table> out = unique_partitions(in.take(), ctx);
+  apply_after(ctx, after, out, 0);
+  return out;
 }
 
 std::vector<table> concat_node::run(exec_context& ctx) {
@@ -676,21 +744,25 @@ held_partitions physical_node::hold_output(physical_node& child, exec_context& c
     return held_partitions(ctx, std::move(parts), p);
   }
   // each partition is held as soon as the child has it (the child's outputs are then placeholders)
+  // (an index may come in several pieces, in order from one thread: exec/pieces.hpp)
   std::mutex mu;
   std::vector<std::pair<size_t, spillable_ptr>> got;
+  size_t lasts = 0;
   child.fused = [&](table t, size_t index) {
     if (on_device(t)) t = to_host(t, ctx.mr);
     spillable_ptr s = ctx.memory->make_spillable(std::move(t), p);
+    const bool last = exec::last_piece();
     std::lock_guard<std::mutex> g(mu);
     got.emplace_back(index, std::move(s));
+    lasts += last ? 1 : 0;
     return table();
   };
   const size_t n = child.execute(ctx).size();
   if (shared.is_view()) return shared;
-  if (got.size() != n)
+  if (lasts != n)
     throw internal_error("operator " + child.name() + " returned " + std::to_string(n) + " partitions but handed " +
-                         std::to_string(got.size()) + " to its consumer's hook");
-  std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+                         std::to_string(lasts) + " to its consumer's hook");
+  std::stable_sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<spillable_ptr> parts;
   parts.reserve(got.size());
   for (auto& g : got) parts.push_back(std::move(g.second));

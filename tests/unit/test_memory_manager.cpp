@@ -646,6 +646,113 @@ TEST(Streaming, FullJoinUnmatchedBuildRowsFollowTheProbedPartitionsIntoASink) {
   EXPECT_EQ(back.num_rows(), 5000 + 2);
 }
 
+TEST(Streaming, WideProbeOutputIsCutIntoPiecesUnderAMemoryLimit) {
+  // 256K rows of two int64 columns in row groups of 64K (1 MiB decoded), joined to 100 keys carrying
+  // 600-byte strings: the output of one probed scan partition is ~40x wider than the partition. Under a 16 MiB limit
+  // the streamed probe hands it on in pieces (exec/pieces.hpp), so the aggregate above and a sink
+  // see pieces, never one partition's whole output; the answers equal the unlimited run's, the sink's
+  // rows in the same order (each partition's pieces in order, before the next partition's).
+  temp_dir dir("wide");
+  const std::string path = (dir.path / "long.parquet").string();
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 16;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  sink_parquet(numbers(256 << 10, 100).lazy(), path, w, unlimited);
+  std::vector<std::optional<int64_t>> keys;
+  std::vector<std::optional<std::string>> text;
+  for (int64_t i = 0; i < 100; ++i) {
+    keys.push_back(i == 7 ? std::nullopt : std::optional<int64_t>(i));
+    text.push_back(i % 9 == 4 ? std::nullopt
+                              : std::optional<std::string>(std::string(600, char('a' + i % 26)) + std::to_string(i)));
+  }
+  auto wide = data_frame::from_columns({{"k", i64(keys)}, {"s", str(text)}}).lazy();
+  engine_options o = unlimited;
+  o.memory_limit = 16 << 20;
+  o.spill_directory = dir.path.string();
+  for (join_type how : {join_type::inner, join_type::left}) {
+    SCOPED_TRACE(static_cast<int>(how));
+    auto joined = scan_parquet(path).join(wide, {"k"}, how);
+    auto q = joined.group_by({"k"})
+                 .agg({col("s").max().alias("m"), col("s").count().alias("n"), col("v").sum().alias("t")})
+                 .sort("k");
+    const query_result r = q.profile(o);
+    expect_frames_equal(r.frame, q.collect(unlimited));
+    EXPECT_LE(r.peak_memory, o.memory_limit) << r.statistics;
+    const std::string out = (dir.path / "joined.parquet").string();
+    io::parquet::write_options small_groups;  // the writer holds a row group's rows until it is full
+    small_groups.row_group_rows = 1 << 12;
+    sink_parquet(joined, out, small_groups, o);
+    expect_frames_equal(scan_parquet(out).collect(unlimited), joined.collect(unlimited));
+  }
+}
+
+TEST(Streaming, UniqueLargerThanTheLimitRunsInHashBuckets) {
+  // 2M rows of Parquet (32 MiB decoded, a null in every 11th v) deduplicated on v and on (k, v) under
+  // a 16 MiB limit on two threads: the input is split into hash buckets of the subset columns that
+  // spill, and deduplicated bucket by bucket; keep first/last/none pick the same rows (k tells which)
+  // as in memory, summed up by k.
+  temp_dir dir("unique");
+  const std::string path = (dir.path / "dups.parquet").string();
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 18;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  sink_parquet(numbers(2 << 20, 1000).lazy().with_columns({(col("v") % lit(int64_t{300007})).alias("v")}), path, w,
+               unlimited);
+  engine_options o = unlimited;
+  o.memory_limit = 16 << 20;
+  o.spill_directory = dir.path.string();
+  for (unique_keep keep : {unique_keep::first, unique_keep::last, unique_keep::none}) {
+    for (const std::vector<std::string>& subset : {std::vector<std::string>{"v"}, std::vector<std::string>{"k", "v"}}) {
+      SCOPED_TRACE(std::string(to_string(keep)) + " " + std::to_string(subset.size()));
+      auto q = scan_parquet(path)
+                   .unique(subset, keep)
+                   .group_by({"k"})
+                   .agg({col("v").sum().alias("s"), col("v").min().alias("lo"), col("v").max().alias("hi"),
+                         col("k").count().alias("n")})
+                   .sort("k");
+      const query_result r = q.profile(o);
+      expect_frames_equal(r.frame, q.collect(unlimited));
+      EXPECT_LE(r.peak_memory, o.memory_limit) << r.statistics;
+      EXPECT_NE(r.statistics.find("peak spill file"), std::string::npos) << r.statistics;
+    }
+  }
+}
+
+TEST(Streaming, WindowLargerThanTheLimitRunsInHashBucketsInInputOrder) {
+  // 1M rows of Parquet (16 MiB decoded, nulls in v) with sum, first and last of v over k (1000 groups)
+  // under a 16 MiB limit on two threads: the rows are split into hash buckets of k that spill, the
+  // window runs bucket by bucket, and its output is put back in input order: the aggregate above sees
+  // the same values and a sink writes the same rows in the same order as without a limit
+  temp_dir dir("window");
+  const std::string path = (dir.path / "in.parquet").string();
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 18;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  sink_parquet(numbers(1 << 20, 1000).lazy(), path, w, unlimited);
+  auto windowed = scan_parquet(path).with_columns({col("v").sum().over({"k"}).alias("s"),
+                                                   col("v").first().over({"k"}).alias("f"),
+                                                   col("v").last().over({"k"}).alias("l")});
+  engine_options o = unlimited;
+  o.memory_limit = 16 << 20;
+  o.spill_directory = dir.path.string();
+  auto q = windowed.group_by({"k"})
+               .agg({col("s").max().alias("s"), col("f").min().alias("f"), col("l").max().alias("l"),
+                     (col("v") - col("f")).sum().alias("d"), col("v").count().alias("n")})
+               .sort("k");
+  const query_result r = q.profile(o);
+  expect_frames_equal(r.frame, q.collect(unlimited));
+  EXPECT_LE(r.peak_memory, o.memory_limit) << r.statistics;
+  EXPECT_NE(r.statistics.find("peak spill file"), std::string::npos) << r.statistics;
+  const std::string out = (dir.path / "out.parquet").string();
+  io::parquet::write_options small_groups;  // the writer holds a row group's rows until it is full
+  small_groups.row_group_rows = 1 << 14;
+  sink_parquet(windowed, out, small_groups, o);
+  expect_frames_equal(scan_parquet(out).collect(unlimited), windowed.collect(unlimited));
+}
+
 TEST(Streaming, FusedStatisticsCountEachOperatorsOwnRows) {
   auto df = numbers(10000, 7);
   engine_options o = cpu_engine();

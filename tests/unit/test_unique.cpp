@@ -64,14 +64,22 @@ engine_options small_partitions() {
   return o;
 }
 
+/// Every blocking operator out of core: unique splits its input into hash buckets (unique_node::run).
+engine_options external() {
+  engine_options o = small_partitions();
+  o.force_external = true;
+  return o;
+}
+
 void check_unique(const data_frame& df, const std::vector<std::string>& subset) {
   for (unique_keep keep : {unique_keep::any, unique_keep::first, unique_keep::last, unique_keep::none})
     for (bool ordered : {false, true})
-      for (const engine_options& o : {engine_options{}, small_partitions()}) {
+      for (const engine_options& o : {engine_options{}, small_partitions(), external()}) {
         std::string sub;
         for (auto& s : subset) sub += s + ",";
         SCOPED_TRACE("subset [" + sub + "] keep " + to_string(keep) + (ordered ? " ordered" : "") + " rows " +
-                     std::to_string(df.num_rows()) + " part " + std::to_string(o.target_partition_rows));
+                     std::to_string(df.num_rows()) + " part " + std::to_string(o.target_partition_rows) +
+                     (o.force_external ? " external" : ""));
         auto out = df.lazy().unique(subset, keep, ordered).collect(o);
         auto expected = ref_unique(df, subset, keep);
         if (keep == unique_keep::any) {

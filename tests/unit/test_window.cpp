@@ -34,19 +34,22 @@ window_case make_case(const agg_case& a, std::vector<int> keys, const std::strin
 }
 
 // Runs with_columns(cases) and checks every row against the reference of its group.
-void check_windows(int64_t n, int card, int64_t target, const std::vector<window_case>& cases) {
-  SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
+// With `external`, force_external: one key set runs in hash buckets of the keys, which keep the row order
+// but not the partitions.
+void check_windows(int64_t n, int card, int64_t target, const std::vector<window_case>& cases, bool external = false) {
+  SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target) + (external ? " external" : ""));
   agg_data d(n, card, static_cast<uint64_t>(3 * n + card));
   data_frame in = d.frame();
   engine_options o;
   o.target_partition_rows = target;
+  o.force_external = external;
   std::vector<expr> exprs;
   for (auto& c : cases) exprs.push_back(c.e);
   auto out = in.lazy().with_columns(exprs).collect(o);
   ASSERT_EQ(out.num_columns(), 5 + cases.size());
   ASSERT_EQ(out.num_rows(), n);
   int64_t expected_parts = n == 0 ? 0 : (n + std::min(target, n) - 1) / std::min(target, n);
-  if (n > 0) EXPECT_EQ(static_cast<int64_t>(out.partitions().size()), expected_parts);
+  if (n > 0 && !external) EXPECT_EQ(static_cast<int64_t>(out.partitions().size()), expected_parts);
   table t = out.to_table();
   // the input columns come back unchanged, in order
   table src = in.to_table();
@@ -79,6 +82,15 @@ TEST(Window, TwoKeysMatchesReference) {
   auto cases = all_cases({1, 2});
   for (int64_t n : {0, 1, 31, 32, 33, 1024})
     for (int64_t target : {int64_t{1} << 20, int64_t{7}}) check_windows(n, 4, target, cases);
+}
+
+TEST(Window, ForceExternalRunsInHashBucketsInInputOrder) {
+  for (std::vector<int> keys : {std::vector<int>{1, 2}, std::vector<int>{2}}) {
+    auto cases = all_cases(keys);
+    for (int64_t n : {0, 1, 31, 32, 33, 1024})
+      for (int64_t target : {int64_t{1} << 20, int64_t{7}}) check_windows(n, 4, target, cases, true);
+    check_windows(20033, 300, 1000, cases, true);
+  }
 }
 
 TEST(Window, NoKeysBroadcastsOverAllRows) {

@@ -1,11 +1,15 @@
 // Per-partition and simple operators of the CPU backend: scan of memory, filter, project, slice,
 // concat, row index.
+#include <optional>
+
 #include "tug/exec/cpu/evaluate.hpp"
 #include "tug/exec/cpu/require.hpp"
 #ifdef TUG_WITH_CUDA
 #include "exec/cuda/ops.hpp"
 #endif
 #include "tug/exec/physical.hpp"
+#include "api/in_order.hpp"
+#include "exec/pieces.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/runtime/query_control.hpp"
 
@@ -122,6 +126,9 @@ class slice_op final : public slice_node {
   std::vector<table> run(exec_context& ctx) override { return window(input(0, ctx)); }
 };
 
+/// Writes each partition with `partition_writer::write` as it is ready. The writer numbers partitions
+/// 0..n-1; an input partition that comes in several pieces (exec/pieces.hpp) gives one written
+/// partition per piece, so the sink renumbers them in order as they pass (an in_order of its own).
 class sink_op final : public physical_node {
  public:
   explicit sink_op(std::shared_ptr<partition_writer> w) : _w(std::move(w)) {}
@@ -130,18 +137,23 @@ class sink_op final : public physical_node {
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
+    size_t written = 0;
+    _order.emplace([&](table& t) { _w->write(std::move(t), written++); }, 2 * static_cast<size_t>(ctx.pool.size()));
     const size_t n = run_per_partition(ctx).size();
-    _w->finish(n);
+    _order->finish(n);
+    _order.reset();
+    _w->finish(written);
     return {};
   }
   table process_partition(const table& t, exec_context& ctx) override { return process_indexed(t, 0, ctx); }
   table process_indexed(const table& t, size_t index, exec_context& ctx) override {
-    _w->write(on_device(t) ? to_host(t, ctx.mr) : t, index);
+    _order->put(on_device(t) ? to_host(t, ctx.mr) : t, index, last_piece());
     return table::empty_with_rows(0);
   }
 
  private:
   std::shared_ptr<partition_writer> _w;
+  std::optional<in_order<table>> _order;  ///< while running
 };
 
 class row_index_op final : public row_index_node {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <optional>
 
+#include "exec/pieces.hpp"
 #include "partitioned_gather.hpp"
 #include "tug/exec/cpu/require.hpp"
 #ifdef TUG_WITH_CUDA
@@ -98,7 +99,7 @@ struct morsel {
   int64_t offset, length;
 };
 
-class join_op final : public join_node {
+class join_op final : public join_node, public piece_producer {
  public:
   using join_node::join_node;
 
@@ -129,26 +130,9 @@ class join_op final : public join_node {
     build_state& s = *_probe;
     const int64_t tgt = target_rows(ctx);
     if (_spec.how != join_type::cross) {
-      std::vector<morsel> tasks = split({left}, ctx, tgt, 0);
-      std::vector<probe_rows> found(tasks.size());
-      ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
-        const morsel& m = tasks[static_cast<size_t>(t)];
-        probe_rows& r = found[static_cast<size_t>(t)];
-        r = probe_indices(left.slice(m.offset, m.length), *s.b);
-        for (int64_t& i : r.left_idx) i += m.offset;
-      });
-      probe_rows all;
-      size_t n = 0;
-      for (auto& r : found) n += r.left_idx.size();
-      all.left_idx.reserve(n);
-      if (!filtering()) all.right_idx.reserve(n);
-      for (auto& r : found) {
-        all.left_idx.insert(all.left_idx.end(), r.left_idx.begin(), r.left_idx.end());
-        all.right_idx.insert(all.right_idx.end(), r.right_idx.begin(), r.right_idx.end());
-        all.most = std::max(all.most, r.most);
-        r = probe_rows{};
-      }
-      std::vector<table> out = emit_rows(left, s.lcols, all, s.payload, std::max<int64_t>(1, static_cast<int64_t>(n)), ctx.mr);
+      probe_rows all = probe_partition(left, ctx);
+      const auto n = static_cast<int64_t>(all.left_idx.size());
+      std::vector<table> out = emit_rows(left, s.lcols, all, s.payload, std::max<int64_t>(1, n), ctx.mr);
       return out.empty() ? empty_table(output_schema) : std::move(out[0]);
     }
     std::vector<morsel> tasks = split({left}, ctx, tgt, s.cross_rows);
@@ -163,6 +147,29 @@ class join_op final : public join_node {
         if (p.num_rows() > 0) parts.push_back(std::move(p));
     if (parts.empty()) return empty_table(output_schema);
     return parts.size() == 1 ? std::move(parts[0]) : cpu::concat_partitions(parts, ctx);
+  }
+
+  /// The same in pieces of at most piece_rows() rows, each gathered when the one before has gone on:
+  /// a partition whose output is much wider than itself (a large table probing one with long strings)
+  /// never exists whole. Cross joins give one piece.
+  void process_pieces(const table& left, size_t index, exec_context& ctx,
+                      const std::function<void(table, bool)>& emit) override {
+    if (_spec.how == join_type::cross) return emit(process_indexed(left, index, ctx), true);
+    build_state& s = *_probe;
+    probe_rows all = probe_partition(left, ctx);
+    const auto n = static_cast<int64_t>(all.left_idx.size());
+    table kept = left.select(s.lcols);
+    if (n == left.num_rows() && all.most <= 1) all.left_idx.clear();  // every left row once, in order
+    const int64_t step = piece_rows(kept, s.payload, n, ctx);
+    if (n == 0) return emit(empty_table(output_schema), true);
+    for (int64_t a = 0; a < n; a += step) {
+      const int64_t len = std::min(step, n - a);
+      table l = all.left_idx.empty() ? kept.slice(a, len)
+                                     : filtering() ? gather_in_range(kept, all.left_idx.data() + a, len, ctx.mr)
+                                                   : gather(kept, all.left_idx.data() + a, len, ctx.mr);
+      emit(filtering() ? std::move(l) : join_columns(l, gather(s.payload, all.right_idx.data() + a, len, ctx.mr)),
+           a + len >= n);
+    }
   }
 
   std::vector<table> finish_probe(exec_context& ctx) override {
@@ -264,7 +271,6 @@ class join_op final : public join_node {
     return result;
   }
 
-  /// The output rows of probing `b` with the rows of `left` (its columns `lcols` kept).
   /// The output rows of probing `b` with the rows of `left`: left row left_idx[i] with right row
   /// right_idx[i] (-1: nulls); semi/anti joins give the kept left rows only. `most`: the most output
   /// rows of one left row.
@@ -299,6 +305,44 @@ class join_op final : public join_node {
       if (!b.matched.empty()) b.mark(g, len);
     });
     return r;
+  }
+
+  /// The output rows of probing the build side with one left partition, found in morsels on the pool.
+  probe_rows probe_partition(const table& left, exec_context& ctx) {
+    std::vector<morsel> tasks = split({left}, ctx, target_rows(ctx), 0);
+    std::vector<probe_rows> found(tasks.size());
+    ctx.pool.parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
+      const morsel& m = tasks[static_cast<size_t>(t)];
+      probe_rows& r = found[static_cast<size_t>(t)];
+      r = probe_indices(left.slice(m.offset, m.length), *_probe->b);
+      for (int64_t& i : r.left_idx) i += m.offset;
+    });
+    probe_rows all;
+    size_t n = 0;
+    for (auto& r : found) n += r.left_idx.size();
+    all.left_idx.reserve(n);
+    if (!filtering()) all.right_idx.reserve(n);
+    for (auto& r : found) {
+      all.left_idx.insert(all.left_idx.end(), r.left_idx.begin(), r.left_idx.end());
+      all.right_idx.insert(all.right_idx.end(), r.right_idx.begin(), r.right_idx.end());
+      all.most = std::max(all.most, r.most);
+      r = probe_rows{};
+    }
+    return all;
+  }
+
+  /// Output rows per piece of a streamed probe: at most target_partition_rows, and, under a
+  /// memory_limit or a target_partition_size, about a sixteenth of the limit (or the target size) in
+  /// bytes, estimated from the kept left columns' and the payload's bytes per row.
+  int64_t piece_rows(const table& kept, const table& payload, int64_t n, const exec_context& ctx) const {
+    int64_t rows = std::max<int64_t>(1, std::min(n, target_rows(ctx)));
+    int64_t bytes = ctx.options.target_partition_size;
+    if (ctx.options.memory_limit > 0)
+      bytes = bytes > 0 ? std::min(bytes, ctx.options.memory_limit / 16) : ctx.options.memory_limit / 16;
+    if (bytes <= 0) return rows;
+    auto per_row = [](const table& t) { return t.num_rows() > 0 ? t.memory_usage() / t.num_rows() : 0; };
+    const int64_t row_bytes = std::max<int64_t>(1, per_row(kept) + (filtering() ? 0 : per_row(payload)));
+    return std::clamp<int64_t>(bytes / row_bytes, 1, rows);
   }
 
   /// The output of `r` over `left` (its columns `lcols` kept), in tables of at most `target` rows.

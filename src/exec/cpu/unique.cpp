@@ -19,6 +19,8 @@ namespace {
 class unique_op final : public unique_node {
  public:
   using unique_node::unique_node;
+  /// The consumers' work runs on each output partition (out of core: as each bucket's is ready).
+  bool accepts_fused() const override { return true; }
 
  protected:
   std::vector<table> unique_partitions(std::vector<table> parts, exec_context& ctx) override {

@@ -1,10 +1,13 @@
 // `over` windows on the CPU: per spec, rows of all partitions are grouped by the key columns, each
 // group is aggregated, and the group's value is broadcast back to its rows. The output keeps the
-// input partitions and row order, with one column appended per spec.
+// input partitions and row order, with one column appended per spec. With one key set, an input
+// past a quarter of memory_limit (or force_external) runs in hash buckets of the keys (over_buckets).
 #include <map>
 #include <optional>
 
 #include "agg_kernels.hpp"
+#include "exec/buckets.hpp"
+#include "partitioned_gather.hpp"
 #include "tug/exec/cpu/require.hpp"
 #ifdef TUG_WITH_CUDA
 #include "exec/cuda/ops.hpp"
@@ -35,11 +38,114 @@ class window_op final : public physical_node {
     return s;
   }
   bool sync_point() const override { return true; }
+  /// The consumers' work runs on each output partition (out of core: as each is put back in order).
+  bool accepts_fused() const override { return true; }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
-    auto parts = input(0, ctx);
-    if (parts.empty()) return parts;
+    partition_hook after = std::move(fused);
+    fused = nullptr;
+    std::vector<table> out;
+    // one non-empty key set: an input that may not fit goes out of core (over_buckets)
+    if (_key_sets.size() == 1 && !_key_sets[0].empty()) {
+      held_partitions in = input_held(0, ctx, spill_priority::buffered);
+      if (in.size() == 0) return {};
+      if (const size_t count = external_buckets(ctx, in.bytes())) return over_buckets(in, count, after, ctx);
+      out = over(in.take(), ctx);
+    } else {
+      auto parts = input(0, ctx);
+      if (parts.empty()) return parts;
+      out = over(std::move(parts), ctx);
+    }
+    apply_after(ctx, after, out, 0);
+    return out;
+  }
+
+ private:
+  /// The window out of core: each row gets its position in the input as an extra last column, the
+  /// rows are split into hash buckets by the keys (every row of a group in one bucket, in input order
+  /// there, as first/last need) and the window runs on one bucket at a time. Its output goes into
+  /// buckets of consecutive positions, each put back in input order (a scatter by position) and
+  /// emitted in order without the position column, through the consumers' work `after`.
+  std::vector<table> over_buckets(held_partitions& in, size_t count, const partition_hook& after, exec_context& ctx) {
+    const size_t ncols = children[0]->output_schema.size();
+    std::vector<table> plain;
+    std::vector<spillable_ptr> spillable;
+    int64_t n = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      table t = in.take(i);
+      fixed_width_builder<int64_t> pos(type_id::int64, t.num_rows(), ctx.mr);
+      for (int64_t r = 0; r < t.num_rows(); ++r) pos.set(r, n + r);
+      n += t.num_rows();
+      std::vector<column> cols = t.columns();
+      t = table();
+      cols.push_back(pos.finish());
+      table tagged(std::move(cols));
+      if (ctx.memory)
+        spillable.push_back(ctx.memory->make_spillable(std::move(tagged), spill_priority::buffered));
+      else
+        plain.push_back(std::move(tagged));
+    }
+    held_partitions tagged = ctx.memory ? held_partitions(std::move(spillable))
+                                        : held_partitions(ctx, std::move(plain), spill_priority::buffered);
+    std::vector<size_t> without_pos(ncols);
+    for (size_t c = 0; c < ncols; ++c) without_pos[c] = c;
+    if (n == 0) {
+      std::vector<table> parts = tagged.take();
+      for (auto& t : parts) t = t.select(without_pos);
+      std::vector<table> out = over(std::move(parts), ctx);
+      apply_after(ctx, after, out, 0);
+      return out;
+    }
+    const int64_t tagged_bytes = tagged.bytes();
+    hash_buckets hb(ctx, {_key_sets[0]}, count);
+    hb.add(0, tagged);
+    // a range is put back whole (its pieces, then a copy in order, then the consumers' work): about
+    // half a bucket of the output, which is wider than the input by the position and the windows
+    const auto widen = static_cast<int64_t>((ncols + 1 + _specs.size() + ncols) / (ncols + 1));
+    const auto wanted = static_cast<int64_t>(std::max<size_t>(count, external_buckets(ctx, tagged_bytes * widen)));
+    const int64_t ranges = std::max<int64_t>(1, std::min<int64_t>(n, 2 * wanted));
+    const int64_t per = (n + ranges - 1) / ranges;
+    bucket_store back(ctx, 1, static_cast<size_t>(ranges));
+    size_t piece = 0;
+    for_each_bucket(hb, [&](hash_buckets& h, size_t b, bool fits) {
+      if (h.rows(0, b) == 0) return;
+      // a bucket of one group too large to split runs whole all the same (as an aggregate's)
+      const std::string sizes = fits ? std::string() : bucket_sizes(h, b, {"input"});
+      try {
+        for (auto& t : over(h.take(0, b), ctx)) {
+          const int64_t* p = t[ncols].values<int64_t>();
+          std::vector<uint32_t> range(static_cast<size_t>(t.num_rows()));
+          for (int64_t r = 0; r < t.num_rows(); ++r) range[static_cast<size_t>(r)] = static_cast<uint32_t>(p[r] / per);
+          back.add(0, piece++, t, range.data());
+        }
+      } catch (const memory_error& e) {
+        if (fits) throw;
+        throw unsplittable_bucket(name(), children[0]->output_schema, _key_sets[0], sizes, "does not fit", e);
+      }
+    });
+    std::vector<size_t> kept = without_pos;  // the input's columns, then the windows'
+    for (size_t s = 0; s < _specs.size(); ++s) kept.push_back(ncols + 1 + s);
+    std::vector<table> out;
+    for (int64_t r = 0; r < ranges; ++r) {
+      std::vector<table> pieces = back.take(0, static_cast<size_t>(r));
+      if (pieces.empty()) continue;
+      table all = pieces.size() == 1 ? std::move(pieces[0]) : cpu::concat_partitions(pieces, ctx);
+      pieces.clear();
+      const int64_t* p = all[ncols].values<int64_t>();
+      std::vector<int64_t> order(static_cast<size_t>(all.num_rows()));
+      for (int64_t i = 0; i < all.num_rows(); ++i) order[static_cast<size_t>(p[i] - r * per)] = i;
+      table t = gather(all.select(kept), order.data(), all.num_rows(), ctx.mr);
+      all = table();
+      const size_t index = out.size();
+      out.push_back(after ? after(std::move(t), index) : std::move(t));
+    }
+    return out;
+  }
+
+  /// The window over `parts` (at least one partition), all in memory: the input's partitions and rows
+  /// with one column appended per spec.
+  std::vector<table> over(std::vector<table> parts, exec_context& ctx) {
     const schema& in = children[0]->output_schema;
     int64_t rows = total_rows(parts);
     // group ids per key set (none for a window without keys: one group); keys are grouped
@@ -129,7 +235,6 @@ class window_op final : public physical_node {
     });
   }
 
- private:
   std::vector<window_spec> _specs;
   std::vector<std::vector<size_t>> _key_sets;
   std::vector<size_t> _key_set_of;
