@@ -15,9 +15,9 @@ namespace tug {
 /// Hands partitions that arrive in any order, from several threads, to `consume` in index order, one
 /// at a time: a thread that finds no one consuming drains what is ready; the others queue theirs and
 /// go on, unless more than `bound` partitions wait already, then they wait for room (backpressure: the readers
-/// cannot run ahead of the writer). No deadlock: a thread waits only after queuing its own partition,
-/// and the pool hands out indices in increasing order, so the next one is queued or being made by a
-/// thread that is not waiting. An index may come in several pieces (exec/pieces.hpp), put in order
+/// cannot run ahead of the writer). No deadlock: a thread waits only after queuing its own partition and
+/// never while the next index is its own, and the pool hands out indices in increasing order, so the
+/// next one is queued or being made by a thread that is not waiting. An index may come in several pieces (exec/pieces.hpp), put in order
 /// by one thread, the last with `last`: they are consumed in that order, before the next index.
 template <typename Item>
 class in_order {
@@ -40,8 +40,11 @@ class in_order {
       if (_failed) return;
       if (!_busy && _waiting.count(_next)) break;  // this thread drains
       if (_waiting.size() <= _bound) return;
-      // else wait for room, busy or not: the producer of the next index (or piece) is running, and
-      // drains its own as it puts it; pieces of later ones cannot pile up while it makes its next piece
+      // over the bound: wait for room, unless no thread drains and the next index is this thread's
+      // (another thread drained this piece: the queue waits for this thread's next piece)
+      if (!_busy && index == _next.first) return;
+      // the producer of the next index is running (the pool starts indices in increasing order, and a
+      // producer never waits for its own index), and drains its pieces as it puts them
       _room.wait(g);
     }
     _busy = true;
