@@ -1,6 +1,7 @@
 #pragma once
 // Partitions of a streaming sink, handed over from several threads in any order, consumed in index
 // order by one thread at a time with a bound on what waits (sink_parquet, sink_csv, sink_cassandra).
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -44,8 +45,15 @@ class in_order {
       // (another thread drained this piece: the queue waits for this thread's next piece)
       if (!_busy && index == _next.first) return;
       // the producer of the next index is running (the pool starts indices in increasing order, and a
-      // producer never waits for its own index), and drains its pieces as it puts them
-      _room.wait(g);
+      // producer never waits for its own index), and drains its pieces as it puts them; unless it failed
+      // before putting anything (its error ends the query): while nobody drains and the next index has
+      // no piece yet, wait only briefly, then go on (the bound overshoots rather than hanging)
+      if (_busy || _pieces.count(_next.first)) {
+        _room.wait(g);
+      } else if (_room.wait_for(g, std::chrono::milliseconds(200)) == std::cv_status::timeout &&
+                 !_busy && !_waiting.count(_next)) {
+        return;
+      }
     }
     _busy = true;
     for (;;) {
