@@ -27,7 +27,6 @@ namespace tug::dist {
 
 namespace {
 
-std::atomic<int64_t> g_bytes_sent{0}, g_messages_sent{0};
 std::atomic<int64_t> g_query{0};
 
 enum class place : uint8_t { split, one, all };
@@ -229,8 +228,6 @@ class exchange_node final : public physical_node {
     }
     auto ex = _q->comm->open(_q->query, _tag, _q->timeout);
     auto send = [&](int r, message m) {
-      g_bytes_sent += static_cast<int64_t>(m.size());
-      ++g_messages_sent;
       _q->add_sent(_tag, name(), static_cast<int64_t>(m.size()));
       ex->send(r, std::move(m));
     };
@@ -612,8 +609,6 @@ optimizer_flags flags_for_ranks(optimizer_flags flags, int ranks) {
   if (ranks > 1) flags.late_materialization = false;
   return flags;
 }
-
-exchange_totals totals() { return {g_bytes_sent.load(), g_messages_sent.load()}; }
 
 physical_ptr distribute(physical_ptr root, std::shared_ptr<query_ranks> q, const engine_options& opts,
                         bool leave_split) {

@@ -54,12 +54,4 @@ class rank_share_writer : public partition_writer {};
 /// gather every row to rank 0).
 optimizer_flags flags_for_ranks(optimizer_flags flags, int ranks);
 
-/// Bytes and rows this process sent to other ranks in the exchanges of the queries it ran, for
-/// statistics and tests.
-struct exchange_totals {
-  int64_t bytes_sent = 0;
-  int64_t messages_sent = 0;
-};
-exchange_totals totals();
-
 }  // namespace tug::dist
