@@ -7,13 +7,14 @@
 # g<N>.json (tug_pdsh's timings), g<N>.log, and results.md.
 #
 #   scripts/pdsh-ranks-gpu.sh [--sf 10] [--reps 3] [--gpus "2"] [--queries all] [--budget 540] [--data DIR]
+#                             [--args "TUG_PDSH ARGS"]   (e.g. --args --profile: per-operator times in g<N>.log)
 #
 # Carry (device tool): .deb (libsnappy*.deb, when the machine has no snappy). Needs mpirun (OpenMPI).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$SECONDS
 OUT=${OUT:-/tmp/pdsh-ranks}
-SF=10 REPS=3 GPUS="2" QUERIES=all BUDGET=540 DATA="" BUILD=build-gpu
+SF=10 REPS=3 GPUS="2" QUERIES=all BUDGET=540 DATA="" BUILD=build-gpu ARGS=""
 while [ $# -gt 0 ]; do
   case $1 in
     --sf) SF=$2; shift 2 ;;
@@ -22,6 +23,7 @@ while [ $# -gt 0 ]; do
     --queries) QUERIES=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
     --data) DATA=$2; shift 2 ;;
+    --args) ARGS=$2; shift 2 ;;
     *) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
   esac
 done
@@ -55,7 +57,7 @@ for g in 1 $GPUS; do
   launch=()
   [ "$g" -gt 1 ] && launch=(--gpus "$g")
   timeout $((left + 5)) "$BUILD/tug_pdsh" --data "$DATA" --query "$QUERIES" --engine gpu --reps "$REPS" \
-    --threads "$threads" --time-limit "$left" --json "$OUT/g$g.json" --out "$OUT/g$g/q{q}.csv" "${launch[@]}" \
+    --threads "$threads" --time-limit "$left" --json "$OUT/g$g.json" --out "$OUT/g$g/q{q}.csv" "${launch[@]}" $ARGS \
     >"$OUT/g$g.log" 2>&1
   step "$g GPU(s): status $?, $(grep -c ' rows=' "$OUT/g$g.log") queries ran, $(grep -c ' error' "$OUT/g$g.log") errors"
   grep ' error' "$OUT/g$g.log" | head -5

@@ -184,11 +184,8 @@ struct attached_memory {
 
 }  // namespace
 
-namespace {
-
-/// run_plan, on several ranks when `ranks` is set.
-query_result run_plan_on(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink,
-                         const std::shared_ptr<dist::query_ranks>& ranks) {
+query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink,
+                              std::shared_ptr<dist::query_ranks> ranks, bool leave_split) {
   auto t0 = std::chrono::steady_clock::now();
   query_result r;
   // the memory of the query outlives its plan (held partitions of the plan spill through it)
@@ -201,7 +198,8 @@ query_result run_plan_on(const plan_ptr& p, const engine_options& opts, std::sha
   // on several ranks: exchanges where nodes need rows from other ranks, the result on rank 0; a sink
   // writes there (the callers give the other ranks none), or each rank writes its share (rank_share_writer)
   if (ranks)
-    phys = dist::distribute(std::move(phys), ranks, opts, dynamic_cast<dist::rank_share_writer*>(sink.get()) != nullptr);
+    phys = dist::distribute(std::move(phys), ranks, opts,
+                            leave_split || dynamic_cast<dist::rank_share_writer*>(sink.get()) != nullptr);
   if (sink) phys = exec::make_sink(std::move(phys), std::move(sink));
   r.physical_plan = to_string(*phys);
   query_control* control = query_control::current();
@@ -286,8 +284,6 @@ query_result run_plan_on(const plan_ptr& p, const engine_options& opts, std::sha
   return r;
 }
 
-}  // namespace
-
 query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink) {
   std::shared_ptr<dist::query_ranks> ranks;
   if (auto comm = dist::world(); comm->size() > 1) {
@@ -297,7 +293,7 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared
     ranks->timeout = opts.collective_timeout;
   }
   try {
-    return run_plan_on(p, opts, std::move(sink), ranks);
+    return run_plan_as_rank(p, opts, std::move(sink), ranks);
   } catch (const std::exception& e) {
     // the other ranks stop in their next exchange of this query, with this rank's error
     if (ranks) ranks->comm->abort(ranks->query, e);

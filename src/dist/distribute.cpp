@@ -48,6 +48,9 @@ struct sort_order {
 /// Samples of a range exchange per rank of input: about this many times the number of ranks in all.
 constexpr int64_t samples_per_rank = 128;
 
+/// An exchange splits and serializes its input in pieces of at most this many rows, in parallel.
+constexpr int64_t piece_rows = int64_t{1} << 18;
+
 /// Rank of each row by the hash of its keys; a mix of hash_rows' bits so that the ranks do not take the
 /// same bits as the hash buckets and the key index within a rank.
 std::vector<uint32_t> row_ranks(const table& t, const std::vector<size_t>& keys, int size) {
@@ -232,17 +235,24 @@ class exchange_node final : public physical_node {
       ex->send(r, std::move(m));
     };
     if (contributes) {
-      // batches of partitions: split and serialized in parallel, then sent in order from this thread
+      // batches of pieces of at most piece_rows rows (a GPU operator may output one large partition):
+      // split and serialized in parallel, then sent in order from this thread
       const size_t batch = static_cast<size_t>(std::max(1, 2 * ctx.pool.size()));
-      for (size_t first = 0; first < in.size(); first += batch) {
+      size_t next = 0;
+      while (next < in.size()) {
         check_cancelled();
-        const size_t n = std::min(batch, in.size() - first);
+        std::vector<table> pieces;
+        while (next < in.size() && pieces.size() < batch) {
+          const table t = in.take(next++);
+          for (int64_t at = 0; at < t.num_rows(); at += piece_rows)
+            pieces.push_back(at == 0 && t.num_rows() <= piece_rows ? t : t.slice(at, std::min(piece_rows, t.num_rows() - at)));
+        }
+        const size_t n = pieces.size();
         std::vector<std::vector<message>> out(n, std::vector<message>(static_cast<size_t>(size)));
         std::vector<table> local(n);
         ctx.pool.parallel_for(static_cast<int64_t>(n), [&](int64_t k) {
           const auto i = static_cast<size_t>(k);
-          table t = in.take(first + i);
-          if (t.num_rows() == 0) return;
+          table t = std::move(pieces[i]);
           auto& m = out[i];
           if (to == target::one) {
             if (me == 0) local[i] = std::move(t);

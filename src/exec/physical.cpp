@@ -739,8 +739,10 @@ held_partitions physical_node::hold_output(physical_node& child, exec_context& c
   if (!ctx.memory || !child.accepts_fused() || child.fused) {
     std::vector<table> parts = child.execute(ctx);
     if (shared.is_view()) return shared;
-    for (auto& t : parts)
+    ctx.pool.parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t i) {
+      table& t = parts[static_cast<size_t>(i)];
       if (on_device(t)) t = to_host(t, ctx.mr);
+    });
     return held_partitions(ctx, std::move(parts), p);
   }
   // each partition is held as soon as the child has it (the child's outputs are then placeholders)

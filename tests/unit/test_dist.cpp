@@ -15,7 +15,7 @@
 #include "tug/api/io.hpp"
 #include "tug/api/lazy_frame.hpp"
 #include "tug/dist/distribute.hpp"
-#include "tug/plan/lower.hpp"
+#include "tug/memory/device.hpp"
 #include "tug/plan/optimizer.hpp"
 
 using namespace tug;
@@ -195,9 +195,8 @@ ranked run_on_ranks(const lazy_frame& lf, int ranks, engine_options o, bool leav
   plan_ptr p = optimize(lf.plan(), dist::flags_for_ranks(o.optimizer, ranks), true);
   auto h = std::make_shared<hub>();
   h->size = ranks;
-  std::vector<std::vector<table>> out(static_cast<size_t>(ranks));
+  std::vector<query_result> out(static_cast<size_t>(ranks));
   std::vector<std::exception_ptr> errors(static_cast<size_t>(ranks));
-  std::string plan;
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r)
     threads.emplace_back([&, r] {
@@ -207,10 +206,7 @@ ranked run_on_ranks(const lazy_frame& lf, int ranks, engine_options o, bool leav
       q->query = 7;
       q->timeout = 60;
       try {
-        physical_ptr phys = dist::distribute(lower(p, o), q, o, leave_split);
-        if (r == 0) plan = to_string(*phys);
-        exec_context ctx{o, global_thread_pool(o.num_threads), default_host_resource()};
-        out[static_cast<size_t>(r)] = phys->execute(ctx);
+        out[static_cast<size_t>(r)] = run_plan_as_rank(p, o, nullptr, q, leave_split);
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(r)] = std::current_exception();
         comm->abort(q->query, e);
@@ -220,13 +216,8 @@ ranked run_on_ranks(const lazy_frame& lf, int ranks, engine_options o, bool leav
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
   ranked res;
-  res.plan = plan;
-  for (auto& parts : out) {
-    std::vector<table> keep;
-    for (auto& t : parts)
-      if (t.num_rows() > 0) keep.push_back(std::move(t));
-    res.frames.emplace_back(p->schema, std::move(keep));
-  }
+  res.plan = out[0].physical_plan;
+  for (auto& r : out) res.frames.push_back(std::move(r.frame));
   return res;
 }
 
@@ -429,4 +420,29 @@ TEST(DistRanks, AnErrorOnOneRankStopsTheOthersWithIt) {
   } catch (const compute_error& e) {
     EXPECT_NE(std::string(e.what()).find("\"x\""), std::string::npos) << e.what();
   }
+}
+
+TEST(DistRanks, GpuEngineGivesTheOneRankAnswers) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  engine_options o = small_parts();
+  o.engine = engine_kind::gpu;
+  o.fallback = fallback_mode::raise;
+  o.target_partition_rows = 300;
+  for (int64_t n : {0, 1, 33, 1024, 5000}) {
+    auto lf = facts(n).lazy();
+    const std::string w = "n=" + std::to_string(n);
+    expect_same_on_ranks(lf.filter(col("v") > lit(20.0)).group_by({"k"}).agg({col("v").sum().alias("s"),
+                                                                             col("i").count().alias("c")}),
+                         false, o, "filtered group_by " + w);
+    expect_same_on_ranks(lf.join(dims(40).lazy(), {"k"}).group_by({"w"}).agg({col("v").max().alias("x")}), false, o,
+                         "join, group_by " + w);
+    expect_same_on_ranks(lf.sort({col("k"), col("i")}), true, o, "sort " + w);
+  }
+  // a partial aggregate runs on each rank's own rows: only its states move (no gather below it)
+  ranked got = run_on_ranks(facts(2000).lazy().filter(col("v") > lit(20.0)).group_by({"k"}).agg({col("v").sum().alias("s")}),
+                            2, o);
+  const size_t partial = got.plan.find("hash_aggregate[partial]");
+  ASSERT_NE(partial, std::string::npos) << got.plan;
+  EXPECT_EQ(got.plan.find("exchange", partial), std::string::npos) << got.plan;
+  EXPECT_NE(got.plan.find("exchange[shuffle]"), std::string::npos) << got.plan;
 }

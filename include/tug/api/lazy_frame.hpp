@@ -10,6 +10,10 @@
 #include "tug/plan/logical.hpp"
 #include "tug/runtime/options.hpp"
 
+namespace tug::dist {
+struct query_ranks;
+}
+
 namespace tug {
 
 class lazy_frame;
@@ -113,5 +117,11 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts = {});
 /// The same, handing the result to `sink` partition by partition as it is ready (the frame of the
 /// result is empty): a streaming sink (sink_parquet, sink_csv).
 query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink);
+/// run_plan as one rank of `ranks` (its communicator, query number and timeout), which is what
+/// run_plan does when the world has several ranks; tests run ranks as threads through this. The
+/// result is this rank's share: everything on rank 0 unless `leave_split` (or a sink that writes each
+/// rank's share) keeps a split result where it is. Does not tell the other ranks of an error.
+query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink,
+                              std::shared_ptr<dist::query_ranks> ranks, bool leave_split = false);
 
 }  // namespace tug

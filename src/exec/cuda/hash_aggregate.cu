@@ -1479,6 +1479,10 @@ class partial_op final : public physical_node {
   std::string detail() const override {
     return (_predicate ? "filter " + to_string(*_predicate) + " " : std::string()) + describe(_keys, _aggs, false);
   }
+  /// Partial states of any share of the rows are right (the final phase merges them): on several ranks
+  /// each rank aggregates its own share (the default, for a node that is not per_partition(), would
+  /// gather every input row to rank 0 first).
+  rank_need input_need(size_t) const override { return {rank_need::kind::any, {}}; }
 
  protected:
   std::vector<table> run(exec_context& ctx) override {
