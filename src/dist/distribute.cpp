@@ -222,6 +222,7 @@ class exchange_node final : public physical_node {
         if (_from == place::all && to == target::one && me != 0) break;
         if (_from == place::all && to == target::keys) {
           if (t.num_rows() == 0) continue;
+          t = to_host(t, ctx.mr);
           t = std::move(split_by_rank(t, row_ranks(t, keys, size), size, ctx.mr)[static_cast<size_t>(me)]);
           if (t.num_rows() == 0) continue;
         }
@@ -254,16 +255,19 @@ class exchange_node final : public physical_node {
           const auto i = static_cast<size_t>(k);
           table t = std::move(pieces[i]);
           auto& m = out[i];
+          // what stays whole on this rank (a gather's on rank 0, a copy's own) stays where it is (a
+          // GPU operator's, on the device); what is split or sent is copied to host memory first
           if (to == target::one) {
             if (me == 0) local[i] = std::move(t);
-            else m[0] = serialize(t);
+            else m[0] = serialize(to_host(t, ctx.mr));
           } else if (to == target::all) {
-            message once = serialize(t);
+            message once = serialize(to_host(t, ctx.mr));
             for (int r = 0; r < size; ++r)
               if (r != me) m[static_cast<size_t>(r)] = once;
             local[i] = std::move(t);
           } else {
             // each other rank's rows are serialized straight from `t`; this rank's are gathered
+            t = to_host(t, ctx.mr);
             const rows_by_rank by(ranges ? ranges->ranks(t, ctx) : row_ranks(t, keys, size), size);
             for (int r = 0; r < size; ++r) {
               const int64_t len = by.count(r);
@@ -325,11 +329,11 @@ class exchange_node final : public physical_node {
       std::vector<table> picked;
       int64_t at = 0;
       for (size_t i = 0; i < in.size(); ++i) {
-        const table t = in.get(i);
+        const table t = to_host(in.get(i).select(x._order.keys), ctx.mr);
         std::vector<int64_t> idx;
         for (int64_t r = (stride - at % stride) % stride; r < t.num_rows(); r += stride) idx.push_back(r);
         at += t.num_rows();
-        if (!idx.empty()) picked.push_back(gather(t.select(x._order.keys), idx, ctx.mr));
+        if (!idx.empty()) picked.push_back(gather(t, idx, ctx.mr));
       }
       auto ex = q.comm->open(q.query, x._sample_tag, q.timeout);
       std::vector<std::vector<table>> by_rank(static_cast<size_t>(size));
@@ -465,10 +469,15 @@ class placer {
 
   int tag() { return _q->take_tag(); }
 
+  /// An exchange runs on its child's backend: it holds a GPU child's output on the device, and only
+  /// the rows that move to other ranks cross host memory (the rows that stay, and every row of a join
+  /// side that another side's copy leaves in place, stay on the device).
+  static backend where_for(const physical_node& child) { return child.where == backend::cuda ? backend::cuda : backend::cpu; }
+
   physical_ptr wrap(physical_ptr child, place from, target to, std::vector<size_t> keys) {
     auto x = std::make_unique<exchange_node>(_q, from, to, std::move(keys), tag());
     x->output_schema = child->output_schema;
-    x->where = backend::cpu;
+    x->where = where_for(*child);
     x->children.push_back(std::move(child));
     return x;
   }
@@ -497,7 +506,7 @@ class placer {
     const int tags[3] = {tag(), tag(), tag()};
     auto x = std::make_unique<exchange_node>(_q, std::move(order), tags);
     x->output_schema = n->children[0]->output_schema;
-    x->where = backend::cpu;
+    x->where = where_for(*n->children[0]);
     x->children.push_back(std::move(n->children[0]));
     n->children[0] = std::move(x);
     return place::split;
@@ -559,7 +568,8 @@ class placer {
     choice->build = build.get();
     probe->join(choice);
     build->join(choice);
-    for (auto* x : {probe.get(), build.get()}) x->where = backend::cpu;
+    probe->where = where_for(*n.children[0]);
+    build->where = where_for(*n.children[1]);
     probe->output_schema = n.children[0]->output_schema;
     build->output_schema = n.children[1]->output_schema;
     probe->children.push_back(std::move(n.children[0]));
