@@ -21,6 +21,7 @@
 #include "tug/exec/key_index.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/runtime/query_control.hpp"
+#include "device_split.hpp"
 #include "wire.hpp"
 
 namespace tug::dist {
@@ -51,19 +52,14 @@ constexpr int64_t samples_per_rank = 128;
 /// An exchange splits and serializes its input in pieces of at most this many rows, in parallel.
 constexpr int64_t piece_rows = int64_t{1} << 18;
 
-/// Rank of each row by the hash of its keys; a mix of hash_rows' bits so that the ranks do not take the
-/// same bits as the hash buckets and the key index within a rank.
+/// Rank of each row of host table `t` by the hash of its keys (rank_of_hash; split_on_device is the
+/// same rule for device tables).
 std::vector<uint32_t> row_ranks(const table& t, const std::vector<size_t>& keys, int size) {
   std::vector<column> cols;
   for (size_t k : keys) cols.push_back(t.col(k));
   const std::vector<uint64_t> h = hash_rows(cols);
   std::vector<uint32_t> r(h.size());
-  for (size_t i = 0; i < h.size(); ++i) {
-    uint64_t x = h[i] ^ (h[i] >> 31);
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 29;
-    r[i] = static_cast<uint32_t>(((x & 0xffffffffULL) * static_cast<uint64_t>(size)) >> 32);
-  }
+  for (size_t i = 0; i < h.size(); ++i) r[i] = rank_of_hash(h[i], size);
   return r;
 }
 
@@ -265,6 +261,18 @@ class exchange_node final : public physical_node {
             for (int r = 0; r < size; ++r)
               if (r != me) m[static_cast<size_t>(r)] = once;
             local[i] = std::move(t);
+          } else if (on_device(t) && !ranges) {
+            // a device table is split on the device: this rank's rows stay there, the others' are
+            // copied to host memory by rank (contiguous) and serialized
+            device_slots::guard slot(ctx.partition_slots);
+            const rank_split by = split_on_device(t, keys, size, ctx.device_mr);
+            for (int r = 0; r < size; ++r) {
+              const int64_t first = by.start[static_cast<size_t>(r)], len = by.start[static_cast<size_t>(r) + 1] - first;
+              if (len == 0) continue;
+              table part = len == t.num_rows() ? by.rows : by.rows.slice(first, len);
+              if (r == me) local[i] = std::move(part);
+              else m[static_cast<size_t>(r)] = serialize(to_host(part, ctx.mr));
+            }
           } else {
             // each other rank's rows are serialized straight from `t`; this rank's are gathered
             t = to_host(t, ctx.mr);

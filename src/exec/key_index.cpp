@@ -17,23 +17,18 @@ namespace {
 using hashing::hash_bytes;
 using hashing::mix;
 
-constexpr uint64_t null_hash = 0x5bd1e9955bd1e995ULL;
+using hashing::null_hash;
 
 template <typename T>
 inline uint64_t value_hash(T v) {
   if constexpr (std::is_same_v<T, std::string_view>) {
     return hash_bytes(v.data(), v.size());
   } else if constexpr (std::is_floating_point_v<T>) {
-    double d = static_cast<double>(v);
-    if (d == 0) d = 0;  // -0.0 == 0.0
-    if (std::isnan(d)) return 0x7ff8000000000000ULL * 31;
-    uint64_t b;
-    std::memcpy(&b, &d, 8);
-    return mix(b);
+    return hashing::hash_double(static_cast<double>(v));
   } else if constexpr (std::is_same_v<T, __int128>) {
-    return mix(static_cast<uint64_t>(v) ^ mix(static_cast<uint64_t>(v >> 64)));
+    return hashing::hash_int128(v);
   } else {
-    return mix(static_cast<uint64_t>(v));
+    return hashing::hash_integral(v);
   }
 }
 
@@ -59,7 +54,7 @@ struct typed_ops final : col_ops {
   void hash(uint64_t* h, bool first) const override {
     for (int64_t i = 0; i < v.size; ++i) {
       uint64_t x = v.is_valid(i) ? value_hash<T>(v.value<T>(i)) : null_hash;
-      h[i] = first ? x : mix(h[i] * 0x9e3779b97f4a7c15ULL + x);
+      h[i] = first ? x : hashing::combine(h[i], x);
     }
   }
   bool eq(int64_t i, const col_ops& o, int64_t j) const override {

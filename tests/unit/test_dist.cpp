@@ -10,11 +10,13 @@
 #include <map>
 #include <thread>
 
+#include "dist/device_split.hpp"
 #include "dist/wire.hpp"
 #include "test_util.hpp"
 #include "tug/api/io.hpp"
 #include "tug/api/lazy_frame.hpp"
 #include "tug/dist/distribute.hpp"
+#include "tug/exec/key_index.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/plan/optimizer.hpp"
 
@@ -445,4 +447,41 @@ TEST(DistRanks, GpuEngineGivesTheOneRankAnswers) {
   ASSERT_NE(partial, std::string::npos) << got.plan;
   EXPECT_EQ(got.plan.find("exchange", partial), std::string::npos) << got.plan;
   EXPECT_NE(got.plan.find("exchange[shuffle]"), std::string::npos) << got.plan;
+}
+
+TEST(DistRanks, DeviceSplitHashesRowsAsTheHostDoes) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  // every key type, nulls, sliced input: the device's row hash and rank equal the host's, so a join's
+  // sides meet whichever side splits on the device
+  auto mr = make_device_resource(nullptr);
+  for (int64_t n : {1, 31, 33, 1024}) {
+    const table host = all_types(n + 5).slice(3, n);
+    const table dev = to_device(host, mr.get());
+    for (size_t c = 0; c < host.num_columns(); ++c) {
+      std::vector<size_t> keys{c};
+      if (c + 1 < host.num_columns()) keys.push_back(c + 1);
+      std::vector<column> cols;
+      for (size_t k : keys) cols.push_back(host.col(k));
+      EXPECT_EQ(dist::hash_rows_on_device(dev, keys), hash_rows(cols)) << "n=" << n << " column " << c;
+    }
+    for (int size : {2, 3, 4}) {
+      const std::vector<size_t> keys{0, 2};
+      const dist::rank_split split = dist::split_on_device(dev, keys, size, mr.get());
+      std::vector<column> cols{host.col(0), host.col(2)};
+      const std::vector<uint64_t> h = hash_rows(cols);
+      // the host's rows of each rank, in order, equal the device's rank slice
+      for (int r = 0; r < size; ++r) {
+        std::vector<int64_t> want;
+        for (int64_t i = 0; i < n; ++i)
+          if (dist::rank_of_hash(h[static_cast<size_t>(i)], size) == static_cast<uint32_t>(r)) want.push_back(i);
+        const int64_t first = split.start[static_cast<size_t>(r)];
+        const auto len = static_cast<int64_t>(want.size());
+        ASSERT_EQ(split.start[static_cast<size_t>(r) + 1] - first, len) << "rank " << r;
+        const table got = to_host(split.rows.slice(first, len), default_host_resource()), exp = gather(host, want);
+        for (size_t c = 0; c < host.num_columns(); ++c)
+          expect_columns_equal(got[c], exp[c], "n=" + std::to_string(n) + " size " + std::to_string(size) + " rank " +
+                                                   std::to_string(r) + " column " + std::to_string(c));
+      }
+    }
+  }
 }
