@@ -613,6 +613,7 @@ NB_MODULE(_tug, m) {
       .def_rw("broadcast_limit", &engine_options::broadcast_limit)
       .def_rw("collective_timeout", &engine_options::collective_timeout)
       .def_rw("collect_on_every_rank", &engine_options::collect_on_every_rank)
+      .def_rw("gpus", &engine_options::gpus)
       .def_rw("optimizer", &engine_options::optimizer)
       .def_rw("check_optimizer_schema", &engine_options::check_optimizer_schema)
       .def("validate", [](const engine_options& o) { validate_options(o); });

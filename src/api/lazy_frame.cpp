@@ -1,5 +1,7 @@
 #include "tug/api/lazy_frame.hpp"
 
+#include "forked_ranks.hpp"
+
 #include "tug/memory/device.hpp"
 
 #include <algorithm>
@@ -285,6 +287,13 @@ query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std
 }
 
 query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink) {
+  if (const int forked = forked_ranks_for(opts); forked > 1) {
+    if (sink)
+      throw not_implemented_error("gpus = " + std::to_string(opts.gpus) +
+                                  ": a sink (sink_parquet, sink_csv, sink_cassandra) on ranks forked by the gpus "
+                                  "option is not supported yet; collect() the result, or start the ranks with mpirun");
+    return run_forked_ranks(p, opts, forked);
+  }
   std::shared_ptr<dist::query_ranks> ranks;
   if (auto comm = dist::world(); comm->size() > 1) {
     ranks = std::make_shared<dist::query_ranks>();
@@ -305,8 +314,8 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared
 }
 
 query_result lazy_frame::profile(const engine_options& opts) const {
-  return run_plan(optimize(_plan, dist::flags_for_ranks(opts.optimizer, dist::world()->size()), opts.check_optimizer_schema),
-                  opts);
+  const int ranks = std::max(dist::world()->size(), forked_ranks_for(opts));
+  return run_plan(optimize(_plan, dist::flags_for_ranks(opts.optimizer, ranks), opts.check_optimizer_schema), opts);
 }
 
 data_frame lazy_frame::collect(const engine_options& opts) const {

@@ -38,6 +38,27 @@ int host_gpus() {
   return gpus;
 }
 
+void use_one_gpu(int local_rank) {
+  if (const char* set = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::vector<std::string> list;
+    std::string cur;
+    for (const char* p = set;; ++p) {
+      if (*p == ',' || *p == '\0') {
+        if (!cur.empty()) list.push_back(cur);
+        cur.clear();
+        if (*p == '\0') break;
+      } else {
+        cur += *p;
+      }
+    }
+    if (list.size() > 1) setenv("CUDA_VISIBLE_DEVICES", list[static_cast<size_t>(local_rank) % list.size()].c_str(), 1);
+    return;
+  }
+  const int gpus = host_gpus();
+  if (gpus == 0) return;
+  setenv("CUDA_VISIBLE_DEVICES", std::to_string(local_rank % gpus).c_str(), 0);
+}
+
 namespace {
 
 /// What an exchange does while it waits: short sleeps that grow, so a waiting rank leaves the cores to
@@ -121,34 +142,14 @@ int local_rank() {
   return -1;
 }
 
-/// One GPU per rank: when an MPI launcher started several processes, each sees one GPU: entry (local
-/// rank mod entries) of CUDA_VISIBLE_DEVICES when the user set a list there, else GPU (local rank mod
-/// GPUs of the host). Runs when the library is loaded, before anything can initialize CUDA (the device
-/// is fixed per process then, and every thread must use the same one). GPUs are counted from
-/// /dev/nvidiaN, so CUDA is not touched here.
+/// One GPU per rank: when an MPI launcher started several processes, each sees one GPU (use_one_gpu of
+/// its local rank). Runs when the library is loaded, before anything can initialize CUDA (the device
+/// is fixed per process then, and every thread must use the same one).
 struct one_gpu_per_rank {
   one_gpu_per_rank() {
     if (launcher_size() <= 1) return;
     const int lr = local_rank();
-    if (lr < 0) return;
-    if (const char* set = std::getenv("CUDA_VISIBLE_DEVICES")) {
-      std::vector<std::string> list;
-      std::string cur;
-      for (const char* p = set;; ++p) {
-        if (*p == ',' || *p == '\0') {
-          if (!cur.empty()) list.push_back(cur);
-          cur.clear();
-          if (*p == '\0') break;
-        } else {
-          cur += *p;
-        }
-      }
-      if (list.size() > 1) setenv("CUDA_VISIBLE_DEVICES", list[static_cast<size_t>(lr) % list.size()].c_str(), 1);
-      return;
-    }
-    const int gpus = host_gpus();
-    if (gpus == 0) return;
-    setenv("CUDA_VISIBLE_DEVICES", std::to_string(lr % gpus).c_str(), 0);
+    if (lr >= 0) use_one_gpu(lr);
   }
 };
 const one_gpu_per_rank g_one_gpu_per_rank;

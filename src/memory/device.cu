@@ -434,13 +434,20 @@ table copy_table(const table& t, memory_resource* mr, bool to_dev) {
 }  // namespace
 }  // namespace cuda
 
+namespace {
+std::atomic<bool> g_cuda_started{false};
+}  // namespace
+
+bool cuda_started() { return g_cuda_started.load(); }
+
 bool gpu_available() {
   static bool available = [] {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
       cudaGetLastError();
-      return false;
+      return false;  // no driver or no device: nothing a forked process could inherit
     }
+    g_cuda_started = n > 0;
     return n > 0;
   }();
   return available;

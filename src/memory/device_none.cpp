@@ -14,6 +14,7 @@ namespace {
 }  // namespace
 
 bool gpu_available() { return false; }
+bool cuda_started() { return false; }
 device_info current_device_info() { no_cuda("current_device_info"); }
 std::shared_ptr<memory_resource> make_device_resource(std::shared_ptr<memory_budget>) { no_cuda("device memory"); }
 std::shared_ptr<memory_resource> make_pinned_resource(std::shared_ptr<memory_budget>) { no_cuda("pinned memory"); }

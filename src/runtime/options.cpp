@@ -113,6 +113,7 @@ engine_options::engine_options() {
   if (const char* e = env("TUG_COLLECTIVE_TIMEOUT")) collective_timeout = parse_number("TUG_COLLECTIVE_TIMEOUT", e);
   if (const char* e = env("TUG_COLLECT_ON_EVERY_RANK"))
     collect_on_every_rank = parse_flag("TUG_COLLECT_ON_EVERY_RANK", e);
+  if (const char* e = env("TUG_GPUS")) gpus = std::string(e) == "all" ? -1 : static_cast<int>(parse_integer("TUG_GPUS", e));
 }
 
 void validate_options(const engine_options& o) {
@@ -124,6 +125,7 @@ void validate_options(const engine_options& o) {
         "must be 0 (use target_partition_rows) or at least " + std::to_string(min_target_partition_size) +
             " bytes (16 KiB)");
   at_least("num_threads", o.num_threads, 0, " (0 = all hardware threads)");
+  at_least("gpus", o.gpus, -1, " (-1 = every GPU of the host, 0 or 1 = this process alone)");
   if (o.num_threads > max_num_threads)
     bad("num_threads", std::to_string(o.num_threads), "must be at most " + std::to_string(max_num_threads));
   at_least("memory_limit", o.memory_limit, 0, " (0 = unlimited)");

@@ -105,10 +105,20 @@ void thread_pool::parallel_for(int64_t n, const std::function<void(int64_t)>& f)
   if (j.error) std::rethrow_exception(j.error);
 }
 
+namespace {
+std::mutex g_first_pool_mu;
+std::mutex* g_pool_mu = &g_first_pool_mu;  // replaced (never freed) in a forked child
+std::unique_ptr<thread_pool> g_pool;
+}  // namespace
+
+void forget_thread_pool_after_fork() {
+  g_pool_mu = new std::mutex;  // the parent's may have been held by a thread that does not exist here
+  (void)g_pool.release();      // its threads do not exist here: leaked, never joined
+}
+
 thread_pool& global_thread_pool(int threads) {
-  static std::mutex mu;
-  static std::unique_ptr<thread_pool> pool;
-  std::lock_guard<std::mutex> g(mu);
+  auto& pool = g_pool;
+  std::lock_guard<std::mutex> g(*g_pool_mu);
   int want = threads <= 0 ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : threads;
   if (!pool || pool->size() != want) pool = std::make_unique<thread_pool>(want);
   return *pool;

@@ -485,3 +485,44 @@ TEST(DistRanks, DeviceSplitHashesRowsAsTheHostDoes) {
     }
   }
 }
+
+TEST(DistRanks, TheGpusOptionForksRanksAndBringsTheResultBack) {
+  if (cuda_started()) GTEST_SKIP() << "CUDA was used in this process: forked ranks could not use it";
+  for (int64_t n : {0, 1, 33, 1024}) {
+    auto lf = facts(n).lazy();
+    const std::string w = "n=" + std::to_string(n);
+    for (int ranks : {2, 3}) {
+      engine_options o = small_parts();
+      o.gpus = ranks;  // on the CPU engine: ranks that are processes, one "GPU" each
+      for (const auto& [q, ordered] : std::vector<std::pair<lazy_frame, bool>>{
+               {lf.join(dims(40).lazy(), {"k"}).group_by({"w"}).agg({col("v").sum().alias("s")}), false},
+               {lf.sort({col("k"), col("i")}), true},
+               {lf.filter(col("v") > lit(20.0)).select({col("i"), col("g")}), true}}) {
+        const data_frame want = q.collect(small_parts());
+        const query_result got = q.profile(o);
+        const std::string where = w + " on " + std::to_string(ranks) + " forked ranks; plan:\n" + got.physical_plan;
+        if (ordered) EXPECT_EQ(rows_of(got.frame), rows_of(want)) << where;
+        else EXPECT_EQ(sorted_rows(got.frame), sorted_rows(want)) << where;
+        EXPECT_NE(got.physical_plan.find("exchange"), std::string::npos) << where;
+        EXPECT_NE(got.statistics.find("processes forked by engine_options::gpus"), std::string::npos) << got.statistics;
+      }
+    }
+  }
+  // an error on one rank comes back as its kind, naming the value
+  std::vector<std::optional<std::string>> s(100, std::string("1"));
+  s[90] = "x";
+  auto bad = data_frame::from_columns({{"s", str(s)}}).lazy().select({col("s").cast(type_id::int64).alias("n")})
+                 .group_by({"n"}).agg({col("n").count().alias("c")});
+  engine_options o = small_parts();
+  o.gpus = 2;
+  try {
+    bad.collect(o);
+    FAIL() << "expected an error";
+  } catch (const compute_error& e) {
+    EXPECT_NE(std::string(e.what()).find("\"x\""), std::string::npos) << e.what();
+  }
+  // the option's range is checked
+  engine_options neg = small_parts();
+  neg.gpus = -2;
+  EXPECT_THROW(facts(10).lazy().collect(neg), invalid_argument_error);
+}

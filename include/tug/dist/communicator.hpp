@@ -67,6 +67,17 @@ int launcher_ranks();
 /// GPUs of this host, counted from /dev/nvidiaN without initializing CUDA (0 when there are none).
 int host_gpus();
 
+/// Makes this process see one GPU, for rank `local_rank` of this host: entry (local_rank mod entries) of
+/// CUDA_VISIBLE_DEVICES when the user set a list there, else GPU (local_rank mod host_gpus()). Only
+/// before CUDA is initialized in the process (the device is fixed then).
+void use_one_gpu(int local_rank);
+
+/// Rank `rank` of ranks joined pairwise by connected stream sockets (socketpair): `fds[r]` is this
+/// rank's end of the socket to rank r (-1 for itself); the communicator owns and closes them. A rank
+/// whose socket closes (its process ended) makes every wait fail at once with distributed_error. Used
+/// by the processes that engine_options::gpus forks.
+std::shared_ptr<communicator> socket_ranks(int rank, std::vector<int> fds);
+
 /// A single rank (exchanges deliver to this rank itself); for tests and single-process queries.
 std::shared_ptr<communicator> single_rank();
 

@@ -14,6 +14,9 @@ class table;
 
 /// True when tug was built with CUDA and a CUDA device is visible.
 bool gpu_available();
+/// True once this process has found a GPU through CUDA (gpu_available ran and saw one): a process
+/// forked after that cannot use CUDA.
+bool cuda_started();
 
 /// The current CUDA device.
 struct device_info {

@@ -89,6 +89,11 @@ struct engine_options {
   /// Multi-rank execution: collect() gives the result on every rank; false: on rank 0, and the other
   /// ranks get an empty frame with the result's schema.
   bool collect_on_every_rank = false;
+  /// Multi-rank execution started by tug itself: a query runs on this many ranks, processes forked from
+  /// this one (one GPU each; src/api/forked_ranks.cpp), and the result comes back to this process.
+  /// 0 or 1: this process alone; -1: one rank per GPU of the host ("all"). Ignored under an MPI launcher,
+  /// whose processes are the ranks already.
+  int gpus = 0;
   /// Which optimizer passes run.
   optimizer_flags optimizer;
   /// Run the debug check that optimizer passes never change the output schema.

@@ -58,5 +58,8 @@ class thread_pool {
 /// The process-wide pool sized for `threads` (re-created when the size changes; when that fails, the
 /// previous pool stays). @throws resource_error as thread_pool's constructor.
 thread_pool& global_thread_pool(int threads = 0);
+/// In a child process made by fork(): forgets the parent's pool, whose threads do not exist in the
+/// child, so that global_thread_pool makes a new one (engine_options::gpus' ranks).
+void forget_thread_pool_after_fork();
 
 }  // namespace tug
