@@ -55,10 +55,12 @@ bool thread_pool::run_one(std::unique_lock<std::mutex>& lock, job* only) {
   try {
     // the caller's query: its cancellation is checked here, and nested calls and the executor see it
     query_control::scope s(j->control);
+    task_group::scope g(&j->group);
     check_cancelled();
     (*j->f)(i);
   } catch (...) {
     err = std::current_exception();
+    j->group.fail(err);  // its indices that wait on each other wake with this error
   }
   lock.lock();
   // The error of the lowest failing index: indices start in order and every started one finishes
