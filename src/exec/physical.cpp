@@ -590,7 +590,9 @@ std::vector<table> sort_node::run(exec_context& ctx) {
   // the input may spill while it is produced
   held_partitions in = input_held(0, ctx, spill_priority::buffered);
   if (in.size() == 0) return {};
-  if (const size_t count = where == backend::cpu && _limit != 0 ? exec::external_buckets(ctx, in.bytes()) : 0) {
+  // the CPU kernel's per-row temporaries count with the input
+  const int64_t need = in.bytes() + in.rows() * exec::sort_scratch_per_row(_keys.size());
+  if (const size_t count = where == backend::cpu && _limit != 0 ? exec::external_buckets(ctx, need) : 0) {
     exec::range_sort rs(ctx, _keys, _limit);
     rs.locate = [&](const table& keys, const table& bounds) { return locate(keys, bounds, ctx); };
     rs.sort = [&](const std::vector<table>& parts, int64_t n) { return sort_partitions(parts, n, ctx); };
@@ -685,6 +687,14 @@ int64_t held_partitions::bytes() const {
   for (auto& s : _spillable)
     if (s) b += s->bytes();
   return b;
+}
+
+int64_t held_partitions::rows() const {
+  int64_t n = 0;
+  for (auto& t : _plain) n += t.num_rows();
+  for (auto& s : _spillable)
+    if (s) n += s->num_rows();
+  return n;
 }
 
 table held_partitions::take(size_t i) {

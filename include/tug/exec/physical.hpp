@@ -137,8 +137,9 @@ class held_partitions {
   explicit held_partitions(std::vector<spillable_ptr> parts) : _spillable(std::move(parts)) {}
   /// Number of partitions held.
   size_t size() const { return _plain.size() + _spillable.size(); }
-  /// Bytes of the partitions as they were made (wherever they are now).
+  /// Bytes of the partitions as they were made (wherever they are now), and their rows.
   int64_t bytes() const;
+  int64_t rows() const;
   /// Partition `i`, brought back; the holder keeps an empty place for it.
   table take(size_t i);
   /// A copy of partition `i`, brought back; the holder keeps it (it spills again once the copy is gone).
