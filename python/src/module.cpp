@@ -627,7 +627,12 @@ NB_MODULE(_tug, m) {
       .def_ro("bytes_out", &operator_stats::bytes_out)
       .def_ro("seconds", &operator_stats::seconds)
       .def_ro("device_waits", &operator_stats::device_waits)
-      .def_ro("wait_seconds", &operator_stats::wait_seconds);
+      .def_ro("wait_seconds", &operator_stats::wait_seconds)
+      .def_ro("bytes_in", &operator_stats::bytes_in)
+      .def_ro("peak_host_memory", &operator_stats::peak_host_memory)
+      .def_ro("peak_device_memory", &operator_stats::peak_device_memory)
+      .def_prop_ro("spilled_from_device", &operator_stats::spilled_from_device)
+      .def_prop_ro("spilled_to_disk", &operator_stats::spilled_to_disk);
 
   nb::class_<data_frame>(m, "DataFrame")
       .def_prop_ro("num_rows", &data_frame::num_rows)
@@ -656,6 +661,7 @@ NB_MODULE(_tug, m) {
       .def_ro("frame", &query_result::frame)
       .def_ro("physical_plan", &query_result::physical_plan)
       .def_ro("statistics", &query_result::statistics)
+      .def_ro("statistics_json", &query_result::statistics_json)
       .def_ro("fallbacks", &query_result::fallbacks)
       .def_ro("operators", &query_result::operators)
       .def_ro("peak_memory", &query_result::peak_memory)

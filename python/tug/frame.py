@@ -60,10 +60,18 @@ class Statistics:
         self.operators: list = [
             {"name": o.name, "rows_in": o.rows_in, "rows_out": o.rows_out, "partitions_out": o.partitions_out,
              "bytes_out": o.bytes_out, "seconds": o.seconds, "device_waits": o.device_waits,
-             "wait_seconds": o.wait_seconds}
+             "wait_seconds": o.wait_seconds, "bytes_in": o.bytes_in, "peak_host_memory": o.peak_host_memory,
+             "peak_device_memory": o.peak_device_memory, "spilled_from_device": o.spilled_from_device,
+             "spilled_to_disk": o.spilled_to_disk}
             for o in r.operators
         ]
         self._text: str = r.statistics
+        self._json: str = r.statistics_json
+
+    def to_json(self) -> str:
+        """The engine's statistics as JSON text: per operator (rows and bytes in and out, time, peak host and
+        device memory, bytes moved by direction), the peaks and the transfers of the query."""
+        return self._json
 
     def to_dict(self) -> dict:
         return {"operators": self.operators, "peak_memory": self.peak_memory, "total_seconds": self.total_seconds,

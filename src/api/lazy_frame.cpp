@@ -263,8 +263,10 @@ query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std
   stats.peak_device_memory = device_budget ? device_budget->peak() : 0;
   stats.peak_disk = memory->disk_peak();
   stats.transfers = memory->transfers_to_string();
+  stats.transfers_json = memory->transfers_to_json();
   stats.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.statistics = stats.to_string();
+  r.statistics_json = stats.to_json();
   if (ranks) {
     const std::string sent = ranks->sent_to_string();
     if (!sent.empty()) r.statistics += (r.statistics.empty() || r.statistics.back() == '\n' ? "" : "\n") + sent + "\n";

@@ -213,7 +213,7 @@ std::vector<table> range_sort::run(held_partitions& in, size_t count) {
     kept[static_cast<size_t>(pi)] = ctx.memory->make_spillable(std::move(t), spill_priority::buffered);
   });
   held_partitions top(std::move(kept));
-  if (const size_t ranges = external_buckets(ctx, top.bytes())) {
+  if (const size_t ranges = external_buckets(ctx, top.bytes() + top.rows() * sort_scratch_per_row(keys.size()))) {
     split(top, ranges, 0, out);
     return out;
   }
@@ -285,8 +285,22 @@ void range_sort::split(held_partitions& in, size_t count, int depth, std::vector
   bucket_store store(ctx, 1, ranges);
   ctx.pool.parallel_for(static_cast<int64_t>(np), [&](int64_t pi) {
     const table t = in.take(static_cast<size_t>(pi));
-    if (t.num_rows() == 0) return;
-    const std::vector<uint32_t> r = locate(t.select(keys), bounds);
+    const int64_t rows = t.num_rows();
+    if (rows == 0) return;
+    // a large partition is located a slice at a time: the kernel's temporaries (sort_scratch_per_row,
+    // with the slice's keys concatenated to the boundaries) stay within a sixteenth of the limit
+    const table k = t.select(keys);
+    int64_t slice = rows;
+    if (ctx.options.memory_limit > 0) {
+      const int64_t per_row = k.memory_usage() / rows + sort_scratch_per_row(keys.size());
+      slice = std::clamp<int64_t>(ctx.options.memory_limit / 16 / std::max<int64_t>(1, per_row), 1024, rows);
+    }
+    std::vector<uint32_t> r;
+    r.reserve(static_cast<size_t>(rows));
+    for (int64_t at = 0; at < rows; at += slice) {
+      const std::vector<uint32_t> part = locate(k.slice(at, std::min(slice, rows - at)), bounds);
+      r.insert(r.end(), part.begin(), part.end());
+    }
     store.add(0, static_cast<size_t>(pi), t, r.data());
   });
   for (size_t r = 0; r < ranges; ++r) {
@@ -303,7 +317,7 @@ void range_sort::split(held_partitions& in, size_t count, int depth, std::vector
       }
       continue;
     }
-    const int64_t bytes = store.bytes(0, r);
+    const int64_t bytes = store.bytes(0, r) + n * sort_scratch_per_row(keys.size());
     if (!bucket_fits(ctx, bytes) && depth < 8) {
       held_partitions sub(store.pieces(0, r));
       split(sub, buckets_for(bytes, ctx.options.memory_limit), depth + 1, out);

@@ -102,6 +102,12 @@ std::string bucket_sizes(const bucket_store& s, size_t b, const std::vector<std:
 memory_error unsplittable_bucket(const std::string& op, const schema& in, const std::vector<size_t>& keys,
                                  const std::string& sizes, const std::string& what, const memory_error& cause);
 
+/// Bytes a row that the CPU sort kernel needs besides its input, at most: (word, row) entries and the
+/// radix sort's scratch, 16 each, and per key its normalized words and null flags, 17, from the query's
+/// memory; the output's row numbers, 8. A sort runs in memory, and out of core a range is sorted
+/// whole, when its bytes and these fit (bucket_fits).
+inline int64_t sort_scratch_per_row(size_t keys) { return 40 + 17 * static_cast<int64_t>(keys); }
+
 /// A sort out of core (the CPU's): boundaries sampled from the input split its rows into ranges of
 /// sort keys, held as spillable pieces, then sorted range by range in order with the in-memory kernel.
 /// A range of rows equal to a boundary needs no sorting (its rows are in input order, as a stable sort

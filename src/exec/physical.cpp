@@ -39,16 +39,22 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
   std::shared_ptr<own_output> own;
   if (fused && ctx.stats) {
     own = std::make_shared<own_output>();
-    fused = [own, inner = std::move(fused)](table t, size_t index) {
+    // the hook is its consumer's work (set before the consumer ran this node): the consumer's account
+    fused = [own, inner = std::move(fused), consumer = memory_account::current()](table t, size_t index) {
       own->rows += t.num_rows();
       own->bytes += t.memory_usage();
       ++own->partitions;
+      memory_account::scope on_account(consumer);
       return inner(std::move(t), index);
     };
   }
+  // this operator's own work (here, in the pool tasks it starts and in its fused work) reserves and
+  // spills on its account; a child's execute installs the child's
+  if (ctx.stats) _account = std::make_shared<memory_account>();
   std::vector<table> out;
   try {
     nvtx_range range{name() + "@" + to_string(where)};
+    memory_account::scope on_account(_account.get());
     out = run(ctx);
     fused = nullptr;
   } catch (const memory_error& e) {
@@ -81,6 +87,15 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
       s.device_waits = _fused->waits;
       s.wait_seconds = static_cast<double>(_fused->wait_ns) * 1e-9;
     }
+    for (auto& c : children)
+      if (c->_stats_line >= 0 && static_cast<size_t>(c->_stats_line) < ctx.stats->operators.size()) {
+        s.rows_in += ctx.stats->operators[static_cast<size_t>(c->_stats_line)].rows_out;
+        s.bytes_in += ctx.stats->operators[static_cast<size_t>(c->_stats_line)].bytes_out;
+      }
+    s.peak_host_memory = _account->peak[static_cast<size_t>(memory_kind::host)].load();
+    s.peak_device_memory = _account->peak[static_cast<size_t>(memory_kind::device)].load();
+    for (size_t d = 0; d < num_transfer_directions; ++d)
+      s.moved[d] = _account->moved[d].load();
     if (own) {
       s.rows_out = own->rows;
       s.partitions_out = own->partitions;
@@ -91,6 +106,7 @@ std::vector<table> physical_node::execute(exec_context& ctx) {
       for (auto& p : out)
         s.bytes_out += p.memory_usage();
     }
+    _stats_line = static_cast<int64_t>(ctx.stats->operators.size());
     ctx.stats->operators.push_back(std::move(s));
   }
   return out;
@@ -219,6 +235,7 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
           }
         } acc{*totals, t0, w0};
         device_slots::guard g(where == backend::cuda ? ctx.partition_slots : nullptr);
+        memory_account::scope on_account(_account.get());  // this node's work, on the child's thread
         if (where == backend::cuda)
           t = to_device(t, ctx.device_mr);
         else if (on_device(t))
@@ -573,7 +590,9 @@ std::vector<table> sort_node::run(exec_context& ctx) {
   // the input may spill while it is produced
   held_partitions in = input_held(0, ctx, spill_priority::buffered);
   if (in.size() == 0) return {};
-  if (const size_t count = where == backend::cpu && _limit != 0 ? exec::external_buckets(ctx, in.bytes()) : 0) {
+  // the CPU kernel's per-row temporaries count with the input
+  const int64_t need = in.bytes() + in.rows() * exec::sort_scratch_per_row(_keys.size());
+  if (const size_t count = where == backend::cpu && _limit != 0 ? exec::external_buckets(ctx, need) : 0) {
     exec::range_sort rs(ctx, _keys, _limit);
     rs.locate = [&](const table& keys, const table& bounds) { return locate(keys, bounds, ctx); };
     rs.sort = [&](const std::vector<table>& parts, int64_t n) { return sort_partitions(parts, n, ctx); };
@@ -668,6 +687,14 @@ int64_t held_partitions::bytes() const {
   for (auto& s : _spillable)
     if (s) b += s->bytes();
   return b;
+}
+
+int64_t held_partitions::rows() const {
+  int64_t n = 0;
+  for (auto& t : _plain) n += t.num_rows();
+  for (auto& s : _spillable)
+    if (s) n += s->num_rows();
+  return n;
 }
 
 table held_partitions::take(size_t i) {
@@ -828,37 +855,116 @@ device_slots::guard::~guard() {
   _s->_cv.notify_one();
 }
 
+int64_t operator_stats::spilled_from_device() const {
+  return moved[static_cast<size_t>(transfer_direction::device_to_pinned)] +
+         moved[static_cast<size_t>(transfer_direction::device_to_host)];
+}
+
+int64_t operator_stats::spilled_to_disk() const { return moved[static_cast<size_t>(transfer_direction::host_to_disk)]; }
+
 std::string exec_statistics::to_string() const {
-  // with device waits (a GPU query), two more columns: their count and summed time
-  bool waits = false;
-  for (auto& o : operators)
+  // columns that would be zero on every line are left out: device waits and their time (a GPU query),
+  // the device's peak, what spilled from the device and to disk
+  bool waits = false, host_peak = false, device_peak = false, from_device = false, to_disk = false;
+  for (auto& o : operators) {
     waits = waits || o.device_waits > 0;
-  std::string s = "operator                         rows_out  partitions      MiB   seconds";
-  s += waits ? "   waits  wait_s\n" : "\n";
+    host_peak = host_peak || o.peak_host_memory > 0;
+    device_peak = device_peak || o.peak_device_memory > 0;
+    from_device = from_device || o.spilled_from_device() > 0;
+    to_disk = to_disk || o.spilled_to_disk() > 0;
+  }
+  auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
+  std::string s = "operator                          rows_in   rows_out  partitions   in_MiB  out_MiB   seconds";
+  if (waits) s += "   waits  wait_s";
+  if (host_peak) s += "  peak_MiB";
+  if (device_peak) s += "  dev_peak_MiB";
+  if (from_device) s += "  dev_spill_MiB";
+  if (to_disk) s += "  disk_spill_MiB";
+  s += "\n";
   char buf[256];
   for (auto& o : operators) {
-    std::snprintf(buf, sizeof buf, "%-30s %10lld %11lld %8.1f %9.4f", o.name.c_str(),
-                  static_cast<long long>(o.rows_out), static_cast<long long>(o.partitions_out),
-                  static_cast<double>(o.bytes_out) / (1 << 20), o.seconds);
+    std::snprintf(buf, sizeof buf, "%-30s %10lld %10lld %11lld %8.1f %8.1f %9.4f", o.name.c_str(),
+                  static_cast<long long>(o.rows_in), static_cast<long long>(o.rows_out),
+                  static_cast<long long>(o.partitions_out), mib(o.bytes_in), mib(o.bytes_out), o.seconds);
     s += buf;
     if (waits) {
       std::snprintf(buf, sizeof buf, " %7lld %7.4f", static_cast<long long>(o.device_waits), o.wait_seconds);
       s += buf;
     }
+    auto column = [&](bool shown, int width, int64_t bytes) {
+      if (!shown) return;
+      std::snprintf(buf, sizeof buf, " %*.1f", width, mib(bytes));
+      s += buf;
+    };
+    column(host_peak, 9, o.peak_host_memory);
+    column(device_peak, 13, o.peak_device_memory);
+    column(from_device, 14, o.spilled_from_device());
+    column(to_disk, 15, o.spilled_to_disk());
     s += "\n";
   }
-  std::snprintf(buf, sizeof buf, "total %.4f s, peak memory %.1f MiB", total_seconds,
-                static_cast<double>(peak_memory) / (1 << 20));
+  std::snprintf(buf, sizeof buf, "total %.4f s, peak memory %.1f MiB", total_seconds, mib(peak_memory));
   s += buf;
   if (peak_device_memory > 0) {
-    std::snprintf(buf, sizeof buf, ", peak device memory %.1f MiB", static_cast<double>(peak_device_memory) / (1 << 20));
+    std::snprintf(buf, sizeof buf, ", peak device memory %.1f MiB", mib(peak_device_memory));
     s += buf;
   }
   if (peak_disk > 0) {
-    std::snprintf(buf, sizeof buf, ", peak spill file %.1f MiB", static_cast<double>(peak_disk) / (1 << 20));
+    std::snprintf(buf, sizeof buf, ", peak spill file %.1f MiB", mib(peak_disk));
     s += buf;
   }
   s += "\n" + transfers;
+  return s;
+}
+
+namespace {
+/// `v` as a JSON string literal.
+std::string json_string(const std::string& v) {
+  std::string s = "\"";
+  for (const char c : v) {
+    if (c == '"' || c == '\\') {
+      s += '\\';
+      s += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(c));
+      s += esc;
+    } else {
+      s += c;
+    }
+  }
+  return s + "\"";
+}
+}  // namespace
+
+std::string exec_statistics::to_json() const {
+  std::string s = "{\"operators\": [";
+  char buf[512];
+  for (size_t i = 0; i < operators.size(); ++i) {
+    const operator_stats& o = operators[i];
+    s += (i ? ", {\"name\": " : "{\"name\": ") + json_string(o.name);
+    std::snprintf(buf, sizeof buf,
+                  ", \"rows_in\": %lld, \"bytes_in\": %lld, \"rows_out\": %lld, \"partitions_out\": %lld, "
+                  "\"bytes_out\": %lld, \"seconds\": %.6f, \"device_waits\": %lld, \"wait_seconds\": %.6f, "
+                  "\"fused\": %s, \"peak_host_memory\": %lld, \"peak_device_memory\": %lld, \"moved\": {",
+                  static_cast<long long>(o.rows_in), static_cast<long long>(o.bytes_in),
+                  static_cast<long long>(o.rows_out), static_cast<long long>(o.partitions_out),
+                  static_cast<long long>(o.bytes_out), o.seconds, static_cast<long long>(o.device_waits),
+                  o.wait_seconds, o.fused ? "true" : "false", static_cast<long long>(o.peak_host_memory),
+                  static_cast<long long>(o.peak_device_memory));
+    s += buf;
+    for (size_t d = 0; d < num_transfer_directions; ++d) {
+      std::snprintf(buf, sizeof buf, "%s\"%s\": %lld", d ? ", " : "", tug::to_string(transfer_direction(d)),
+                    static_cast<long long>(o.moved[d]));
+      s += buf;
+    }
+    s += "}}";
+  }
+  std::snprintf(buf, sizeof buf,
+                "], \"peak_memory\": %lld, \"peak_device_memory\": %lld, \"peak_disk\": %lld, \"total_seconds\": %.6f",
+                static_cast<long long>(peak_memory), static_cast<long long>(peak_device_memory),
+                static_cast<long long>(peak_disk), total_seconds);
+  s += buf;
+  s += ", \"transfers\": " + (transfers_json.empty() ? std::string("{}") : transfers_json) + "}";
   return s;
 }
 

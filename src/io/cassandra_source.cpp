@@ -3,6 +3,7 @@
 #include "tug/io/cassandra/token.hpp"
 #include "tug/expr/resolve.hpp"
 #include "tug/runtime/query_control.hpp"
+#include "tug/runtime/task_group.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -490,8 +491,12 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
     std::atomic<bool> failed{false};
     std::vector<std::exception_ptr> errors(ranges.size());
     query_control* control = query_control::current();
+    task_group readers;  // a split that fails wakes the others' hooks waiting on it (a streaming sink)
+    memory_account* account = memory_account::current();  // the scan's (per-operator statistics)
     auto worker = [&] {
       query_control::scope in_query(control);  // cancellation reaches the hook's operators
+      task_group::scope in_group(&readers);
+      memory_account::scope on_account(account);
       while (!failed) {
         size_t i = next++;
         if (i >= ranges.size()) return;
@@ -501,6 +506,7 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
         } catch (...) {
           errors[i] = std::current_exception();
           failed = true;
+          readers.fail(errors[i]);
         }
       }
     };

@@ -535,7 +535,13 @@ std::string memory_manager::describe(const memory_budget& b) const {
          " to disk (spill_directory \"" + _spill_directory + "\")";
 }
 
+static_assert(std::tuple_size_v<decltype(memory_account::moved)> == num_transfer_directions,
+              "memory_account::moved has one entry per transfer_direction");
+
 void memory_manager::record(transfer_direction d, int64_t bytes, double seconds) {
+  // the operator whose work runs on this thread: its reservation spilled, or its read restored
+  if (memory_account* a = memory_account::current())
+    a->moved[static_cast<size_t>(d)].fetch_add(bytes, std::memory_order_relaxed);
   std::lock_guard<std::mutex> g(_mu);
   auto& t = _transfers[static_cast<size_t>(d)];
   ++t.count;

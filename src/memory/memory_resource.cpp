@@ -29,6 +29,14 @@ namespace {
 thread_local std::vector<const memory_budget*> reclaiming;
 }  // namespace
 
+namespace {
+thread_local memory_account* t_account = nullptr;
+}  // namespace
+
+memory_account* memory_account::current() noexcept { return t_account; }
+memory_account::scope::scope(memory_account* a) noexcept : _previous(t_account) { t_account = a; }
+memory_account::scope::~scope() { t_account = _previous; }
+
 void memory_budget::note_peak(int64_t now) {
   int64_t p = _peak.load(std::memory_order_relaxed);
   while (now > p && !_peak.compare_exchange_weak(p, now, std::memory_order_relaxed)) {}
@@ -41,6 +49,7 @@ bool memory_budget::try_reserve(int64_t bytes) {
     return false;
   }
   note_peak(now);
+  if (memory_account* a = memory_account::current()) a->note_peak(_kind, now);
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tug/core/error.hpp"
+#include "tug/memory/memory_resource.hpp"
 #include "tug/runtime/query_control.hpp"
 
 namespace tug {
@@ -55,10 +56,13 @@ bool thread_pool::run_one(std::unique_lock<std::mutex>& lock, job* only) {
   try {
     // the caller's query: its cancellation is checked here, and nested calls and the executor see it
     query_control::scope s(j->control);
+    task_group::scope g(&j->group);
+    memory_account::scope a(j->account);
     check_cancelled();
     (*j->f)(i);
   } catch (...) {
     err = std::current_exception();
+    j->group.fail(err);  // its indices that wait on each other wake with this error
   }
   lock.lock();
   // The error of the lowest failing index: indices start in order and every started one finishes
@@ -93,6 +97,7 @@ void thread_pool::parallel_for(int64_t n, const std::function<void(int64_t)>& f)
   j.f = &f;
   j.n = n;
   j.control = query_control::current();
+  j.account = memory_account::current();
   std::unique_lock<std::mutex> lock(_mu);
   _jobs.push_back(&j);
   _cv.notify_all();

@@ -132,15 +132,16 @@ TEST(CudaCopy, WaitsAreCountedAndShownPerOperator) {
   EXPECT_GE(after.seconds, before.seconds);
   query_result gpu = q.profile(gpu_engine());
   const std::string& st = gpu.statistics;
-  ASSERT_NE(st.find("   waits  wait_s\n"), std::string::npos) << st;
-  // the filter's line (fused into the scan): name, rows, partitions, MiB, seconds, waits, wait_s
+  ASSERT_NE(st.find("   seconds   waits  wait_s"), std::string::npos) << st;
+  // the filter's line (fused into the scan): name, rows in and out, partitions, MiB in and out, seconds,
+  // waits, wait_s (then the memory columns)
   size_t at = st.find("\nfilter (fused)");
   ASSERT_NE(at, std::string::npos) << st;
   std::istringstream line(st.substr(at + 1, st.find('\n', at + 1) - at - 1));
   std::string name, fused;
-  int64_t rows = 0, parts = 0, waits = -1;
-  double mib = 0, secs = 0, wait_s = -1;
-  line >> name >> fused >> rows >> parts >> mib >> secs >> waits >> wait_s;
+  int64_t rows_in = 0, rows = 0, parts = 0, waits = -1;
+  double mib_in = 0, mib = 0, secs = 0, wait_s = -1;
+  line >> name >> fused >> rows_in >> rows >> parts >> mib_in >> mib >> secs >> waits >> wait_s;
   EXPECT_GT(waits, 0) << st;  // the filter reads its output's size back
   EXPECT_GE(wait_s, 0) << st;
   expect_frames_equal(gpu.frame, cpu.frame);

@@ -4,8 +4,11 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "test_util.hpp"
 #include "tug/memory/device.hpp"
@@ -412,8 +415,8 @@ TEST(Streaming, ScanCutsRowGroupsUnderAMemoryLimit) {
     const size_t at = st.find("\nscan ");
     std::istringstream line(st.substr(at + 1, st.find('\n', at + 1) - at - 1));
     std::string name;
-    int64_t rows = 0, parts = 0;
-    line >> name >> rows >> parts;
+    int64_t rows_in = 0, rows = 0, parts = 0;
+    line >> name >> rows_in >> rows >> parts;
     return parts;
   };
   EXPECT_EQ(scan_partitions(whole.statistics), 2) << whole.statistics;
@@ -786,6 +789,79 @@ TEST(Streaming, JoinProbeSideSpillsWhileBuildSideRuns) {
   expect_frames_equal(r.frame, expect);
   EXPECT_NE(r.statistics.find("host->disk"), std::string::npos) << r.statistics;
   EXPECT_NE(r.statistics.find("disk->host"), std::string::npos) << r.statistics;
+  EXPECT_EQ(dir.entries(), 0u);
+}
+
+TEST(Streaming, OperatorStatisticsShowWhatEachOperatorSpilled) {
+  // force_external under a small memory_limit: the aggregates and the join work in hash buckets that
+  // spill to disk when their reservations find no room. Each operator's line shows what its own work
+  // moved (the spills its reservations caused), the lines add up to the query's transfers, and the
+  // JSON has the same numbers; without spills the spill columns are left out.
+  temp_dir dir("opstats");
+  auto left = numbers(300000, 5000).lazy().select({col("k"), (col("v") + lit(int64_t{1})).alias("w")});
+  auto right = numbers(600000, 5000).lazy().group_by({"k"}).agg({col("v").sum().alias("s")});
+  auto q = left.join(right, {"k"}).group_by({"k"}).agg({col("w").sum().alias("w"), col("s").max().alias("s")}).sort("k");
+  engine_options plain = cpu_engine();
+  plain.num_threads = 2;
+  plain.spill_everything = false;  // (the suite also runs with TUG_SPILL_EVERYTHING=1)
+  const query_result whole = q.profile(plain);
+  EXPECT_EQ(whole.statistics.find("disk_spill_MiB"), std::string::npos) << whole.statistics;
+  EXPECT_EQ(whole.statistics.find("dev_peak_MiB"), std::string::npos) << whole.statistics;
+  EXPECT_NE(whole.statistics.find("peak_MiB"), std::string::npos) << whole.statistics;
+  engine_options o = plain;
+  o.force_external = true;
+  o.memory_limit = 3 << 20;
+  o.target_partition_rows = 1 << 14;
+  o.spill_directory = dir.path.string();
+  const query_result r = q.profile(o);
+  expect_frames_equal(r.frame, whole.frame);
+  ASSERT_NE(r.statistics.find("disk_spill_MiB"), std::string::npos) << r.statistics;
+  const auto to_disk = static_cast<size_t>(transfer_direction::host_to_disk);
+  int64_t spilled = 0, peak = 0;
+  for (const operator_stats& s : r.operators) {
+    spilled += s.moved[to_disk];
+    peak = std::max(peak, s.peak_host_memory);
+    EXPECT_LE(s.peak_host_memory, r.peak_memory) << s.name;
+    if (s.spilled_to_disk() == 0) continue;
+    // a line that spilled shows it in its last column
+    const size_t at = r.statistics.find("\n" + s.name + " ");
+    ASSERT_NE(at, std::string::npos) << s.name << "\n" << r.statistics;
+    const std::string line = r.statistics.substr(at + 1, r.statistics.find('\n', at + 1) - at - 1);
+    char mib[32];
+    std::snprintf(mib, sizeof mib, " %.1f", static_cast<double>(s.spilled_to_disk()) / (1 << 20));
+    EXPECT_EQ(line.substr(line.size() - std::strlen(mib)), mib) << line;
+  }
+  EXPECT_GT(spilled, 0) << r.statistics;
+  EXPECT_GT(peak, 0) << r.statistics;
+  // the operators that spilled are the bucketed ones
+  for (const operator_stats& s : r.operators)
+    if (s.spilled_to_disk() > 0)
+      EXPECT_TRUE(s.name.find("aggregate") != std::string::npos || s.name.find("join") != std::string::npos)
+          << s.name << "\n" << r.statistics;
+  // rows in are the children's rows out: the sort on top gets the final aggregate's 5000 rows
+  EXPECT_EQ(r.operators.back().name, "sort") << r.statistics;
+  EXPECT_EQ(r.operators.back().rows_in, 5000) << r.statistics;
+  EXPECT_EQ(r.operators.back().rows_out, 5000) << r.statistics;
+  EXPECT_GT(r.operators.back().bytes_in, 0) << r.statistics;
+
+  const nlohmann::json j = nlohmann::json::parse(r.statistics_json);
+  ASSERT_EQ(j.at("operators").size(), r.operators.size()) << r.statistics_json;
+  for (size_t i = 0; i < r.operators.size(); ++i) {
+    const operator_stats& s = r.operators[i];
+    const nlohmann::json& o = j.at("operators")[i];
+    EXPECT_EQ(o.at("name").get<std::string>(), s.name);
+    EXPECT_EQ(o.at("rows_in").get<int64_t>(), s.rows_in);
+    EXPECT_EQ(o.at("bytes_in").get<int64_t>(), s.bytes_in);
+    EXPECT_EQ(o.at("rows_out").get<int64_t>(), s.rows_out);
+    EXPECT_EQ(o.at("bytes_out").get<int64_t>(), s.bytes_out);
+    EXPECT_EQ(o.at("peak_host_memory").get<int64_t>(), s.peak_host_memory);
+    EXPECT_EQ(o.at("moved").at("host->disk").get<int64_t>(), s.moved[to_disk]);
+    EXPECT_EQ(o.at("fused").get<bool>(), s.fused);
+  }
+  EXPECT_EQ(j.at("peak_memory").get<int64_t>(), r.peak_memory);
+  // every spill ran on some operator's work: the lines add up to the query's host->disk bytes
+  EXPECT_EQ(j.at("transfers").at("host->disk").at("bytes").get<int64_t>(), spilled) << r.statistics;
+  EXPECT_GT(j.at("peak_disk").get<int64_t>(), 0);
   EXPECT_EQ(dir.entries(), 0u);
 }
 

@@ -317,3 +317,34 @@ TEST(Sort, ExternalRangesSplitAgainWhenARangeDoesNotFit) {
     EXPECT_EQ(expect.num_rows(), 500);
   }
 }
+
+TEST(Sort, TemporariesCountAgainstTheQuerysMemory) {
+  // the normalized keys of a multi-key sort (8 bytes a row and key) and its (word, row) entries come
+  // from the query's budget: four keys hold 16 bytes a row more at once than one key (entries and the
+  // radix sort's scratch), so the query's peak is higher by about that; the outputs are the same size
+  const int64_t n = 1 << 18;
+  std::vector<int64_t> a(n), b(n), c(n), d(n);
+  std::mt19937_64 rng(17);
+  for (int64_t i = 0; i < n; ++i) {
+    a[static_cast<size_t>(i)] = static_cast<int64_t>(rng() % 1000);
+    b[static_cast<size_t>(i)] = static_cast<int64_t>(rng() % 1000);
+    c[static_cast<size_t>(i)] = static_cast<int64_t>(rng());
+    d[static_cast<size_t>(i)] = i;
+  }
+  const data_frame df = data_frame::from_columns({{"a", make_column<int64_t>(type_id::int64, a)},
+                                                  {"b", make_column<int64_t>(type_id::int64, b)},
+                                                  {"c", make_column<int64_t>(type_id::int64, c)},
+                                                  {"d", make_column<int64_t>(type_id::int64, d)}});
+  engine_options o;
+  o.engine = engine_kind::cpu;
+  o.num_threads = 1;
+  o.target_partition_rows = 1 << 20;
+  const query_result one = df.lazy().sort({col("a")}).profile(o);
+  const query_result four = df.lazy().sort({col("a"), col("b"), col("c"), col("d")}).profile(o);
+  EXPECT_EQ(one.frame.num_rows(), n);
+  EXPECT_EQ(four.frame.num_rows(), n);
+  EXPECT_GE(four.peak_memory, one.peak_memory + 8 * n) << one.statistics << four.statistics;
+  // and the sort's own line shows it: its peak is at least its keys' 32 bytes and the entries' 16 a row
+  EXPECT_EQ(four.operators.back().name, "sort") << four.statistics;
+  EXPECT_GE(four.operators.back().peak_host_memory, 48 * n) << four.statistics;
+}

@@ -43,6 +43,7 @@ struct query_result {
   data_frame frame;
   std::string physical_plan;
   std::string statistics;
+  std::string statistics_json;  ///< what `statistics` shows of the query's operators and tiers, as JSON (exec_statistics::to_json)
   std::vector<std::string> fallbacks;  ///< nodes that could not run on the requested backend, with the reason
   std::vector<operator_stats> operators;  ///< the figures `statistics` prints, one per operator
   int64_t peak_memory = 0;                ///< peak host bytes of the query's budget

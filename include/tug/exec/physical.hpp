@@ -29,10 +29,22 @@ const char* to_string(backend b);
 /// Per-operator figures collected during execution.
 struct operator_stats {
   std::string name;
-  int64_t rows_in = 0;
+  int64_t rows_in = 0;   ///< rows its children gave it (their rows_out)
+  int64_t bytes_in = 0;  ///< their bytes_out
   int64_t rows_out = 0;
   int64_t partitions_out = 0;
   int64_t bytes_out = 0;
+  /// The most host (memory_limit's budget) and device (spill_device_limit's) bytes the query had in use
+  /// just after a reservation of this operator's own work (memory_account): the operator that drove the
+  /// query's peak shows it.
+  int64_t peak_host_memory = 0;
+  int64_t peak_device_memory = 0;
+  /// Bytes moved by transfer_direction while this operator's own work ran: spills that its
+  /// reservations caused (device -> pinned/host, host -> disk), and restores of what it read back.
+  std::array<int64_t, num_transfer_directions> moved{};
+  /// Bytes spilled out of the device (to pinned or pageable host memory), and to disk.
+  int64_t spilled_from_device() const;
+  int64_t spilled_to_disk() const;
   /// wall time inside the operator, children excluded; for an operator fused into its child (name
   /// "... (fused)"), the time of its work summed over the threads that ran it, which the child's
   /// wall time includes
@@ -50,9 +62,17 @@ struct exec_statistics {
   int64_t peak_disk = 0;           ///< bytes of the query's spill file at its largest
   /// Data moved between tiers, one direction a line (memory_manager::transfers_to_string); empty when nothing moved.
   std::string transfers;
+  /// The same as a JSON object, one member a direction (memory_manager::transfers_to_json); empty when not known.
+  std::string transfers_json;
   double total_seconds = 0;
   /// A table, one operator a line.
   std::string to_string() const;
+  /// Everything to_string shows, as a JSON object: {"operators": [{"name", "rows_in", "bytes_in",
+  /// "rows_out", "partitions_out", "bytes_out", "seconds", "device_waits", "wait_seconds", "fused",
+  /// "peak_host_memory", "peak_device_memory", "moved": {direction: bytes}}], "peak_memory",
+  /// "peak_device_memory", "peak_disk", "total_seconds", "transfers": {direction: {"count", "bytes",
+  /// "largest", "seconds"}}}.
+  std::string to_json() const;
 };
 
 /// Bounds how many partitions the GPU engine works on at once (engine_options::num_streams). Each
@@ -117,8 +137,9 @@ class held_partitions {
   explicit held_partitions(std::vector<spillable_ptr> parts) : _spillable(std::move(parts)) {}
   /// Number of partitions held.
   size_t size() const { return _plain.size() + _spillable.size(); }
-  /// Bytes of the partitions as they were made (wherever they are now).
+  /// Bytes of the partitions as they were made (wherever they are now), and their rows.
   int64_t bytes() const;
+  int64_t rows() const;
   /// Partition `i`, brought back; the holder keeps an empty place for it.
   table take(size_t i);
   /// A copy of partition `i`, brought back; the holder keeps it (it spills again once the copy is gone).
@@ -243,6 +264,10 @@ class physical_node {
   /// Set when this node's work ran inside its child's: its time and device waits there (statistics).
   struct fused_totals;
   std::shared_ptr<fused_totals> _fused;
+  /// While it runs with statistics on: what its own work reserved and moved.
+  std::shared_ptr<memory_account> _account;
+  /// Its line in exec_statistics::operators once it ran (its consumer's rows_in).
+  int64_t _stats_line = -1;
 };
 
 /// What the filters of every backend share: the predicate, and which input columns the output keeps

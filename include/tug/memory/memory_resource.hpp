@@ -1,5 +1,6 @@
 #pragma once
 /// Memory resources: every buffer tug allocates comes from one, and each can be tied to a budget.
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -27,12 +28,48 @@ class memory_reclaimer {
   virtual std::string describe(const memory_budget& b) const = 0;
 };
 
+/// What the work of one operator reserved and moved, for per-operator statistics (exec_statistics).
+/// The thread that runs an operator's work installs its account (scope; the thread pool hands it on to
+/// the tasks of a parallel_for started under it); a budget notes the bytes it has in use just after
+/// each reservation made there, and the memory manager the bytes that spills and restores moved when
+/// they ran there, i.e. a spill counts for the operator whose reservation caused it.
+struct memory_account {
+  /// By memory_kind: the most bytes of that kind's budget in use just after a reservation of this work.
+  std::array<std::atomic<int64_t>, 3> peak{};
+  /// By transfer_direction (memory_manager.hpp): the bytes moved while this work ran.
+  std::array<std::atomic<int64_t>, 6> moved{};
+
+  void note_peak(memory_kind k, int64_t used) noexcept {
+    std::atomic<int64_t>& p = peak[static_cast<size_t>(k)];
+    int64_t was = p.load(std::memory_order_relaxed);
+    while (used > was && !p.compare_exchange_weak(was, used, std::memory_order_relaxed)) {}
+  }
+  /// The account installed on the calling thread (nullptr: none).
+  static memory_account* current() noexcept;
+  /// Installs an account on the calling thread for its lifetime (nullptr: none), restoring the previous one.
+  class scope {
+   public:
+    explicit scope(memory_account* a) noexcept;
+    ~scope();
+    scope(const scope&) = delete;
+    scope& operator=(const scope&) = delete;
+
+   private:
+    memory_account* _previous;
+  };
+};
+
 /// Counts bytes in use against a limit. Thread-safe.
 class memory_budget {
  public:
   /// `limit` in bytes; 0 = unlimited. `option` names the setting that raises the limit in error messages.
+  /// A budget named "device" counts device memory, "pinned" pinned host memory, any other host memory
+  /// (memory_account::peak).
   explicit memory_budget(int64_t limit = 0, std::string name = "host", std::string option = {})
-      : _limit(limit), _name(std::move(name)), _option(std::move(option)) {}
+      : _limit(limit), _name(std::move(name)), _option(std::move(option)),
+        _kind(_name == "device"   ? memory_kind::device
+              : _name == "pinned" ? memory_kind::pinned_host
+                                  : memory_kind::host) {}
   /// Reserves `bytes` for `what`. Over the limit, the reclaimer (if any) spills first and the request
   /// is retried. @throws memory_error naming `what`, the request, the limit, what was spilled and the option.
   void reserve(int64_t bytes, const char* what = "allocation");
@@ -55,6 +92,7 @@ class memory_budget {
   int64_t _limit;
   std::string _name;
   std::string _option;
+  memory_kind _kind;
   memory_reclaimer* _reclaimer = nullptr;
 };
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <stop_token>
 
 namespace tug {
 
@@ -41,8 +42,14 @@ class query_control {
 
   /// Asks the query to stop at its next cancellation point; it then throws cancelled_error. Safe from
   /// any thread (not from a signal handler: set an atomic flag there and call this from a thread).
-  void cancel() noexcept { _cancelled.store(true, std::memory_order_relaxed); }
+  /// Waits that only the query's other tasks could end (task_group, wait_unless_stopped) wake at once.
+  void cancel() noexcept {
+    _cancelled.store(true, std::memory_order_relaxed);
+    _stop.request_stop();
+  }
   bool cancelled() const noexcept { return _cancelled.load(std::memory_order_relaxed); }
+  /// Stopped by cancel() (for std::condition_variable_any waits: wait_unless_stopped).
+  std::stop_token stop_token() const noexcept { return _stop.get_token(); }
   /// @throws cancelled_error when cancel() was called. Counts the check (checks()).
   void check() const;
   /// The cancellation checks made so far: how often the query looked for a cancel (tests use it to see
@@ -81,6 +88,7 @@ class query_control {
 
  private:
   std::atomic<bool> _cancelled{false};
+  std::stop_source _stop;
   mutable std::atomic<int64_t> _checks{0};
   std::atomic<int64_t> _rows{0}, _partitions{0}, _operators_done{0}, _operators_total{0};
   std::atomic<int64_t> _rows_total{0};

@@ -1,7 +1,9 @@
 // CPU sort and top-k. Every key is normalized once into order-preserving unsigned 64-bit words
 // (descending folded in by inverting the bits), chunks of (word, row) entries are sorted in parallel on
 // the pool, then merged: k-way, split into independent output segments at sampled splitters. Ties
-// break on the row number, so the result is always stable and deterministic.
+// break on the row number, so the result is always stable and deterministic. The per-row temporaries
+// (normalized keys, entries, the radix sort's scratch) come from the query's memory resource, so they
+// count against memory_limit (and may make data spill) like the operators' other buffers.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -107,9 +109,10 @@ struct sort_key {
   bool descending = false;
   bool nulls_last = false;
   column_view view;               ///< strings: the full values
-  std::vector<uint64_t> hi;       ///< normalized word per row
-  std::vector<uint64_t> lo;       ///< string and wide keys: low word per row
-  std::vector<uint8_t> null;      ///< 1 for null rows; empty when the key has no nulls
+  buffer words, low_words, nulls;  ///< what hi, lo and null point into (the query's memory)
+  uint64_t* hi = nullptr;         ///< normalized word per row
+  uint64_t* lo = nullptr;         ///< string and wide keys: low word per row; else null
+  uint8_t* null = nullptr;        ///< 1 for null rows; null when the key has no nulls
 };
 
 /// Orders entries of a single fixed-width key without nulls: by word, then row.
@@ -121,7 +124,7 @@ struct word_less {
 inline int compare_keys(const std::vector<sort_key>& keys, size_t ra, uint64_t ka, size_t rb, uint64_t kb) {
   for (size_t i = 0; i < keys.size(); ++i) {
     const sort_key& key = keys[i];
-    if (!key.null.empty()) {
+    if (key.null) {
       bool na = key.null[ra] != 0, nb = key.null[rb] != 0;
       if (na != nb) return na != key.nulls_last ? -1 : 1;
       if (na) continue;
@@ -163,7 +166,7 @@ struct cancellable {
 
 /// Stable LSD radix sort of entries by word, 11-bit digits, skipping digits that all entries share.
 /// Checks for cancellation between passes and while counting.
-void radix_sort(entry* a, int64_t n) {
+void radix_sort(entry* a, int64_t n, memory_resource* mr) {
   constexpr int digit_bits = 11, passes = 6;
   constexpr size_t buckets = size_t{1} << digit_bits;
   constexpr uint64_t mask = buckets - 1;
@@ -173,9 +176,9 @@ void radix_sort(entry* a, int64_t n) {
     uint64_t k = a[i].k;
     for (int p = 0; p < passes; ++p) ++hist[static_cast<size_t>(p) * buckets + ((k >> (p * digit_bits)) & mask)];
   }
-  std::unique_ptr<entry[]> tmp(new entry[static_cast<size_t>(n)]);
+  buffer tmp(static_cast<size_t>(n) * sizeof(entry), mr);
   entry* src = a;
-  entry* dst = tmp.get();
+  entry* dst = tmp.as<entry>();
   for (int p = 0; p < passes; ++p) {
     int64_t* h = hist.data() + static_cast<size_t>(p) * buckets;
     if (std::find(h, h + buckets, n) != h + buckets) continue;  // one digit value: nothing moves
@@ -257,9 +260,10 @@ std::vector<int64_t> chunk_bounds(int64_t n, thread_pool& pool) {
   return b;
 }
 
-/// Rows of the first min(limit, n) entries of `e` in `less` order (limit < 0: all). Reorders `e`.
+/// Rows of the first min(limit, n) entries of `e` in `less` order (limit < 0: all). Reorders `e`;
+/// scratch from `mr`.
 template <typename Less>
-std::vector<int64_t> sorted_rows(entry* e, int64_t n, int64_t limit, Less less, thread_pool& pool) {
+std::vector<int64_t> sorted_rows(entry* e, int64_t n, int64_t limit, Less less, thread_pool& pool, memory_resource* mr) {
   int64_t want = limit < 0 ? n : std::min(limit, n);
   std::vector<int64_t> rows(static_cast<size_t>(want));
   if (want == 0) return rows;
@@ -276,7 +280,7 @@ std::vector<int64_t> sorted_rows(entry* e, int64_t n, int64_t limit, Less less, 
     if (keep < len) std::nth_element(b, b + keep, b + len, checked);
     // entries of one word key start in row order, so the stable radix sort orders them as `less`
     if constexpr (std::is_same_v<Less, word_less>) {
-      if (keep == len) radix_sort(b, len);
+      if (keep == len) radix_sort(b, len, mr);
       else std::sort(b, b + keep, checked);
     } else {
       std::sort(b, b + keep, checked);
@@ -307,14 +311,15 @@ class sort_op final : public sort_node {
     for (auto& p : parts) key_parts.push_back(p.select(_keys));
     table keys = cpu::concat_partitions(key_parts, ctx);
     std::vector<int64_t> rows = _keys.size() == 1 && kind_of(keys[0].type().id) == key_kind::word
-                                    ? order_one_word(keys[0].view(), ctx.pool)
-                                    : order_multi(keys, ctx.pool);
+                                    ? order_one_word(keys[0].view(), ctx)
+                                    : order_multi(keys, ctx);
     return cpu::gather_rows(parts, rows, ctx);
   }
 
  private:
   /// A single fixed-width key: (word, row) entries of the valid rows; null rows keep input order.
-  std::vector<int64_t> order_one_word(const column_view& v, thread_pool& pool) const {
+  std::vector<int64_t> order_one_word(const column_view& v, exec_context& ctx) const {
+    thread_pool& pool = ctx.pool;
     int64_t n = v.size;
     auto bounds = chunk_bounds(n, pool);
     size_t chunks = bounds.size() - 1;
@@ -358,7 +363,8 @@ class sort_op final : public sort_node {
       sorted.resize(static_cast<size_t>(want_valid));
       kway_merge(std::move(runs), sorted.data(), want_valid, word_less{});
     } else {
-      std::unique_ptr<entry[]> e(new entry[static_cast<size_t>(nv)]);
+      buffer entries(static_cast<size_t>(nv) * sizeof(entry), ctx.mr);
+      entry* e = entries.as<entry>();
       pool.parallel_for(static_cast<int64_t>(chunks), [&](int64_t c) {
         auto ci = static_cast<size_t>(c);
         int64_t w = valid_at[ci], u = null_at[ci];
@@ -367,7 +373,7 @@ class sort_op final : public sort_node {
           else nulls[static_cast<size_t>(u++)] = i;
         });
       });
-      sorted = sorted_rows(e.get(), nv, want_valid, word_less{}, pool);
+      sorted = sorted_rows(e, nv, want_valid, word_less{}, pool, ctx.mr);
     }
     if (nn == 0) return sorted;
     std::vector<int64_t> rows;
@@ -388,8 +394,8 @@ class sort_op final : public sort_node {
   std::vector<uint32_t> locate(const table& keys, const table& bounds, exec_context& ctx) const override {
     const int64_t m = bounds.num_rows(), n = keys.num_rows();
     const table all = cpu::concat_partitions({bounds, keys}, ctx);
-    const std::vector<sort_key> k = normalized_keys(all, ctx.pool);
-    const std::vector<uint64_t>& word = k[0].hi;
+    const std::vector<sort_key> k = normalized_keys(all, ctx);
+    const uint64_t* word = k[0].hi;
     std::vector<uint32_t> out(static_cast<size_t>(n));
     auto bounds_chunks = chunk_bounds(n, ctx.pool);
     ctx.pool.parallel_for(static_cast<int64_t>(bounds_chunks.size()) - 1, [&](int64_t c) {
@@ -412,7 +418,8 @@ class sort_op final : public sort_node {
 
  private:
   /// Every sort key of `all` (the key columns) normalized for all rows.
-  std::vector<sort_key> normalized_keys(const table& all, thread_pool& pool) const {
+  std::vector<sort_key> normalized_keys(const table& all, exec_context& ctx) const {
+    thread_pool& pool = ctx.pool;
     auto rows_n = static_cast<size_t>(all.num_rows());
     std::vector<sort_key> keys(_keys.size());
     for (size_t i = 0; i < _keys.size(); ++i) {
@@ -422,9 +429,17 @@ class sort_op final : public sort_node {
       k.descending = _descending[i];
       k.nulls_last = _nulls_last[i];
       k.view = c.view();
-      k.hi.resize(rows_n);
-      if (k.kind != key_kind::word) k.lo.resize(rows_n);
-      if (c.has_nulls()) k.null.resize(rows_n);
+      k.words = buffer(rows_n * sizeof(uint64_t), ctx.mr);
+      k.hi = k.words.as<uint64_t>();
+      if (k.kind != key_kind::word) {
+        k.low_words = buffer(rows_n * sizeof(uint64_t), ctx.mr);
+        k.lo = k.low_words.as<uint64_t>();
+      }
+      if (c.has_nulls()) {
+        k.nulls = buffer(rows_n, ctx.mr);
+        k.null = k.nulls.as<uint8_t>();
+        std::memset(k.null, 0, rows_n);
+      }
     }
     auto bounds = chunk_bounds(all.num_rows(), pool);
     pool.parallel_for(static_cast<int64_t>(bounds.size()) - 1, [&](int64_t c) {
@@ -434,7 +449,7 @@ class sort_op final : public sort_node {
                        [&](int64_t i, bool valid, uint64_t hi, uint64_t lo) {
                          auto r = static_cast<size_t>(i);
                          k.hi[r] = hi;
-                         if (!k.lo.empty()) k.lo[r] = lo;
+                         if (k.lo) k.lo[r] = lo;
                          if (!valid) k.null[r] = 1;
                        });
       }
@@ -444,16 +459,18 @@ class sort_op final : public sort_node {
 
   /// Several keys, or a string/decimal key: per-key normalized words and a comparator over them.
   /// `all` holds the key columns.
-  std::vector<int64_t> order_multi(const table& all, thread_pool& pool) const {
+  std::vector<int64_t> order_multi(const table& all, exec_context& ctx) const {
+    thread_pool& pool = ctx.pool;
     const int64_t n = all.num_rows();
-    const std::vector<sort_key> keys = normalized_keys(all, pool);
-    std::unique_ptr<entry[]> e(new entry[static_cast<size_t>(n)]);
+    const std::vector<sort_key> keys = normalized_keys(all, ctx);
+    buffer entries(static_cast<size_t>(n) * sizeof(entry), ctx.mr);
+    entry* e = entries.as<entry>();
     auto bounds = chunk_bounds(n, pool);
     pool.parallel_for(static_cast<int64_t>(bounds.size()) - 1, [&](int64_t c) {
       for (int64_t i = bounds[static_cast<size_t>(c)]; i < bounds[static_cast<size_t>(c) + 1]; ++i)
         e[static_cast<size_t>(i)] = entry{keys[0].hi[static_cast<size_t>(i)], i};
     });
-    return sorted_rows(e.get(), n, _limit, multi_key_less{&keys}, pool);
+    return sorted_rows(e, n, _limit, multi_key_less{&keys}, pool, ctx.mr);
   }
 };
 

@@ -1,5 +1,6 @@
 """Files (scan/sink Parquet and CSV) through the Python API, checked with Polars reading the same files;
 EngineOptions mirrors engine_options; explain and profile."""
+import json
 import re
 from pathlib import Path
 
@@ -130,6 +131,29 @@ def test_explain_and_profile():
     assert d["operators"][names.index("sort")]["rows_out"] == 3
     assert d["total_seconds"] > 0 and d["fallbacks"] == []
     assert "operator" in str(stats) and "sort" in str(stats)
+
+
+def test_profile_json_has_the_same_numbers(tmp_path):
+    # force_external and spill_everything: the aggregate's buckets and the held inputs go to disk; the JSON
+    # parses and has the numbers of to_dict(), the spills on the operators that made the spilled tables
+    n = 200_000
+    lf = tug.DataFrame({"k": [i % 5000 for i in range(n)], "v": list(range(n))}).lazy()
+    q = lf.group_by("k").agg(tug.col("v").sum()).sort("k")
+    df, stats = q.profile(engine="cpu", force_external=True, spill_everything=True, memory_limit=4 << 20,
+                          spill_directory=str(tmp_path), num_threads=2)
+    assert df.height == 5000
+    j = json.loads(stats.to_json())
+    d = stats.to_dict()
+    assert [o["name"] for o in j["operators"]] == [o["name"] for o in d["operators"]]
+    for a, b in zip(j["operators"], d["operators"]):
+        for key in ("rows_in", "bytes_in", "rows_out", "bytes_out", "peak_host_memory", "peak_device_memory"):
+            assert a[key] == b[key], key
+        assert a["moved"]["host->disk"] == b["spilled_to_disk"]
+    assert sum(o["spilled_to_disk"] for o in d["operators"]) == j["transfers"]["host->disk"]["bytes"] > 0
+    assert j["peak_memory"] == d["peak_memory"]
+    spilled = {o["name"] for o in d["operators"] if o["spilled_to_disk"] > 0}
+    assert "hash_aggregate[final]" in spilled and "scan" not in spilled, spilled
+    assert "disk_spill_MiB" in str(stats)
 
 
 def test_display():
