@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # A fresh virtual environment runs the README's Python quick start (issue 20). Makes a clean clone of the
 # committed HEAD, a new `python -m venv`, runs `pip install ".[polars]"` from the clone's path (pip fetches
-# the build requirements - scikit-build-core, nanobind, CMake and Ninja when the system has none - and
-# pyarrow and Polars from PyPI; the C++ core compiles from scratch, CPU only), then runs the first
+# the build requirements - scikit-build-core, nanobind, CMake and Ninja when the system has none, and on
+# Linux the CUDA toolkit and nvCOMP - and pyarrow and Polars from PyPI; the C++ core compiles from scratch,
+# with the CUDA backend on Linux unless TUG_WITH_CUDA=OFF is in the environment), then runs the first
 # ```python block of the README's "## Python" section in an empty directory with the venv's python.
-# Prints the quick start's output and the durations; exits nonzero when a step fails.
+# Then checks the build: `tug.built_with_cuda` as expected (true on Linux unless TUG_WITH_CUDA=OFF), and
+# tests/python/api/test_api_cuda_runtime.py's checks that need no NVRTC or nvCOMP (pytest installed into
+# the venv): the module needs no CUDA library, and engine="gpu" without a device runs on the CPU and says
+# so. Prints the quick start's output, what the build has and the durations; exits nonzero when a step fails.
 #
-# Not part of `make test`: the from-scratch build of the core dominates (4 min 24 s in all on the 2-core
-# development machine when no other build ran, 2026-11-26; several times that while other builds share
-# the cores), and it needs PyPI.
+# Not part of `make test`: the from-scratch build of the core dominates (CPU only: 4 min 24 s in all on the
+# 2-core development machine when no other build ran, 2026-11-26; with the CUDA backend, 552 s of CPU time
+# against 294 s CPU only, docs/python.md), and it needs PyPI.
 #
 # Usage: scripts/python-fresh-venv.sh [--python PYTHON] [--worktree] [--keep] [--log FILE]
 #   --python PYTHON  the interpreter whose venv module makes the environment (default: python3)
@@ -69,4 +73,32 @@ if ! (cd "$tmp/run" && "$tmp/venv/bin/python" "$tmp/quickstart.py"); then
   echo "FAILED: the quick start" >&2
   exit 1
 fi
-echo "--- ok: pip install $((installed - start)) s, quick start $(( $(date +%s) - installed )) s"
+quick=$(date +%s)
+
+# the build: CUDA compiled in where expected, and what this machine has
+expect_cuda=0
+if [ "$(uname -s)" = Linux ]; then
+  case "${TUG_WITH_CUDA:-}" in [Oo][Ff][Ff] | 0 | [Ff]alse | FALSE | [Nn]o | NO | n) ;; *) expect_cuda=1 ;; esac
+fi
+echo "--- the build (CUDA backend expected: $expect_cuda):"
+if ! (cd "$tmp/run" && "$tmp/venv/bin/python" - "$expect_cuda" <<'PY'
+import sys
+import tug
+print(f"tug.built_with_cuda={tug.built_with_cuda} tug.gpu_available()={tug.gpu_available()} "
+      f"nvrtc={tug._tug.nvrtc_available()} nvcomp={tug._tug.nvcomp_available()}")
+if tug.built_with_cuda != (sys.argv[1] == "1"):
+    sys.exit(f"tug.built_with_cuda is {tug.built_with_cuda}, expected {sys.argv[1] == '1'}")
+PY
+); then
+  echo "FAILED: the build does not have what was expected" >&2
+  exit 1
+fi
+"$tmp/venv/bin/python" -m pip install -q pytest >>"$log" 2>&1
+# tests/python/api/conftest.py imports the build tree's package only where $src/build/python exists: the
+# pip build's directory is build/py-<wheel tag>, so the installed package is tested
+if ! (cd "$src" && "$tmp/venv/bin/python" -m pytest -q -p no:cacheprovider tests/python/api/test_api_cuda_runtime.py \
+        -k "not nvrtc and not nvcomp"); then
+  echo "FAILED: tests/python/api/test_api_cuda_runtime.py on the installed package" >&2
+  exit 1
+fi
+echo "--- ok: pip install $((installed - start)) s, quick start $((quick - installed)) s, checks $(( $(date +%s) - quick )) s"

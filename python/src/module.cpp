@@ -531,6 +531,7 @@ NB_MODULE(_tug, m) {
       .def("str_slice", &expr::str_slice, "offset"_a, "length"_a = -1)
       .def("str_to_upper", &expr::str_to_upper)
       .def("str_to_lower", &expr::str_to_lower)
+      .def("str_to_title", &expr::str_to_title)
       .def("str_strip", &expr::str_strip, "chars"_a = "")
       .def("dt_year", &expr::dt_year)
       .def("dt_month", &expr::dt_month)

@@ -288,6 +288,11 @@ class ExprStringNameSpace:
     def to_uppercase(self): return Expr(self._e.str_to_upper())
     def to_lowercase(self): return Expr(self._e.str_to_lower())
 
+    def to_titlecase(self) -> Expr:
+        """The first character of each word (a run of alphabetic characters) titlecased and the others
+        lowercased, as Polars: ``"o'neil 3d"`` -> ``"O'Neil 3D"``, ``"ß"`` -> ``"Ss"``."""
+        return Expr(self._e.str_to_title())
+
     def contains(self, pattern, literal: bool = False) -> Expr:
         """Substring test; as in Polars, `pattern` is a regular expression unless `literal`."""
         return Expr(self._e.str_contains(_lit_expr(pattern), literal))

@@ -55,7 +55,7 @@ _BINARY = {
 }
 _AGGS = {"sum", "mean", "min", "max", "median", "n_unique", "first", "last"}
 _STR_UNARY = {"LenChars": "len_chars", "LenBytes": "len_bytes", "Uppercase": "to_uppercase",
-              "Lowercase": "to_lowercase"}
+              "Lowercase": "to_lowercase", "Titlecase": "to_titlecase"}
 _DT_UNARY = {"Year": "year", "Month": "month", "Day": "day", "Hour": "hour", "Minute": "minute",
              "Second": "second", "WeekDay": "weekday"}
 

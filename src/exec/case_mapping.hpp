@@ -1,7 +1,9 @@
 #pragma once
-// Unicode case mapping of str.to_uppercase / str.to_lowercase, as Polars does it (Rust's
-// str::to_uppercase / to_lowercase): full mappings, where one character may become several ("ß" ->
-// "SS", "ŉ" -> "ʼN"), and Final_Sigma ("Σ" lowercases to "ς" at the end of a word). One definition
+// Unicode case mapping of str.to_uppercase / str.to_lowercase / str.to_titlecase, as Polars does it
+// (Rust's str::to_uppercase / to_lowercase): full mappings, where one character may become several
+// ("ß" -> "SS", "ŉ" -> "ʼN"), and Final_Sigma ("Σ" lowercases to "ς" at the end of a word); titlecase
+// maps the first character of each word by the titlecase mapping ("ß" -> "Ss", "ǆ" -> "ǅ") and
+// lowercases the others, a word being a run of alphabetic characters ("o'neil 3d" -> "O'Neil 3D"). One definition
 // for both backends: the CPU kernel (src/exec/cpu/expr/strings.cpp) and the CUDA evaluator
 // (evaluate.cu, which gets the tables as one uploaded blob) call map_case; tests/unit/
 // test_case_mapping.cpp checks it on the CPU. The tables are generated from Polars by
@@ -13,9 +15,12 @@
 
 namespace tug::unicode {
 
-/// The tables of one direction (views of host arrays, or of a blob in device memory).
+/// What a case mapping maps strings to.
+enum class case_kind : uint32_t { upper = 0, lower = 1, title = 2 };
+
+/// The tables of one case mapping (views of host arrays, or of a blob in device memory).
 struct case_table {
-  const uint32_t* from = nullptr;  ///< code points whose mapping is not themselves, ascending
+  const uint32_t* from = nullptr;  ///< code points whose mapping is not themselves, ascending (title: lowercase)
   const uint32_t* to = nullptr;    ///< their mappings: a code point, or multi_flag | index into `multi`
   const uint32_t* multi = nullptr;  ///< mappings to several code points, 3 each (0-padded)
   uint32_t size = 0;                ///< entries of `from` and `to`
@@ -23,30 +28,43 @@ struct case_table {
   uint32_t n_ignorable = 0;             ///< ranges in `ignorable`
   const uint32_t* cased = nullptr;      ///< Cased, inclusive ranges (Final_Sigma)
   uint32_t n_cased = 0;                 ///< ranges in `cased`
-  bool lower = false;                   ///< lowercase: Final_Sigma applies
+  const uint32_t* title_from = nullptr;   ///< title only: the titlecase mapping of a word's first character,
+  const uint32_t* title_to = nullptr;     ///< as from / to / multi / size
+  const uint32_t* title_multi = nullptr;
+  uint32_t title_size = 0;
+  const uint32_t* word = nullptr;  ///< title only: the characters that continue a word, inclusive ranges
+  uint32_t n_word = 0;             ///< ranges in `word`
+  case_kind kind = case_kind::upper;  ///< lower and title (inside words): Final_Sigma applies
 };
 
 inline constexpr uint32_t case_multi_flag = 0x80000000u;
 inline constexpr uint32_t invalid_code_point = 0xFFFFFFFFu;
 
-/// The host tables of to_uppercase (`upper`) or to_lowercase.
-const case_table& host_case_table(bool upper);
+/// The host tables of to_uppercase, to_lowercase or to_titlecase.
+const case_table& host_case_table(case_kind kind);
 /// The same tables as one array of 32-bit words (case_table_of_blob reads it), to upload to a device.
-std::vector<uint32_t> case_table_blob(bool upper);
+std::vector<uint32_t> case_table_blob(case_kind kind);
 
 /// The tables within a blob made by case_table_blob (4-byte aligned).
 TUG_HOST_DEVICE inline case_table case_table_of_blob(const uint32_t* b) {
   case_table t;
-  t.lower = b[0] != 0;
+  t.kind = static_cast<case_kind>(b[0]);
   t.size = b[1];
   const uint32_t n_multi = b[2];
   t.n_ignorable = b[3];
   t.n_cased = b[4];
-  t.from = b + 5;
+  t.title_size = b[5];
+  const uint32_t n_title_multi = b[6];
+  t.n_word = b[7];
+  t.from = b + 8;
   t.to = t.from + t.size;
   t.multi = t.to + t.size;
   t.ignorable = t.multi + n_multi;
   t.cased = t.ignorable + 2 * t.n_ignorable;
+  t.title_from = t.cased + 2 * t.n_cased;
+  t.title_to = t.title_from + t.title_size;
+  t.title_multi = t.title_to + t.title_size;
+  t.word = t.title_multi + n_title_multi;
   return t;
 }
 
@@ -142,6 +160,16 @@ TUG_HOST_DEVICE inline bool ignorable_then_cased(const case_table& t, const unsi
   return false;
 }
 
+/// The titlecase mapping of a title table `t` as a table of its own (its from / to / multi / size).
+TUG_HOST_DEVICE inline case_table title_mapping(const case_table& t) {
+  case_table m;
+  m.from = t.title_from;
+  m.to = t.title_to;
+  m.multi = t.title_multi;
+  m.size = t.title_size;
+  return m;
+}
+
 /// The mapping of code point `cp` into `out` (up to 3 code points); returns their count.
 TUG_HOST_DEVICE inline int map_code_point(const case_table& t, uint32_t cp, uint32_t* out) {
   uint32_t lo = 0, hi = t.size;
@@ -169,16 +197,21 @@ TUG_HOST_DEVICE inline int map_code_point(const case_table& t, uint32_t cp, uint
 }
 
 /// One row's UTF-8 bytes s[0, n) case-mapped (written to `out` unless it is null); returns the length
-/// of the result. Bytes that start no well-formed sequence are copied.
+/// of the result. Bytes that start no well-formed sequence are copied (and end a word for titlecase).
 TUG_HOST_DEVICE inline int64_t map_case(const char* str, int64_t n, char* out, const case_table& t) {
   const auto* s = reinterpret_cast<const unsigned char*>(str);
+  const bool title = t.kind == case_kind::title;
+  const bool lower = t.kind != case_kind::upper;  // title: inside a word
+  bool word_start = true;  // title: the next character starts a word
   int64_t m = 0;
   int64_t i = 0;
   while (i < n) {
     const unsigned b = s[i];
     if (b < 0x80) {  // ASCII
       unsigned c = b;
-      if (t.lower ? (c >= 'A' && c <= 'Z') : (c >= 'a' && c <= 'z')) c ^= 0x20;
+      const bool letter = (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+      if (letter) c = (title ? !word_start : lower) ? (c | 0x20) : (c & ~0x20u);
+      word_start = !letter;
       if (out) out[m] = static_cast<char>(c);
       ++m;
       ++i;
@@ -190,16 +223,19 @@ TUG_HOST_DEVICE inline int64_t map_case(const char* str, int64_t n, char* out, c
       if (out) out[m] = static_cast<char>(b);
       ++m;
       ++i;
+      word_start = true;
       continue;
     }
-    if (t.lower && cp == 0x3A3) {  // Final_Sigma (Unicode 3.13, as Rust's to_lowercase)
+    const bool to_title = title && word_start;
+    if (title) word_start = !in_ranges(t.word, t.n_word, cp);
+    if (lower && !to_title && cp == 0x3A3) {  // Final_Sigma (Unicode 3.13, as Rust's to_lowercase)
       const bool final = ignorable_then_cased(t, s, n, i, false) && !ignorable_then_cased(t, s, n, i + len, true);
       m += encode_utf8(final ? 0x3C2 : 0x3C3, out ? out + m : nullptr);
       i += len;
       continue;
     }
     uint32_t mapped[3];
-    const int k = map_code_point(t, cp, mapped);
+    const int k = map_code_point(to_title ? title_mapping(t) : t, cp, mapped);
     for (int j = 0; j < k; ++j)
       m += encode_utf8(mapped[j], out ? out + m : nullptr);
     i += len;

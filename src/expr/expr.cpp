@@ -161,6 +161,7 @@ expr expr::str_slice(int64_t offset, int64_t length) const {
 }
 expr expr::str_to_upper() const { return fn1(fn::str_to_upper, *this); }
 expr expr::str_to_lower() const { return fn1(fn::str_to_lower, *this); }
+expr expr::str_to_title() const { return fn1(fn::str_to_title, *this); }
 expr expr::str_strip(std::string chars) const {
   auto n = std::make_shared<expr_node>(fn1(fn::str_strip, *this).node());
   n->s0 = std::move(chars);
@@ -291,6 +292,7 @@ const char* to_string(fn f) {
     case fn::str_starts_with: return "str.starts_with"; case fn::str_ends_with: return "str.ends_with";
     case fn::str_contains: return "str.contains"; case fn::str_slice: return "str.slice";
     case fn::str_to_upper: return "str.to_uppercase"; case fn::str_to_lower: return "str.to_lowercase";
+    case fn::str_to_title: return "str.to_titlecase";
     case fn::str_strip: return "str.strip_chars"; case fn::str_concat: return "concat_str";
     case fn::dt_year: return "dt.year"; case fn::dt_month: return "dt.month"; case fn::dt_day: return "dt.day";
     case fn::dt_hour: return "dt.hour"; case fn::dt_minute: return "dt.minute"; case fn::dt_second: return "dt.second";

@@ -433,6 +433,7 @@ struct resolver {
       case fn::str_slice:
       case fn::str_to_upper:
       case fn::str_to_lower:
+      case fn::str_to_title:
       case fn::str_strip: {
         expr a = unary();
         need(a->dtype.id == type_id::string, a->dtype);

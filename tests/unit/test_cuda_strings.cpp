@@ -153,6 +153,7 @@ std::vector<expr> projections() {
       // case mapping, stripping
       col("s").str_to_upper().alias("up"),
       col("s").str_to_lower().alias("lo"),
+      col("s").str_to_title().alias("ti"),
       col("s").str_strip().alias("st1"),
       col("s").str_strip("ab ").alias("st2"),
       col("s").str_strip("é日ｘ").alias("st3"),
@@ -422,16 +423,19 @@ TEST(CudaStrings, HelpersSliceStripAndMapCaseAsTheCpu) {
           << "strip(\"" << set << "\") of \"" << in[i] << "\"";
     }
   }
-  for (bool upper : {true, false}) {
+  for (unicode::case_kind kind : {unicode::case_kind::upper, unicode::case_kind::lower, unicode::case_kind::title}) {
     // the GPU reads the tables from the blob expr_compile uploads
-    column want = cpu_eval(c, upper ? col("x").str_to_upper() : col("x").str_to_lower());
-    const std::vector<uint32_t> blob = unicode::case_table_blob(upper);
+    const bool upper = kind == unicode::case_kind::upper;
+    column want = cpu_eval(c, upper                                ? col("x").str_to_upper()
+                              : kind == unicode::case_kind::lower ? col("x").str_to_lower()
+                                                                  : col("x").str_to_title());
+    const std::vector<uint32_t> blob = unicode::case_table_blob(kind);
     const unicode::case_table t = unicode::case_table_of_blob(blob.data());
     for (size_t i = 0; i < in.size(); ++i) {
       const int64_t len = unicode::map_case(in[i].data(), static_cast<int64_t>(in[i].size()), nullptr, t);
       std::string got(static_cast<size_t>(len), '\0');
       ASSERT_EQ(unicode::map_case(in[i].data(), static_cast<int64_t>(in[i].size()), got.data(), t), len);
-      ASSERT_EQ(got, want.view().string(static_cast<int64_t>(i))) << (upper ? "upper" : "lower") << " of " << in[i];
+      ASSERT_EQ(got, want.view().string(static_cast<int64_t>(i))) << static_cast<int>(kind) << " of " << in[i];
     }
   }
 }
@@ -514,7 +518,7 @@ TEST(CudaStrings, FullCaseMappingMatchesCpu) {
   // mappings to several characters ("ß" -> "SS", "ΐ" -> 3 code points), Final_Sigma, rows that grow
   // beside rows that do not, sizes around warp and block boundaries
   const std::vector<std::string> pieces = {"stra\u00DFe", "\u0390", "\u039F\u0394\u039F\u03A3", "\u03A3",
-                                           "A\u0301\u03A3 ", "\u0149", "\u0130", "\uFB00", "abc", ""};
+                                           "A\u0301\u03A3 ", "\u0149", "\u0130", "\uFB00", "abc d\u01C6", ""};
   for (int64_t n : {0, 1, 31, 32, 33, 1024, 5000}) {
     std::vector<std::optional<std::string>> v;
     for (int64_t i = 0; i < n; ++i)
@@ -523,6 +527,7 @@ TEST(CudaStrings, FullCaseMappingMatchesCpu) {
                                                             pieces[static_cast<size_t>((i / 10) % 10)]));
     auto lf = data_frame::from_columns({{"s", make_string_column(v)}}).lazy();
     expect_gpu_matches_cpu(lf.select({col("s").str_to_upper().alias("u"), col("s").str_to_lower().alias("l"),
+                                      col("s").str_to_title().alias("t"),
                                       col("s").str_to_upper().str_len_bytes().alias("n")}));
   }
 }
@@ -573,9 +578,9 @@ TEST(CudaStrings, ProgramsMakeStringsInStages) {
   // new bytes under another expression: made first, by a sub-program
   auto upper = compile(col("s").str_to_upper() == "ABC");
   ASSERT_EQ(upper.subs.size(), 1u);
-  EXPECT_EQ(upper.subs[0].stage.kind, cuda::prog::emit::upper);
+  EXPECT_EQ(upper.subs[0].stage.kind, cuda::prog::emit::change_case);
   // the case tables, 4-byte aligned, as the blob the GPU reads
-  const std::vector<uint32_t> blob = unicode::case_table_blob(true);
+  const std::vector<uint32_t> blob = unicode::case_table_blob(unicode::case_kind::upper);
   ASSERT_EQ(upper.subs[0].chars.size(), upper.subs[0].stage.text + blob.size() * sizeof(uint32_t));
   EXPECT_EQ(upper.subs[0].stage.text % 4, 0);
   EXPECT_EQ(std::memcmp(upper.subs[0].chars.data() + upper.subs[0].stage.text, blob.data(), blob.size() * 4), 0);

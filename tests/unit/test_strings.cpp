@@ -191,6 +191,35 @@ TEST(Strings, FullCaseMapping) {
   expect_columns_equal(eval(col("s").str_to_upper(), {c}), str(want).slice(33, 900));
 }
 
+TEST(Strings, Titlecase) {
+  // Polars' str.to_titlecase (expected values from Polars 2.1): a word is a run of alphabetic characters;
+  // its first character takes the titlecase mapping, the others the lowercase one (with Final_Sigma)
+  auto title = [](const char* s) { return std::string(eval(col("s").str_to_title(), {str({s})}).view().string(0)); };
+  EXPECT_EQ(title("hello world"), "Hello World");
+  EXPECT_EQ(title("HELLO wORLD"), "Hello World");
+  EXPECT_EQ(title("o'neil x-ray 3d a1b"), "O'Neil X-Ray 3D A1B");  // digits and punctuation end words
+  EXPECT_EQ(title("  ab"), "  Ab");
+  EXPECT_EQ(title("\u01C6emal \u01C4"), "\u01C5emal \u01C5");    // ǆ, Ǆ -> ǅ: titlecase, not uppercase
+  EXPECT_EQ(title("\u00DFa stra\u00DFe"), "Ssa Stra\u00DFe");     // ß -> Ss at the start only
+  EXPECT_EQ(title("\uFB01re"), "Fire");                            // the ligature ﬁ
+  EXPECT_EQ(title("\u0149a"), "\u02BCNa");                         // ŉ -> ʼN
+  // ΣΑΣ ΑΣ. -> Σας Ας.
+  EXPECT_EQ(title("\u03A3\u0391\u03A3 \u0391\u03A3."), "\u03A3\u03B1\u03C2 \u0391\u03C2.");
+  EXPECT_EQ(title("\u0130stanbul"), "\u0130stanbul");               // İ stays İ
+  EXPECT_EQ(title("a\u0301bc d\u00E9"), "A\u0301Bc D\u00E9");       // a combining accent is no letter
+  EXPECT_EQ(title("\u65E5\u672Cabc"), "\u65E5\u672Cabc");           // Han letters are alphabetic
+  EXPECT_EQ(title("\u2167a b"), "\u2167a B");                       // so is Ⅷ
+  EXPECT_EQ(title("\U00010428x y"), "\U00010400x Y");              // 4-byte sequences
+  EXPECT_EQ(title("\xC3x\xFF" "ab"), "\xC3X\xFF" "Ab");                // a stray byte is copied and ends a word
+  // nulls, empty strings, a sliced column, an empty column
+  column s = str({"zz top", "aa", "Bb", "\u00DFx", std::nullopt, "", "x y", "q"});
+  expect_columns_equal(eval(col("s").str_to_title(), {s.slice(1, 6)}),
+                       str({"Aa", "Bb", "Ssx", std::nullopt, "", "X Y"}));
+  column empty = str({});
+  expect_columns_equal(eval(col("s").str_to_title(), {empty}), empty);
+  expect_columns_equal(eval(col("s").str_to_title(), {make_null_column(type_id::string, 3)}), str(strs(3)));
+}
+
 TEST(Strings, Strip) {
   column s = str({"  a b \t\n", "", std::nullopt, "   ", "\xC2\xA0x\xE3\x80\x80", "xxhixy", "\xC3\xA9\xC3\xA9" "a\xC3\xA9", "..a.."});
   expect_columns_equal(eval(col("s").str_strip(), {s}),

@@ -40,7 +40,7 @@ enum class fn : uint16_t {
   // strings; slice uses i0 offset and i1 length (-1 = to end); strip uses s0 chars ("" = whitespace);
   // contains uses args[1] pattern and `flag` = literal; concat_str joins args with s0 separator
   str_len_chars, str_len_bytes, str_starts_with, str_ends_with, str_contains, str_slice, str_to_upper,
-  str_to_lower, str_strip, str_concat,
+  str_to_lower, str_to_title, str_strip, str_concat,
   // temporal; truncate uses s0 every ("1d", "1h", "1mo", "1y", "15m", ...)
   dt_year, dt_month, dt_day, dt_hour, dt_minute, dt_second, dt_weekday, dt_truncate, dt_date,
   dt_total_days, dt_total_seconds, dt_total_milliseconds,
@@ -141,6 +141,9 @@ class expr {
   expr str_slice(int64_t offset, int64_t length = -1) const;
   expr str_to_upper() const;
   expr str_to_lower() const;
+  /// The first character of each word (a run of alphabetic characters) titlecased, the others lowercased,
+  /// as Polars' str.to_titlecase ("o'neil 3d" -> "O'Neil 3D"; full Unicode mappings, src/exec/case_mapping.hpp).
+  expr str_to_title() const;
   /// Removes leading and trailing `chars` (whitespace when empty).
   expr str_strip(std::string chars = {}) const;
 

@@ -934,8 +934,7 @@ __device__ inline int64_t emit_row(const prog::string_stage& st, const rv* R, co
       }
       return m;
     }
-    case prog::emit::upper:
-    case prog::emit::lower:
+    case prog::emit::change_case:
       return unicode::map_case(R[0].p, R[0].n, out,
                                unicode::case_table_of_blob(reinterpret_cast<const uint32_t*>(chars + st.text)));
     case prog::emit::format: {

@@ -169,7 +169,8 @@ class compiler {
     if (is_constant(e)) return false;
     if (e->kind == expr_kind::cast) return e->dtype.id == type_id::string && e->args[0]->dtype.id != type_id::string;
     return e->kind == expr_kind::function &&
-           (e->func == fn::str_to_upper || e->func == fn::str_to_lower || e->func == fn::str_concat);
+           (e->func == fn::str_to_upper || e->func == fn::str_to_lower || e->func == fn::str_to_title ||
+            e->func == fn::str_concat);
   }
 
   /// Appends bytes to the literal pool; returns their offset.
@@ -296,11 +297,14 @@ class compiler {
       st.text = add_chars(n.s0);
       return;
     }
-    // str_to_upper / str_to_lower: the case tables as one blob of 32-bit words, 4-byte aligned
-    st.kind = n.func == fn::str_to_upper ? emit::upper : emit::lower;
+    // str_to_upper / str_to_lower / str_to_title: the case tables as one blob of 32-bit words, 4-byte aligned
+    st.kind = emit::change_case;
     go(n.args[0], 0);
     if (_dry) return;
-    const std::vector<uint32_t> blob = unicode::case_table_blob(n.func == fn::str_to_upper);
+    const unicode::case_kind kind = n.func == fn::str_to_upper   ? unicode::case_kind::upper
+                                    : n.func == fn::str_to_lower ? unicode::case_kind::lower
+                                                                 : unicode::case_kind::title;
+    const std::vector<uint32_t> blob = unicode::case_table_blob(kind);
     _p.chars.resize((_p.chars.size() + 3) & ~size_t{3});
     st.text = add_chars(std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size() * sizeof(uint32_t)));
   }

@@ -93,8 +93,8 @@ enum class parse_as : uint8_t {
 enum class emit : uint8_t {
   copy,    ///< register 0's bytes
   concat,  ///< registers [0, args) joined by the separator (chars [text, text + text_len)); null when any is
-  upper,   ///< register 0's bytes case-mapped (unicode::map_case) by the tables at chars[text] (4-byte
-  lower,   ///< aligned: unicode::case_table_blob), row by row
+  change_case,  ///< register 0's bytes case-mapped (unicode::map_case) by the tables at chars[text]
+                ///< (4-byte aligned: unicode::case_table_blob, which says upper, lower or title), row by row
   format,  ///< register 0 (of type `from`) as cpu::cast formats it; durations append their unit's name
            ///< (chars [text, text + text_len)), timestamps use `ticks` per second, decimals `scale`
 };

@@ -45,6 +45,8 @@ def test_queries_over_every_type(n):
                            z=pl.col("d").dt.year(), w=pl.when(pl.col("b")).then(pl.col("s")).otherwise(pl.lit("-"))))
     on_tug(lf.group_by("g").agg(pl.col("i64").sum(), pl.col("f64").mean(), pl.col("s").min(), pl.len(),
                                 pl.col("k").n_unique(), pl.col("f32").std(), pl.col("dec").sum()))
+    on_tug(lf.select(pl.col("s").str.to_uppercase().alias("u"), pl.col("s").str.to_lowercase().alias("l"),
+                     pl.col("s").str.to_titlecase().alias("t")))
     on_tug(lf.select(pl.col("i64").sum().over("g"), pl.col("s").str.starts_with("a"),
                      pl.col("k").is_in([1, 2]), pl.col("u8").is_between(10, 20), pl.col("i16").fill_null(0)))
     on_tug(lf.sort("k", "i64", descending=[True, False], nulls_last=True, maintain_order=True).head(10))

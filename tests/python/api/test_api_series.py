@@ -161,6 +161,7 @@ def test_str_namespace_matches_polars(n):
     same(s.str.len_bytes(), p.str.len_bytes())
     same(s.str.to_uppercase(), p.str.to_uppercase())
     same(s.str.to_lowercase(), p.str.to_lowercase())
+    same(s.str.to_titlecase(), p.str.to_titlecase())
     same(s.str.starts_with("ab"), p.str.starts_with("ab"))
     same(s.str.ends_with("c"), p.str.ends_with("c"))
     same(s.str.contains("b.c"), p.str.contains("b.c"))

@@ -123,6 +123,7 @@ def test_strings(n):
         m.col("s").str.contains("^[a-c]").alias("regex"),
         m.col("s").str.to_uppercase().alias("upper"),
         m.col("s").str.to_lowercase().alias("lower"),
+        m.col("s").str.to_titlecase().alias("title"),
         m.col("s").str.slice(1, 3).alias("slice"),
         m.col("s").str.strip_chars().alias("strip"),
         m.concat_str(m.col("g"), m.col("s"), separator="-").alias("concat"),
@@ -131,12 +132,16 @@ def test_strings(n):
 
 
 def test_case_mapping_of_every_code_point():
-    # Polars' full case mappings: one character may become several ("ß" -> "SS", "ΐ" -> 3 code points)
+    # Polars' full case mappings: one character may become several ("ß" -> "SS", "ΐ" -> 3 code points);
+    # titlecase: each alone, before a letter (which it does or does not start a word for) and after one
     import pyarrow as pa
 
     cps = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
     run_both(lambda m, lf: lf.select(m.col("s").str.to_uppercase().alias("upper"),
-                                     m.col("s").str.to_lowercase().alias("lower")),
+                                     m.col("s").str.to_lowercase().alias("lower"),
+                                     m.col("s").str.to_titlecase().alias("title"),
+                                     m.concat_str(m.col("s"), m.lit("x")).str.to_titlecase().alias("title_before"),
+                                     m.concat_str(m.lit("x"), m.col("s")).str.to_titlecase().alias("title_after")),
              pa.table({"s": pa.array(cps, pa.large_string())}), options={"target_partition_rows": 4096})
 
 
@@ -149,12 +154,15 @@ def test_case_mapping_in_context(n):
     import pyarrow as pa
 
     pieces = ["\u03a3", "\u03a3", "\u0391", "\u03c3", "a", "\u0301", "'", "\u00ad", " ", "1", "\u00df", "\u0390",
-              "\u0130", "\ufb03", "\u0149", "\u1f88", "\u02b0", "\U00010400", "\u2126", ".", "\u1e9e"]
+              "\u0130", "\ufb03", "\u0149", "\u1f88", "\u02b0", "\U00010400", "\u2126", ".", "\u1e9e",
+              "\u01c6", "\u01c5", "B", "-", "\u65e5", "\u00aa", "\u2167", "\xff"]
     rng = random.Random(n)
     rows = [None if i % 13 == 5 else "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8))) for i in range(n)]
     run_both(lambda m, lf: lf.select(m.col("s").str.to_uppercase().alias("upper"),
                                      m.col("s").str.to_lowercase().alias("lower"),
-                                     m.col("s").str.to_lowercase().str.len_bytes().alias("bytes")),
+                                     m.col("s").str.to_lowercase().str.len_bytes().alias("bytes"),
+                                     m.col("s").str.to_titlecase().alias("title"),
+                                     m.col("s").str.to_titlecase().str.len_bytes().alias("title_bytes")),
              pa.table({"s": pa.array(rows, pa.large_string())}), options=SMALL_PARTS)
 
 @pytest.mark.parametrize("n", [0, 1, 33, 1024])

@@ -86,8 +86,8 @@ struct evaluator {
       case fn::exp:
         return detail::eval_math(n, args[0], rows, mr);
       case fn::str_len_chars: case fn::str_len_bytes: case fn::str_starts_with: case fn::str_ends_with:
-      case fn::str_contains: case fn::str_slice: case fn::str_to_upper: case fn::str_to_lower: case fn::str_strip:
-      case fn::str_concat:
+      case fn::str_contains: case fn::str_slice: case fn::str_to_upper: case fn::str_to_lower: case fn::str_to_title:
+      case fn::str_strip: case fn::str_concat:
         return detail::eval_string_function(n, materialized(args, rows), mr);
       case fn::dt_year: case fn::dt_month: case fn::dt_day: case fn::dt_hour: case fn::dt_minute: case fn::dt_second:
       case fn::dt_weekday: case fn::dt_truncate: case fn::dt_date: case fn::dt_total_days: case fn::dt_total_seconds:

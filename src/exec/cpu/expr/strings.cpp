@@ -192,8 +192,8 @@ std::string_view utf8_slice(std::string_view s, int64_t offset, int64_t length) 
 
 /// Each row case-mapped by unicode::map_case (the CUDA evaluator's function too): full mappings, so a
 /// row may grow ("ß" -> "SS"); lengths first, then the bytes.
-column change_case(const column& s, bool upper, memory_resource* mr) {
-  const unicode::case_table& table = unicode::host_case_table(upper);
+column change_case(const column& s, unicode::case_kind kind, memory_resource* mr) {
+  const unicode::case_table& table = unicode::host_case_table(kind);
   const column_view v = s.view();
   const int64_t n = v.size;
   const int64_t* in = v.offsets + v.offset;
@@ -299,8 +299,9 @@ column eval_string_function(const expr_node& n, const std::vector<column>& args,
       return match(n, s, args[1], mr);
     case fn::str_slice:
       return map_substrings(s, mr, [&](std::string_view x) { return utf8_slice(x, n.i0, n.i1); });
-    case fn::str_to_upper: return change_case(s, true, mr);
-    case fn::str_to_lower: return change_case(s, false, mr);
+    case fn::str_to_upper: return change_case(s, unicode::case_kind::upper, mr);
+    case fn::str_to_lower: return change_case(s, unicode::case_kind::lower, mr);
+    case fn::str_to_title: return change_case(s, unicode::case_kind::title, mr);
     case fn::str_strip: {
       const strip_set set(n.s0);
       return map_substrings(s, mr, [&](std::string_view x) { return set.strip(x); });
