@@ -10,10 +10,12 @@
 #include <fstream>
 #include <mutex>
 
+#include "exec/user_kernel.hpp"
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
 #include "tug/api/map_reduce.hpp"
 #include "tug/memory/device.hpp"
+#include "tug/runtime/thread_pool.hpp"
 #ifdef TUG_WITH_CUDA
 #include <cuda_runtime_api.h>
 
@@ -234,6 +236,126 @@ TEST(UserKernel, HostFunctorEdgeSizesAndPartitions) {
       if (n > target) EXPECT_GT(calls.load(), 1);
     }
   }
+}
+
+namespace {
+
+/// s: 480-byte strings (so that a row is wide) with nulls, x: the row number.
+data_frame wide_rows(int64_t n) {
+  std::vector<std::optional<std::string>> s;
+  std::vector<std::optional<int64_t>> x;
+  for (int64_t i = 0; i < n; ++i) {
+    s.push_back(i % 9 == 4 ? std::nullopt
+                           : std::optional<std::string>(std::string(470, 'a' + i % 26) + std::to_string(1000000000 + i)));
+    x.push_back(i);
+  }
+  return data_frame::from_columns({{"x", i64(x)}, {"s", str(s)}});
+}
+
+/// What a call of the wide kernel saw.
+struct call_seen {
+  int64_t number, first, rows, partition_rows;
+};
+
+/// len = the length of s (null for null s), recording every call in `seen`.
+user_kernel wide_kernel(std::vector<call_seen>* seen, std::mutex* mu) {
+  return user_kernel("wide").inputs({"s"}).outputs(schema({{"len", type_id::int64}})).host([=](kernel_partition& p) {
+    {
+      std::lock_guard<std::mutex> g(*mu);
+      seen->push_back({p.number(), p.first_row(), p.rows(), p.partition_rows()});
+    }
+    tug::in_strings s = p.in_strings(0);
+    auto len = p.out<long long>(0);
+    for (long long i = 0; i < p.rows(); ++i) {
+      len[i] = s.length(i);
+      if (s.is_null(i)) len.set_null(i);
+    }
+  });
+}
+
+}  // namespace
+
+TEST(UserKernel, CallsAreCutToWhatAPartitionMayUseUnderAMemoryLimit) {
+  // memory_limit / threads bounds one call: its input (~480 bytes a row) and its output (8 bytes and a
+  // bit a row); a larger partition is cut into zero-copy slices, one call each, and the answer equals
+  // the unlimited one. Partitions of 7 rows fit; of 100 rows are slices of a longer column, cut again.
+  const int threads = 8;
+  const int64_t limit = 64 << 10;
+  const int64_t budget = limit / global_thread_pool(threads).size();
+  for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
+    for (int64_t target : {7, 100, 1 << 20}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
+      std::vector<call_seen> seen;
+      std::mutex mu;
+      engine_options o = cpu_engine();
+      o.target_partition_rows = target;
+      o.num_threads = threads;
+      data_frame unlimited = wide_rows(n).lazy().map_partitions(wide_kernel(&seen, &mu)).collect(o);
+      const size_t whole_calls = seen.size();
+      for (auto& c : seen) EXPECT_EQ(c.rows, c.partition_rows);  // no limit: whole partitions
+      seen.clear();
+      o.memory_limit = limit;
+      data_frame got = wide_rows(n).lazy().map_partitions(wide_kernel(&seen, &mu)).collect(o);
+      expect_frames_equal(got, unlimited);
+      // each call fits: its strings' bytes (offsets and chars; validity) and its output
+      table in = wide_rows(n).to_table();
+      int64_t rows = 0;
+      int64_t most = 0;
+      for (auto& c : seen) {
+        const int64_t start = c.number * target + c.first;  // partitions of the frame are `target` rows
+        ASSERT_LE(start + c.rows, n);
+        ASSERT_LE(c.first + c.rows, c.partition_rows);
+        table call = table({in[1]}).slice(start, c.rows);
+        // (a call is sized by the partition's average row: give it one string's bytes of slack)
+        EXPECT_LE(call.memory_usage() + c.rows * 8 + (c.rows + 31) / 32 * 4, budget + 480) << c.rows << " rows";
+        // the computed size: partitions of the same rows get the same cut
+        table part = table({in[1]}).slice(c.number * target, c.partition_rows);
+        user_kernel k = wide_kernel(&seen, &mu);
+        EXPECT_LE(c.rows, kernel_call_rows(k, part, budget, ""));
+        rows += c.rows;
+        most = std::max(most, c.rows);
+      }
+      EXPECT_EQ(rows, n);
+      // the cut is near the largest that fits (~16 rows), not arbitrarily small
+      if (n >= 32 && target >= 32) EXPECT_GE(most, 8);
+      if (n >= 32 && target >= 32) EXPECT_GT(seen.size(), whole_calls);
+      if (target == 7) EXPECT_EQ(seen.size(), whole_calls);
+    }
+  }
+}
+
+TEST(UserKernel, ARowThatCannotFitACallIsAMemoryErrorNamingTheKernel) {
+  std::vector<call_seen> seen;
+  std::mutex mu;
+  engine_options o = cpu_engine();
+  o.num_threads = 8;
+  o.memory_limit = 2048;  // 256 bytes a call: less than one row
+  std::string m = error_of<memory_error>(
+      [&] { wide_rows(10).lazy().map_partitions(wide_kernel(&seen, &mu)).collect(o); });
+  EXPECT_NE(m.find("kernel \"wide\": one row takes "), std::string::npos) << m;
+  EXPECT_NE(m.find("one call may use " + std::to_string(2048 / global_thread_pool(8).size()) + " bytes"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("raise memory_limit"), std::string::npos) << m;
+  EXPECT_TRUE(seen.empty());
+  // no rows: nothing to cut, no error
+  EXPECT_EQ(wide_rows(0).lazy().map_partitions(wide_kernel(&seen, &mu)).collect(o).num_rows(), 0);
+}
+
+TEST(UserKernel, KernelCallBytesCountInputsKeptAndOutputs) {
+  user_kernel k =
+      user_kernel("k").outputs(schema({{"a", type_id::int64}, {"b", type_id::int8}, {"c", type_id::string}}));
+  table in = xy(64).to_table();  // x: 8 bytes and a validity bit a row, y: 8 bytes
+  EXPECT_EQ(in.memory_usage(), 64 * 16 + 8);
+  // 32 of 64 rows: half the input; a: 8 a row, b: 1 a row, c: 33 offsets; one 4-byte bitmap word each
+  EXPECT_EQ(kernel_call_bytes(k, in, 32), 64 * 16 / 2 + 4 + 32 * 8 + 32 + 33 * 8 + 3 * 4);
+  EXPECT_EQ(kernel_call_bytes(k, in, 0), 8 + 0);  // c's one offset
+  const int64_t all = kernel_call_bytes(k, in, 64);
+  EXPECT_EQ(kernel_call_rows(k, in, all, ""), 64);
+  EXPECT_EQ(kernel_call_rows(k, in, 0, ""), 64);  // no bound
+  const int64_t r = kernel_call_rows(k, in, all / 2, "");
+  EXPECT_LE(kernel_call_bytes(k, in, r), all / 2);
+  EXPECT_GT(kernel_call_bytes(k, in, r + 1), all / 2);
 }
 
 TEST(UserKernel, RunsFusedIntoTheScan) {
@@ -608,6 +730,47 @@ TEST(UserKernel, GpuDeviceFunctorGetsDeviceViewsAndTheStream) {
   data_frame got = xy(1000).lazy().map_partitions(k).collect(engine_with(true, 33));
   data_frame want = xy(1000).lazy().select({col("y").alias("y2")}).collect(cpu_engine());
   expect_frames_equal(got, want);
+}
+
+TEST(UserKernel, GpuCallsAreCutToTheDeviceBudgetPerStream) {
+  TUG_NEED_GPU();
+  // spill_device_limit 8 MB over num_streams 4: 2 MB a call, ~124000 rows of an i64 input and an i64
+  // output; a partition of 300000 rows is cut into zero-copy slices of its device copy
+  std::mutex mu;
+  std::vector<call_seen> seen;
+  user_kernel k = user_kernel("copy_x").inputs({"x"}).outputs(schema({{"x2", type_id::int64}}))
+                      .device([&](kernel_partition& p) {
+                        ASSERT_EQ(p.where(), backend::cuda);
+                        {
+                          std::lock_guard<std::mutex> g(mu);
+                          seen.push_back({p.number(), p.first_row(), p.rows(), p.partition_rows()});
+                        }
+                        auto x = p.in<int64_t>(0);
+                        auto o = p.out<int64_t>(0);
+                        cudaMemcpyAsync(o.data, x.data + x.offset, sizeof(int64_t) * static_cast<size_t>(p.rows()),
+                                        cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(p.stream()));
+                      });
+  const int64_t n = 300000;
+  std::vector<std::optional<int64_t>> xs(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) xs[static_cast<size_t>(i)] = i * 7 - 3;
+  auto frame = data_frame::from_columns({{"x", i64(xs)}});
+  engine_options o = engine_with(true, 1 << 20);
+  o.spill_device_limit = "8MB";
+  o.num_streams = 4;
+  data_frame got = frame.lazy().map_partitions(k).collect(o);
+  expect_frames_equal(got, frame.lazy().select({col("x").alias("x2")}).collect(cpu_engine()));
+  ASSERT_GT(seen.size(), 1u);
+  int64_t rows = 0;
+  for (auto& c : seen) {
+    EXPECT_LE(c.rows * 16 + (c.rows + 31) / 32 * 4, 8000000 / 4) << c.rows << " rows";
+    EXPECT_EQ(c.partition_rows, n);
+    rows += c.rows;
+  }
+  EXPECT_EQ(rows, n);
+  // a row wider than a call may use
+  o.spill_device_limit = "64B";
+  std::string m = error_of<memory_error>([&] { frame.lazy().map_partitions(k).collect(o); });
+  EXPECT_NE(m.find("kernel \"copy_x\": one row takes "), std::string::npos) << m;
 }
 
 TEST(UserKernel, GpuParameterMismatchIsNamed) {

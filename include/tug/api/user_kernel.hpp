@@ -78,16 +78,25 @@ compiled_kernel compile_cuda_source(const cuda_source& src, const std::string& a
 /// (`rows()` rows each), the scalar arguments, and on the GPU the CUDA stream the partition runs on.
 class kernel_partition {
  public:
+  /// `first_row` and `partition_rows`: where this call's rows lie in partition `number` when the
+  /// partition is cut into several calls (-1: the call has the whole partition).
   kernel_partition(const std::string& kernel, int64_t number, backend where, void* stream, const table& input,
-                   std::vector<std::string> input_names, const std::vector<scalar>& args, memory_resource* mr);
+                   std::vector<std::string> input_names, const std::vector<scalar>& args, memory_resource* mr,
+                   int64_t first_row = 0, int64_t partition_rows = -1);
 
   /// The kernel's name (error messages name it with the partition).
   const std::string& kernel() const { return _kernel; }
   /// The partition's number: its place among the kernel's input partitions, 0, 1, ... (partitions
   /// arrive in parallel, in any order, as the scan completes them).
   int64_t number() const { return _number; }
-  /// Rows of the partition.
+  /// Rows of this call: the partition's, or a slice of them when the partition is larger than one call
+  /// may take on its tier (memory_limit / threads on the CPU, the device budget / num_streams on the
+  /// GPU; docs/user-kernels.md).
   int64_t rows() const { return _input.num_rows(); }
+  /// The first row of this call within partition number() (0 unless the partition is cut into calls).
+  int64_t first_row() const { return _first_row; }
+  /// Rows of the whole partition number() (rows() unless it is cut into calls).
+  int64_t partition_rows() const { return _partition_rows < 0 ? rows() : _partition_rows; }
   /// Where the partition's memory is: backend::cpu (host) or backend::cuda (device).
   backend where() const { return _where; }
   /// The `cudaStream_t` the partition's work runs on (GPU engine); nullptr on the CPU. Launch on it and
@@ -133,7 +142,8 @@ class kernel_partition {
   /// Scalar argument `i`. @throws invalid_argument_error when out of range.
   const scalar& arg(size_t i) const;
 
-  /// `kernel "k", partition #n (r rows)`: how errors name the kernel and the partition.
+  /// `kernel "k", partition #n (r rows)`, or `kernel "k", partition #n (rows a to b of r)` for a call on
+  /// a slice of it: how errors name the kernel and the partition.
   std::string where_text() const;
 
   // for tug: the declared outputs (allocated by tug before the kernel runs) and what set_output gave
@@ -153,6 +163,7 @@ class kernel_partition {
 
   std::string _kernel;
   int64_t _number;
+  int64_t _first_row, _partition_rows;
   backend _where;
   void* _stream;
   const table& _input;
