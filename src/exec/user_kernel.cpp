@@ -123,6 +123,35 @@ const mutable_column_view& kernel_partition::checked_output(size_t i, size_t wid
   return v;
 }
 
+column kernel_partition::make_strings(const std::function<void(const tug::out_strings& o)>& pass) const {
+  if (_where != backend::cpu)
+    throw invalid_argument_error(where_text() + ": make_strings builds columns in host memory, on the cpu engine");
+  const int64_t n = rows();
+  buffer_ptr offsets = make_buffer(static_cast<size_t>(n + 1) * sizeof(int64_t), _mr);
+  buffer_ptr validity = make_buffer(static_cast<size_t>((n + 31) / 32) * 4, _mr);
+  std::memset(offsets->data(), 0, offsets->size());
+  std::memset(validity->data(), 0xff, validity->size());
+  auto* off = reinterpret_cast<long long*>(offsets->data());
+  tug::out_strings o{nullptr, off, validity->as<unsigned int>(), n};
+  pass(o);  // the lengths, into off[0, n)
+  long long total = 0;
+  for (int64_t i = 0; i <= n; ++i) {
+    const long long len = i < n ? off[i] : 0;
+    if (len < 0)
+      throw compute_error(where_text() + ": make_strings: row " + std::to_string(i) + " has length " +
+                          std::to_string(len));
+    off[i] = total;
+    total += len;
+  }
+  buffer_ptr chars = make_buffer(static_cast<size_t>(total), _mr);
+  if (total > 0) std::memset(chars->data(), 0, chars->size());
+  char none = 0;  // never written: every row's room is 0
+  o.chars = total > 0 ? chars->as<char>() : &none;
+  pass(o);
+  const int64_t valid = count_set_bits(*validity, 0, n);
+  return column(data_type(type_id::string), n, chars, valid == n ? buffer_ptr{} : validity, n - valid, offsets);
+}
+
 void kernel_partition::set_output(size_t i, column c) {
   output(i);  // range check
   _outputs[i].replaced = std::move(c);

@@ -184,19 +184,25 @@ data_frame text_stats_expected(int64_t n) {
       {{"x", i64(x)}, {"len", i64(len)}, {"vowels", i32(vowels)}});
 }
 
-}  // namespace
-
-TEST(UserKernel, StringInputsThroughOffsetsAndChars) {
-  // the host functor reads tug::in_strings, the view a CUDA source kernel gets: nulls, empty strings,
-  // multi-byte characters, partitions that are slices of one column (offsets from `offset`)
+/// `k` (with a host functor) over texts(n) on the CPU engine equals `expected(n)` for the edge sizes, in
+/// partitions of 7 rows (slices of one column) and in one.
+void expect_over_texts(const user_kernel& k, data_frame (*expected)(int64_t)) {
   for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
     for (int64_t target : {7, 1 << 20}) {
       SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
       engine_options o = cpu_engine();
       o.target_partition_rows = target;
-      expect_frames_equal(texts(n).lazy().map_partitions(text_stats_kernel()).collect(o), text_stats_expected(n));
+      expect_frames_equal(texts(n).lazy().map_partitions(k).collect(o), expected(n));
     }
   }
+}
+
+}  // namespace
+
+TEST(UserKernel, StringInputsThroughOffsetsAndChars) {
+  // the host functor reads tug::in_strings, the view a CUDA source kernel gets: nulls, empty strings,
+  // multi-byte characters, partitions that are slices of one column (offsets from `offset`)
+  expect_over_texts(text_stats_kernel(), text_stats_expected);
   // a column with no string at all: zero-length chars
   auto empty = data_frame::from_columns({{"x", i64({1, 2})}, {"s", str({"", std::nullopt})}});
   data_frame got = empty.lazy().map_partitions(text_stats_kernel()).collect(cpu_engine());
@@ -356,6 +362,101 @@ TEST(UserKernel, KernelCallBytesCountInputsKeptAndOutputs) {
   const int64_t r = kernel_call_rows(k, in, all / 2, "");
   EXPECT_LE(kernel_call_bytes(k, in, r), all / 2);
   EXPECT_GT(kernel_call_bytes(k, in, r + 1), all / 2);
+}
+
+namespace {
+
+/// Per row of texts(): s upper-cased (ASCII letters) with x % 3 '!' after it, or s as it is when x % 5 == 0
+/// (through out_strings::set), null where s is null; `len` its length. One body for the host form
+/// (kernel_partition::make_strings) and the CUDA source: the two launches of a string output.
+#define TUG_SHOUT_BODY                                           \
+  if (s.is_null(i)) {                                            \
+    o.set_null(i);                                               \
+    len.set_null(i);                                             \
+  } else if (x[i] % 5 == 0) {                                    \
+    o.set(i, s.data(i), s.length(i));                            \
+    len[i] = s.length(i);                                        \
+  } else {                                                       \
+    const long long n = s.length(i), bangs = x[i] % 3;           \
+    o.set_length(i, n + bangs);                                  \
+    char* d = o.data(i);                                         \
+    if (d) {                                                     \
+      for (long long j = 0; j < n; ++j) {                        \
+        const char c = s.data(i)[j];                             \
+        d[j] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; \
+      }                                                          \
+      for (long long j = 0; j < bangs; ++j) d[n + j] = '!';      \
+    }                                                            \
+    len[i] = n + bangs;                                          \
+  }
+
+const std::string shout_source = std::string(R"(
+#include <tug/kernel.cuh>
+extern "C" __global__ void shout(long long rows, tug::in_column<long long> x, tug::in_strings s,
+                                 tug::out_strings o, tug::out_column<long long> len) {
+  for (long long i = tug::first_row(); i < rows; i += tug::row_stride()) {
+)") + TUG_XSTR(TUG_SHOUT_BODY) + "\n  }\n}\n";
+
+user_kernel shout_kernel() {
+  return user_kernel("shout")
+      .inputs({"x", "s"})
+      .keep({"x"})
+      .outputs(schema({{"t", type_id::string}, {"len", type_id::int64}}))
+      .host([](kernel_partition& p) {
+        auto x = p.in<long long>(0);
+        tug::in_strings s = p.in_strings(1);
+        auto len = p.out<long long>(1);
+        p.set_output(0, p.make_strings([&](const tug::out_strings& o) {
+          for (long long i = 0; i < p.rows(); ++i) {
+            TUG_SHOUT_BODY
+          }
+        }));
+      });
+}
+
+/// What shout_kernel makes of texts(n), computed from the strings themselves.
+data_frame shout_expected(int64_t n) {
+  table t = texts(n).to_table();
+  std::vector<std::optional<int64_t>> x, len;
+  std::vector<std::optional<std::string>> out;
+  for (int64_t i = 0; i < n; ++i) {
+    x.push_back(i);
+    if (t[1].is_null(i)) {
+      out.push_back(std::nullopt);
+      len.push_back(std::nullopt);
+      continue;
+    }
+    std::string v(t[1].string(i));
+    if (i % 5 != 0) {
+      for (char& c : v)
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+      v += std::string(static_cast<size_t>(i % 3), '!');
+    }
+    len.push_back(static_cast<int64_t>(v.size()));
+    out.push_back(v);
+  }
+  return data_frame::from_columns({{"x", i64(x)}, {"t", str(out)}, {"len", i64(len)}});
+}
+
+}  // namespace
+
+TEST(UserKernel, StringOutputsInTwoPassesOnTheHost) {
+  // the loop body a CUDA source kernel runs twice for a string output, run by the host form through
+  // make_strings: nulls, empty strings, multi-byte characters, sliced partitions
+  expect_over_texts(shout_kernel(), shout_expected);
+  // a row given fewer bytes in the writing pass keeps its length (zero bytes after), more are cut
+  auto one = data_frame::from_columns({{"x", i64({1, 2})}});
+  user_kernel k = user_kernel("short").inputs({"x"}).outputs(schema({{"t", type_id::string}})).host(
+      [](kernel_partition& p) {
+        p.set_output(0, p.make_strings([&](const tug::out_strings& o) {
+          o.set(0, "abcdef", o.sizing() ? 3 : 1);  // sized 3, writes 1
+          o.set(1, "abcdef", o.sizing() ? 2 : 6);  // sized 2, writes 6: cut to 2
+        }));
+      });
+  data_frame got = one.lazy().map_partitions(k).collect(cpu_engine());
+  table t = got.to_table();
+  EXPECT_EQ(t[0].string(0), std::string_view("a\0\0", 3));
+  EXPECT_EQ(t[0].string(1), "ab");
 }
 
 TEST(UserKernel, RunsFusedIntoTheScan) {
@@ -525,9 +626,8 @@ TEST(UserKernel, DeclarationErrorsAtBuildTime) {
   EXPECT_THROW(lf.map_partitions(user_kernel("no_form")), invalid_argument_error);
   auto s = data_frame::from_columns({{"s", str({"a"})}}).lazy();
   s.map_partitions(user_kernel("src").source({"", "src"}));  // a source kernel reads strings (tug::in_strings)
-  m = error_of<invalid_argument_error>(
-      [&] { s.map_partitions(user_kernel("src").outputs(schema({{"t", type_id::string}})).source({"", "src"})); });
-  EXPECT_NE(m.find("output column \"t\" is declared as a string"), std::string::npos) << m;
+  // and makes them (tug::out_strings)
+  s.map_partitions(user_kernel("src").outputs(schema({{"t", type_id::string}})).source({"", "src"}));
   m = error_of<invalid_argument_error>(
       [&] { lf.map_partitions(user_kernel("src").source({"", "src"}).args(kernel_args("text"))); });
   EXPECT_NE(m.find("argument 0 is a string"), std::string::npos) << m;
@@ -665,6 +765,11 @@ TEST(UserKernel, ParameterSizesComeFromTheCubinWithoutAGpu) {
   std::string strings_cubin = compile_cuda_source({text_stats_source, "text_stats"}, "sm_90", "").cubin;
   EXPECT_EQ(cuda::cubin_param_sizes(strings_cubin, "text_stats"), sizes({8, 32, 40, 24, 24}));
   EXPECT_EQ(sizeof(tug::in_strings), 40u);
+  // a string output is one tug::out_strings: chars, offsets, validity, size (the shout kernel's body
+  // compiles for the device as it does for the host)
+  std::string shout_cubin = compile_cuda_source({shout_source, "shout"}, "sm_90", "").cubin;
+  EXPECT_EQ(cuda::cubin_param_sizes(shout_cubin, "shout"), sizes({8, 32, 40, 32, 24}));
+  EXPECT_EQ(sizeof(tug::out_strings), 32u);
   EXPECT_EQ(cuda::cubin_param_sizes(cubin, "axp"), std::nullopt);  // a prefix of a name is no match
   // damaged or foreign bytes: unknown, never a crash or a read past the end
   for (size_t cut : {size_t{0}, size_t{3}, size_t{0x40}, cubin.size() / 2, cubin.size() - 1})
@@ -730,6 +835,35 @@ TEST(UserKernel, GpuDeviceFunctorGetsDeviceViewsAndTheStream) {
   data_frame got = xy(1000).lazy().map_partitions(k).collect(engine_with(true, 33));
   data_frame want = xy(1000).lazy().select({col("y").alias("y2")}).collect(cpu_engine());
   expect_frames_equal(got, want);
+}
+
+TEST(UserKernel, GpuSourceKernelMakesStrings) {
+  TUG_NEED_GPU();
+  // the CUDA source of shout_kernel's body: two launches (lengths, then bytes), equal to the host form's
+  user_kernel k = shout_kernel();
+  k.source({shout_source, "shout"}, "");
+  for (int64_t n : {0, 1, 31, 32, 33, 1024, 100000}) {
+    for (int64_t target : {7, 1 << 20}) {
+      if (n > 1024 && target < 1024) continue;
+      SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
+      auto r = texts(n).lazy().map_partitions(k).profile(engine_with(true, target));
+      EXPECT_NE(r.physical_plan.find("@cuda"), std::string::npos) << r.physical_plan;
+      expect_frames_equal(r.frame, shout_expected(n));
+    }
+  }
+  // every string empty: the writing launch has no byte to write
+  auto empty = data_frame::from_columns({{"x", i64({5, 10})}, {"s", str({"", ""})}});
+  EXPECT_EQ(rows_of(empty.lazy().map_partitions(k).collect(engine_with(true, 1 << 20))),
+            (std::vector<std::string>{"5||0", "10||0"}));
+  // a kernel that declares a string but takes an out_column there is named before its launch
+  user_kernel wrong = user_kernel("wrong").inputs({"x"}).outputs(schema({{"t", type_id::string}})).source(
+      {"#include <tug/kernel.cuh>\nextern \"C\" __global__ void wrong(long long rows, tug::in_column<long long> x, "
+       "tug::out_column<long long> t) {}",
+       "wrong"},
+      "");
+  std::string m = error_of<invalid_argument_error>(
+      [&] { empty.lazy().map_partitions(wrong).collect(engine_with(true, 1 << 20)); });
+  EXPECT_NE(m.find("tug::out_strings"), std::string::npos) << m;
 }
 
 TEST(UserKernel, GpuCallsAreCutToTheDeviceBudgetPerStream) {

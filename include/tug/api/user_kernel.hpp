@@ -21,12 +21,15 @@ namespace tug {
 enum class backend : uint8_t;
 
 /// Writable view of one output column a kernel fills: `size` rows of fixed-width values, all valid
-/// until set_null. In host memory on the CPU engine, device memory on the GPU engine.
+/// until set_null. In host memory on the CPU engine, device memory on the GPU engine. A string output
+/// of a CUDA source kernel is a tug::out_strings: `data` the characters (null while sizing) and
+/// `offsets` the lengths, then the offsets (set by tug between its two launches).
 struct mutable_column_view {
   data_type type;
   int64_t size = 0;
   void* data = nullptr;
   unsigned int* validity = nullptr;  ///< LSB-first bitmap as 32-bit words, all bits set at first
+  long long* offsets = nullptr;      ///< string outputs of source kernels
 
   template <typename T> T* values() const { return static_cast<T*>(data); }
   /// Marks row i null (host memory only).
@@ -133,6 +136,12 @@ class kernel_partition {
     const mutable_column_view& v = checked_output(i, sizeof(T));
     return {static_cast<T*>(v.data), v.validity, v.size};
   }
+  /// A string column of rows() rows made as a CUDA source kernel makes a string output (tug::out_strings):
+  /// `pass` runs twice over the rows, first sizing, then writing. For a host functor that shares its loop
+  /// body with the source kernel; hand the column over with set_output. Host memory only.
+  /// @throws invalid_argument_error on the GPU engine (a device functor builds its own columns).
+  column make_strings(const std::function<void(const tug::out_strings& o)>& pass) const;
+
   /// Replaces output `i` with `c` (any type the declared one equals, any length equal for all outputs;
   /// in memory() on the GPU engine): for kernels whose output length differs from the input's, or
   /// string outputs. Checked when the kernel returns.
