@@ -868,8 +868,9 @@ TEST(UserKernel, GpuSourceKernelMakesStrings) {
 
 TEST(UserKernel, GpuCallsAreCutToTheDeviceBudgetPerStream) {
   TUG_NEED_GPU();
-  // spill_device_limit 8 MB over num_streams 4: 2 MB a call, ~124000 rows of an i64 input and an i64
-  // output; a partition of 300000 rows is cut into zero-copy slices of its device copy
+  // spill_device_limit 16 MB over num_streams 8: 2 MB a call, ~124000 rows of an i64 input and an i64
+  // output; a partition of 300000 rows is cut into zero-copy slices of its device copy (the input, the
+  // calls' outputs and their concatenation take ~7 MB of the 16)
   std::mutex mu;
   std::vector<call_seen> seen;
   user_kernel k = user_kernel("copy_x").inputs({"x"}).outputs(schema({{"x2", type_id::int64}}))
@@ -889,21 +890,23 @@ TEST(UserKernel, GpuCallsAreCutToTheDeviceBudgetPerStream) {
   for (int64_t i = 0; i < n; ++i) xs[static_cast<size_t>(i)] = i * 7 - 3;
   auto frame = data_frame::from_columns({{"x", i64(xs)}});
   engine_options o = engine_with(true, 1 << 20);
-  o.spill_device_limit = "8MB";
-  o.num_streams = 4;
+  o.spill_device_limit = "16MB";
+  o.num_streams = 8;
   data_frame got = frame.lazy().map_partitions(k).collect(o);
   expect_frames_equal(got, frame.lazy().select({col("x").alias("x2")}).collect(cpu_engine()));
   ASSERT_GT(seen.size(), 1u);
   int64_t rows = 0;
   for (auto& c : seen) {
-    EXPECT_LE(c.rows * 16 + (c.rows + 31) / 32 * 4, 8000000 / 4) << c.rows << " rows";
+    EXPECT_LE(c.rows * 16 + (c.rows + 31) / 32 * 4, 16000000 / 8) << c.rows << " rows";
     EXPECT_EQ(c.partition_rows, n);
     rows += c.rows;
   }
   EXPECT_EQ(rows, n);
-  // a row wider than a call may use
-  o.spill_device_limit = "64B";
-  std::string m = error_of<memory_error>([&] { frame.lazy().map_partitions(k).collect(o); });
+  // a row wider than a call may use: 4000 bytes over 256 streams (the one-row input's copy fits)
+  o.spill_device_limit = "4KB";
+  o.num_streams = 256;
+  auto one = data_frame::from_columns({{"x", i64({7})}});
+  std::string m = error_of<memory_error>([&] { one.lazy().map_partitions(k).collect(o); });
   EXPECT_NE(m.find("kernel \"copy_x\": one row takes "), std::string::npos) << m;
 }
 
