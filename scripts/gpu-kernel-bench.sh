@@ -5,6 +5,9 @@
 # Builds the Python module with CUDA (build-gpu, kept between runs). Uses the machine's own Python packages
 # (numpy, CuPy, pyarrow, matplotlib, nanobind): .whl/ is not installed, since a carried numpy would shadow
 # the machine's, which its CuPy and numba-cuda are built against.
+# Fewer rows than ROWS run when they do not fit half the host's memory (the reason is printed); the table
+# is printed last. From the device tool: carry [".deb"] (snappy, when the machine has none), command
+# `OUT=$OUT timeout 580 bash scripts/gpu-kernel-bench.sh` (the build takes most of the time on a fresh machine).
 #   OUT=/tmp/gpu-kernel-bench ROWS=1000000000 scripts/gpu-kernel-bench.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."

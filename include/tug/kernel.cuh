@@ -7,7 +7,7 @@
 ///
 /// A source kernel's parameters are, in order: `long long rows`, one `tug::in_column<T>` per input
 /// column (`tug::in_strings` for a string column), one `tug::out_column<T>` per declared output
-/// column, then the scalar arguments.
+/// column (`tug::out_strings` for a string column), then the scalar arguments.
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define TUG_KERNEL_FN __host__ __device__ inline
 #else
@@ -52,6 +52,16 @@ struct in_strings {
   TUG_KERNEL_FN bool is_null(long long i) const { return !valid(i); }
 };
 
+#if defined(__CUDA_ARCH__)
+/// Clears bit i of a bitmap of 32-bit words (safe from many threads at once).
+__device__ inline void clear_bit(unsigned int* validity, long long i) {
+  atomicAnd(validity + (i >> 5), ~(1u << (i & 31)));
+}
+#else
+/// Clears bit i of a bitmap of 32-bit words (host code: not thread-safe for rows of one 32-row word).
+inline void clear_bit(unsigned int* validity, long long i) { validity[i >> 5] &= ~(1u << (i & 31)); }
+#endif
+
 /// Writable view of one output column of a partition (`size` rows, every row valid until set_null).
 /// `validity` is an LSB-first bitmap as 32-bit words (little-endian), so set_null is one atomic.
 template <typename T>
@@ -61,13 +71,45 @@ struct out_column {
   long long size;
 
   TUG_KERNEL_FN T& operator[](long long i) const { return data[i]; }
-#if defined(__CUDA_ARCH__)
-  /// Marks row i null (safe from many threads at once).
-  __device__ inline void set_null(long long i) const { atomicAnd(validity + (i >> 5), ~(1u << (i & 31))); }
-#else
-  /// Marks row i null (host code: not thread-safe for rows of one 32-row word).
-  inline void set_null(long long i) const { validity[i >> 5] &= ~(1u << (i & 31)); }
-#endif
+  /// Marks row i null (on the device safe from many threads at once).
+  TUG_KERNEL_FN void set_null(long long i) const { clear_bit(validity, i); }
+};
+
+/// Writable view of one string output column of a partition (`size` rows of UTF-8, every row valid
+/// until set_null). tug launches a kernel with a string output twice over the same rows, and the kernel
+/// gives every row the same bytes both times. The first launch sizes (`sizing()`: `chars` is null):
+/// `set(i, s, n)` or `set_length(i, n)` records row i's length in `offsets[i]` (rows never set are
+/// empty). tug then turns the lengths into int64 offsets (`size + 1`) and allocates the characters. The
+/// second launch writes: `set(i, s, n)` copies the bytes (at most the length the first launch gave), or
+/// the kernel writes `length(i)` bytes at `data(i)` itself. Nulls are marked in either launch.
+struct out_strings {
+  char* chars;
+  long long* offsets;
+  unsigned int* validity;
+  long long size;
+
+  /// True in the first launch, which only gives lengths.
+  TUG_KERNEL_FN bool sizing() const { return chars == nullptr; }
+  /// First launch: row i takes `n` bytes (nothing in the second).
+  TUG_KERNEL_FN void set_length(long long i, long long n) const {
+    if (sizing()) offsets[i] = n;
+  }
+  /// Row i is the `n` bytes at `s`: its length in the first launch, its bytes in the second.
+  TUG_KERNEL_FN void set(long long i, const char* s, long long n) const {
+    if (sizing()) {
+      offsets[i] = n;
+      return;
+    }
+    const long long room = offsets[i + 1] - offsets[i];
+    char* d = chars + offsets[i];
+    for (long long j = 0; j < n && j < room; ++j) d[j] = s[j];
+  }
+  /// Second launch: where row i's bytes go (null in the first).
+  TUG_KERNEL_FN char* data(long long i) const { return sizing() ? nullptr : chars + offsets[i]; }
+  /// Second launch: row i's length from the first (0 in the first).
+  TUG_KERNEL_FN long long length(long long i) const { return sizing() ? 0 : offsets[i + 1] - offsets[i]; }
+  /// Marks row i null (on the device safe from many threads at once).
+  TUG_KERNEL_FN void set_null(long long i) const { clear_bit(validity, i); }
 };
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)

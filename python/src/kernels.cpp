@@ -425,6 +425,8 @@ void bind_kernels(nb::module_& m) {
   nb::class_<py_partition>(m, "KernelPartition")
       .def_prop_ro("rows", [](const py_partition& p) { return p.live().rows(); })
       .def_prop_ro("number", [](const py_partition& p) { return p.live().number(); })
+      .def_prop_ro("first_row", [](const py_partition& p) { return p.live().first_row(); })
+      .def_prop_ro("partition_rows", [](const py_partition& p) { return p.live().partition_rows(); })
       .def_prop_ro("on_device", [](const py_partition& p) { return p.device; })
       .def_prop_ro("stream", [](const py_partition& p) { return reinterpret_cast<uintptr_t>(p.live().stream()); })
       .def_prop_ro("kernel", [](const py_partition& p) { return p.live().kernel(); })

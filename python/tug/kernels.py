@@ -102,8 +102,15 @@ class Partition:
         self._p = p
         self.args: tuple = args  #: the kernel's scalar arguments, as given
 
-    rows = property(lambda self: self._p.rows, doc="Rows of the partition.")
+    rows = property(lambda self: self._p.rows,
+                    doc="Rows of this call: the partition's, or a slice of them when the partition is larger than "
+                        "one call may take (memory_limit / threads on the CPU, the device budget / num_streams on "
+                        "the GPU).")
     number = property(lambda self: self._p.number, doc="The partition's place among the kernel's inputs.")
+    first_row = property(lambda self: self._p.first_row,
+                         doc="The first row of this call within partition ``number`` (0 unless it is cut into calls).")
+    partition_rows = property(lambda self: self._p.partition_rows,
+                              doc="Rows of the whole partition ``number`` (``rows`` unless it is cut into calls).")
     on_device = property(lambda self: self._p.on_device, doc="True on the GPU engine (device memory).")
     stream = property(lambda self: self._p.stream,
                       doc="The cudaStream_t (an int) to launch on; the kernel does not synchronize it.")

@@ -323,12 +323,7 @@ plan_ptr map_partitions(plan_ptr in, std::shared_ptr<const user_kernel> k) {
     s.push_back(f);
   }
   if (k->source_code()) {
-    // a source kernel gets in_column / in_strings / out_column views: it reads strings, makes fixed-width values
-    for (auto& f : k->output_schema())
-      if (f.type.id == type_id::string)
-        throw invalid_argument_error(who + ": output column \"" + f.name +
-                                     "\" is declared as a string; CUDA source kernels make fixed-width columns only "
-                                     "(a functor hands string columns over with set_output)");
+    // a source kernel gets in_column / in_strings / out_column / out_strings views (tug/kernel.cuh)
     for (size_t i = 0; i < k->arguments().size(); ++i)
       if (k->arguments()[i].type().id == type_id::string)
         throw invalid_argument_error(who + ": argument " + std::to_string(i) +

@@ -10,10 +10,12 @@
 #include <fstream>
 #include <mutex>
 
+#include "exec/user_kernel.hpp"
 #include "test_util.hpp"
 #include "tug/api/lazy_frame.hpp"
 #include "tug/api/map_reduce.hpp"
 #include "tug/memory/device.hpp"
+#include "tug/runtime/thread_pool.hpp"
 #ifdef TUG_WITH_CUDA
 #include <cuda_runtime_api.h>
 
@@ -182,19 +184,25 @@ data_frame text_stats_expected(int64_t n) {
       {{"x", i64(x)}, {"len", i64(len)}, {"vowels", i32(vowels)}});
 }
 
-}  // namespace
-
-TEST(UserKernel, StringInputsThroughOffsetsAndChars) {
-  // the host functor reads tug::in_strings, the view a CUDA source kernel gets: nulls, empty strings,
-  // multi-byte characters, partitions that are slices of one column (offsets from `offset`)
+/// `k` (with a host functor) over texts(n) on the CPU engine equals `expected(n)` for the edge sizes, in
+/// partitions of 7 rows (slices of one column) and in one.
+void expect_over_texts(const user_kernel& k, data_frame (*expected)(int64_t)) {
   for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
     for (int64_t target : {7, 1 << 20}) {
       SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
       engine_options o = cpu_engine();
       o.target_partition_rows = target;
-      expect_frames_equal(texts(n).lazy().map_partitions(text_stats_kernel()).collect(o), text_stats_expected(n));
+      expect_frames_equal(texts(n).lazy().map_partitions(k).collect(o), expected(n));
     }
   }
+}
+
+}  // namespace
+
+TEST(UserKernel, StringInputsThroughOffsetsAndChars) {
+  // the host functor reads tug::in_strings, the view a CUDA source kernel gets: nulls, empty strings,
+  // multi-byte characters, partitions that are slices of one column (offsets from `offset`)
+  expect_over_texts(text_stats_kernel(), text_stats_expected);
   // a column with no string at all: zero-length chars
   auto empty = data_frame::from_columns({{"x", i64({1, 2})}, {"s", str({"", std::nullopt})}});
   data_frame got = empty.lazy().map_partitions(text_stats_kernel()).collect(cpu_engine());
@@ -234,6 +242,221 @@ TEST(UserKernel, HostFunctorEdgeSizesAndPartitions) {
       if (n > target) EXPECT_GT(calls.load(), 1);
     }
   }
+}
+
+namespace {
+
+/// s: 480-byte strings (so that a row is wide) with nulls, x: the row number.
+data_frame wide_rows(int64_t n) {
+  std::vector<std::optional<std::string>> s;
+  std::vector<std::optional<int64_t>> x;
+  for (int64_t i = 0; i < n; ++i) {
+    s.push_back(i % 9 == 4 ? std::nullopt
+                           : std::optional<std::string>(std::string(470, 'a' + i % 26) + std::to_string(1000000000 + i)));
+    x.push_back(i);
+  }
+  return data_frame::from_columns({{"x", i64(x)}, {"s", str(s)}});
+}
+
+/// What a call of the wide kernel saw.
+struct call_seen {
+  int64_t number, first, rows, partition_rows;
+};
+
+/// len = the length of s (null for null s), recording every call in `seen`.
+user_kernel wide_kernel(std::vector<call_seen>* seen, std::mutex* mu) {
+  return user_kernel("wide").inputs({"s"}).outputs(schema({{"len", type_id::int64}})).host([=](kernel_partition& p) {
+    {
+      std::lock_guard<std::mutex> g(*mu);
+      seen->push_back({p.number(), p.first_row(), p.rows(), p.partition_rows()});
+    }
+    tug::in_strings s = p.in_strings(0);
+    auto len = p.out<long long>(0);
+    for (long long i = 0; i < p.rows(); ++i) {
+      len[i] = s.length(i);
+      if (s.is_null(i)) len.set_null(i);
+    }
+  });
+}
+
+}  // namespace
+
+TEST(UserKernel, CallsAreCutToWhatAPartitionMayUseUnderAMemoryLimit) {
+  // memory_limit / threads bounds one call: its input (~480 bytes a row) and its output (8 bytes and a
+  // bit a row); a larger partition is cut into zero-copy slices, one call each, and the answer equals
+  // the unlimited one. Partitions of 7 rows fit; of 100 rows are slices of a longer column, cut again.
+  const int threads = 8;
+  const int64_t limit = 64 << 10;
+  const int64_t budget = limit / global_thread_pool(threads).size();
+  for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
+    for (int64_t target : {7, 100, 1 << 20}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
+      std::vector<call_seen> seen;
+      std::mutex mu;
+      engine_options o = cpu_engine();
+      o.target_partition_rows = target;
+      o.num_threads = threads;
+      data_frame unlimited = wide_rows(n).lazy().map_partitions(wide_kernel(&seen, &mu)).collect(o);
+      const size_t whole_calls = seen.size();
+      for (auto& c : seen) EXPECT_EQ(c.rows, c.partition_rows);  // no limit: whole partitions
+      seen.clear();
+      o.memory_limit = limit;
+      data_frame got = wide_rows(n).lazy().map_partitions(wide_kernel(&seen, &mu)).collect(o);
+      expect_frames_equal(got, unlimited);
+      // each call fits: its strings' bytes (offsets and chars; validity) and its output
+      table in = wide_rows(n).to_table();
+      int64_t rows = 0;
+      int64_t most = 0;
+      for (auto& c : seen) {
+        const int64_t start = c.number * target + c.first;  // partitions of the frame are `target` rows
+        ASSERT_LE(start + c.rows, n);
+        ASSERT_LE(c.first + c.rows, c.partition_rows);
+        table call = table({in[1]}).slice(start, c.rows);
+        // (a call is sized by the partition's average row: give it one string's bytes of slack)
+        EXPECT_LE(call.memory_usage() + c.rows * 8 + (c.rows + 31) / 32 * 4, budget + 480) << c.rows << " rows";
+        // the computed size: partitions of the same rows get the same cut
+        table part = table({in[1]}).slice(c.number * target, c.partition_rows);
+        user_kernel k = wide_kernel(&seen, &mu);
+        EXPECT_LE(c.rows, kernel_call_rows(k, part, budget, ""));
+        rows += c.rows;
+        most = std::max(most, c.rows);
+      }
+      EXPECT_EQ(rows, n);
+      // the cut is near the largest that fits (~16 rows), not arbitrarily small
+      if (n >= 32 && target >= 32) EXPECT_GE(most, 8);
+      if (n >= 32 && target >= 32) EXPECT_GT(seen.size(), whole_calls);
+      if (target == 7) EXPECT_EQ(seen.size(), whole_calls);
+    }
+  }
+}
+
+TEST(UserKernel, ARowThatCannotFitACallIsAMemoryErrorNamingTheKernel) {
+  std::vector<call_seen> seen;
+  std::mutex mu;
+  engine_options o = cpu_engine();
+  o.num_threads = 8;
+  o.memory_limit = 2048;  // 256 bytes a call: less than one row
+  std::string m = error_of<memory_error>(
+      [&] { wide_rows(10).lazy().map_partitions(wide_kernel(&seen, &mu)).collect(o); });
+  EXPECT_NE(m.find("kernel \"wide\": one row takes "), std::string::npos) << m;
+  EXPECT_NE(m.find("one call may use " + std::to_string(2048 / global_thread_pool(8).size()) + " bytes"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("raise memory_limit"), std::string::npos) << m;
+  EXPECT_TRUE(seen.empty());
+  // no rows: nothing to cut, no error
+  EXPECT_EQ(wide_rows(0).lazy().map_partitions(wide_kernel(&seen, &mu)).collect(o).num_rows(), 0);
+}
+
+TEST(UserKernel, KernelCallBytesCountInputsKeptAndOutputs) {
+  user_kernel k =
+      user_kernel("k").outputs(schema({{"a", type_id::int64}, {"b", type_id::int8}, {"c", type_id::string}}));
+  table in = xy(64).to_table();  // x: 8 bytes and a validity bit a row, y: 8 bytes
+  EXPECT_EQ(in.memory_usage(), 64 * 16 + 8);
+  // 32 of 64 rows: half the input; a: 8 a row, b: 1 a row, c: 33 offsets; one 4-byte bitmap word each
+  EXPECT_EQ(kernel_call_bytes(k, in, 32), 64 * 16 / 2 + 4 + 32 * 8 + 32 + 33 * 8 + 3 * 4);
+  EXPECT_EQ(kernel_call_bytes(k, in, 0), 8 + 0);  // c's one offset
+  const int64_t all = kernel_call_bytes(k, in, 64);
+  EXPECT_EQ(kernel_call_rows(k, in, all, ""), 64);
+  EXPECT_EQ(kernel_call_rows(k, in, 0, ""), 64);  // no bound
+  const int64_t r = kernel_call_rows(k, in, all / 2, "");
+  EXPECT_LE(kernel_call_bytes(k, in, r), all / 2);
+  EXPECT_GT(kernel_call_bytes(k, in, r + 1), all / 2);
+}
+
+namespace {
+
+/// Per row of texts(): s upper-cased (ASCII letters) with x % 3 '!' after it, or s as it is when x % 5 == 0
+/// (through out_strings::set), null where s is null; `len` its length. One body for the host form
+/// (kernel_partition::make_strings) and the CUDA source: the two launches of a string output.
+#define TUG_SHOUT_BODY                                           \
+  if (s.is_null(i)) {                                            \
+    o.set_null(i);                                               \
+    len.set_null(i);                                             \
+  } else if (x[i] % 5 == 0) {                                    \
+    o.set(i, s.data(i), s.length(i));                            \
+    len[i] = s.length(i);                                        \
+  } else {                                                       \
+    const long long n = s.length(i), bangs = x[i] % 3;           \
+    o.set_length(i, n + bangs);                                  \
+    char* d = o.data(i);                                         \
+    if (d) {                                                     \
+      for (long long j = 0; j < n; ++j) {                        \
+        const char c = s.data(i)[j];                             \
+        d[j] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; \
+      }                                                          \
+      for (long long j = 0; j < bangs; ++j) d[n + j] = '!';      \
+    }                                                            \
+    len[i] = n + bangs;                                          \
+  }
+
+const std::string shout_source = std::string(R"(
+#include <tug/kernel.cuh>
+extern "C" __global__ void shout(long long rows, tug::in_column<long long> x, tug::in_strings s,
+                                 tug::out_strings o, tug::out_column<long long> len) {
+  for (long long i = tug::first_row(); i < rows; i += tug::row_stride()) {
+)") + TUG_XSTR(TUG_SHOUT_BODY) + "\n  }\n}\n";
+
+user_kernel shout_kernel() {
+  return user_kernel("shout")
+      .inputs({"x", "s"})
+      .keep({"x"})
+      .outputs(schema({{"t", type_id::string}, {"len", type_id::int64}}))
+      .host([](kernel_partition& p) {
+        auto x = p.in<long long>(0);
+        tug::in_strings s = p.in_strings(1);
+        auto len = p.out<long long>(1);
+        p.set_output(0, p.make_strings([&](const tug::out_strings& o) {
+          for (long long i = 0; i < p.rows(); ++i) {
+            TUG_SHOUT_BODY
+          }
+        }));
+      });
+}
+
+/// What shout_kernel makes of texts(n), computed from the strings themselves.
+data_frame shout_expected(int64_t n) {
+  table t = texts(n).to_table();
+  std::vector<std::optional<int64_t>> x, len;
+  std::vector<std::optional<std::string>> out;
+  for (int64_t i = 0; i < n; ++i) {
+    x.push_back(i);
+    if (t[1].is_null(i)) {
+      out.push_back(std::nullopt);
+      len.push_back(std::nullopt);
+      continue;
+    }
+    std::string v(t[1].string(i));
+    if (i % 5 != 0) {
+      for (char& c : v)
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+      v += std::string(static_cast<size_t>(i % 3), '!');
+    }
+    len.push_back(static_cast<int64_t>(v.size()));
+    out.push_back(v);
+  }
+  return data_frame::from_columns({{"x", i64(x)}, {"t", str(out)}, {"len", i64(len)}});
+}
+
+}  // namespace
+
+TEST(UserKernel, StringOutputsInTwoPassesOnTheHost) {
+  // the loop body a CUDA source kernel runs twice for a string output, run by the host form through
+  // make_strings: nulls, empty strings, multi-byte characters, sliced partitions
+  expect_over_texts(shout_kernel(), shout_expected);
+  // a row given fewer bytes in the writing pass keeps its length (zero bytes after), more are cut
+  auto one = data_frame::from_columns({{"x", i64({1, 2})}});
+  user_kernel k = user_kernel("short").inputs({"x"}).outputs(schema({{"t", type_id::string}})).host(
+      [](kernel_partition& p) {
+        p.set_output(0, p.make_strings([&](const tug::out_strings& o) {
+          o.set(0, "abcdef", o.sizing() ? 3 : 1);  // sized 3, writes 1
+          o.set(1, "abcdef", o.sizing() ? 2 : 6);  // sized 2, writes 6: cut to 2
+        }));
+      });
+  data_frame got = one.lazy().map_partitions(k).collect(cpu_engine());
+  table t = got.to_table();
+  EXPECT_EQ(t[0].string(0), std::string_view("a\0\0", 3));
+  EXPECT_EQ(t[0].string(1), "ab");
 }
 
 TEST(UserKernel, RunsFusedIntoTheScan) {
@@ -403,9 +626,8 @@ TEST(UserKernel, DeclarationErrorsAtBuildTime) {
   EXPECT_THROW(lf.map_partitions(user_kernel("no_form")), invalid_argument_error);
   auto s = data_frame::from_columns({{"s", str({"a"})}}).lazy();
   s.map_partitions(user_kernel("src").source({"", "src"}));  // a source kernel reads strings (tug::in_strings)
-  m = error_of<invalid_argument_error>(
-      [&] { s.map_partitions(user_kernel("src").outputs(schema({{"t", type_id::string}})).source({"", "src"})); });
-  EXPECT_NE(m.find("output column \"t\" is declared as a string"), std::string::npos) << m;
+  // and makes them (tug::out_strings)
+  s.map_partitions(user_kernel("src").outputs(schema({{"t", type_id::string}})).source({"", "src"}));
   m = error_of<invalid_argument_error>(
       [&] { lf.map_partitions(user_kernel("src").source({"", "src"}).args(kernel_args("text"))); });
   EXPECT_NE(m.find("argument 0 is a string"), std::string::npos) << m;
@@ -543,6 +765,11 @@ TEST(UserKernel, ParameterSizesComeFromTheCubinWithoutAGpu) {
   std::string strings_cubin = compile_cuda_source({text_stats_source, "text_stats"}, "sm_90", "").cubin;
   EXPECT_EQ(cuda::cubin_param_sizes(strings_cubin, "text_stats"), sizes({8, 32, 40, 24, 24}));
   EXPECT_EQ(sizeof(tug::in_strings), 40u);
+  // a string output is one tug::out_strings: chars, offsets, validity, size (the shout kernel's body
+  // compiles for the device as it does for the host)
+  std::string shout_cubin = compile_cuda_source({shout_source, "shout"}, "sm_90", "").cubin;
+  EXPECT_EQ(cuda::cubin_param_sizes(shout_cubin, "shout"), sizes({8, 32, 40, 32, 24}));
+  EXPECT_EQ(sizeof(tug::out_strings), 32u);
   EXPECT_EQ(cuda::cubin_param_sizes(cubin, "axp"), std::nullopt);  // a prefix of a name is no match
   // damaged or foreign bytes: unknown, never a crash or a read past the end
   for (size_t cut : {size_t{0}, size_t{3}, size_t{0x40}, cubin.size() / 2, cubin.size() - 1})
@@ -608,6 +835,79 @@ TEST(UserKernel, GpuDeviceFunctorGetsDeviceViewsAndTheStream) {
   data_frame got = xy(1000).lazy().map_partitions(k).collect(engine_with(true, 33));
   data_frame want = xy(1000).lazy().select({col("y").alias("y2")}).collect(cpu_engine());
   expect_frames_equal(got, want);
+}
+
+TEST(UserKernel, GpuSourceKernelMakesStrings) {
+  TUG_NEED_GPU();
+  // the CUDA source of shout_kernel's body: two launches (lengths, then bytes), equal to the host form's
+  user_kernel k = shout_kernel();
+  k.source({shout_source, "shout"}, "");
+  for (int64_t n : {0, 1, 31, 32, 33, 1024, 100000}) {
+    for (int64_t target : {7, 1 << 20}) {
+      if (n > 1024 && target < 1024) continue;
+      SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
+      auto r = texts(n).lazy().map_partitions(k).profile(engine_with(true, target));
+      EXPECT_NE(r.physical_plan.find("@cuda"), std::string::npos) << r.physical_plan;
+      expect_frames_equal(r.frame, shout_expected(n));
+    }
+  }
+  // every string empty: the writing launch has no byte to write
+  auto empty = data_frame::from_columns({{"x", i64({5, 10})}, {"s", str({"", ""})}});
+  EXPECT_EQ(rows_of(empty.lazy().map_partitions(k).collect(engine_with(true, 1 << 20))),
+            (std::vector<std::string>{"5||0", "10||0"}));
+  // a kernel that declares a string but takes an out_column there is named before its launch
+  user_kernel wrong = user_kernel("wrong").inputs({"x"}).outputs(schema({{"t", type_id::string}})).source(
+      {"#include <tug/kernel.cuh>\nextern \"C\" __global__ void wrong(long long rows, tug::in_column<long long> x, "
+       "tug::out_column<long long> t) {}",
+       "wrong"},
+      "");
+  std::string m = error_of<invalid_argument_error>(
+      [&] { empty.lazy().map_partitions(wrong).collect(engine_with(true, 1 << 20)); });
+  EXPECT_NE(m.find("tug::out_strings"), std::string::npos) << m;
+}
+
+TEST(UserKernel, GpuCallsAreCutToTheDeviceBudgetPerStream) {
+  TUG_NEED_GPU();
+  // spill_device_limit 16 MB over num_streams 8: 2 MB a call, ~124000 rows of an i64 input and an i64
+  // output; a partition of 300000 rows is cut into zero-copy slices of its device copy (the input, the
+  // calls' outputs and their concatenation take ~7 MB of the 16)
+  std::mutex mu;
+  std::vector<call_seen> seen;
+  user_kernel k = user_kernel("copy_x").inputs({"x"}).outputs(schema({{"x2", type_id::int64}}))
+                      .device([&](kernel_partition& p) {
+                        ASSERT_EQ(p.where(), backend::cuda);
+                        {
+                          std::lock_guard<std::mutex> g(mu);
+                          seen.push_back({p.number(), p.first_row(), p.rows(), p.partition_rows()});
+                        }
+                        auto x = p.in<int64_t>(0);
+                        auto o = p.out<int64_t>(0);
+                        cudaMemcpyAsync(o.data, x.data + x.offset, sizeof(int64_t) * static_cast<size_t>(p.rows()),
+                                        cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(p.stream()));
+                      });
+  const int64_t n = 300000;
+  std::vector<std::optional<int64_t>> xs(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) xs[static_cast<size_t>(i)] = i * 7 - 3;
+  auto frame = data_frame::from_columns({{"x", i64(xs)}});
+  engine_options o = engine_with(true, 1 << 20);
+  o.spill_device_limit = "16MB";
+  o.num_streams = 8;
+  data_frame got = frame.lazy().map_partitions(k).collect(o);
+  expect_frames_equal(got, frame.lazy().select({col("x").alias("x2")}).collect(cpu_engine()));
+  ASSERT_GT(seen.size(), 1u);
+  int64_t rows = 0;
+  for (auto& c : seen) {
+    EXPECT_LE(c.rows * 16 + (c.rows + 31) / 32 * 4, 16000000 / 8) << c.rows << " rows";
+    EXPECT_EQ(c.partition_rows, n);
+    rows += c.rows;
+  }
+  EXPECT_EQ(rows, n);
+  // a row wider than a call may use: 4000 bytes over 256 streams (the one-row input's copy fits)
+  o.spill_device_limit = "4KB";
+  o.num_streams = 256;
+  auto one = data_frame::from_columns({{"x", i64({7})}});
+  std::string m = error_of<memory_error>([&] { one.lazy().map_partitions(k).collect(o); });
+  EXPECT_NE(m.find("kernel \"copy_x\": one row takes "), std::string::npos) << m;
 }
 
 TEST(UserKernel, GpuParameterMismatchIsNamed) {

@@ -21,12 +21,15 @@ namespace tug {
 enum class backend : uint8_t;
 
 /// Writable view of one output column a kernel fills: `size` rows of fixed-width values, all valid
-/// until set_null. In host memory on the CPU engine, device memory on the GPU engine.
+/// until set_null. In host memory on the CPU engine, device memory on the GPU engine. A string output
+/// of a CUDA source kernel is a tug::out_strings: `data` the characters (null while sizing) and
+/// `offsets` the lengths, then the offsets (set by tug between its two launches).
 struct mutable_column_view {
   data_type type;
   int64_t size = 0;
   void* data = nullptr;
   unsigned int* validity = nullptr;  ///< LSB-first bitmap as 32-bit words, all bits set at first
+  long long* offsets = nullptr;      ///< string outputs of source kernels
 
   template <typename T> T* values() const { return static_cast<T*>(data); }
   /// Marks row i null (host memory only).
@@ -78,16 +81,25 @@ compiled_kernel compile_cuda_source(const cuda_source& src, const std::string& a
 /// (`rows()` rows each), the scalar arguments, and on the GPU the CUDA stream the partition runs on.
 class kernel_partition {
  public:
+  /// `first_row` and `partition_rows`: where this call's rows lie in partition `number` when the
+  /// partition is cut into several calls (-1: the call has the whole partition).
   kernel_partition(const std::string& kernel, int64_t number, backend where, void* stream, const table& input,
-                   std::vector<std::string> input_names, const std::vector<scalar>& args, memory_resource* mr);
+                   std::vector<std::string> input_names, const std::vector<scalar>& args, memory_resource* mr,
+                   int64_t first_row = 0, int64_t partition_rows = -1);
 
   /// The kernel's name (error messages name it with the partition).
   const std::string& kernel() const { return _kernel; }
   /// The partition's number: its place among the kernel's input partitions, 0, 1, ... (partitions
   /// arrive in parallel, in any order, as the scan completes them).
   int64_t number() const { return _number; }
-  /// Rows of the partition.
+  /// Rows of this call: the partition's, or a slice of them when the partition is larger than one call
+  /// may take on its tier (memory_limit / threads on the CPU, the device budget / num_streams on the
+  /// GPU; docs/user-kernels.md).
   int64_t rows() const { return _input.num_rows(); }
+  /// The first row of this call within partition number() (0 unless the partition is cut into calls).
+  int64_t first_row() const { return _first_row; }
+  /// Rows of the whole partition number() (rows() unless it is cut into calls).
+  int64_t partition_rows() const { return _partition_rows < 0 ? rows() : _partition_rows; }
   /// Where the partition's memory is: backend::cpu (host) or backend::cuda (device).
   backend where() const { return _where; }
   /// The `cudaStream_t` the partition's work runs on (GPU engine); nullptr on the CPU. Launch on it and
@@ -124,6 +136,12 @@ class kernel_partition {
     const mutable_column_view& v = checked_output(i, sizeof(T));
     return {static_cast<T*>(v.data), v.validity, v.size};
   }
+  /// A string column of rows() rows made as a CUDA source kernel makes a string output (tug::out_strings):
+  /// `pass` runs twice over the rows, first sizing, then writing. For a host functor that shares its loop
+  /// body with the source kernel; hand the column over with set_output. Host memory only.
+  /// @throws invalid_argument_error on the GPU engine (a device functor builds its own columns).
+  column make_strings(const std::function<void(const tug::out_strings& o)>& pass) const;
+
   /// Replaces output `i` with `c` (any type the declared one equals, any length equal for all outputs;
   /// in memory() on the GPU engine): for kernels whose output length differs from the input's, or
   /// string outputs. Checked when the kernel returns.
@@ -133,7 +151,8 @@ class kernel_partition {
   /// Scalar argument `i`. @throws invalid_argument_error when out of range.
   const scalar& arg(size_t i) const;
 
-  /// `kernel "k", partition #n (r rows)`: how errors name the kernel and the partition.
+  /// `kernel "k", partition #n (r rows)`, or `kernel "k", partition #n (rows a to b of r)` for a call on
+  /// a slice of it: how errors name the kernel and the partition.
   std::string where_text() const;
 
   // for tug: the declared outputs (allocated by tug before the kernel runs) and what set_output gave
@@ -153,6 +172,7 @@ class kernel_partition {
 
   std::string _kernel;
   int64_t _number;
+  int64_t _first_row, _partition_rows;
   backend _where;
   void* _stream;
   const table& _input;

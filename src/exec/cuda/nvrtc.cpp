@@ -388,6 +388,7 @@ void launch_source_kernel(const user_kernel& k, kernel_partition& p, long long g
   std::vector<in_column<unsigned char>> ins;
   std::vector<in_strings> strs;
   std::vector<out_column<unsigned char>> outs;
+  std::vector<out_strings> str_outs;
   std::vector<std::vector<unsigned char>> args;
   std::vector<size_t> sizes{sizeof(long long)};
   std::vector<std::string> what{"long long rows"};
@@ -408,11 +409,22 @@ void launch_source_kernel(const user_kernel& k, kernel_partition& p, long long g
       what.push_back("tug::in_column<" + to_string(v.type) + ">");
     }
   }
+  std::vector<void*> out_params;  // into outs and str_outs, reserved likewise
+  outs.reserve(p.num_outputs());
+  str_outs.reserve(p.num_outputs());
   for (size_t i = 0; i < p.num_outputs(); ++i) {
     const mutable_column_view& v = p.output(i);
-    outs.push_back({static_cast<unsigned char*>(v.data), v.validity, v.size});
-    sizes.push_back(sizeof(out_column<unsigned char>));
-    what.push_back("tug::out_column<" + to_string(v.type) + ">");
+    if (v.type.id == type_id::string) {
+      str_outs.push_back({static_cast<char*>(v.data), v.offsets, v.validity, v.size});
+      out_params.push_back(&str_outs.back());
+      sizes.push_back(sizeof(out_strings));
+      what.push_back("tug::out_strings");
+    } else {
+      outs.push_back({static_cast<unsigned char*>(v.data), v.validity, v.size});
+      out_params.push_back(&outs.back());
+      sizes.push_back(sizeof(out_column<unsigned char>));
+      what.push_back("tug::out_column<" + to_string(v.type) + ">");
+    }
   }
   for (size_t i = 0; i < p.args().size(); ++i) {
     if (p.args()[i].is_null())
@@ -442,8 +454,8 @@ void launch_source_kernel(const user_kernel& k, kernel_partition& p, long long g
   std::vector<void*> params{&rows};
   for (void* c : in_params)
     params.push_back(c);
-  for (auto& c : outs)
-    params.push_back(&c);
+  for (void* c : out_params)
+    params.push_back(c);
   for (auto& a : args)
     params.push_back(a.data());
   const launch_config& cfg = k.launch_cfg();

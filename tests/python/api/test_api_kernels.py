@@ -72,6 +72,21 @@ def test_every_partition_is_seen_once_with_its_number():
     assert sorted(seen) == [(0, 1000), (1, 1000), (2, 500)]
 
 
+def test_a_partition_larger_than_a_call_may_use_comes_in_slices():
+    # memory_limit 64 KiB over 4 threads: 16 KiB a call, 2048 rows of an int64 input; partitions of 10000
+    # rows come as 5 even slices, each with its place in the partition
+    seen = []
+    lock = threading.Lock()
+
+    def count(p):
+        with lock:
+            seen.append((p.number, p.first_row, p.rows, p.partition_rows, int(p.numpy("v")[0])))
+
+    tug.DataFrame({"v": list(range(12000))}).lazy().foreach_partition(
+        count, engine="cpu", target_partition_rows=10000, memory_limit=64 << 10, num_threads=4)
+    assert sorted(seen) == [(0, a, 2000, 10000, a) for a in range(0, 10000, 2000)] + [(1, 0, 2000, 2000, 10000)]
+
+
 @pytest.mark.parametrize("dtype,np_dtype", [
     (pa.bool_(), np.bool_), (pa.int8(), np.int8), (pa.int16(), np.int16), (pa.int32(), np.int32),
     (pa.int64(), np.int64), (pa.uint8(), np.uint8), (pa.uint16(), np.uint16), (pa.uint32(), np.uint32),
