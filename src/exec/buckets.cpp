@@ -141,10 +141,19 @@ void hash_buckets::add_table(size_t side, size_t part, const table& t) {
 }
 
 void hash_buckets::add(size_t side, held_partitions& in) {
-  _ctx.pool.parallel_for(static_cast<int64_t>(in.size()), [&](int64_t pi) {
-    const auto part = static_cast<size_t>(pi);
-    add_table(side, part, in.take(part));
-  });
+  // a partition being split takes about three times its size at once (itself brought back, its hashes,
+  // bucket numbers and row numbers, its pieces until they are held): under a memory limit, at most as
+  // many at once as fit half of it (two at a time on 2 threads, with a sink's buffers beside them,
+  // failed now and then under 16 MiB)
+  const auto n = static_cast<int64_t>(in.size());
+  int64_t at_once = n;
+  if (const int64_t limit = _ctx.options.memory_limit; limit > 0 && n > 0)
+    at_once = std::clamp<int64_t>(limit / 2 / std::max<int64_t>(1, 3 * in.bytes() / n), 1, n);
+  for (int64_t first = 0; first < n; first += at_once)
+    _ctx.pool.parallel_for(std::min(at_once, n - first), [&](int64_t k) {
+      const auto part = static_cast<size_t>(first + k);
+      add_table(side, part, in.take(part));
+    });
 }
 
 bool hash_buckets::one_hash(size_t b) const {

@@ -454,14 +454,11 @@ TEST(CudaAggregate, SizedLargeTableMatchesCpu) {
 }
 
 /// The output partitions of the first `op` line of a profile's statistics (-1: no such line).
-int64_t partitions_of(const std::string& statistics, const std::string& op) {
-  size_t at = statistics.find("\n" + op);
-  if (at == std::string::npos) return -1;
-  std::istringstream line(statistics.substr(at + 1, statistics.find('\n', at + 1) - at - 1));
-  std::string name;
-  int64_t rows = 0, parts = -1;
-  line >> name >> rows >> parts;
-  return parts;
+/// Output partitions of the first operator named `op` in a profile (-1 when none).
+int64_t partitions_of(const query_result& r, const std::string& op) {
+  for (const operator_stats& s : r.operators)
+    if (s.name == op) return s.partitions_out;
+  return -1;
 }
 
 // Keys nearly all distinct, two partitions of 2^22 + 1000 rows: partial aggregation would hardly reduce
@@ -486,7 +483,7 @@ TEST(CudaAggregate, UnreducedPartitionsAggregateOnce) {
     auto q = df.lazy().group_by({key}).agg(
         {col("v").sum().alias("s"), col("v").mean().alias("m"), col("v").min().alias("lo"), len().alias("n")});
     query_result r = q.profile(gpu);
-    EXPECT_EQ(partitions_of(r.statistics, "hash_aggregate[partial]"), once ? 1 : 2) << r.statistics;
+    EXPECT_EQ(partitions_of(r, "hash_aggregate[partial]"), once ? 1 : 2) << r.statistics;
     expect_frames_close(r.frame, q.collect(cpu));
   }
 }

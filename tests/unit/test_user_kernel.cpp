@@ -892,6 +892,7 @@ TEST(UserKernel, GpuCallsAreCutToTheDeviceBudgetPerStream) {
   engine_options o = engine_with(true, 1 << 20);
   o.spill_device_limit = "16MB";
   o.num_streams = 8;
+  o.num_threads = 1;  // one in-memory partition of all n rows (else one per thread: 16 of 18750 on 16 cores)
   data_frame got = frame.lazy().map_partitions(k).collect(o);
   expect_frames_equal(got, frame.lazy().select({col("x").alias("x2")}).collect(cpu_engine()));
   ASSERT_GT(seen.size(), 1u);
