@@ -192,7 +192,11 @@ query_result run_forked_ranks(const plan_ptr& p, const engine_options& opts, int
   for (int& fd : from_child) ::close(std::exchange(fd, -1));
   std::vector<int> status(n, 0);
   for (size_t r = 0; r < n; ++r) ::waitpid(pids[r], &status[r], 0);
-  // rank 0's error names the rank that failed first; else any rank's; else a rank that died
+  // the error of a rank that failed by itself (not because another rank stopped or went away), else
+  // rank 0's (which names the rank that failed first), else a rank that died
+  for (size_t r = 0; r < n; ++r)
+    if (reports[r].failed && reports[r].error.find("so this query stops on rank") == std::string::npos)
+      dist::throw_error(reports[r].code, reports[r].error);
   for (size_t r = 0; r < n; ++r)
     if (reports[r].failed) dist::throw_error(reports[r].code, reports[r].error);
   for (size_t r = 0; r < n; ++r)

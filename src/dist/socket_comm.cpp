@@ -105,7 +105,8 @@ class socket_comm final : public communicator, public std::enable_shared_from_th
     if (!write_all(_fds[static_cast<size_t>(to)], &h, sizeof h) || !write_all(_fds[static_cast<size_t>(to)], m.data(), m.size()))
       if (k != frame_kind::abort)
         throw distributed_error("rank " + std::to_string(to) + " of " + std::to_string(size()) +
-                                " is gone (its process ended), so this query stops on rank " + std::to_string(_rank));
+                                " is gone (a message to it could not be written: its process ended), so this "
+                                "query stops on rank " + std::to_string(_rank));
   }
 
   /// Under _mu.
