@@ -133,14 +133,14 @@ query_result run_forked_ranks(const plan_ptr& p, const engine_options& opts, int
   const auto n = static_cast<size_t>(ranks);
   std::vector<std::vector<int>> peer(n, std::vector<int>(n, -1));
   std::vector<int> to_parent(n, -1), from_child(n, -1);
+  auto close_ends = [](std::vector<int>& fds) {
+    for (int& fd : fds)
+      if (fd >= 0) ::close(std::exchange(fd, -1));
+  };
   auto close_all = [&] {
-    for (auto& row : peer)
-      for (int& fd : row)
-        if (fd >= 0) ::close(std::exchange(fd, -1));
-    for (int& fd : to_parent)
-      if (fd >= 0) ::close(std::exchange(fd, -1));
-    for (int& fd : from_child)
-      if (fd >= 0) ::close(std::exchange(fd, -1));
+    for (auto& row : peer) close_ends(row);
+    close_ends(to_parent);
+    close_ends(from_child);
   };
   auto pair = [&](int& a, int& b) {
     int sv[2];
@@ -183,13 +183,11 @@ query_result run_forked_ranks(const plan_ptr& p, const engine_options& opts, int
     pids.push_back(pid);
   }
   // this process keeps only the ends that the children report on
-  for (auto& row : peer)
-    for (int& fd : row)
-      if (fd >= 0) ::close(std::exchange(fd, -1));
-  for (int& fd : to_parent) ::close(std::exchange(fd, -1));
+  for (auto& row : peer) close_ends(row);
+  close_ends(to_parent);
   std::vector<report> reports(n);
   for (size_t r = 0; r < n; ++r) reports[r] = read_report(from_child[r]);
-  for (int& fd : from_child) ::close(std::exchange(fd, -1));
+  close_ends(from_child);
   std::vector<int> status(n, 0);
   for (size_t r = 0; r < n; ++r) ::waitpid(pids[r], &status[r], 0);
   // the error of a rank that failed by itself (not because another rank stopped or went away), else
