@@ -325,6 +325,10 @@ column concatenate(const std::vector<column>& parts, memory_resource* mr) {
   for (auto& p : parts) {
     TUG_EXPECTS(p.type() == type, "concatenate of columns of different types: " + to_string(type) + " and " +
                                       to_string(p.type()));
+    // device memory is read by cuda::concatenate (memory/concatenate_where.hpp), never here
+    TUG_EXPECTS(!(p.data_buffer() && p.data_buffer()->resource()->kind() == memory_kind::device) &&
+                    !(mr && mr->kind() == memory_kind::device),
+                "the host concatenate was given a column in device memory");
     n += p.size();
     nulls += p.null_count();
   }

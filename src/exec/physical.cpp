@@ -6,6 +6,7 @@
 #include "exec/buckets.hpp"
 #include "exec/nvtx.hpp"
 #include "exec/pieces.hpp"
+#include "memory/concatenate_where.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/runtime/query_control.hpp"
 #ifdef TUG_WITH_CUDA
@@ -270,7 +271,7 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
       for (auto& b : back)
         if (b.num_rows() > 0) rows.push_back(std::move(b));
       if (rows.empty()) return std::move(back[0]);
-      return rows.size() == 1 ? std::move(rows[0]) : concatenate(rows, on_device(rows[0]) ? ctx.device_mr : ctx.mr);
+      return rows.size() == 1 ? std::move(rows[0]) : concatenate_where_they_are(rows, ctx.mr, ctx.device_mr);
     };
     _fused = totals;
     std::vector<table> out = child.execute(ctx);

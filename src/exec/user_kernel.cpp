@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "exec/nvtx.hpp"
+#include "memory/concatenate_where.hpp"
 #include "tug/exec/cpu/require.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/runtime/thread_pool.hpp"
@@ -221,7 +222,7 @@ table map_partitions_node::process_indexed(const table& t, size_t index, exec_co
   });
   if (outs.size() > 1 && outs[0].num_rows() == 0) outs.erase(outs.begin());
   if (outs.size() == 1) return std::move(outs[0]);
-  return concatenate_outputs(outs, ctx);
+  return concatenate_where_they_are(outs, ctx.mr, ctx.device_mr);
 }
 
 void map_partitions_node::process_pieces(const table& t, size_t index, exec_context& ctx,
@@ -339,9 +340,6 @@ class map_partitions_op final : public map_partitions_node {
   memory_resource* memory(exec_context& ctx) const override { return ctx.mr; }
   void set_all_valid(buffer& b) const override { std::memset(b.data(), 0xff, b.size()); }
   bool in_memory(const column& c) const override { return !on_device(table({c})); }
-  table concatenate_outputs(const std::vector<table>& outs, exec_context& ctx) const override {
-    return concatenate(outs, ctx.mr);
-  }
 };
 
 }  // namespace

@@ -60,8 +60,6 @@ class map_partitions_node : public physical_node, public exec::piece_producer {
   virtual void set_all_valid(buffer& b) const = 0;
   /// True when column `c` is in this backend's memory.
   virtual bool in_memory(const column& c) const = 0;
-  /// The calls' outputs of one partition as one table, in this backend's memory.
-  virtual table concatenate_outputs(const std::vector<table>& outs, exec_context& ctx) const = 0;
   std::shared_ptr<const user_kernel> _k;
 
  private:

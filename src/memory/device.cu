@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "exec/cuda/common.cuh"
+#include "exec/cuda/table_ops.hpp"
 #include "memory/block_cache.hpp"
+#include "memory/concatenate_where.hpp"
 #include "tug/core/table.hpp"
 #include "tug/memory/device.hpp"
 
@@ -503,6 +505,12 @@ table to_host(const table& t, memory_resource* host_mr) {
   if (!on_device(t)) return t;
   cuda::nvtx_range r{"to_host"};
   return cuda::copy_table(t, host_mr, false);
+}
+
+table concatenate_where_they_are(const std::vector<table>& parts, memory_resource* host_mr,
+                                 memory_resource* device_mr) {
+  if (!parts.empty() && on_device(parts[0])) return cuda::concatenate(parts, device_mr);
+  return concatenate(parts, host_mr);
 }
 
 void cuda::count_set_bits_async(const buffer& bitmap, int64_t offset, int64_t n, unsigned long long* out) {

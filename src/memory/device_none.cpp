@@ -4,6 +4,7 @@
 #include "tug/core/error.hpp"
 #include "tug/core/table.hpp"
 #include "tug/memory/device.hpp"
+#include "memory/concatenate_where.hpp"
 
 namespace tug {
 
@@ -20,6 +21,9 @@ std::shared_ptr<memory_resource> make_device_resource(std::shared_ptr<memory_bud
 std::shared_ptr<memory_resource> make_pinned_resource(std::shared_ptr<memory_budget>) { no_cuda("pinned memory"); }
 table to_device(const table&, memory_resource*) { no_cuda("to_device"); }
 table to_host(const table& t, memory_resource*) { return t; }
+table concatenate_where_they_are(const std::vector<table>& parts, memory_resource* host_mr, memory_resource*) {
+  return concatenate(parts, host_mr);
+}
 device_wait_totals device_waits() { return {}; }
 device_wait_totals device_waits_on_this_thread() { return {}; }
 int64_t count_set_bits(const buffer& bitmap, int64_t offset, int64_t n) {

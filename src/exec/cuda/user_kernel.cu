@@ -103,9 +103,6 @@ class map_partitions_op final : public map_partitions_node {
     if (b.size() > 0) TUG_CUDA_TRY(cudaMemsetAsync(b.data(), 0xff, b.size(), cuda::stream()));
   }
   bool in_memory(const column& c) const override { return is_device(c); }
-  table concatenate_outputs(const std::vector<table>& outs, exec_context& ctx) const override {
-    return cuda::concatenate(outs, ctx.device_mr);  // device columns (the host concatenate reads host memory)
-  }
 };
 
 }  // namespace
