@@ -8,13 +8,15 @@
 #
 #   scripts/pdsh-ranks-gpu.sh [--sf 10] [--reps 3] [--gpus "2"] [--queries all] [--budget 540] [--data DIR]
 #                             [--args "TUG_PDSH ARGS"]   (e.g. --args --profile: per-operator times in g<N>.log)
+#                             [--forked]   (the ranks forked by the engine option gpus, TUG_GPUS=N, instead of
+#                                           tug_pdsh --gpus N under mpirun)
 #
 # Carry (device tool): .deb (libsnappy*.deb, when the machine has no snappy). Needs mpirun (OpenMPI).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$SECONDS
 OUT=${OUT:-/tmp/pdsh-ranks}
-SF=10 REPS=3 GPUS="2" QUERIES=all BUDGET=540 DATA="" BUILD=build-gpu ARGS=""
+SF=10 REPS=3 GPUS="2" QUERIES=all BUDGET=540 DATA="" BUILD=build-gpu ARGS="" FORKED=0
 while [ $# -gt 0 ]; do
   case $1 in
     --sf) SF=$2; shift 2 ;;
@@ -24,6 +26,7 @@ while [ $# -gt 0 ]; do
     --budget) BUDGET=$2; shift 2 ;;
     --data) DATA=$2; shift 2 ;;
     --args) ARGS=$2; shift 2 ;;
+    --forked) FORKED=1; shift ;;
     *) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
   esac
 done
@@ -54,9 +57,11 @@ for g in 1 $GPUS; do
   threads=$((cores / g))
   step "$g GPU(s), $threads threads each, time limit $left s"
   mkdir -p "$OUT/g$g"
-  launch=()
-  [ "$g" -gt 1 ] && launch=(--gpus "$g")
-  timeout $((left + 5)) "$BUILD/tug_pdsh" --data "$DATA" --query "$QUERIES" --engine gpu --reps "$REPS" \
+  launch=() forked=0
+  if [ "$g" -gt 1 ]; then
+    if [ $FORKED = 1 ]; then forked=$g; else launch=(--gpus "$g"); fi
+  fi
+  TUG_GPUS=$forked timeout $((left + 5)) "$BUILD/tug_pdsh" --data "$DATA" --query "$QUERIES" --engine gpu --reps "$REPS" \
     --threads "$threads" --time-limit "$left" --json "$OUT/g$g.json" --out "$OUT/g$g/q{q}.csv" "${launch[@]}" $ARGS \
     >"$OUT/g$g.log" 2>&1
   step "$g GPU(s): status $?, $(grep -c ' rows=' "$OUT/g$g.log") queries ran, $(grep -c ' error' "$OUT/g$g.log") errors"

@@ -6,8 +6,10 @@
 #include <thread>
 #include <unordered_map>
 
+#include "api/forked_ranks.hpp"
 #include "api/in_order.hpp"
 #include "tug/core/scalar.hpp"
+#include "tug/dist/distribute.hpp"
 #include "tug/io/cassandra/token.hpp"
 #include "tug/memory/memory_resource.hpp"
 #include "tug/plan/logical.hpp"
@@ -321,7 +323,7 @@ cassandra_write_result sink_cassandra(const lazy_frame& q, const std::string& ke
     throw invalid_argument_error("sink_cassandra: batch_max_rows and batch_max_bytes must be at least 1");
   cq::parse_consistency(options.consistency);  // a bad name fails before anything connects
   const std::string target = keyspace + "." + table;
-  const plan_ptr p = optimize(q.plan(), engine.optimizer, engine.check_optimizer_schema);
+  const plan_ptr p = optimize(q.plan(), dist::flags_for_ranks(engine.optimizer, query_ranks_for(engine)), engine.check_optimizer_schema);
   validate_options(engine);
   const tug::schema& out_schema = p->schema;
 

@@ -13,9 +13,11 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "dist/fd_io.hpp"
 #include "dist/wire.hpp"
+#include "api/in_order.hpp"
 #include "tug/core/error.hpp"
 #include "tug/dist/communicator.hpp"
 #include "tug/dist/distribute.hpp"
@@ -27,8 +29,17 @@ namespace tug {
 
 namespace {
 
-/// What a child sends on its socket to this process: a kind byte, a length, the bytes.
-enum class part : char { table = 'T', plan = 'P', statistics = 'S', fallback = 'F', done = 'D', error = 'E' };
+/// What a child sends on its socket to this process: a kind byte, a length, the bytes. `written`: rank 0
+/// sent every partition of a sink's result (the count follows).
+enum class part : char {
+  table = 'T',
+  written = 'W',
+  plan = 'P',
+  statistics = 'S',
+  fallback = 'F',
+  done = 'D',
+  error = 'E'
+};
 
 bool send_part(int fd, part k, const void* p, uint64_t n) {
   const char kind = static_cast<char>(k);
@@ -36,8 +47,37 @@ bool send_part(int fd, part k, const void* p, uint64_t n) {
 }
 bool send_text(int fd, part k, const std::string& s) { return send_part(fd, k, s.data(), s.size()); }
 
-/// Rank `r`'s process: runs the query as that rank and reports to `parent`; never returns.
-[[noreturn]] void run_child(const plan_ptr& p, engine_options opts, int r, std::vector<int> peers, int parent) {
+/// Rank 0's sink when the query has one: the result's partitions, handed over by the sink's threads in
+/// any order, sent to the calling process in index order (in_order), where its writer writes them.
+class parent_writer final : public partition_writer {
+ public:
+  parent_writer(int fd, size_t bound)
+      : _fd(fd), _order([this](table& t) { send(t); }, bound) {}
+  void write(table t, size_t index) override { _order.put(std::move(t), index); }
+  void finish(size_t n) override {
+    _order.finish(n);
+    const uint64_t count = n;
+    if (!send_part(_fd, part::written, &count, sizeof count)) gone();
+  }
+
+ private:
+  void send(table& t) {
+    const dist::message m = dist::serialize(t);
+    if (!send_part(_fd, part::table, m.data(), m.size())) gone();
+  }
+  [[noreturn]] static void gone() {
+    throw distributed_error(std::string("gpus: the calling process stopped taking the result of rank 0 (") +
+                            std::strerror(errno) + ")");
+  }
+  int _fd;
+  in_order<table> _order;
+};
+
+/// Rank `r`'s process: runs the query as that rank and reports to `parent`; never returns. With `sink`,
+/// rank 0 sends the result's partitions as they are made (parent_writer) and the other ranks send theirs
+/// to rank 0.
+[[noreturn]] void run_child(const plan_ptr& p, engine_options opts, int r, std::vector<int> peers, int parent,
+                            bool sink) {
   int status = 0;
   try {
     forget_thread_pool_after_fork();
@@ -48,8 +88,11 @@ bool send_text(int fd, part k, const std::string& s) { return send_part(fd, k, s
     q->query = 0;
     q->timeout = opts.collective_timeout;
     query_result res;
+    std::shared_ptr<partition_writer> to_parent;
+    if (sink && r == 0)
+      to_parent = std::make_shared<parent_writer>(parent, 2 * static_cast<size_t>(global_thread_pool(opts.num_threads).size()));
     try {
-      res = run_plan_as_rank(p, opts, nullptr, q);
+      res = run_plan_as_rank(p, opts, to_parent, q);
     } catch (const std::exception& e) {
       q->comm->abort(q->query, e);  // the other ranks stop with this error
       throw;
@@ -73,7 +116,10 @@ bool send_text(int fd, part k, const std::string& s) { return send_part(fd, k, s
     send_text(parent, part::error, std::string(1, '\0') + "rank " + std::to_string(r) + ": an unknown exception");
     status = 1;
   }
-  std::fflush(nullptr);
+  // this process's output only: a stream of the parent's (a sink's file) was flushed before the fork and
+  // is not this process's to write
+  std::fflush(stdout);
+  std::fflush(stderr);
   ::_exit(status);  // no static destructors or atexit handlers of the parent's program
 }
 
@@ -86,7 +132,9 @@ struct report {
   std::string error;
 };
 
-report read_report(int fd) {
+/// Reads what a child reports on `fd` until it is done, failed or gone. `on_table`, when given, takes
+/// each table part as it arrives (a sink's partition) instead of the report.
+report read_report(int fd, const std::function<void(const std::string&)>& on_table = {}) {
   report rep;
   while (true) {
     char kind = 0;
@@ -100,6 +148,10 @@ report read_report(int fd) {
       rep.code = bytes.empty() ? 0 : static_cast<uint8_t>(bytes[0]);
       rep.error = bytes.empty() ? "" : bytes.substr(1);
       break;
+    }
+    if (k == part::table && on_table) {
+      on_table(bytes);
+      continue;
     }
     rep.parts.emplace_back(k, std::move(bytes));
     if (k == part::done) {
@@ -123,7 +175,10 @@ int forked_ranks_for(const engine_options& opts) {
   return opts.gpus < 0 ? std::max(1, dist::host_gpus()) : opts.gpus;
 }
 
-query_result run_forked_ranks(const plan_ptr& p, const engine_options& opts, int ranks) {
+int query_ranks_for(const engine_options& opts) { return std::max(dist::world()->size(), forked_ranks_for(opts)); }
+
+query_result run_forked_ranks(const plan_ptr& p, const engine_options& opts, int ranks,
+                              std::shared_ptr<partition_writer> sink) {
   validate_options(opts);  // here, not once per rank
   if (cuda_started())
     throw invalid_argument_error(
@@ -178,7 +233,7 @@ query_result run_forked_ranks(const plan_ptr& p, const engine_options& opts, int
         if (i != r) ::close(to_parent[i]);
         ::close(from_child[i]);
       }
-      run_child(p, opts, static_cast<int>(r), std::move(mine), parent);
+      run_child(p, opts, static_cast<int>(r), std::move(mine), parent, sink != nullptr);
     }
     pids.push_back(pid);
   }
@@ -186,7 +241,22 @@ query_result run_forked_ranks(const plan_ptr& p, const engine_options& opts, int
   for (auto& row : peer) close_ends(row);
   close_ends(to_parent);
   std::vector<report> reports(n);
-  for (size_t r = 0; r < n; ++r) reports[r] = read_report(from_child[r]);
+  size_t written = 0;  // partitions of the sink's result written here
+  try {
+    for (size_t r = 0; r < n; ++r)
+      reports[r] = read_report(from_child[r], r == 0 && sink ? std::function<void(const std::string&)>(
+                                                                  [&](const std::string& bytes) {
+                                                                    const dist::message m(bytes.begin(), bytes.end());
+                                                                    sink->write(dist::deserialize(m, default_host_resource()), written++);
+                                                                  })
+                                                            : nullptr);
+  } catch (...) {
+    // the writer failed here (a full disk, a dead Cassandra node): the ranks stop, and its error is the query's
+    for (pid_t c : pids) ::kill(c, SIGKILL);
+    for (pid_t c : pids) ::waitpid(c, nullptr, 0);
+    close_ends(from_child);
+    throw;
+  }
   close_ends(from_child);
   std::vector<int> status(n, 0);
   for (size_t r = 0; r < n; ++r) ::waitpid(pids[r], &status[r], 0);
@@ -204,7 +274,14 @@ query_result run_forked_ranks(const plan_ptr& p, const engine_options& opts, int
   query_result res;
   std::vector<table> parts;
   for (auto& [k, bytes] : reports[0].parts) {
-    if (k == part::table) {
+    if (k == part::written && sink) {
+      uint64_t count = 0;
+      if (bytes.size() == sizeof count) std::memcpy(&count, bytes.data(), sizeof count);
+      if (count != written)
+        throw internal_error("gpus: rank 0 sent " + std::to_string(written) + " partitions of the result but counted " +
+                             std::to_string(count));
+      sink->finish(written);
+    } else if (k == part::table) {
       const dist::message m(bytes.begin(), bytes.end());
       parts.push_back(dist::deserialize(m, default_host_resource()));
     } else if (k == part::plan) {

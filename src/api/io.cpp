@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "api/forked_ranks.hpp"
 #include "api/in_order.hpp"
 #include "tug/io/csv_source.hpp"
 #include "tug/io/parquet_source.hpp"
@@ -130,7 +131,7 @@ void sink_parquet(const lazy_frame& q, const std::string& path, const io::parque
   std::error_code ec;
   const bool dir = (!path.empty() && path.back() == '/') || fs::is_directory(path, ec);
   auto comm = dist::world();
-  const plan_ptr p = optimize(q.plan(), dist::flags_for_ranks(engine.optimizer, comm->size()), engine.check_optimizer_schema);
+  const plan_ptr p = optimize(q.plan(), dist::flags_for_ranks(engine.optimizer, query_ranks_for(engine)), engine.check_optimizer_schema);
   validate_options(engine);
   if (comm->rank() != 0 && !dir) {
     run_plan(p, engine);  // on several ranks, rank 0 writes one file: this rank's rows go there
@@ -150,7 +151,7 @@ void sink_parquet(const lazy_frame& q, const std::string& path, const io::parque
 void sink_csv(const lazy_frame& q, const std::string& path, const io::csv::csv_options& options,
               const engine_options& engine) {
   auto comm = dist::world();
-  const plan_ptr p = optimize(q.plan(), dist::flags_for_ranks(engine.optimizer, comm->size()), engine.check_optimizer_schema);
+  const plan_ptr p = optimize(q.plan(), dist::flags_for_ranks(engine.optimizer, query_ranks_for(engine)), engine.check_optimizer_schema);
   validate_options(engine);
   if (comm->rank() != 0) {
     run_plan(p, engine);  // on several ranks, rank 0 writes: this rank's rows go there

@@ -112,7 +112,7 @@ void lazy_frame::foreach_partition(const user_kernel& k, const engine_options& o
 
 std::string lazy_frame::explain(const engine_options& opts) const {
   auto comm = dist::world();
-  plan_ptr opt = optimize(_plan, dist::flags_for_ranks(opts.optimizer, comm->size()), opts.check_optimizer_schema);
+  plan_ptr opt = optimize(_plan, dist::flags_for_ranks(opts.optimizer, query_ranks_for(opts)), opts.check_optimizer_schema);
   std::vector<std::string> fallbacks;
   engine_options quiet = opts;
   if (quiet.fallback == fallback_mode::warn) quiet.fallback = fallback_mode::silent;
@@ -289,13 +289,7 @@ query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std
 }
 
 query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink) {
-  if (const int forked = forked_ranks_for(opts); forked > 1) {
-    if (sink)
-      throw not_implemented_error("gpus = " + std::to_string(opts.gpus) +
-                                  ": a sink (sink_parquet, sink_csv, sink_cassandra) on ranks forked by the gpus "
-                                  "option is not supported yet; collect() the result, or start the ranks with mpirun");
-    return run_forked_ranks(p, opts, forked);
-  }
+  if (const int forked = forked_ranks_for(opts); forked > 1) return run_forked_ranks(p, opts, forked, std::move(sink));
   std::shared_ptr<dist::query_ranks> ranks;
   if (auto comm = dist::world(); comm->size() > 1) {
     ranks = std::make_shared<dist::query_ranks>();
@@ -316,8 +310,8 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared
 }
 
 query_result lazy_frame::profile(const engine_options& opts) const {
-  const int ranks = std::max(dist::world()->size(), forked_ranks_for(opts));
-  return run_plan(optimize(_plan, dist::flags_for_ranks(opts.optimizer, ranks), opts.check_optimizer_schema), opts);
+  return run_plan(optimize(_plan, dist::flags_for_ranks(opts.optimizer, query_ranks_for(opts)), opts.check_optimizer_schema),
+                  opts);
 }
 
 data_frame lazy_frame::collect(const engine_options& opts) const {

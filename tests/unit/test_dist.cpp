@@ -424,6 +424,59 @@ TEST(DistRanks, AnErrorOnOneRankStopsTheOthersWithIt) {
   }
 }
 
+TEST(DistRanks, TheGpusOptionWritesSinksInTheCallingProcess) {
+  if (cuda_started()) GTEST_SKIP() << "CUDA was used in this process: forked ranks could not use it";
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tug_forked_sinks_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  engine_options o = small_parts();
+  o.gpus = 2;
+  for (int64_t n : {0, 1, 33, 1024}) {
+    auto lf = facts(n).lazy();
+    const std::string w = "n=" + std::to_string(n);
+    // sorted (the files' rows in order) and grouped (any order): rank 0 gathers, this process writes
+    const lazy_frame sorted = lf.join(dims(40).lazy(), {"k"}).select({col("i"), col("w"), col("v")}).sort({col("i")});
+    const lazy_frame grouped = lf.group_by({"g"}).agg({col("v").sum().alias("s"), col("i").count().alias("c")});
+    const std::string file = (dir / (w + ".parquet")).string(), csv = (dir / (w + ".csv")).string();
+    const std::string folder = (dir / (w + "_parts")).string() + "/";
+    sink_parquet(sorted, file, {}, o);
+    EXPECT_EQ(rows_of(scan_parquet(file).collect()), rows_of(sorted.collect(small_parts()))) << w;
+    sink_csv(sorted, csv, {}, o);
+    EXPECT_EQ(rows_of(scan_csv(csv).collect()), rows_of(sorted.collect(small_parts()))) << w;
+    sink_parquet(grouped, folder, {}, o);
+    EXPECT_EQ(sorted_rows(scan_parquet(folder).collect()), sorted_rows(grouped.collect(small_parts()))) << w;
+    for (auto& e : fs::directory_iterator(folder))  // written here, as one rank: no rank in the names
+      EXPECT_EQ(e.path().filename().string().find("part-r"), std::string::npos) << e.path();
+  }
+  // a rank that fails: the error of that rank, and no CSV file left behind
+  std::vector<std::optional<std::string>> s(100, std::string("1"));
+  s[90] = "x";
+  auto bad = data_frame::from_columns({{"s", str(s)}}).lazy().select({col("s").cast(type_id::int64).alias("n")})
+                 .group_by({"n"}).agg({col("n").count().alias("c")});
+  const std::string bad_csv = (dir / "bad.csv").string();
+  EXPECT_THROW(sink_csv(bad, bad_csv, {}, o), compute_error);
+  EXPECT_FALSE(fs::exists(bad_csv));
+  // the writer fails here: its error comes back and the ranks are stopped (no hang)
+  struct failing_writer final : partition_writer {
+    size_t seen = 0;
+    void write(table, size_t) override {
+      if (++seen == 2) throw io_error("disk full (the test's writer)");
+    }
+    void finish(size_t) override {}
+  };
+  auto writer = std::make_shared<failing_writer>();
+  const plan_ptr many = optimize(facts(1024).lazy().sort({col("i")}).plan(), dist::flags_for_ranks({}, 2));
+  try {
+    run_plan(many, o, writer);
+    FAIL() << "expected the writer's error";
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("disk full"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(writer->seen, 2u);
+  fs::remove_all(dir);
+}
+
 TEST(DistRanks, GpuEngineGivesTheOneRankAnswers) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   engine_options o = small_parts();
