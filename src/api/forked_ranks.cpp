@@ -211,6 +211,7 @@ query_result run_forked_ranks(const plan_ptr& p, const engine_options& opts, int
     for (size_t j = i + 1; j < n; ++j) pair(peer[i][j], peer[j][i]);
     pair(from_child[i], to_parent[i]);
   }
+  gpu_available();  // asked once here (without starting CUDA), so the ranks inherit the answer
   std::fflush(nullptr);  // what the program buffered is printed once, not once per child
   std::vector<pid_t> pids;
   for (size_t r = 0; r < n; ++r) {

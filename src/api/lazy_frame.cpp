@@ -112,6 +112,7 @@ void lazy_frame::foreach_partition(const user_kernel& k, const engine_options& o
 
 std::string lazy_frame::explain(const engine_options& opts) const {
   auto comm = dist::world();
+  if (const int forked = forked_ranks_for(opts); forked > 1) comm = dist::planning_ranks(forked);
   plan_ptr opt = optimize(_plan, dist::flags_for_ranks(opts.optimizer, query_ranks_for(opts)), opts.check_optimizer_schema);
   std::vector<std::string> fallbacks;
   engine_options quiet = opts;

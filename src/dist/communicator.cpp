@@ -436,6 +436,27 @@ void throw_error(uint8_t code, const std::string& what) {
 
 std::shared_ptr<communicator> single_rank() { return std::make_shared<single_communicator>(); }
 
+namespace {
+
+class planning_communicator final : public communicator {
+ public:
+  explicit planning_communicator(int ranks) : _ranks(ranks) {}
+  int rank() const override { return 0; }
+  int size() const override { return _ranks; }
+  std::string describe() const override { return std::to_string(_ranks) + " ranks (planned only)"; }
+  std::unique_ptr<exchange> open(int64_t, int, double) override {
+    throw internal_error("exchange opened on a communicator made for planning only");
+  }
+  void abort(int64_t, const std::exception&) noexcept override {}
+
+ private:
+  int _ranks;
+};
+
+}  // namespace
+
+std::shared_ptr<communicator> planning_ranks(int ranks) { return std::make_shared<planning_communicator>(ranks); }
+
 std::shared_ptr<communicator> world() {
   static std::once_flag once;
   static std::shared_ptr<communicator> w;

@@ -1,10 +1,15 @@
 // The CUDA device layer: device and pinned memory resources, host <-> device table copies, and bit
 // counting on the device.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -436,20 +441,58 @@ table copy_table(const table& t, memory_resource* mr, bool to_dev) {
 }  // namespace
 }  // namespace cuda
 
+bool cuda_started() {
+  // the CUDA runtime (linked statically) loads the driver library on its first call
+  void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!driver) return false;
+  ::dlclose(driver);
+  return true;
+}
+
 namespace {
-std::atomic<bool> g_cuda_started{false};
+
+/// The number of CUDA devices, asked in a forked child so that this process does not load the driver;
+/// -1 when the child cannot be started or does not answer.
+int device_count_from_a_child() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;  // no driver or no device
+    const ssize_t w = ::write(fds[1], &n, sizeof n);
+    ::_exit(w == static_cast<ssize_t>(sizeof n) ? 0 : 1);
+  }
+  ::close(fds[1]);
+  int n = -1;
+  ssize_t got = 0;
+  do {
+    got = ::read(fds[0], &n, sizeof n);
+  } while (got < 0 && errno == EINTR);
+  ::close(fds[0]);
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  return got == static_cast<ssize_t>(sizeof n) ? n : -1;
+}
+
 }  // namespace
 
-bool cuda_started() { return g_cuda_started.load(); }
-
 bool gpu_available() {
-  static bool available = [] {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-      cudaGetLastError();
-      return false;  // no driver or no device: nothing a forked process could inherit
+  static const bool available = [] {
+    int n = cuda_started() ? -1 : device_count_from_a_child();
+    if (n < 0) {  // CUDA started already, or no child: ask here
+      n = 0;
+      if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        n = 0;
+      }
     }
-    g_cuda_started = n > 0;
     return n > 0;
   }();
   return available;

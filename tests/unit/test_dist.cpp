@@ -424,6 +424,19 @@ TEST(DistRanks, AnErrorOnOneRankStopsTheOthersWithIt) {
   }
 }
 
+TEST(DistRanksDeathTest, AskingForAGpuDoesNotStartCuda) {
+  // in a fresh process (this one may have started CUDA in an earlier test): a program that asks
+  // gpu_available() first can still fork ranks with the gpus option
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        if (cuda_started()) std::_Exit(2);
+        const bool any = gpu_available();
+        std::_Exit(cuda_started() ? 3 : any ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(gpu_available() ? 0 : 1), "");
+}
+
 TEST(DistRanks, TheGpusOptionWritesSinksInTheCallingProcess) {
   if (cuda_started()) GTEST_SKIP() << "CUDA was used in this process: forked ranks could not use it";
   namespace fs = std::filesystem;
@@ -558,6 +571,7 @@ TEST(DistRanks, TheGpusOptionForksRanksAndBringsTheResultBack) {
         else EXPECT_EQ(sorted_rows(got.frame), sorted_rows(want)) << where;
         EXPECT_NE(got.physical_plan.find("exchange"), std::string::npos) << where;
         EXPECT_NE(got.statistics.find("processes forked by engine_options::gpus"), std::string::npos) << got.statistics;
+        EXPECT_NE(q.explain(o).find("exchange"), std::string::npos) << q.explain(o);  // the plan the ranks run
       }
     }
   }

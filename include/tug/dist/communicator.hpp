@@ -81,6 +81,10 @@ std::shared_ptr<communicator> socket_ranks(int rank, std::vector<int> fds);
 /// A single rank (exchanges deliver to this rank itself); for tests and single-process queries.
 std::shared_ptr<communicator> single_rank();
 
+/// Rank 0 of `ranks`, for planning only (explain() of a query that the gpus option would fork): it
+/// describes the ranks; opening an exchange on it is an internal_error.
+std::shared_ptr<communicator> planning_ranks(int ranks);
+
 /// Exchange tags 0 .. max_exchanges - 1 are free for a query's exchanges.
 constexpr int max_exchanges = 1000;
 

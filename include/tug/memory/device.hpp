@@ -12,10 +12,12 @@ namespace tug {
 
 class table;
 
-/// True when tug was built with CUDA and a CUDA device is visible.
+/// True when tug was built with CUDA and a CUDA device is visible. Asked in a short-lived child process
+/// while this one has not started CUDA, so that asking does not start it (engine_options::gpus forks
+/// ranks, which a process that started CUDA cannot).
 bool gpu_available();
-/// True once this process has found a GPU through CUDA (gpu_available ran and saw one): a process
-/// forked after that cannot use CUDA.
+/// True once CUDA's driver is loaded in this process (a query ran on the GPU, or another library such
+/// as CuPy used CUDA): a process forked after that cannot use CUDA.
 bool cuda_started();
 
 /// The current CUDA device.
