@@ -486,8 +486,12 @@ def test_gpu_cupy_from_dlpack_on_tugs_partitions():
 
 
 @gpu
-def test_gpu_numba_kernel_on_tugs_partitions():
+def test_gpu_numba_kernel_on_tugs_partitions(monkeypatch):
     numba_cuda = pytest.importorskip("numba.cuda")
+    # numba-cuda 0.30 (the last release; its maintainers keep it as it is) registers an overload of np.row_stack
+    # when it compiles its first kernel, and numpy 2.5 removed that alias of np.vstack (NVIDIA/numba-cuda#907):
+    # the GPU machines' python3 has both. The alias back for this test; nothing of tug's depends on it.
+    monkeypatch.setattr(np, "row_stack", np.vstack, raising=False)
 
     @numba_cuda.jit
     def add_one(x, y):
