@@ -631,6 +631,17 @@ TEST(UserKernel, DeclarationErrorsAtBuildTime) {
   m = error_of<invalid_argument_error>(
       [&] { lf.map_partitions(user_kernel("src").source({"", "src"}).args(kernel_args("text"))); });
   EXPECT_NE(m.find("argument 0 is a string"), std::string::npos) << m;
+  // a launch no device takes: named with its fields; the limits themselves are taken
+  m = error_of<invalid_argument_error>(
+      [&] { lf.map_partitions(user_kernel("wide").source({"", "wide"}).launch({1, 1025, 0})); });
+  EXPECT_NE(m.find("kernel \"wide\": launch (grid 1, block 1025, shared_bytes 0) is out of range"), std::string::npos)
+      << m;
+  for (launch_config bad : {launch_config{-1, 0, 0}, launch_config{int64_t{1} << 31, 256, 0}, launch_config{0, -32, 0},
+                            launch_config{0, 0, -1}, launch_config{0, 0, int64_t{1} << 32}})
+    EXPECT_THROW(lf.map_partitions(user_kernel("k").source({"", "k"}).launch(bad)), invalid_argument_error)
+        << bad.grid << " " << bad.block << " " << bad.shared_bytes;
+  lf.map_partitions(user_kernel("k").source({"", "k"}).launch({(int64_t{1} << 31) - 1, 1024, (int64_t{1} << 32) - 1}));
+  lf.map_partitions(user_kernel("k").host(axpy_host).launch({0, 0, 0}));
 }
 
 TEST(UserKernel, OutputChecksNameTheKernelAndThePartition) {
@@ -922,6 +933,24 @@ TEST(UserKernel, GpuParameterMismatchIsNamed) {
   EXPECT_NE(m.find("kernel \"axpy\" takes 5 parameters but tug passes 4"), std::string::npos) << m;
 }
 
+TEST(UserKernel, GpuLaunchErrorLeavesTheProcessUsable) {
+  TUG_NEED_GPU();
+  if (sanitizer_run()) GTEST_SKIP() << "the refused launch it makes is an API error to compute-sanitizer";
+  // more dynamic shared memory than any GPU gives a block: CUDA refuses the launch, an error it recovers from
+  user_kernel k = axpy_kernel();
+  k.source({axpy_source, "axpy"}, "").launch({0, 256, int64_t{1} << 30});
+  std::string m =
+      error_of<compute_error>([&] { xy(10).lazy().map_partitions(k).collect(engine_with(true, 1 << 20)); });
+  EXPECT_NE(m.find("kernel \"axpy\", partition #0 (10 rows): the launch (grid "), std::string::npos) << m;
+  EXPECT_NE(m.find("1073741824 bytes of shared memory) failed"), std::string::npos) << m;
+  EXPECT_EQ(m.find("restart"), std::string::npos) << m;
+  // the process goes on using the GPU: the same kernel with tug's launch, then tug's own kernels
+  k.launch({});
+  expect_frames_equal(xy(1000).lazy().map_partitions(k).collect(engine_with(true, 100)), axpy_expected(1000));
+  data_frame got = xy(10).lazy().select({col("x") + lit(int64_t{1})}).collect(engine_with(true, 1 << 20));
+  expect_frames_equal(got, xy(10).lazy().select({col("x") + lit(int64_t{1})}).collect(cpu_engine()));
+}
+
 TEST(UserKernelDeathTest, GpuFaultNamesTheKernelAndThePartition) {
   TUG_NEED_GPU();
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: the fault ruins its CUDA context
@@ -934,7 +963,8 @@ extern "C" __global__ void faulty(long long rows, tug::in_column<long long> x) {
       {
         user_kernel k = user_kernel("faulty").inputs({"x"}).source({faulty, "faulty"}, "");
         std::string m = error_of<compute_error>([&] { xy(100).lazy().foreach_partition(k, engine_with(true, 1 << 20)); });
-        bool ok = m.find("kernel \"faulty\", partition #0 (100 rows) failed on the device") != std::string::npos;
+        bool ok = m.find("kernel \"faulty\", partition #0 (100 rows) failed on the device") != std::string::npos &&
+                  m.find("CUDA cannot recover from this error in this process: restart it") != std::string::npos;
         std::fprintf(stderr, "%s\n", m.c_str());
         std::_Exit(ok ? 0 : 1);  // no static destructors in a ruined CUDA context
       },
