@@ -329,6 +329,15 @@ plan_ptr map_partitions(plan_ptr in, std::shared_ptr<const user_kernel> k) {
         throw invalid_argument_error(who + ": argument " + std::to_string(i) +
                                      " is a string; CUDA source kernels take numeric and boolean arguments only");
   }
+  // a launch CUDA would refuse on every device is named here, before any data moves (what a device
+  // refuses beyond these, e.g. its shared memory, is named by the launch and leaves the process usable)
+  const launch_config& l = k->launch_cfg();
+  if (l.grid < 0 || l.grid > 2147483647 || l.block < 0 || l.block > 1024 || l.shared_bytes < 0 ||
+      l.shared_bytes > 4294967295)
+    throw invalid_argument_error(who + ": launch (grid " + std::to_string(l.grid) + ", block " +
+                                 std::to_string(l.block) + ", shared_bytes " + std::to_string(l.shared_bytes) +
+                                 ") is out of range: grid 0 to 2^31-1 blocks, block 0 to 1024 threads, shared_bytes "
+                                 "0 to 2^32-1 (0: tug chooses)");
   auto n = make(plan_kind::map_partitions, {in});
   n->schema = std::move(s);
   n->kernel = std::move(k);

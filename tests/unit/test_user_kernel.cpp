@@ -467,8 +467,10 @@ TEST(UserKernel, RunsFusedIntoTheScan) {
   EXPECT_NE(r.physical_plan.find("map_partitions \"axpy\" (host)"), std::string::npos) << r.physical_plan;
 }
 
-TEST(UserKernel, EveryFixedWidthTypeSlicedWithNulls) {
-  const int64_t n = 70;
+namespace {
+
+/// One column of every fixed-width type (b, i8, i16, i32, u64, f32, d, ts, dec), every 7th row null.
+data_frame every_fixed_width_type(int64_t n) {
   std::vector<std::pair<std::string, column>> cols;
   std::vector<std::optional<bool>> b;
   std::vector<std::optional<int8_t>> i8;
@@ -501,10 +503,39 @@ TEST(UserKernel, EveryFixedWidthTypeSlicedWithNulls) {
   cols.push_back({"d", make_column<int32_t>(type_id::date32, d32)});
   cols.push_back({"ts", make_column<int64_t>(timestamp(time_unit::ns), ts)});
   cols.push_back({"dec", make_column<__int128>(decimal(30, 4), dec)});
-  data_frame df = data_frame::from_columns(cols);
+  return data_frame::from_columns(cols);
+}
+
+/// The schema of a copy of every column of `s`, each named with "_copy".
+schema copies_of(const schema& s) {
   schema out;
-  for (auto& f : df.schema())
+  for (auto& f : s)
     out.push_back({f.name + "_copy", f.type});
+  return out;
+}
+
+/// Copies each column of every_fixed_width_type to an output of its type, value by value and null by null:
+/// the CUDA source of the host functor in EveryFixedWidthTypeSlicedWithNulls.
+const char* copy_every_type_source = R"(
+#include <tug/kernel.cuh>
+#define TUG_COPY(in, out) if (in.is_null(i)) { out[i] = {}; out.set_null(i); } else out[i] = in[i];
+extern "C" __global__ void copy_every_type(
+    long long rows, tug::in_column<bool> b, tug::in_column<signed char> i8, tug::in_column<short> i16,
+    tug::in_column<int> i32, tug::in_column<unsigned long long> u64, tug::in_column<float> f32,
+    tug::in_column<int> d, tug::in_column<long long> ts, tug::in_column<__int128> dec, tug::out_column<bool> b2,
+    tug::out_column<signed char> i82, tug::out_column<short> i162, tug::out_column<int> i322,
+    tug::out_column<unsigned long long> u642, tug::out_column<float> f322, tug::out_column<int> d2,
+    tug::out_column<long long> ts2, tug::out_column<__int128> dec2) {
+  for (long long i = tug::first_row(); i < rows; i += tug::row_stride()) {
+    TUG_COPY(b, b2) TUG_COPY(i8, i82) TUG_COPY(i16, i162) TUG_COPY(i32, i322) TUG_COPY(u64, u642)
+    TUG_COPY(f32, f322) TUG_COPY(d, d2) TUG_COPY(ts, ts2) TUG_COPY(dec, dec2)
+  }
+}
+)";
+
+}  // namespace
+
+TEST(UserKernel, EveryFixedWidthTypeSlicedWithNulls) {
   // copies every input to the output of the same type, value by value and null by null
   auto copy = [](kernel_partition& p) {
     for (size_t c = 0; c < p.num_inputs(); ++c) {
@@ -521,15 +552,19 @@ TEST(UserKernel, EveryFixedWidthTypeSlicedWithNulls) {
       });
     }
   };
-  for (int64_t target : {9, 1 << 20}) {
-    engine_options o = cpu_engine();
-    o.target_partition_rows = target;  // 9: sliced partitions, whose columns start at an offset
-    data_frame got =
-        df.lazy().map_partitions(user_kernel("copy").outputs(out).host(copy)).collect(o);
-    ASSERT_EQ(got.schema().size(), df.schema().size());
-    table a = got.to_table(), e = df.to_table();
-    for (size_t c = 0; c < a.num_columns(); ++c)
-      expect_columns_equal(a[c], e[c], df.schema()[c].name);
+  for (int64_t n : {0, 1, 70}) {
+    data_frame df = every_fixed_width_type(n);
+    for (int64_t target : {9, 1 << 20}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
+      engine_options o = cpu_engine();
+      o.target_partition_rows = target;  // 9: sliced partitions, whose columns start at an offset
+      user_kernel k = user_kernel("copy").outputs(copies_of(df.schema())).host(copy);
+      data_frame got = df.lazy().map_partitions(k).collect(o);
+      ASSERT_EQ(got.schema().size(), df.schema().size());
+      table a = got.to_table(), e = df.to_table();
+      for (size_t c = 0; c < a.num_columns(); ++c)
+        expect_columns_equal(a[c], e[c], df.schema()[c].name);
+    }
   }
 }
 
@@ -631,6 +666,17 @@ TEST(UserKernel, DeclarationErrorsAtBuildTime) {
   m = error_of<invalid_argument_error>(
       [&] { lf.map_partitions(user_kernel("src").source({"", "src"}).args(kernel_args("text"))); });
   EXPECT_NE(m.find("argument 0 is a string"), std::string::npos) << m;
+  // a launch no device takes: named with its fields; the limits themselves are taken
+  m = error_of<invalid_argument_error>(
+      [&] { lf.map_partitions(user_kernel("wide").source({"", "wide"}).launch({1, 1025, 0})); });
+  EXPECT_NE(m.find("kernel \"wide\": launch (grid 1, block 1025, shared_bytes 0) is out of range"), std::string::npos)
+      << m;
+  for (launch_config bad : {launch_config{-1, 0, 0}, launch_config{int64_t{1} << 31, 256, 0}, launch_config{0, -32, 0},
+                            launch_config{0, 0, -1}, launch_config{0, 0, int64_t{1} << 32}})
+    EXPECT_THROW(lf.map_partitions(user_kernel("k").source({"", "k"}).launch(bad)), invalid_argument_error)
+        << bad.grid << " " << bad.block << " " << bad.shared_bytes;
+  lf.map_partitions(user_kernel("k").source({"", "k"}).launch({(int64_t{1} << 31) - 1, 1024, (int64_t{1} << 32) - 1}));
+  lf.map_partitions(user_kernel("k").host(axpy_host).launch({0, 0, 0}));
 }
 
 TEST(UserKernel, OutputChecksNameTheKernelAndThePartition) {
@@ -770,6 +816,12 @@ TEST(UserKernel, ParameterSizesComeFromTheCubinWithoutAGpu) {
   std::string shout_cubin = compile_cuda_source({shout_source, "shout"}, "sm_90", "").cubin;
   EXPECT_EQ(cuda::cubin_param_sizes(shout_cubin, "shout"), sizes({8, 32, 40, 32, 24}));
   EXPECT_EQ(sizeof(tug::out_strings), 32u);
+  // the kernel of GpuSourceKernelOnEveryFixedWidthType: rows, 9 in_columns, 9 out_columns
+  std::string every_cubin = compile_cuda_source({copy_every_type_source, "copy_every_type"}, "sm_90", "").cubin;
+  sizes every{8};
+  every.insert(every.end(), 9, 32);
+  every.insert(every.end(), 9, 24);
+  EXPECT_EQ(cuda::cubin_param_sizes(every_cubin, "copy_every_type"), every);
   EXPECT_EQ(cuda::cubin_param_sizes(cubin, "axp"), std::nullopt);  // a prefix of a name is no match
   // damaged or foreign bytes: unknown, never a crash or a read past the end
   for (size_t cut : {size_t{0}, size_t{3}, size_t{0x40}, cubin.size() / 2, cubin.size() - 1})
@@ -804,6 +856,27 @@ TEST(UserKernel, GpuSourceKernelEqualsTheHostFunctor) {
   k.launch({1, 32, 0});
   expect_frames_equal(xy(1000).lazy().map_partitions(k).collect(engine_with(true, 1 << 20)), axpy_expected(1000));
   std::filesystem::remove_all(dir);
+}
+
+TEST(UserKernel, GpuSourceKernelOnEveryFixedWidthType) {
+  TUG_NEED_GPU();
+  // the host functor's copy of EveryFixedWidthTypeSlicedWithNulls as CUDA source, on empty, sliced and whole
+  // partitions in device memory
+  for (int64_t n : {0, 1, 70, 5000}) {
+    for (int64_t target : {9, 1 << 20}) {
+      if (n > 70 && target < 1024) continue;
+      SCOPED_TRACE("n=" + std::to_string(n) + " target=" + std::to_string(target));
+      data_frame df = every_fixed_width_type(n);
+      user_kernel k = user_kernel("copy_every_type").outputs(copies_of(df.schema()))
+                          .source({copy_every_type_source, "copy_every_type"}, "");
+      auto r = df.lazy().map_partitions(k).profile(engine_with(true, target));
+      EXPECT_NE(r.physical_plan.find("@cuda"), std::string::npos) << r.physical_plan;
+      table a = r.frame.to_table(), e = df.to_table();
+      ASSERT_EQ(a.num_columns(), e.num_columns());
+      for (size_t c = 0; c < a.num_columns(); ++c)
+        expect_columns_equal(a[c], e[c], df.schema()[c].name);
+    }
+  }
 }
 
 TEST(UserKernel, GpuSourceKernelReadsStrings) {
@@ -922,6 +995,24 @@ TEST(UserKernel, GpuParameterMismatchIsNamed) {
   EXPECT_NE(m.find("kernel \"axpy\" takes 5 parameters but tug passes 4"), std::string::npos) << m;
 }
 
+TEST(UserKernel, GpuLaunchErrorLeavesTheProcessUsable) {
+  TUG_NEED_GPU();
+  if (sanitizer_run()) GTEST_SKIP() << "the refused launch it makes is an API error to compute-sanitizer";
+  // more dynamic shared memory than any GPU gives a block: CUDA refuses the launch, an error it recovers from
+  user_kernel k = axpy_kernel();
+  k.source({axpy_source, "axpy"}, "").launch({0, 256, int64_t{1} << 30});
+  std::string m =
+      error_of<compute_error>([&] { xy(10).lazy().map_partitions(k).collect(engine_with(true, 1 << 20)); });
+  EXPECT_NE(m.find("kernel \"axpy\", partition #0 (10 rows): the launch (grid "), std::string::npos) << m;
+  EXPECT_NE(m.find("1073741824 bytes of shared memory) failed"), std::string::npos) << m;
+  EXPECT_EQ(m.find("restart"), std::string::npos) << m;
+  // the process goes on using the GPU: the same kernel with tug's launch, then tug's own kernels
+  k.launch({});
+  expect_frames_equal(xy(1000).lazy().map_partitions(k).collect(engine_with(true, 100)), axpy_expected(1000));
+  data_frame got = xy(10).lazy().select({col("x") + lit(int64_t{1})}).collect(engine_with(true, 1 << 20));
+  expect_frames_equal(got, xy(10).lazy().select({col("x") + lit(int64_t{1})}).collect(cpu_engine()));
+}
+
 TEST(UserKernelDeathTest, GpuFaultNamesTheKernelAndThePartition) {
   TUG_NEED_GPU();
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: the fault ruins its CUDA context
@@ -934,7 +1025,8 @@ extern "C" __global__ void faulty(long long rows, tug::in_column<long long> x) {
       {
         user_kernel k = user_kernel("faulty").inputs({"x"}).source({faulty, "faulty"}, "");
         std::string m = error_of<compute_error>([&] { xy(100).lazy().foreach_partition(k, engine_with(true, 1 << 20)); });
-        bool ok = m.find("kernel \"faulty\", partition #0 (100 rows) failed on the device") != std::string::npos;
+        bool ok = m.find("kernel \"faulty\", partition #0 (100 rows) failed on the device") != std::string::npos &&
+                  m.find("CUDA cannot recover from this error in this process: restart it") != std::string::npos;
         std::fprintf(stderr, "%s\n", m.c_str());
         std::_Exit(ok ? 0 : 1);  // no static destructors in a ruined CUDA context
       },

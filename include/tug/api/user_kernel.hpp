@@ -46,7 +46,7 @@ struct launch_config {
 
 /// CUDA C++ source text for NVRTC, with the name of its `extern "C" __global__` entry point. The
 /// source may `#include <tug/kernel.cuh>` (the column views). `options` are NVRTC's (e.g. "-use_fast_math");
-/// tug adds `-arch` for the device and `-default-device`.
+/// tug adds `-arch` for the device, `-default-device`, `-std=c++17` and `--device-int128` (decimals).
 struct cuda_source {
   std::string code;
   std::string name;

@@ -59,10 +59,18 @@ std::string device_arch() {
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }
 
+/// NVRTC's options for `src` on `arch`: tug's own, then the source's. `--device-int128` lets kernels take
+/// decimal columns (tug::in_column<__int128>).
+std::vector<std::string> nvrtc_options(const cuda_source& src, const std::string& arch) {
+  std::vector<std::string> opts = {"--gpu-architecture=" + arch, "-default-device", "-std=c++17", "--device-int128"};
+  opts.insert(opts.end(), src.options.begin(), src.options.end());
+  return opts;
+}
+
 /// What identifies a compiled kernel: everything that goes into the compilation.
 std::string cache_key(const cuda_source& src, const std::string& arch) {
-  std::string k = "tug kernel cache 1\nnvrtc " + nvrtc_version() + "\narch " + arch + "\nname " + src.name + "\n";
-  for (auto& o : src.options)
+  std::string k = "tug kernel cache 2\nnvrtc " + nvrtc_version() + "\narch " + arch + "\nname " + src.name + "\n";
+  for (auto& o : nvrtc_options(src, arch))
     k += "option " + o + "\n";
   k += "prelude " + std::to_string(hashing::hash_bytes(detail::kernel_cuh_text, std::strlen(detail::kernel_cuh_text)));
   k += "\nsource\n" + src.code;
@@ -139,9 +147,7 @@ std::string compile(const cuda_source& src, const std::string& arch, std::string
     nvrtcProgram& p;
     ~destroy() { nvrtcDestroyProgram(&p); }
   } guard{prog};
-  std::vector<std::string> opts = {"--gpu-architecture=" + arch, "-default-device", "-std=c++17"};
-  for (auto& o : src.options)
-    opts.push_back(o);
+  std::vector<std::string> opts = nvrtc_options(src, arch);
   std::vector<const char*> argv;
   for (auto& o : opts)
     argv.push_back(o.c_str());

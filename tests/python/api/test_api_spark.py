@@ -140,6 +140,7 @@ def test_bad_arguments_are_named():
 
 
 JOB = r'''
+import sys
 import tug, tug.spark
 from pyspark.sql import SparkSession
 
@@ -147,28 +148,48 @@ spark = SparkSession.builder.getOrCreate()
 spark.sparkContext.setLogLevel("ERROR")
 
 def where(batches):
+    import sys
     import pyarrow as pa
     import tug
     for _ in batches:
         pass
-    yield pa.record_batch([pa.array([tug.__file__])], names=["f"])
+    yield pa.record_batch([pa.array([sys.executable]), pa.array([tug.__file__])], names=["python", "tug"])
 
-files = {r.f for r in spark.range(8).repartition(2).mapInArrow(where, "f string").collect()}
+seen = {tuple(r) for r in spark.range(8).repartition(2).mapInArrow(where, "python string, tug string").collect()}
 df = spark.range(1000).selectExpr("id", "id % 7 AS x")
 plan = tug.spark.map_in_arrow(lambda lf: lf.filter(tug.col("x") > 3))
 got = sorted(tuple(r) for r in df.mapInArrow(plan, "id long, x long").collect())
 want = sorted(tuple(r) for r in df.filter("x > 3").collect())
-print("EXECUTORS IMPORT", sorted(files))
+print("DRIVER", sys.executable, tug.__file__)
+for python, tug_file in sorted(seen):
+    print("EXECUTOR", python, tug_file)
 print("EQUAL", got == want, len(got))
 spark.stop()
 '''
+
+
+def spark_submit(submit, master, archives, env, tmp_path):
+    """Runs JOB with `submit --master master --archives archives`; checks that it equals pure PySpark and returns
+    the lines it printed and each executor's (Python, tug's __init__.py)."""
+    import subprocess
+
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    p = subprocess.run([str(submit), "--master", master, "--conf", "spark.ui.enabled=false",
+                        "--conf", "spark.driver.memory=512m", "--archives", archives, str(job)],
+                       capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr[-5000:]
+    lines = p.stdout.splitlines()
+    assert "EQUAL True 428" in lines, p.stdout
+    executors = [line.split()[1:] for line in lines if line.startswith("EXECUTOR ")]
+    assert executors, p.stdout
+    return lines, executors
 
 
 def test_spark_submit_ships_the_package_with_archives(spark, tmp_path):
     """The recipe of docs/user-kernels.md: the build's package as an archive that Spark unpacks next to every
     task as the directory `tug` (--archives tug_pkg.tar.gz#tug), which the workers import."""
     import os
-    import subprocess
     import tarfile
     from pathlib import Path
 
@@ -178,15 +199,47 @@ def test_spark_submit_ships_the_package_with_archives(spark, tmp_path):
         for f in pkg.iterdir():
             if f.name != "__pycache__":
                 t.add(f, arcname=f.name)
-    job = tmp_path / "job.py"
-    job.write_text(JOB)
-    submit = Path(sys.executable).parent / "spark-submit"
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
                PYTHONPATH=str(pkg.parent))  # the driver's own tug; the executors must take the shipped one
-    p = subprocess.run([str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
-                        "--conf", "spark.driver.memory=512m", "--archives", f"{archive}#tug", str(job)],
-                       capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
-    assert p.returncode == 0, p.stdout + p.stderr[-5000:]
-    imports = next(line for line in p.stdout.splitlines() if line.startswith("EXECUTORS IMPORT"))
-    assert "/userFiles-" in imports and "/tug/__init__.py" in imports and str(pkg) not in imports, imports
-    assert "EQUAL True 428" in p.stdout
+    _, executors = spark_submit(Path(sys.executable).parent / "spark-submit", "local[2]", f"{archive}#tug", env,
+                                tmp_path)
+    for _, f in executors:
+        assert "/userFiles-" in f and f.endswith("/tug/__init__.py") and str(pkg) not in f, f
+
+
+def test_spark_submit_runs_executors_in_a_packed_environment(spark, tmp_path):
+    """The recipe's packed environment (docs/user-kernels.md): a virtual environment holding tug, packed,
+    shipped with `--archives tug_env.tar.gz#environment` and run by `PYSPARK_PYTHON=./environment/bin/python`,
+    on a local standalone cluster (`local-cluster`: executors in processes of their own, each in a working
+    directory where Spark unpacks the archive, as YARN does in its containers; plain local mode unpacks it in
+    the SparkFiles directory instead). The environment takes pyarrow, numpy and pyspark from this Python's
+    site-packages through a .pth file, as from a node's own Python (packing them would pack hundreds of MB)."""
+    import os
+    import shutil
+    import tarfile
+    import venv
+    from pathlib import Path
+
+    env_dir = tmp_path / "tug_env"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(env_dir)
+    site = next((env_dir / "lib").glob("python3*/site-packages"))
+    shutil.copytree(Path(tug.__file__).parent, site / "tug", ignore=shutil.ignore_patterns("__pycache__"))
+    (site / "node_packages.pth").write_text(str(Path(pa.__file__).parents[1]) + "\n")
+    archive = tmp_path / "tug_env.tar.gz"
+    with tarfile.open(archive, "w:gz") as t:
+        t.add(env_dir, arcname=".")
+    # a SPARK_HOME of links into the pyspark package: the cluster's work directory ($SPARK_HOME/work) is the test's
+    spark_home = tmp_path / "spark_home"
+    spark_home.mkdir()
+    for d in ("bin", "jars", "sbin", "python"):
+        (spark_home / d).symlink_to(Path(pyspark.__file__).parent / d)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # tug only from the environment
+    env.update(SPARK_HOME=str(spark_home), PYSPARK_PYTHON="./environment/bin/python",
+               PYSPARK_DRIVER_PYTHON=str(env_dir / "bin" / "python"))
+    lines, executors = spark_submit(spark_home / "bin" / "spark-submit", "local-cluster[1,1,1024]",
+                                    f"{archive}#environment", env, tmp_path)
+    assert f"DRIVER {env_dir}/bin/python {site}/tug/__init__.py" in lines, lines
+    work = f"{spark_home}/work/app-"
+    for python, tug_file in executors:  # the unpacked archive in the executor's working directory
+        assert python.startswith(work) and python.endswith("/environment/bin/python"), python
+        assert tug_file.startswith(work) and "/environment/lib/python3" in tug_file, tug_file
