@@ -4,7 +4,7 @@
 //                 [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet|DIR/]
 //                 [--json TIMINGS.json] [--explain] [--profile] [--no-late-materialization]
 //                 [--memory-limit BYTES] [--spill-device-limit LIMIT] [--spill-directory DIR]
-//                 [--gpus N|all]
+//                 [--force-external] [--spill-everything] [--no-pinned-memory] [--gpus N|all]
 //        tug_pdsh --list        (prints the registered query numbers, one a line)
 //
 // Each query runs 1 + N times (N = --reps, default 3): the first run is "cold" (the first time in this
@@ -24,7 +24,9 @@
 // the timed runs and prints its physical plan with per-node statistics.
 // --no-late-materialization turns that optimizer pass off (engine_options::optimizer), for A/B runs.
 // --memory-limit, --spill-device-limit and --spill-directory set those engine options (docs/options.md);
-// --profile then shows what moved between the memory tiers.
+// --profile then shows what moved between the memory tiers. --force-external and --spill-everything turn
+// those debug options on (every join and aggregate in hash buckets; every spillable buffer to disk), and
+// --no-pinned-memory turns pinned_memory off, for runs of the out-of-core paths and A/B runs.
 // --engine gpu fails (status 1) when there is no GPU, rather than timing the CPU fallback.
 // --time-limit S: no query starts, and no warm run, once S seconds have passed since the start; the
 // queries not started are recorded as {"query", "skipped": "time limit"} and a query cut short keeps the
@@ -173,6 +175,12 @@ options parse_args(int argc, char** argv) {
       o.engine.spill_device_limit = value();  // checked when the query starts (validate_options)
     } else if (a == "--spill-directory") {
       o.engine.spill_directory = value();
+    } else if (a == "--force-external") {
+      o.engine.force_external = true;
+    } else if (a == "--spill-everything") {
+      o.engine.spill_everything = true;
+    } else if (a == "--no-pinned-memory") {
+      o.engine.pinned_memory = false;
     } else if (a == "--gpus") {
       o.gpus = value();
       if (o.gpus != "all") parse_int(a, o.gpus, 1);
@@ -398,7 +406,7 @@ int main(int argc, char** argv) {
            "                [--threads N] [--reps N] [--time-limit S] [--out FILE.csv|FILE.parquet|DIR/]\n"
            "                [--json TIMINGS.json] [--explain] [--profile] [--no-late-materialization]\n"
            "                [--memory-limit BYTES] [--spill-device-limit LIMIT] [--spill-directory DIR]\n"
-           "                [--gpus N|all]\n"
+           "                [--force-external] [--spill-everything] [--no-pinned-memory] [--gpus N|all]\n"
            "       tug_pdsh --list\n";
     return 2;
   } catch (const std::exception& e) {

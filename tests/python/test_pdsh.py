@@ -179,3 +179,22 @@ def test_runner_rejects_unknown_query(tug_pdsh, sf001):
     p = subprocess.run([tug_pdsh, "--data", str(sf001), "--query", "23"], capture_output=True, text=True)
     assert p.returncode == 2
     assert "23" in p.stderr
+
+
+@pytest.mark.parametrize("q", [3, 13, 18])
+def test_out_of_core_flags_give_the_same_answer(q, tug_pdsh, registered, sf001, tmp_path):
+    # --force-external (joins and aggregates in hash buckets) and --spill-everything (every spillable
+    # buffer through the spill file) under a small memory limit: the answer equals the plain run's
+    plain, forced = tmp_path / "plain.parquet", tmp_path / "forced.parquet"
+    base = [tug_pdsh, "--data", str(sf001), "--query", str(q), "--reps", "0", "--engine", "cpu"]
+    p = subprocess.run(base + ["--out", str(plain)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run(base + ["--out", str(forced), "--force-external", "--spill-everything", "--no-pinned-memory",
+                               "--memory-limit", "64MiB", "--spill-directory", str(tmp_path), "--profile"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    # the profile's transfer table: buffers went to the spill file and came back
+    assert re.search(r"^host->disk +[1-9]", p.stdout, re.M), p.stdout[-3000:]
+    assert re.search(r"^disk->host +[1-9]", p.stdout, re.M), p.stdout[-3000:]
+    sql = (PDSH / "sql" / f"q{q:02d}.sql").read_text()
+    assert_same_answer(pl.read_parquet(forced), pl.read_parquet(plain), sql)
