@@ -30,10 +30,12 @@ namespace tug {
 namespace {
 
 /// What a child sends on its socket to this process: a kind byte, a length, the bytes. `written`: rank 0
-/// sent every partition of a sink's result (the count follows).
+/// sent every partition of a sink's result (the count follows); `exchanges`: what a rank other than 0
+/// sent to the other ranks (query_ranks::sent_to_string; rank 0's is in its statistics).
 enum class part : char {
   table = 'T',
   written = 'W',
+  exchanges = 'X',
   plan = 'P',
   statistics = 'S',
   fallback = 'F',
@@ -106,6 +108,7 @@ class parent_writer final : public partition_writer {
       send_text(parent, part::statistics, res.statistics);
       for (auto& f : res.fallbacks) send_text(parent, part::fallback, f);
     }
+    if (r != 0 && opts.statistics) send_text(parent, part::exchanges, q->sent_to_string());
     const double figures[2] = {static_cast<double>(res.peak_memory), res.total_seconds};
     send_part(parent, part::done, figures, sizeof figures);
   } catch (const std::exception& e) {
@@ -299,8 +302,12 @@ query_result run_forked_ranks(const plan_ptr& p, const engine_options& opts, int
     }
   }
   res.frame = data_frame(p->schema, std::move(parts));
-  if (!res.statistics.empty())
+  if (!res.statistics.empty()) {
     res.statistics += "ranks: " + std::to_string(ranks) + " processes forked by engine_options::gpus; the figures above are rank 0's\n";
+    for (size_t r = 1; r < n; ++r)  // what each other rank sent in the exchanges
+      for (auto& [k, bytes] : reports[r].parts)
+        if (k == part::exchanges && !bytes.empty()) res.statistics += bytes + "\n";
+  }
   return res;
 }
 

@@ -572,6 +572,11 @@ TEST(DistRanks, TheGpusOptionForksRanksAndBringsTheResultBack) {
         EXPECT_NE(got.physical_plan.find("exchange"), std::string::npos) << where;
         EXPECT_NE(got.statistics.find("processes forked by engine_options::gpus"), std::string::npos) << got.statistics;
         EXPECT_NE(q.explain(o).find("exchange"), std::string::npos) << q.explain(o);  // the plan the ranks run
+        if (n == 1024)  // what each rank other than 0 sent (every query here sends rows to rank 0)
+          for (int r = 1; r < ranks; ++r)
+            EXPECT_NE(got.statistics.find("exchanges (rank " + std::to_string(r) + " of " + std::to_string(ranks) + ")"),
+                      std::string::npos)
+                << got.statistics;
       }
     }
   }
