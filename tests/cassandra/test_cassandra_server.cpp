@@ -788,6 +788,51 @@ TEST(CassandraServer, SinkFailureSaysWhatWasWritten) {
   EXPECT_EQ(count_rows(s, "fail_t"), 10);
 }
 
+TEST(CassandraServer, UnavailableIsRetriedUnderThePolicyThenTyped) {
+  // a keyspace of three replicas on the one node: QUORUM needs two, so the node answers Unavailable; the
+  // policy sends the request again after each back-off (idempotent or not: the coordinator ran nothing)
+  // and, when the retries run out, the typed error names what the node said
+  cq::session setup(client());
+  setup.query("CREATE KEYSPACE IF NOT EXISTS tug_test_rf3 WITH replication = "
+              "{'class': 'SimpleStrategy', 'replication_factor': 3}");
+  setup.query("CREATE TABLE IF NOT EXISTS tug_test_rf3.t (p int PRIMARY KEY, v int)");
+  for (bool idempotent : {true, false}) {
+    SCOPED_TRACE(idempotent ? "idempotent" : "not idempotent");
+    auto o = client();
+    o.max_retries = 2;
+    o.retry_delay_ms = 20;
+    cq::session s(o);
+    auto ins = s.prepare("INSERT INTO tug_test_rf3.t (p, v) VALUES (?, ?)");
+    cq::byte_writer w;
+    w.i32(4);
+    w.i32(1);
+    w.i32(4);
+    w.i32(2);
+    cq::query_parameters q;
+    q.level = cq::consistency::quorum;
+    auto before = s.metrics().snapshot();
+    try {
+      s.execute_async(ins, {2, w.out()}, q, idempotent).get();
+      FAIL() << "a QUORUM write with one of three replicas alive succeeded";
+    } catch (const cq::unavailable_error& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find("Unavailable"), std::string::npos) << m;
+      EXPECT_NE(m.find("QUORUM: 2 replicas required, 1 alive"), std::string::npos) << m;
+      EXPECT_NE(m.find("INSERT INTO tug_test_rf3.t"), std::string::npos) << m;
+    }
+    auto d = s.metrics().snapshot().since(before);
+    EXPECT_EQ(d.requests, 3);  // the first try and two retries
+    EXPECT_EQ(d.retries, 2);
+    EXPECT_EQ(d.failures, 1);
+    // at ONE the same statement succeeds at once
+    q.level = cq::consistency::one;
+    before = s.metrics().snapshot();
+    s.execute_async(ins, {2, w.out()}, q, idempotent).get();
+    EXPECT_EQ(s.metrics().snapshot().since(before).retries, 0);
+  }
+  setup.query("DROP KEYSPACE tug_test_rf3");
+}
+
 TEST(CassandraServer, MetricsReachTheQueryStatistics) {
   cq::session s(client());
   create_table(s, "metrics_t", "(p int, c int, v text, PRIMARY KEY (p, c))");

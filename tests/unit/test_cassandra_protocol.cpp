@@ -415,6 +415,46 @@ TEST(CassandraProtocol, ErrorCodesMapToTypedErrors) {
   check.template operator()<overloaded_error>(error_code::is_bootstrapping, "", true);
   check.template operator()<internal_server_error>(error_code::truncate_error, "", false);
   check.template operator()<timeout_error>(error_code::write_timeout, wt.out(), true);
+  byte_writer rt;  // Read_timeout: <cl><received><blockfor><data_present>
+  rt.u16(1);
+  rt.i32(0);
+  rt.i32(1);
+  rt.u8(0);
+  check.template operator()<timeout_error>(error_code::read_timeout, rt.out(), true);
+  byte_writer rf;  // Read_failure (v4): <cl><received><blockfor><numfailures><data_present>
+  rf.u16(1);
+  rf.i32(0);
+  rf.i32(1);
+  rf.i32(1);
+  rf.u8(0);
+  check.template operator()<failure_error>(error_code::read_failure, rf.out(), false);
+  byte_writer wf;  // Write_failure (v4): <cl><received><blockfor><numfailures><write_type>
+  wf.u16(6);
+  wf.i32(0);
+  wf.i32(2);
+  wf.i32(1);
+  wf.string("BATCH");
+  check.template operator()<failure_error>(error_code::write_failure, wf.out(), false);
+  byte_writer ff;  // Function_failure: <keyspace><function><arg_types>
+  ff.string("ks");
+  ff.string("f");
+  ff.u16(0);
+  check.template operator()<failure_error>(error_code::function_failure, ff.out(), false);
+  // the two codes Cassandra 4.0 added (ExceptionCode.java): CDC_write_failure with no details,
+  // CAS_write_unknown (v5) with <cl><received><blockfor>
+  check.template operator()<failure_error>(error_code::cdc_write_failure, "", false);
+  byte_writer cas;
+  cas.u16(8);  // SERIAL
+  cas.i32(1);
+  cas.i32(2);
+  check.template operator()<timeout_error>(error_code::cas_write_unknown, cas.out(), false);
+  try {
+    std::rethrow_exception(decode_error(body(error_code::cas_write_unknown, cas.out()), 0, host, "", 5));
+  } catch (const timeout_error& e) {
+    EXPECT_NE(std::string(e.what()).find("CAS_write_unknown: boom (consistency SERIAL: 1 of 2 replicas answered)"),
+              std::string::npos)
+        << e.what();
+  }
   check.template operator()<query_error>(error_code::syntax_error, "", false);
   check.template operator()<authentication_error>(error_code::unauthorized, "", false);
   check.template operator()<query_error>(error_code::invalid, "", false);
@@ -427,6 +467,36 @@ TEST(CassandraProtocol, ErrorCodesMapToTypedErrors) {
   } catch (const unavailable_error& e) {
     EXPECT_NE(std::string(e.what()).find("QUORUM: 3 replicas required, 1 alive"), std::string::npos) << e.what();
   }
+}
+
+TEST(CassandraProtocol, RetryPolicyKeepsWritesThatMayHaveBeenAppliedFromRunningTwice) {
+  const std::string host = "127.0.0.1:9042";
+  auto error_of = [&](error_code c) { return server_error(c, host, "x"); };
+  // the coordinator did not run the request: safe to send again, idempotent or not
+  for (auto c : {error_code::unavailable, error_code::overloaded, error_code::is_bootstrapping}) {
+    EXPECT_TRUE(error_of(c).retryable(true)) << to_string(c);
+    EXPECT_TRUE(error_of(c).retryable(false)) << to_string(c);
+  }
+  EXPECT_TRUE(error_of(error_code::read_timeout).retryable(false));  // reads change nothing
+  // a write that timed out may have been applied: again only when applying it twice gives the same
+  // result (a plain INSERT; not IF NOT EXISTS)
+  EXPECT_TRUE(error_of(error_code::write_timeout).retryable(true));
+  EXPECT_FALSE(error_of(error_code::write_timeout).retryable(false));
+  for (auto c : {error_code::cas_write_unknown, error_code::cdc_write_failure, error_code::write_failure,
+                 error_code::read_failure, error_code::invalid, error_code::server_error, error_code::unprepared,
+                 error_code::bad_credentials}) {
+    EXPECT_FALSE(error_of(c).retryable(true)) << to_string(c);
+  }
+  // back-off: retry_delay_ms doubled at every try, the doubling bounded
+  client_options o;
+  o.retry_delay_ms = 100;
+  EXPECT_EQ(retry_backoff(o, 0).count(), 100);
+  EXPECT_EQ(retry_backoff(o, 1).count(), 200);
+  EXPECT_EQ(retry_backoff(o, 3).count(), 800);
+  EXPECT_EQ(retry_backoff(o, 10).count(), 102400);
+  EXPECT_EQ(retry_backoff(o, 40).count(), 102400);
+  o.retry_delay_ms = 0;
+  EXPECT_EQ(retry_backoff(o, 5).count(), 0);
 }
 
 TEST(CassandraProtocol, Murmur3TokensOfCassandra) {
