@@ -71,7 +71,9 @@ memory_budget* budget_of(const table& t) {
 /// The statistics' line of a sink: "CASSANDRA SINK ks.t: rows written 20000, batches 900, window at most 5;
 /// requests ...".
 std::string sink_statistics_line(const std::string& target, const cassandra_write_result& r) {
-  return "CASSANDRA SINK " + target + ": rows written " + std::to_string(r.rows_written) + ", batches " +
+  return "CASSANDRA SINK " + target + ": rows written " + std::to_string(r.rows_written) +
+         (r.rows_not_applied ? ", rows not applied (IF NOT EXISTS) " + std::to_string(r.rows_not_applied) : "") +
+         ", batches " +
          std::to_string(r.batches) + ", window at most " + std::to_string(r.max_in_flight_seen) + "; " +
          r.metrics.to_string();
 }
@@ -162,7 +164,9 @@ class cassandra_writer final : public partition_writer {
     memory_budget* budget = n > 0 ? budget_of(part) : nullptr;
     if (budget) budget->reserve(bytes, "sink_cassandra's encoded rows");
     charge all(budget, bytes);
-    // rows of one partition key together, in the order keys first appear
+    // rows of one partition key together, in the order keys first appear; IF NOT EXISTS: one row per
+    // request (a conditional batch applies all its rows or none: one existing row would drop the others)
+    const int max_rows = _o.if_not_exists ? 1 : _o.batch_max_rows;
     std::unordered_map<std::string, size_t> open;  // key -> index of its unit still filling
     std::vector<int64_t> unit_bytes;
     for (int64_t r = 0; r < n; ++r) {
@@ -171,7 +175,7 @@ class cassandra_writer final : public partition_writer {
       const auto b = static_cast<int64_t>(rows[static_cast<size_t>(r)].bytes.size());
       if (it != open.end()) {
         auto& u = out.units[it->second];
-        if (static_cast<int>(u.values.size()) < _o.batch_max_rows && unit_bytes[it->second] + b <= _o.batch_max_bytes) {
+        if (static_cast<int>(u.values.size()) < max_rows && unit_bytes[it->second] + b <= _o.batch_max_bytes) {
           u.values.push_back(std::move(rows[static_cast<size_t>(r)]));
           unit_bytes[it->second] += b;
           continue;
@@ -223,7 +227,17 @@ class cassandra_writer final : public partition_writer {
     in_flight f = std::move(_window.front());
     _window.pop_front();
     try {
-      f.req.get();
+      cq::result r = f.req.get();
+      if (_o.if_not_exists && r.kind == cq::result_kind::rows) {
+        // a conditional write answers a row whose first column, [applied], says whether it was written
+        auto rows = cq::raw_rows(r.rows, r.host);
+        const bool applied = !rows.empty() && !rows[0].empty() && rows[0][0] && !rows[0][0]->empty() &&
+                             (*rows[0][0])[0] != 0;
+        if (!applied) {
+          _res.rows_not_applied += f.unit.rows;
+          return;
+        }
+      }
       _res.rows_written += f.unit.rows;
     } catch (const std::exception& e) {
       if (_failure_text.empty())

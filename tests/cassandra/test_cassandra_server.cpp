@@ -788,6 +788,52 @@ TEST(CassandraServer, SinkFailureSaysWhatWasWritten) {
   EXPECT_EQ(count_rows(s, "fail_t"), 10);
 }
 
+TEST(CassandraServer, SinkWritesWithTtlWriteTimeAndIfNotExists) {
+  cq::session s(client());
+  create_table(s, "opts_t", "(p int, c int, v int, PRIMARY KEY (p, c))");
+  auto rows = [](int from, int n, int v) {
+    std::vector<int32_t> p, c, vs;
+    for (int i = from; i < from + n; ++i) {
+      p.push_back(i % 7);
+      c.push_back(i);
+      vs.push_back(v);
+    }
+    return data_frame::from_columns({{"p", make_column<int32_t>(type_id::int32, p)},
+                                     {"c", make_column<int32_t>(type_id::int32, c)},
+                                     {"v", make_column<int32_t>(type_id::int32, vs)}});
+  };
+  // TTL and write time reach every row: the server's TTL(v) and WRITETIME(v)
+  auto o = write_options();
+  o.ttl_seconds = 86400;
+  o.write_time_us = 1700000000000000;
+  EXPECT_EQ(sink_cassandra(rows(0, 40, 1).lazy(), "tug_test", "opts_t", o).rows_written, 40);
+  auto r = s.query("SELECT TTL(v), WRITETIME(v) FROM tug_test.opts_t");
+  auto t = cq::decode_rows(r.rows, {type_id::int32, type_id::int64}, {}, "");
+  ASSERT_EQ(t.num_rows(), 40);
+  for (int64_t i = 0; i < t.num_rows(); ++i) {
+    EXPECT_GT(t[0].value<int32_t>(i), 86400 - 600) << i;  // counts down from 86400
+    EXPECT_LE(t[0].value<int32_t>(i), 86400) << i;
+    EXPECT_EQ(t[1].value<int64_t>(i), 1700000000000000) << i;
+  }
+  // IF NOT EXISTS: rows 20..59 with v = 2; the 20 that exist keep v = 1, the 20 new ones get 2 (each row
+  // alone: a conditional batch of existing and new rows would apply none of them)
+  auto n = write_options();
+  n.if_not_exists = true;
+  auto res = sink_cassandra(rows(20, 40, 2).lazy(), "tug_test", "opts_t", n);
+  EXPECT_EQ(res.rows_written, 20);
+  EXPECT_EQ(res.rows_not_applied, 20);
+  EXPECT_EQ(res.batches, 0);
+  EXPECT_EQ(res.requests, 40);
+  auto sum = s.query("SELECT count(*), sum(v) FROM tug_test.opts_t");
+  auto st = cq::decode_rows(sum.rows, {type_id::int64, type_id::int32}, {}, "");
+  EXPECT_EQ(st[0].value<int64_t>(0), 60);
+  EXPECT_EQ(st[1].value<int32_t>(0), 40 * 1 + 20 * 2);
+  // a plain INSERT overwrites (without the write time above: a later timestamp)
+  EXPECT_EQ(sink_cassandra(rows(0, 10, 3).lazy(), "tug_test", "opts_t", write_options()).rows_written, 10);
+  sum = s.query("SELECT sum(v) FROM tug_test.opts_t");
+  EXPECT_EQ(cq::decode_rows(sum.rows, {type_id::int32}, {}, "")[0].value<int32_t>(0), 10 * 3 + 30 * 1 + 20 * 2);
+}
+
 TEST(CassandraServer, UnavailableIsRetriedUnderThePolicyThenTyped) {
   // a keyspace of three replicas on the one node: QUORUM needs two, so the node answers Unavailable; the
   // policy sends the request again after each back-off (idempotent or not: the coordinator ran nothing)
