@@ -130,8 +130,16 @@ class cassandra_writer final : public partition_writer {
   /// Rows acknowledged, requests sent, ...; valid after drain().
   const cassandra_write_result& result() const { return _res; }
   /// "rows 120.. (3 rows of partition key p=7): <the server's error>" of the first request that failed
-  /// after its retries; empty when none did.
-  const std::string& failure() const { return _failure_text; }
+  /// after its retries, then, when requests in flight failed too, "; N rows of M partition keys failed
+  /// in all: p=7, p=8, ..." (the first 20 keys named); empty when none failed.
+  std::string failure() const {
+    if (_failed_keys.size() <= 1) return _failure_text;
+    std::string keys;
+    for (size_t i = 0; i < std::min<size_t>(_failed_keys.size(), 20); ++i) keys += (i ? ", " : "") + _failed_keys[i];
+    if (_failed_keys.size() > 20) keys += ", and " + std::to_string(_failed_keys.size() - 20) + " more";
+    return _failure_text + "; " + std::to_string(_failed_rows) + " rows of " + std::to_string(_failed_keys.size()) +
+           " partition keys failed in all: " + keys;
+  }
 
  private:
   encoded_partition encode(const table& part) {
@@ -243,6 +251,9 @@ class cassandra_writer final : public partition_writer {
       if (_failure_text.empty())
         _failure_text = "rows " + std::to_string(f.unit.first) + ".. (" + std::to_string(f.unit.rows) +
                         " rows of partition key " + f.unit.key_text + "): " + e.what();
+      _failed_rows += f.unit.rows;
+      if (std::find(_failed_keys.begin(), _failed_keys.end(), f.unit.key_text) == _failed_keys.end())
+        _failed_keys.push_back(f.unit.key_text);
     }
   }
 
@@ -261,6 +272,8 @@ class cassandra_writer final : public partition_writer {
   std::deque<in_flight> _window;
   cassandra_write_result _res;
   std::string _failure_text;
+  std::vector<std::string> _failed_keys;  // of every request that failed, in the order they were sent
+  int64_t _failed_rows = 0;
   int64_t _base = 0;  // rows of the partitions sent before
   in_order<table> _order;
   std::chrono::steady_clock::time_point _started;

@@ -786,6 +786,30 @@ TEST(CassandraServer, SinkFailureSaysWhatWasWritten) {
     EXPECT_NE(m.find("Invalid"), std::string::npos) << m;
   }
   EXPECT_EQ(count_rows(s, "fail_t"), 10);
+  // several requests in flight fail: every failed partition key is named, with the rows they held
+  create_table(s, "fail_many", "(p int, c int, a ascii, PRIMARY KEY (p, c))");
+  std::vector<int32_t> mp, mc;
+  std::vector<std::optional<std::string>> ma;
+  for (int k = 0; k < 30; ++k)
+    for (int c2 = 0; c2 < 2; ++c2) {
+      mp.push_back(k);
+      mc.push_back(c2);
+      ma.push_back(k < 6 ? std::optional<std::string>("caf\xc3\xa9") : std::optional<std::string>("ok"));
+    }
+  auto many = data_frame::from_columns({{"p", make_column<int32_t>(type_id::int32, mp)},
+                                        {"c", make_column<int32_t>(type_id::int32, mc)},
+                                        {"a", make_string_column(ma)}});
+  o.max_in_flight = 6;  // the six bad keys' batches are all in flight before the first answer is awaited
+  try {
+    sink_cassandra(many.lazy(), "tug_test", "fail_many", o);
+    FAIL();
+  } catch (const io_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("wrote 0 rows, then the write of rows 0.. (2 rows of partition key p=0)"), std::string::npos) << m;
+    EXPECT_NE(m.find("12 rows of 6 partition keys failed in all: p=0, p=1, p=2, p=3, p=4, p=5"), std::string::npos)
+        << m;
+  }
+  EXPECT_EQ(count_rows(s, "fail_many"), 0);
 }
 
 TEST(CassandraServer, SinkWritesWithTtlWriteTimeAndIfNotExists) {
