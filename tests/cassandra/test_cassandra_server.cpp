@@ -3,6 +3,7 @@
 // run directly, the binary starts one itself and stops it at the end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <unistd.h>
@@ -350,6 +351,51 @@ TEST(CassandraServer, PushesKeyPredicatesIntoCql) {
       << ex;
   std::string sent = src.describe_read({"v"}, {col("p") == 2 & col("q") == lit("x")});
   EXPECT_EQ(sent, "CQL: SELECT \"v\" FROM \"tug_test\".\"push_t\" WHERE \"p\" = ? AND \"q\" = ? with p = 2, q = 'x'");
+}
+
+TEST(CassandraServer, PushedCqlIsWhatTheServerPrepared) {
+  // the statements a scan sends, as the node keeps them (system.prepared_statements: every statement
+  // prepared on it, with its text)
+  cq::session s(client());
+  create_table(s, "push_seen", "(p int, q text, c1 int, c2 int, v int, PRIMARY KEY ((p, q), c1, c2))");
+  s.query("INSERT INTO tug_test.push_seen (p, q, c1, c2, v) VALUES (2, 'x', 3, 4, 7)");
+  auto prepared_on_table = [&] {
+    auto r = s.query("SELECT query_string FROM system.prepared_statements");
+    auto t = cq::decode_rows(r.rows, {type_id::string}, {}, "");
+    std::set<std::string> out;
+    for (int64_t i = 0; i < t.num_rows(); ++i) {
+      std::string q(t[0].string(i));
+      if (q.find("\"push_seen\"") != std::string::npos) out.insert(q);
+    }
+    return out;
+  };
+  EXPECT_EQ(prepared_on_table().size(), 0u);  // the table is new: what follows is this test's
+  auto lf = scan_cassandra("tug_test", "push_seen", scan_options());
+  auto sum_of = [&](const expr& pred) {
+    auto t = lf.filter(pred).select({col("v").cast(type_id::int64).sum().alias("s")}).collect().to_table();
+    return t[0].value<int64_t>(0);
+  };
+  EXPECT_EQ(sum_of(col("p") == 2 & col("q") == lit("x") & col("c1") == 3 & col("c2") >= 2), 7);
+  EXPECT_EQ(sum_of(col("c1") < 4 & col("v") > 0), 7);
+  EXPECT_EQ(sum_of(col("p") == 2 | col("c2") == 4), 7);
+  const std::set<std::string> seen = prepared_on_table();
+  // the columns of the select and of the predicates (tug filters the rows again), the keys' predicates
+  // in the WHERE clause
+  const std::string from = " FROM \"tug_test\".\"push_seen\" WHERE ";
+  EXPECT_TRUE(seen.count("SELECT \"p\", \"q\", \"c1\", \"c2\", \"v\"" + from +
+                         "\"p\" = ? AND \"q\" = ? AND \"c1\" = ? AND \"c2\" >= ?"));
+  EXPECT_TRUE(seen.count("SELECT \"c1\", \"v\"" + from +
+                         "\"c1\" < ? AND token(\"p\", \"q\") > ? AND token(\"p\", \"q\") <= ? ALLOW FILTERING"));
+  // OR: nothing pushed, the token ranges only (the columns p, c2 and v selected)
+  const std::string ranges_only = "FROM \"tug_test\".\"push_seen\" WHERE token(\"p\", \"q\") > ? AND token(\"p\", \"q\") <= ?";
+  EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), [&](const std::string& q) {
+    return q.ends_with(ranges_only) && q.find("\"c2\"") != std::string::npos && q.find("\"c1\"") == std::string::npos;
+  })) << [&] {
+    std::string all;
+    for (auto& q : seen) all += q + "\n";
+    return all;
+  }();
+  for (auto& q : seen) EXPECT_EQ(q.find(" OR "), std::string::npos) << q;
 }
 
 namespace {
