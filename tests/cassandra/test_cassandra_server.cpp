@@ -904,6 +904,76 @@ TEST(CassandraServer, SinkWritesWithTtlWriteTimeAndIfNotExists) {
   EXPECT_EQ(cq::decode_rows(sum.rows, {type_id::int32}, {}, "")[0].value<int32_t>(0), 10 * 3 + 30 * 1 + 20 * 2);
 }
 
+TEST(CassandraServer, RankSharesSplitTheRingWithoutLossOrOverlap) {
+  // multi-rank execution (table_source::rank_share): each rank reads the parts of the splits in its
+  // 1/size of the ring; together the shares read every row once, each partition key in one share
+  cq::session s(client());
+  create_table(s, "share_t", "(k int, c int, v int, PRIMARY KEY (k, c))");
+  auto ins = s.prepare("INSERT INTO tug_test.share_t (k, c, v) VALUES (?, ?, ?)");
+  std::vector<cq::pending_request> reqs;
+  const int keys = 400, per_key = 3;
+  for (int k = 0; k < keys; ++k)
+    for (int c = 0; c < per_key; ++c) {
+      cq::byte_writer w;
+      for (int v : {k, c, k * 10 + c}) {
+        w.i32(4);
+        w.i32(v);
+      }
+      reqs.push_back(s.execute_async(ins, {3, w.out()}));
+      if (reqs.size() == 64) {
+        for (auto& r : reqs) r.get();
+        reqs.clear();
+      }
+    }
+  for (auto& r : reqs) r.get();
+  auto so = scan_options();
+  so.splits = 7;
+  auto src = std::make_shared<io::cassandra_source>("tug_test", "share_t", so);
+  EXPECT_THROW(src->rank_share(3, 3), internal_error);
+  for (int size : {1, 2, 3, 5}) {
+    SCOPED_TRACE("ranks " + std::to_string(size));
+    std::map<std::pair<int32_t, int32_t>, int> seen;  // (k, c) -> times read
+    std::map<int32_t, int> rank_of_key;
+    for (int rank = 0; rank < size; ++rank) {
+      auto share = src->rank_share(rank, size);
+      ASSERT_NE(share, nullptr);
+      lazy_frame lf(plan::scan(share));
+      auto t = lf.select({col("k"), col("c")}).collect().to_table();
+      const cq::token_range mine = cq::split_ring(size)[static_cast<size_t>(rank)];
+      for (int64_t i = 0; i < t.num_rows(); ++i) {
+        const int32_t k = t[0].value<int32_t>(i);
+        ++seen[{k, t[1].value<int32_t>(i)}];
+        auto [it, fresh] = rank_of_key.emplace(k, rank);
+        EXPECT_EQ(it->second, rank) << "key " << k << " in two shares";
+        cq::byte_writer kb;
+        kb.i32(k);
+        const int64_t token = cq::murmur3_token(kb.out());
+        EXPECT_TRUE(token > mine.start && token <= mine.end) << "key " << k << " token " << token;
+      }
+      // a count in the share alone reads its rows too
+      EXPECT_EQ(lf.select({col("k").count().alias("n")}).collect().to_table()[0].value<int64_t>(0), t.num_rows());
+    }
+    EXPECT_EQ(static_cast<int>(seen.size()), keys * per_key);
+    for (auto& [kc, times] : seen) EXPECT_EQ(times, 1) << kc.first << "," << kc.second;
+    if (size > 1) EXPECT_EQ(static_cast<int>(rank_of_key.size()), keys);
+  }
+  // a read by partition keys: the keys shared out in order, each read by one rank
+  std::vector<scalar> wanted;
+  for (int k = 0; k < 10; ++k) wanted.push_back(scalar(type_id::int64, int64_t{k * 7}));
+  int64_t rows = 0;
+  for (int rank = 0; rank < 3; ++rank) {
+    lazy_frame lf(plan::scan(src->rank_share(rank, 3)));
+    auto t = lf.filter(col("k").is_in(wanted)).select({col("k")}).collect().to_table();
+    rows += t.num_rows();
+    for (int64_t i = 0; i < t.num_rows(); ++i) {
+      const int64_t idx = t[0].value<int32_t>(i) / 7;  // keys [10 r / 3, 10 (r + 1) / 3)
+      EXPECT_GE(idx, 10 * rank / 3);
+      EXPECT_LT(idx, 10 * (rank + 1) / 3);
+    }
+  }
+  EXPECT_EQ(rows, 10 * per_key);
+}
+
 TEST(CassandraServer, UnavailableIsRetriedUnderThePolicyThenTyped) {
   // a keyspace of three replicas on the one node: QUORUM needs two, so the node answers Unavailable; the
   // policy sends the request again after each back-off (idempotent or not: the coordinator ran nothing)

@@ -18,6 +18,7 @@
 #include "tug/io/cassandra/token.hpp"
 #include "tug/io/cassandra/topology.hpp"
 #include "tug/io/cassandra/types.hpp"
+#include "tug/io/cassandra_source.hpp"
 
 using namespace tug;
 using namespace tug::io::cassandra;
@@ -532,6 +533,46 @@ TEST(CassandraProtocol, RingSplitsCoverEveryToken) {
     }
   }
   EXPECT_THROW(split_ring(0), invalid_argument_error);
+}
+
+TEST(CassandraProtocol, RankSharesOfTheRingAndLocalReplicas) {
+  // intersect: the tokens both (start, end] ranges hold
+  auto x = intersect({-10, 10}, {0, 20});
+  ASSERT_TRUE(x);
+  EXPECT_EQ(x->start, 0);
+  EXPECT_EQ(x->end, 10);
+  EXPECT_FALSE(intersect({-10, 0}, {0, 20}));  // 0 is the first's end and not in the second
+  EXPECT_FALSE(intersect({5, 6}, {7, 9}));
+  x = intersect({std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}, {1, 2});
+  ASSERT_TRUE(x);
+  EXPECT_EQ(x->start, 1);
+  EXPECT_EQ(x->end, 2);
+  // a rank's share of a range: the parts of each rank's split_ring slice cover it once
+  for (int size : {1, 2, 3, 7}) {
+    auto shares = split_ring(size);
+    for (token_range r : {token_range{-5, 5}, token_range{std::numeric_limits<int64_t>::min(), 0},
+                          token_range{100, std::numeric_limits<int64_t>::max()}}) {
+      __int128 covered = 0;
+      int64_t last = r.start;
+      for (auto& s : shares)
+        if (auto part = intersect(r, s)) {
+          EXPECT_EQ(part->start, last);  // contiguous, in rank order
+          covered += static_cast<__int128>(part->end) - part->start;
+          last = part->end;
+        }
+      EXPECT_EQ(last, r.end);
+      EXPECT_TRUE(covered == static_cast<__int128>(r.end) - r.start);
+    }
+  }
+  // replicas on this machine first, else all of them
+  std::vector<std::string> replicas = {"10.0.0.7:9042", "127.0.0.1:9042", "[::1]:9042"};
+  EXPECT_EQ(io::local_replicas_first(replicas, {"127.0.0.1"}), std::vector<std::string>{"127.0.0.1:9042"});
+  EXPECT_EQ(io::local_replicas_first(replicas, {"::1", "10.0.0.7"}),
+            (std::vector<std::string>{"10.0.0.7:9042", "[::1]:9042"}));
+  EXPECT_EQ(io::local_replicas_first(replicas, {"192.168.1.1"}), replicas);
+  EXPECT_EQ(io::local_replicas_first({}, {"127.0.0.1"}), std::vector<std::string>{});
+  auto mine = io::local_addresses();
+  EXPECT_NE(std::find(mine.begin(), mine.end(), "127.0.0.1"), mine.end());
 }
 
 TEST(CassandraTopology, ReplicationStrategiesParse) {

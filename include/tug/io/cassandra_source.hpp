@@ -94,16 +94,36 @@ class cassandra_source final : public table_source {
   cassandra::metrics_snapshot last_read_metrics() const;
   /// "CASSANDRA SCAN ks.t: " and last_read_metrics().
   std::string read_statistics() const override;
+  /// Multi-rank execution: rank `rank`'s share of the rows (of `size` ranks), on the same session. A read
+  /// by token ranges keeps the parts of its splits' ranges that lie in the rank's 1/size of the ring
+  /// (cassandra::split_ring(size)[rank]): every token, so every Cassandra partition, is in exactly one
+  /// share whatever splits each rank plans, and the shares follow in token order, as one rank reads
+  /// them. Each split of a share is read from a replica on this machine where it has one
+  /// (`local_replicas_first`): a rank co-located with a node reads its share's ranges that node holds
+  /// from it. A read by partition keys keeps keys [n rank / size, n (rank + 1) / size) of its n keys.
+  /// @throws internal_error for a rank outside [0, size).
+  std::shared_ptr<const table_source> rank_share(int rank, int size) const override;
 
  private:
+  cassandra_source(const cassandra_source& whole, int rank, int size);
   std::string _keyspace, _table;
   cassandra_scan_options _options;
   std::shared_ptr<cassandra::session> _session;
   std::vector<cassandra_column> _columns;  // those in the schema, in its order
   std::vector<cassandra_column> _partition_key, _clustering;
   tug::schema _schema;
+  int _share_rank = 0, _share_size = 1;     // rank_share: this rank's share of size; 1: all rows
+  std::vector<std::string> _local_addresses;  // rank_share: this machine's addresses
   mutable std::mutex _metrics_mutex;
   mutable cassandra::metrics_snapshot _last_read;
 };
+
+/// The replicas ("address:port") whose address is one of `local` (addresses of this machine), or all of
+/// `replicas` when none is.
+std::vector<std::string> local_replicas_first(const std::vector<std::string>& replicas,
+                                              const std::vector<std::string>& local);
+
+/// The IPv4 and IPv6 addresses of this machine's network interfaces, as text (getifaddrs).
+std::vector<std::string> local_addresses();
 
 }  // namespace tug::io
