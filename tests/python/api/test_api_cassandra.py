@@ -92,6 +92,17 @@ def test_an_empty_query_writes_nothing(server):
     assert tug.scan_cassandra(KS, "empty_t", **server).collect().height == 0
 
 
+def test_if_not_exists_counts_the_rows_not_applied(server):
+    fresh_table(server, "ine_t", "(k int, c bigint, PRIMARY KEY (k, c))")
+    first = tug.from_polars(frame(20).select("k", "c")).lazy()
+    assert first.sink_cassandra(KS, "ine_t", consistency="ONE", **server)["rows_written"] == 20
+    # rows 10..29: 10 exist (left as they were), 10 are new; each row alone, none lost to a batch
+    again = tug.from_polars(frame(30).select("k", "c").slice(10)).lazy()
+    r = again.sink_cassandra(KS, "ine_t", consistency="ONE", if_not_exists=True, **server)
+    assert (r["rows_written"], r["rows_not_applied"], r["batches"]) == (10, 10, 0), r
+    assert tug.scan_cassandra(KS, "ine_t", **server).collect().height == 30
+
+
 def test_errors_name_their_cause(server):
     with pytest.raises(tug.IOError, match="keyspace 'no_such_keyspace' does not exist"):
         tug.scan_cassandra("no_such_keyspace", "t", **server)
