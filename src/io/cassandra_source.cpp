@@ -108,7 +108,8 @@ cassandra_source::cassandra_source(const cassandra_source& whole, int rank, int 
       _schema(whole._schema),
       _share_rank(rank),
       _share_size(size),
-      _local_addresses(local_addresses()) {}
+      _local_addresses(local_addresses()),
+      _last_read(whole._last_read) {}
 
 std::shared_ptr<const table_source> cassandra_source::rank_share(int rank, int size) const {
   if (size < 1 || rank < 0 || rank >= size)
@@ -599,16 +600,16 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
     if (out.empty()) out.push_back(typed(table{}));  // no rows: one empty partition of the right columns
   }
   {
-    std::lock_guard lk(_metrics_mutex);
-    _last_read = _session->metrics().snapshot().since(before);
+    std::lock_guard lk(_last_read->mutex);
+    _last_read->metrics = _session->metrics().snapshot().since(before);
   }
   if (!streamed) apply_partition_hook(out, hook, pool);
   return out;
 }
 
 cq::metrics_snapshot cassandra_source::last_read_metrics() const {
-  std::lock_guard lk(_metrics_mutex);
-  return _last_read;
+  std::lock_guard lk(_last_read->mutex);
+  return _last_read->metrics;
 }
 
 std::string cassandra_source::read_statistics() const {

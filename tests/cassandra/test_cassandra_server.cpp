@@ -950,6 +950,8 @@ TEST(CassandraServer, RankSharesSplitTheRingWithoutLossOrOverlap) {
         const int64_t token = cq::murmur3_token(kb.out());
         EXPECT_TRUE(token > mine.start && token <= mine.end) << "key " << k << " token " << token;
       }
+      // the whole source's figures (the query's statistics line) are those of the share's read
+      EXPECT_EQ(src->last_read_metrics().rows_received, t.num_rows());
       // a count in the share alone reads its rows too
       EXPECT_EQ(lf.select({col("k").count().alias("n")}).collect().to_table()[0].value<int64_t>(0), t.num_rows());
     }

@@ -89,8 +89,8 @@ class cassandra_source final : public table_source {
   /// replication): about split_count(), at least one per set of replicas, ordered by their first token.
   std::vector<cassandra_split> splits() const;
   cassandra::session& session() const { return *_session; }
-  /// What the last read() did: requests, retries, failures, rows and bytes read, requests in flight at
-  /// most, latency.
+  /// What the last read() did (of this source or of one of its rank shares): requests, retries,
+  /// failures, rows and bytes read, requests in flight at most, latency.
   cassandra::metrics_snapshot last_read_metrics() const;
   /// "CASSANDRA SCAN ks.t: " and last_read_metrics().
   std::string read_statistics() const override;
@@ -114,8 +114,13 @@ class cassandra_source final : public table_source {
   tug::schema _schema;
   int _share_rank = 0, _share_size = 1;     // rank_share: this rank's share of size; 1: all rows
   std::vector<std::string> _local_addresses;  // rank_share: this machine's addresses
-  mutable std::mutex _metrics_mutex;
-  mutable cassandra::metrics_snapshot _last_read;
+  struct last_read {
+    std::mutex mutex;
+    cassandra::metrics_snapshot metrics;
+  };
+  // the last read's figures; shared with the rank shares, so the whole source (whose statistics the
+  // query asks for) reports the read of this rank's share
+  std::shared_ptr<last_read> _last_read = std::make_shared<last_read>();
 };
 
 /// The replicas ("address:port") whose address is one of `local` (addresses of this machine), or all of
