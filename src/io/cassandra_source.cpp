@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -115,6 +116,27 @@ std::shared_ptr<const table_source> cassandra_source::rank_share(int rank, int s
   if (size < 1 || rank < 0 || rank >= size)
     throw internal_error("rank_share: rank " + std::to_string(rank) + " of " + std::to_string(size));
   return std::shared_ptr<const cassandra_source>(new cassandra_source(*this, rank, size));
+}
+
+double estimated_table_bytes(const std::vector<size_estimate>& rows, const std::string& table) {
+  auto token = [&](const std::string& text) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size())
+      throw io_error("scan_cassandra " + table + ": system.size_estimates has the token '" + text +
+                     "', which is no Murmur3 token");
+    return v;
+  };
+  double bytes = 0;
+  long double covered = 0;  // tokens of the ring the rows' ranges hold
+  for (auto& r : rows) {
+    bytes += static_cast<double>(r.mean_partition_size) * static_cast<double>(r.partitions_count);
+    const uint64_t width = static_cast<uint64_t>(token(r.range_end)) - static_cast<uint64_t>(token(r.range_start));
+    covered += width == 0 ? 18446744073709551616.0L : static_cast<long double>(width);  // start == end: all of it
+  }
+  if (bytes <= 0 || covered <= 0) return bytes;
+  const long double fraction = std::min(1.0L, covered / 18446744073709551616.0L);
+  return static_cast<double>(static_cast<long double>(bytes) / fraction);
 }
 
 std::vector<std::string> local_replicas_first(const std::vector<std::string>& replicas,
@@ -433,13 +455,16 @@ int cassandra_source::split_count() const {
   if (_options.splits > 0) return _options.splits;
   cq::query_parameters p;
   p.level = cq::consistency::one;
-  auto r = _session->query("SELECT mean_partition_size, partitions_count FROM system.size_estimates WHERE "
-                           "keyspace_name = ? AND table_name = ?",
+  auto r = _session->query("SELECT range_start, range_end, mean_partition_size, partitions_count FROM "
+                           "system.size_estimates WHERE keyspace_name = ? AND table_name = ?",
                            p, text_values({_keyspace, _table}));
-  tug::table t = cq::decode_rows(r.rows, {type_id::int64, type_id::int64}, {}, _session->hosts()[0]);
-  double bytes = 0;
+  tug::table t = cq::decode_rows(r.rows, {type_id::string, type_id::string, type_id::int64, type_id::int64}, {},
+                                 r.host);
+  std::vector<size_estimate> rows;
   for (int64_t i = 0; i < t.num_rows(); ++i)
-    bytes += static_cast<double>(t[0].value<int64_t>(i)) * static_cast<double>(t[1].value<int64_t>(i));
+    rows.push_back({std::string(t[0].string(i)), std::string(t[1].string(i)), t[2].value<int64_t>(i),
+                    t[3].value<int64_t>(i)});
+  const double bytes = estimated_table_bytes(rows, _keyspace + "." + _table);
   if (bytes <= 0) return _options.splits_when_unknown;
   double n = std::ceil(bytes / (static_cast<double>(_options.split_size_mb) * 1024 * 1024));
   return static_cast<int>(std::clamp(n, 1.0, 100000.0));

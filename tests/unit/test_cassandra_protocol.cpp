@@ -575,6 +575,31 @@ TEST(CassandraProtocol, RankSharesOfTheRingAndLocalReplicas) {
   EXPECT_NE(std::find(mine.begin(), mine.end(), "127.0.0.1"), mine.end());
 }
 
+TEST(CassandraProtocol, TableBytesFromOneNodesSizeEstimates) {
+  using io::size_estimate;
+  const std::string lo = std::to_string(std::numeric_limits<int64_t>::min());
+  const std::string hi = std::to_string(std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(io::estimated_table_bytes({}, "ks.t"), 0);
+  // ranges covering the whole ring (a single node): the bytes as they are
+  EXPECT_DOUBLE_EQ(io::estimated_table_bytes({{lo, "0", 100, 10}, {"0", hi, 100, 30}}, "ks.t"), 4000);
+  EXPECT_DOUBLE_EQ(io::estimated_table_bytes({{"5", "5", 100, 10}}, "ks.t"), 1000);  // start == end: all
+  // a node that owns a quarter of the ring holds about a quarter of the table
+  const std::string q = std::to_string(std::numeric_limits<int64_t>::min() / 2);  // -2^62: (-2^63, -2^62]
+  EXPECT_NEAR(io::estimated_table_bytes({{lo, q, 50, 20}}, "ks.t"), 4000, 1e-6);
+  // a wrapping range, (2^62, -2^62]: half the ring
+  const std::string w = std::to_string(std::numeric_limits<int64_t>::max() / 2 + 1);
+  EXPECT_NEAR(io::estimated_table_bytes({{w, q, 10, 100}}, "ks.t"), 2000, 1e-6);
+  // nothing known (no partitions yet): 0, whatever the ranges
+  EXPECT_EQ(io::estimated_table_bytes({{lo, q, 0, 0}}, "ks.t"), 0);
+  try {
+    io::estimated_table_bytes({{"x1", "0", 1, 1}}, "ks.t");
+    FAIL();
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("ks.t"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'x1'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CassandraTopology, ReplicationStrategiesParse) {
   auto s = replication_strategy::parse({{"class", "org.apache.cassandra.locator.SimpleStrategy"}, {"replication_factor", "3"}}, "ks");
   EXPECT_EQ(s.strategy, replication_strategy::kind::simple);

@@ -83,7 +83,8 @@ class cassandra_source final : public table_source {
   /// The statement read() sends for these columns and predicates.
   cassandra_read_plan plan_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                 int64_t limit = -1) const;
-  /// The number of splits asked for: `splits`, else from system.size_estimates and split_size_mb.
+  /// The number of splits asked for: `splits`, else the table's bytes (estimated_table_bytes of the
+  /// coordinator's system.size_estimates) over split_size_mb, else splits_when_unknown.
   int split_count() const;
   /// The splits read() reads (cassandra::plan_splits over the session's ring and the keyspace's
   /// replication): about split_count(), at least one per set of replicas, ordered by their first token.
@@ -122,6 +123,19 @@ class cassandra_source final : public table_source {
   // query asks for) reports the read of this rank's share
   std::shared_ptr<last_read> _last_read = std::make_shared<last_read>();
 };
+
+/// One row of a node's system.size_estimates: a token range (start, end] it owns (text, as the table
+/// keeps tokens) and the table's partitions in it.
+struct size_estimate {
+  std::string range_start, range_end;
+  int64_t mean_partition_size = 0, partitions_count = 0;
+};
+
+/// The bytes of a whole table from one node's system.size_estimates rows: their partitions times mean
+/// size, divided by the fraction of the ring their ranges cover, since each node records only the ranges
+/// it owns (as the Spark connector's DataSizeEstimates); 0 when the rows know nothing. A range whose
+/// start equals its end is the whole ring. @throws io_error naming `table` for a token that is no number.
+double estimated_table_bytes(const std::vector<size_estimate>& rows, const std::string& table);
 
 /// The replicas ("address:port") whose address is one of `local` (addresses of this machine), or all of
 /// `replicas` when none is.
