@@ -346,6 +346,10 @@ cassandra_write_result sink_cassandra(const lazy_frame& q, const std::string& ke
   if (options.max_in_flight < 1) throw invalid_argument_error("sink_cassandra: max_in_flight must be at least 1");
   if (options.batch_max_rows < 1 || options.batch_max_bytes < 1)
     throw invalid_argument_error("sink_cassandra: batch_max_rows and batch_max_bytes must be at least 1");
+  if (options.if_not_exists && options.write_time_us >= 0)
+    throw invalid_argument_error("sink_cassandra: if_not_exists with write_time_us " +
+                                 std::to_string(options.write_time_us) +
+                                 ": Cassandra takes no timestamp on a conditional write (IF NOT EXISTS)");
   cq::parse_consistency(options.consistency);  // a bad name fails before anything connects
   const std::string target = keyspace + "." + table;
   const plan_ptr p = optimize(q.plan(), engine.optimizer, engine.check_optimizer_schema);

@@ -898,6 +898,15 @@ TEST(CassandraServer, SinkWritesWithTtlWriteTimeAndIfNotExists) {
   auto st = cq::decode_rows(sum.rows, {type_id::int64, type_id::int32}, {}, "");
   EXPECT_EQ(st[0].value<int64_t>(0), 60);
   EXPECT_EQ(st[1].value<int32_t>(0), 40 * 1 + 20 * 2);
+  // Cassandra takes no timestamp on a conditional write: refused before anything is written
+  n.write_time_us = 1700000000000000;
+  try {
+    sink_cassandra(rows(100, 5, 9).lazy(), "tug_test", "opts_t", n);
+    FAIL();
+  } catch (const invalid_argument_error& e) {
+    EXPECT_NE(std::string(e.what()).find("if_not_exists with write_time_us 1700000000000000"), std::string::npos)
+        << e.what();
+  }
   // a plain INSERT overwrites (without the write time above: a later timestamp)
   EXPECT_EQ(sink_cassandra(rows(0, 10, 3).lazy(), "tug_test", "opts_t", write_options()).rows_written, 10);
   sum = s.query("SELECT sum(v) FROM tug_test.opts_t");

@@ -29,7 +29,8 @@ struct cassandra_write_options {
   int ttl_seconds = 0;             ///< > 0: USING TTL
   int64_t write_time_us = -1;      ///< >= 0: USING TIMESTAMP (microseconds since the epoch)
   /// INSERT ... IF NOT EXISTS (lightweight transactions): one row per request (never batched), a
-  /// Write_timeout never retried; rows whose key exists count in rows_not_applied.
+  /// Write_timeout never retried; rows whose key exists count in rows_not_applied. Not with
+  /// write_time_us (Cassandra refuses it: invalid_argument_error).
   bool if_not_exists = false;
   double max_rows_per_second = 0;  ///< > 0: a throughput cap
 };
