@@ -3,9 +3,11 @@ docs/cassandra.md), in one run on one local node: rows/s of
 - writes: tug's sink_cassandra (tug_bench, bench/cassandra_throughput.cpp: unlogged batches per partition key,
   and one row per request) and the driver's execute_concurrent_with_args of a prepared INSERT, with the same
   requests in flight (5, the Spark connector's default, and 64);
-- reads: tug's scan_cassandra (64 token-range splits, 1 or 8 read at once) and the driver's
-  execute_concurrent_with_args of the same token-range SELECT over 64 ranges with as many in flight, every
-  page fetched and every row materialized (tuple_factory, its fastest row form).
+- reads: tug's scan_cassandra (64 token-range splits, 1 or 8 read at once; its session made in each timed scan,
+  or once before them as the driver's is) and the driver's execute_concurrent_with_args of the same
+  token-range SELECT over 64 ranges with as many in flight, every page fetched and every row materialized
+  (tuple_factory, its fastest row form). For each read, the CPU seconds the node's JVM used
+  (/proc/PID/stat) and the client's (tug_bench's rusage, the driver's process_time), per scan.
 The rows (int k, int c, double v, text s; 10,007 partition keys) and the page size are the same for both.
 Medians of --repeat runs, each run all four measurements in turn.
 
@@ -19,6 +21,7 @@ import datetime as dt
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -75,6 +78,19 @@ def token_ranges(n):
     return [(bounds[i], bounds[i + 1]) for i in range(n)]
 
 
+def node_cpu(pid):
+    """CPU seconds the node's process has used so far (0 without a pid)."""
+    if not pid:
+        return 0.0
+    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def py_scan(s, in_flight, fetch, expect):
     from cassandra.concurrent import execute_concurrent_with_args
 
@@ -82,7 +98,7 @@ def py_scan(s, in_flight, fetch, expect):
     stmt.fetch_size = fetch
     ranges = token_ranges(SPLITS)
     ranges[0] = (-(2 ** 63), ranges[0][1])  # token > min excludes nothing: min is no token of a key
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     results = execute_concurrent_with_args(s, stmt, ranges, concurrency=in_flight, raise_on_first_error=True)
     rows = 0
     for ok, rs in results:
@@ -92,7 +108,7 @@ def py_scan(s, in_flight, fetch, expect):
     elapsed = time.perf_counter() - t
     if rows != expect:
         sys.exit(f"the driver read {rows} rows of {expect}")
-    return elapsed
+    return elapsed, time.process_time() - cpu
 
 
 def tug_benchmarks(build, port, n, fetch, name_filter):
@@ -109,8 +125,15 @@ def tug_benchmarks(build, port, n, fetch, name_filter):
     for b in json.loads(p.stdout)["benchmarks"]:
         if b.get("error_occurred"):
             sys.exit(f"{b['name']}: {b.get('error_message')}")
-        out[b["run_name"].removesuffix("/real_time")] = b["real_time"] / 1e3  # ms -> s
+        out[b["run_name"].removesuffix("/real_time")] = (b["real_time"] / 1e3, b["iterations"])  # ms -> s
     return out
+
+
+def tug_scan(build, port, n, fetch, name, pid):
+    """One scan benchmark alone: seconds per scan, and the node's and tug_bench's CPU seconds per scan."""
+    node0, cpu0 = node_cpu(pid), children_cpu()
+    (secs, iterations), = tug_benchmarks(build, port, n, fetch, f"^{name}/").values()
+    return secs, (node_cpu(pid) - node0) / iterations, (children_cpu() - cpu0) / iterations
 
 
 def chart(table, path):
@@ -147,6 +170,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", choices=["all", "scan"], default="all",
                     help="scan: the reads alone (the table is written once by tug first)")
+    ap.add_argument("--node-pid", type=int, default=0,
+                    help="the node's process id, for its CPU time (default: the started node's)")
     args = ap.parse_args()
     import cassandra
 
@@ -156,6 +181,8 @@ def main():
         node_dir = tempfile.mkdtemp(prefix="tug-cassandra-bench-")
         subprocess.run(["bash", str(ROOT / "scripts/cassandra.sh"), "start", node_dir, "auto"], check=True)
         port = int(Path(node_dir, "port").read_text())
+    pid = args.node_pid or (int(Path(node_dir, "pid").read_text()) if node_dir else 0)
+    cpu = {}  # name -> [(node CPU s, client CPU s) per run]
     try:
         cluster, s = session_of(port)
         create_tables(s)
@@ -165,14 +192,20 @@ def main():
             tug_benchmarks(args.build, port, args.rows, args.fetch, "BM_cassandra_write/64/1")
         for rep in range(args.repeat):
             if args.only == "all":
-                for name, secs in tug_benchmarks(args.build, port, args.rows, args.fetch, "BM_cassandra_write").items():
+                for name, (secs, _) in tug_benchmarks(args.build, port, args.rows, args.fetch, "BM_cassandra_write").items():
                     runs.setdefault(name, []).append(secs)
                 for w in (5, 64):
                     runs.setdefault(f"py_write/{w}", []).append(py_write(s, rows, w))
-            for name, secs in tug_benchmarks(args.build, port, args.rows, args.fetch, "BM_cassandra_scan").items():
-                runs.setdefault(name, []).append(secs)
             for r in (1, 8):
-                runs.setdefault(f"py_scan/{r}", []).append(py_scan(s, r, args.fetch, args.rows))
+                for connect in (1, 0):
+                    name = f"BM_cassandra_scan/{r}/{connect}"
+                    secs, node_s, client_s = tug_scan(args.build, port, args.rows, args.fetch, name, pid)
+                    runs.setdefault(name, []).append(secs)
+                    cpu.setdefault(name, []).append((node_s, client_s))
+                node0 = node_cpu(pid)
+                secs, client_s = py_scan(s, r, args.fetch, args.rows)
+                runs.setdefault(f"py_scan/{r}", []).append(secs)
+                cpu.setdefault(f"py_scan/{r}", []).append((node_cpu(pid) - node0, client_s))
             print(f"run {rep + 1} of {args.repeat} done", file=sys.stderr)
         cluster.shutdown()
     finally:
@@ -183,18 +216,27 @@ def main():
              ("write, 5 in flight, row per request", "BM_cassandra_write/5/0", "py_write/5"),
              ("write, 64 in flight, batched", "BM_cassandra_write/64/1", "py_write/64"),
              ("write, 64 in flight, row per request", "BM_cassandra_write/64/0", "py_write/64"),
-             ("scan, 1 split at once", "BM_cassandra_scan/1", "py_scan/1"),
-             ("scan, 8 splits at once", "BM_cassandra_scan/8", "py_scan/8")]
+             ("scan, 1 split at once, tug connects in the timed scan", "BM_cassandra_scan/1/1", "py_scan/1"),
+             ("scan, 8 splits at once, tug connects in the timed scan", "BM_cassandra_scan/8/1", "py_scan/8"),
+             ("scan, 1 split at once, both connected before", "BM_cassandra_scan/1/0", "py_scan/1"),
+             ("scan, 8 splits at once, both connected before", "BM_cassandra_scan/8/0", "py_scan/8")]
     table = []
     for label, t, p in cases:
         if t not in med:
             continue
-        table.append({"case": label, "tug_s": med[t], "driver_s": med[p], "tug_rows_s": args.rows / med[t],
-                      "driver_rows_s": args.rows / med[p], "speedup": med[p] / med[t]})
+        row = {"case": label, "tug_s": med[t], "driver_s": med[p], "tug_rows_s": args.rows / med[t],
+               "driver_rows_s": args.rows / med[p], "speedup": med[p] / med[t]}
+        if t in cpu and pid:  # medians of the CPU seconds per scan
+            row["node_cpu_s"] = [statistics.median(c[0] for c in cpu[k]) for k in (t, p)]
+            row["client_cpu_s"] = [statistics.median(c[1] for c in cpu[k]) for k in (t, p)]
+        table.append(row)
     args.out.mkdir(parents=True, exist_ok=True)
-    lines = ["| case | tug rows/s | driver rows/s | tug / driver |", "| --- | --- | --- | --- |"]
+    lines = ["| case | tug rows/s | driver rows/s | tug / driver | node CPU s per scan, tug / driver "
+             "| client CPU s per scan, tug / driver |", "| --- | --- | --- | --- | --- | --- |"]
     for r in table:
-        lines.append(f"| {r['case']} | {r['tug_rows_s']:,.0f} | {r['driver_rows_s']:,.0f} | {r['speedup']:.2f}x |")
+        n, c = r.get("node_cpu_s"), r.get("client_cpu_s")
+        lines.append(f"| {r['case']} | {r['tug_rows_s']:,.0f} | {r['driver_rows_s']:,.0f} | {r['speedup']:.2f}x | "
+                     + (f"{n[0]:.2f} / {n[1]:.2f} | {c[0]:.3f} / {c[1]:.3f} |" if n else "| |"))
     print("\n".join(lines))
     command = ".venv/bin/python bench/cassandra_throughput.py " + " ".join(sys.argv[1:])
     meta = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "machine": platform.node(),
@@ -202,7 +244,8 @@ def main():
             "cassandra": "5.0.4, one node on 127.0.0.1, 512 MB heap, same cores as the clients",
             "driver": f"cassandra-driver {cassandra.__version__} (Cython: the wheel's compiled modules), protocol v4",
             "command": command}
-    (args.out / "results.json").write_text(json.dumps({"meta": meta, "runs": runs, "table": table}, indent=1))
+    (args.out / "results.json").write_text(json.dumps({"meta": meta, "runs": runs, "cpu": cpu, "table": table},
+                                                      indent=1))
     chart(table, args.out / "throughput.png")
     readme = [f"# Cassandra throughput: tug vs the DataStax Python driver ({meta['date'][:10]})", "",
               "```", command, "```", "",
@@ -211,7 +254,8 @@ def main():
               f"medians of {args.repeat} runs. Writes at consistency ONE; the driver writes one row per request "
               "(execute_concurrent_with_args), tug in unlogged batches per partition key (sink_cassandra's default) "
               "or one row per request. Reads: 64 token ranges, every row materialized (the driver as tuples, tug "
-              "as columns).", "", *lines, "", "![throughput](throughput.png)", ""]
+              "as columns). CPU columns: seconds of CPU per scan of the node's JVM and of the client "
+              "(tug_bench's process, its start included; the driver's process_time), medians.", "", *lines, "", "![throughput](throughput.png)", ""]
     (args.out / "README.md").write_text("\n".join(readme))
 
 

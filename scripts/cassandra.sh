@@ -21,7 +21,8 @@
 #                                           TUG_CASSANDRA_INITIAL_TOKEN as its one token when set);
 #                                           ring-node DIR I decommission: node I leaves the ring (nodetool
 #                                           over the node's local JMX port, PORT + 10 + I), then stops
-#                                           and its directory goes (a later start joins afresh)
+#                                           and its directory goes (a later start joins afresh);
+#                                           ring-node DIR I nodetool ARGS: nodetool ARGS on node I
 #   scripts/cassandra.sh stop DIR           stops the node started in DIR
 #   scripts/cassandra.sh status DIR         exit 0 while it runs
 # Needs Java 17 and Maven (scripts/setup.sh installs both). Heap: TUG_CASSANDRA_HEAP (default 512M).
@@ -168,7 +169,11 @@ ring_node() {
         >"$dir/n$i/decommission.log" 2>&1 || { tail -20 "$dir/n$i/decommission.log" >&2; return 1; }
       stop "$dir/n$i"
       rm -rf "${dir:?}/n$i" ;;  # a decommissioned node does not rejoin with its data: start it afresh
-    *) echo "ring-node DIR I start|stop|decommission" >&2; return 2 ;;
+    nodetool)  # nodetool ARGS... against node I (its local JMX port)
+      local opens=()
+      java_opens
+      java "${opens[@]}" -cp "$home/lib/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p "$((port + 10 + i))" "${@:4}" ;;
+    *) echo "ring-node DIR I start|stop|decommission|nodetool ARGS" >&2; return 2 ;;
   esac
 }
 ring_status() { status "$1/n1" && status "$1/n2" && status "$1/n3"; }
@@ -308,7 +313,7 @@ case "${1:-}" in
   ring) ring "${2:?DIR}" "${3:?PORT}" ;;
   ring-stop) ring_stop "${2:?DIR}" ;;
   ring-status) ring_status "${2:?DIR}" ;;
-  ring-node) ring_node "${2:?DIR}" "${3:?I}" "${4:?start|stop}" ;;
+  ring-node) ring_node "${2:?DIR}" "${3:?I}" "${4:?start|stop}" "${@:5}" ;;
   stop) stop "${2:?DIR}" ;;
   status) status "${2:?DIR}" ;;
   *) echo "usage: $0 fetch | start DIR PORT [tls] | certs DIR | stop DIR | status DIR | ring DIR PORT | ring-stop DIR | ring-status DIR | ring-node DIR I start|stop|decommission" >&2

@@ -163,6 +163,7 @@ void bind_cassandra(nb::module_& m) {
         run_controlled_call([&] { r = sink_cassandra(q, keyspace, table, o, engine); }, progress, interval);
         nb::dict d;
         d["rows_written"] = r.rows_written;
+        d["rows_not_applied"] = r.rows_not_applied;
         d["requests"] = r.requests;
         d["batches"] = r.batches;
         d["retries"] = r.retries;

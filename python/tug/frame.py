@@ -298,7 +298,7 @@ class LazyFrame:
         engine options as in collect (an EngineOptions field as a keyword goes to Cassandra's options, so
         pass them in ``options``). The rows are written as the query makes them, partition by partition, so
         a result larger than ``memory_limit`` can be written. Returns what it did: ``rows_written``,
-        ``requests``, ``batches``, ``retries``, ``max_in_flight``, the session's ``metrics``, ``peak_memory``
+        ``rows_not_applied`` (``if_not_exists``: rows whose key existed), ``requests``, ``batches``, ``retries``, ``max_in_flight``, the session's ``metrics``, ``peak_memory``
         and the query's ``statistics`` (as ``profile``, with a ``CASSANDRA SINK`` line). A failed write
         raises IOError saying how many rows were written."""
         return _tug.sink_cassandra(self._lf, keyspace, table, cassandra_options, resolve(engine, options, {}),

@@ -73,7 +73,9 @@ memory_budget* budget_of(const table& t) {
 /// The statistics' line of a sink: "CASSANDRA SINK ks.t: rows written 20000, batches 900, window at most 5;
 /// requests ...".
 std::string sink_statistics_line(const std::string& target, const cassandra_write_result& r) {
-  return "CASSANDRA SINK " + target + ": rows written " + std::to_string(r.rows_written) + ", batches " +
+  return "CASSANDRA SINK " + target + ": rows written " + std::to_string(r.rows_written) +
+         (r.rows_not_applied ? ", rows not applied (IF NOT EXISTS) " + std::to_string(r.rows_not_applied) : "") +
+         ", batches " +
          std::to_string(r.batches) + ", window at most " + std::to_string(r.max_in_flight_seen) + "; " +
          r.metrics.to_string();
 }
@@ -130,8 +132,16 @@ class cassandra_writer final : public partition_writer {
   /// Rows acknowledged, requests sent, ...; valid after drain().
   const cassandra_write_result& result() const { return _res; }
   /// "rows 120.. (3 rows of partition key p=7): <the server's error>" of the first request that failed
-  /// after its retries; empty when none did.
-  const std::string& failure() const { return _failure_text; }
+  /// after its retries, then, when requests in flight failed too, "; N rows of M partition keys failed
+  /// in all: p=7, p=8, ..." (the first 20 keys named); empty when none failed.
+  std::string failure() const {
+    if (_failed_keys.size() <= 1) return _failure_text;
+    std::string keys;
+    for (size_t i = 0; i < std::min<size_t>(_failed_keys.size(), 20); ++i) keys += (i ? ", " : "") + _failed_keys[i];
+    if (_failed_keys.size() > 20) keys += ", and " + std::to_string(_failed_keys.size() - 20) + " more";
+    return _failure_text + "; " + std::to_string(_failed_rows) + " rows of " + std::to_string(_failed_keys.size()) +
+           " partition keys failed in all: " + keys;
+  }
 
  private:
   encoded_partition encode(const table& part) {
@@ -164,7 +174,9 @@ class cassandra_writer final : public partition_writer {
     memory_budget* budget = n > 0 ? budget_of(part) : nullptr;
     if (budget) budget->reserve(bytes, "sink_cassandra's encoded rows");
     charge all(budget, bytes);
-    // rows of one partition key together, in the order keys first appear
+    // rows of one partition key together, in the order keys first appear; IF NOT EXISTS: one row per
+    // request (a conditional batch applies all its rows or none: one existing row would drop the others)
+    const int max_rows = _o.if_not_exists ? 1 : _o.batch_max_rows;
     std::unordered_map<std::string, size_t> open;  // key -> index of its unit still filling
     std::vector<int64_t> unit_bytes;
     for (int64_t r = 0; r < n; ++r) {
@@ -173,7 +185,7 @@ class cassandra_writer final : public partition_writer {
       const auto b = static_cast<int64_t>(rows[static_cast<size_t>(r)].bytes.size());
       if (it != open.end()) {
         auto& u = out.units[it->second];
-        if (static_cast<int>(u.values.size()) < _o.batch_max_rows && unit_bytes[it->second] + b <= _o.batch_max_bytes) {
+        if (static_cast<int>(u.values.size()) < max_rows && unit_bytes[it->second] + b <= _o.batch_max_bytes) {
           u.values.push_back(std::move(rows[static_cast<size_t>(r)]));
           unit_bytes[it->second] += b;
           continue;
@@ -225,12 +237,25 @@ class cassandra_writer final : public partition_writer {
     in_flight f = std::move(_window.front());
     _window.pop_front();
     try {
-      f.req.get();
+      cq::result r = f.req.get();
+      if (_o.if_not_exists && r.kind == cq::result_kind::rows) {
+        // a conditional write answers a row whose first column, [applied], says whether it was written
+        auto rows = cq::raw_rows(r.rows, r.host);
+        const bool applied = !rows.empty() && !rows[0].empty() && rows[0][0] && !rows[0][0]->empty() &&
+                             (*rows[0][0])[0] != 0;
+        if (!applied) {
+          _res.rows_not_applied += f.unit.rows;
+          return;
+        }
+      }
       _res.rows_written += f.unit.rows;
     } catch (const std::exception& e) {
       if (_failure_text.empty())
         _failure_text = "rows " + std::to_string(f.unit.first) + ".. (" + std::to_string(f.unit.rows) +
                         " rows of partition key " + f.unit.key_text + "): " + e.what();
+      _failed_rows += f.unit.rows;
+      if (std::find(_failed_keys.begin(), _failed_keys.end(), f.unit.key_text) == _failed_keys.end())
+        _failed_keys.push_back(f.unit.key_text);
     }
   }
 
@@ -249,6 +274,8 @@ class cassandra_writer final : public partition_writer {
   std::deque<in_flight> _window;
   cassandra_write_result _res;
   std::string _failure_text;
+  std::vector<std::string> _failed_keys;  // of every request that failed, in the order they were sent
+  int64_t _failed_rows = 0;
   int64_t _base = 0;  // rows of the partitions sent before
   in_order<table> _order;
   std::chrono::steady_clock::time_point _started;
@@ -321,6 +348,10 @@ cassandra_write_result sink_cassandra(const lazy_frame& q, const std::string& ke
   if (options.max_in_flight < 1) throw invalid_argument_error("sink_cassandra: max_in_flight must be at least 1");
   if (options.batch_max_rows < 1 || options.batch_max_bytes < 1)
     throw invalid_argument_error("sink_cassandra: batch_max_rows and batch_max_bytes must be at least 1");
+  if (options.if_not_exists && options.write_time_us >= 0)
+    throw invalid_argument_error("sink_cassandra: if_not_exists with write_time_us " +
+                                 std::to_string(options.write_time_us) +
+                                 ": Cassandra takes no timestamp on a conditional write (IF NOT EXISTS)");
   cq::parse_consistency(options.consistency);  // a bad name fails before anything connects
   const std::string target = keyspace + "." + table;
   const plan_ptr p = optimize(q.plan(), dist::flags_for_ranks(engine.optimizer, query_ranks_for(engine)), engine.check_optimizer_schema);

@@ -5,8 +5,13 @@
 #include "tug/runtime/query_control.hpp"
 #include "tug/runtime/task_group.hpp"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -91,6 +96,75 @@ cassandra_source::cassandra_source(std::string keyspace, std::string table, cass
     _columns.push_back(c);
   }
   _schema = tug::schema(std::move(fields));
+}
+
+cassandra_source::cassandra_source(const cassandra_source& whole, int rank, int size)
+    : _keyspace(whole._keyspace),
+      _table(whole._table),
+      _options(whole._options),
+      _session(whole._session),
+      _columns(whole._columns),
+      _partition_key(whole._partition_key),
+      _clustering(whole._clustering),
+      _schema(whole._schema),
+      _share_rank(rank),
+      _share_size(size),
+      _local_addresses(local_addresses()),
+      _last_read(whole._last_read) {}
+
+std::shared_ptr<const table_source> cassandra_source::rank_share(int rank, int size) const {
+  if (size < 1 || rank < 0 || rank >= size)
+    throw internal_error("rank_share: rank " + std::to_string(rank) + " of " + std::to_string(size));
+  return std::shared_ptr<const cassandra_source>(new cassandra_source(*this, rank, size));
+}
+
+double estimated_table_bytes(const std::vector<size_estimate>& rows, const std::string& table) {
+  auto token = [&](const std::string& text) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size())
+      throw io_error("scan_cassandra " + table + ": system.size_estimates has the token '" + text +
+                     "', which is no Murmur3 token");
+    return v;
+  };
+  double bytes = 0;
+  long double covered = 0;  // tokens of the ring the rows' ranges hold
+  for (auto& r : rows) {
+    bytes += static_cast<double>(r.mean_partition_size) * static_cast<double>(r.partitions_count);
+    const uint64_t width = static_cast<uint64_t>(token(r.range_end)) - static_cast<uint64_t>(token(r.range_start));
+    covered += width == 0 ? 18446744073709551616.0L : static_cast<long double>(width);  // start == end: all of it
+  }
+  if (bytes <= 0 || covered <= 0) return bytes;
+  const long double fraction = std::min(1.0L, covered / 18446744073709551616.0L);
+  return static_cast<double>(static_cast<long double>(bytes) / fraction);
+}
+
+std::vector<std::string> local_replicas_first(const std::vector<std::string>& replicas,
+                                              const std::vector<std::string>& local) {
+  std::vector<std::string> mine;
+  for (auto& r : replicas) {
+    std::string address = r.substr(0, r.rfind(':'));
+    if (address.size() > 1 && address.front() == '[' && address.back() == ']') address = address.substr(1, address.size() - 2);
+    if (std::find(local.begin(), local.end(), address) != local.end()) mine.push_back(r);
+  }
+  return mine.empty() ? replicas : mine;
+}
+
+std::vector<std::string> local_addresses() {
+  std::vector<std::string> out;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return out;
+  for (ifaddrs* a = list; a; a = a->ifa_next) {
+    if (!a->ifa_addr) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (a->ifa_addr->sa_family == AF_INET)
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+    else if (a->ifa_addr->sa_family == AF_INET6)
+      ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr, text, sizeof text);
+    if (text[0] && std::find(out.begin(), out.end(), text) == out.end()) out.emplace_back(text);
+  }
+  ::freeifaddrs(list);
+  return out;
 }
 
 std::string cassandra_source::describe() const {
@@ -381,13 +455,16 @@ int cassandra_source::split_count() const {
   if (_options.splits > 0) return _options.splits;
   cq::query_parameters p;
   p.level = cq::consistency::one;
-  auto r = _session->query("SELECT mean_partition_size, partitions_count FROM system.size_estimates WHERE "
-                           "keyspace_name = ? AND table_name = ?",
+  auto r = _session->query("SELECT range_start, range_end, mean_partition_size, partitions_count FROM "
+                           "system.size_estimates WHERE keyspace_name = ? AND table_name = ?",
                            p, text_values({_keyspace, _table}));
-  tug::table t = cq::decode_rows(r.rows, {type_id::int64, type_id::int64}, {}, _session->hosts()[0]);
-  double bytes = 0;
+  tug::table t = cq::decode_rows(r.rows, {type_id::string, type_id::string, type_id::int64, type_id::int64}, {},
+                                 r.host);
+  std::vector<size_estimate> rows;
   for (int64_t i = 0; i < t.num_rows(); ++i)
-    bytes += static_cast<double>(t[0].value<int64_t>(i)) * static_cast<double>(t[1].value<int64_t>(i));
+    rows.push_back({std::string(t[0].string(i)), std::string(t[1].string(i)), t[2].value<int64_t>(i),
+                    t[3].value<int64_t>(i)});
+  const double bytes = estimated_table_bytes(rows, _keyspace + "." + _table);
   if (bytes <= 0) return _options.splits_when_unknown;
   double n = std::ceil(bytes / (static_cast<double>(_options.split_size_mb) * 1024 * 1024));
   return static_cast<int>(std::clamp(n, 1.0, 100000.0));
@@ -419,8 +496,29 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
   // token ranges split by split; or the partition keys one by one, each request routed by the session to
   // a replica of its key (one tug partition per Cassandra partition)
   std::vector<cassandra_split> ranges;
-  if (plan.token_ranges) ranges = splits();
-  else ranges.resize(plan.keys.size(), cassandra_split{{{0, 0}}, {}});
+  if (plan.token_ranges) {
+    ranges = splits();
+    if (_share_size > 1) {  // a rank's share: the splits' parts in its 1/size of the ring
+      const cq::token_range mine = cq::split_ring(_share_size)[static_cast<size_t>(_share_rank)];
+      std::vector<cassandra_split> kept;
+      for (auto& s : ranges) {
+        cassandra_split k{{}, local_replicas_first(s.replicas, _local_addresses)};
+        for (auto& r : s.ranges)
+          if (auto part = cq::intersect(r, mine)) k.ranges.push_back(*part);
+        if (!k.ranges.empty()) kept.push_back(std::move(k));
+      }
+      ranges = std::move(kept);
+    }
+  } else {
+    if (_share_size > 1) {  // a rank's share of the keys
+      const size_t n = plan.keys.size();
+      const size_t lo = n * static_cast<size_t>(_share_rank) / static_cast<size_t>(_share_size);
+      const size_t hi = n * static_cast<size_t>(_share_rank + 1) / static_cast<size_t>(_share_size);
+      plan.keys = std::vector<cq::bound_values>(plan.keys.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                plan.keys.begin() + static_cast<std::ptrdiff_t>(hi));
+    }
+    ranges.resize(plan.keys.size(), cassandra_split{{{0, 0}}, {}});
+  }
   // the figures of the data's requests (not the statement's preparation or the replication lookup)
   const cq::metrics_snapshot before = _session->metrics().begin_interval();
   cq::query_parameters params;
@@ -527,16 +625,16 @@ std::vector<table> cassandra_source::read(const std::vector<std::string>& column
     if (out.empty()) out.push_back(typed(table{}));  // no rows: one empty partition of the right columns
   }
   {
-    std::lock_guard lk(_metrics_mutex);
-    _last_read = _session->metrics().snapshot().since(before);
+    std::lock_guard lk(_last_read->mutex);
+    _last_read->metrics = _session->metrics().snapshot().since(before);
   }
   if (!streamed) apply_partition_hook(out, hook, pool);
   return out;
 }
 
 cq::metrics_snapshot cassandra_source::last_read_metrics() const {
-  std::lock_guard lk(_metrics_mutex);
-  return _last_read;
+  std::lock_guard lk(_last_read->mutex);
+  return _last_read->metrics;
 }
 
 std::string cassandra_source::read_statistics() const {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -16,6 +18,7 @@
 #include "tug/api/data_frame.hpp"
 #include "tug/io/cassandra/token.hpp"
 #include "tug/io/cassandra/types.hpp"
+#include "tug/io/cassandra_source.hpp"
 #include "lazy_server.hpp"
 
 using namespace tug;
@@ -197,6 +200,77 @@ TEST_F(CassandraRing, WritesGoToTheReplicasTheServerUses) {
     misses += r.host != rep[0] && r.host != rep[1];
   }
   EXPECT_GT(misses, 0);
+}
+
+TEST_F(CassandraRing, SplitCountExtrapolatesOneNodesSizeEstimatesToTheTable) {
+  // each node's system.size_estimates holds only the ranges it owns: the table's bytes come from the
+  // coordinator's rows divided by the fraction of the ring they cover (as the Spark connector does), not
+  // from that node's share alone
+  cq::session s(options());
+  create(s, "tug_ring1", 1, "est_t", "(p int, c int, v text, PRIMARY KEY (p, c))");
+  const int64_t n = 30000;
+  std::vector<int32_t> p(n), c(n);
+  std::vector<std::optional<std::string>> v(n);
+  uint64_t x = 88172645463325252ull;
+  for (int64_t i = 0; i < n; ++i) {
+    p[static_cast<size_t>(i)] = static_cast<int32_t>(i % 3000);
+    c[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    std::string text;  // 96 pseudo-random hex digits: compression keeps most of their bytes
+    for (int k = 0; k < 6; ++k) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      char b[17];
+      std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(x));
+      text += b;
+    }
+    v[static_cast<size_t>(i)] = text;
+  }
+  auto df = data_frame::from_columns({{"p", make_column<int32_t>(type_id::int32, p)},
+                                      {"c", make_column<int32_t>(type_id::int32, c)},
+                                      {"v", make_string_column(v)}});
+  cassandra_write_options w;
+  w.client = options();
+  w.consistency = "ONE";
+  ASSERT_EQ(sink_cassandra(df.lazy(), "tug_ring1", "est_t", w).rows_written, n);
+  for (int i = 1; i <= 3; ++i)
+    for (const char* args : {" nodetool flush tug_ring1 est_t", " nodetool refreshsizeestimates"})
+      ASSERT_EQ(std::system(("bash " TUG_SOURCE_DIR "/scripts/cassandra.sh ring-node " + ring_dir + " " +
+                             std::to_string(i) + args + " > /dev/null")
+                                .c_str()),
+                0)
+          << "node " << i << args;
+  // each node's own rows, read on that node alone
+  auto alone = [](int i) {
+    auto o = options();
+    o.contact_points = {node(i)};
+    o.discover_nodes = false;
+    o.topology_events = false;
+    return o;
+  };
+  std::vector<std::vector<io::size_estimate>> rows(4);
+  double total = 0;  // the table: the three nodes' own bytes together
+  for (int i = 1; i <= 3; ++i) {
+    cq::session one(alone(i));
+    auto r = one.query("SELECT range_start, range_end, mean_partition_size, partitions_count FROM "
+                       "system.size_estimates WHERE keyspace_name = 'tug_ring1' AND table_name = 'est_t'");
+    auto t = cq::decode_rows(r.rows, {type_id::string, type_id::string, type_id::int64, type_id::int64}, {}, "");
+    ASSERT_GT(t.num_rows(), 0) << "node " << i;
+    for (int64_t k = 0; k < t.num_rows(); ++k) {
+      rows[static_cast<size_t>(i)].push_back({std::string(t[0].string(k)), std::string(t[1].string(k)),
+                                              t[2].value<int64_t>(k), t[3].value<int64_t>(k)});
+      total += static_cast<double>(t[2].value<int64_t>(k)) * static_cast<double>(t[3].value<int64_t>(k));
+    }
+  }
+  ASSERT_GT(total, 2.0 * 1024 * 1024);
+  for (int i = 1; i <= 3; ++i) {
+    SCOPED_TRACE("node " + std::to_string(i));
+    const double est = io::estimated_table_bytes(rows[static_cast<size_t>(i)], "tug_ring1.est_t");
+    EXPECT_NEAR(est, total, 0.3 * total) << "a node's own bytes would be about a third";
+    io::cassandra_scan_options o;
+    o.client = alone(i);
+    o.split_size_mb = 1;
+    io::cassandra_source src("tug_ring1", "est_t", o);
+    EXPECT_EQ(src.split_count(), static_cast<int>(std::ceil(est / (1024.0 * 1024.0))));
+  }
 }
 
 TEST_F(CassandraRing, SplitsKnowTheirReplicas) {

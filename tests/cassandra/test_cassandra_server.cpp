@@ -3,6 +3,7 @@
 // run directly, the binary starts one itself and stops it at the end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <unistd.h>
@@ -350,6 +351,51 @@ TEST(CassandraServer, PushesKeyPredicatesIntoCql) {
       << ex;
   std::string sent = src.describe_read({"v"}, {col("p") == 2 & col("q") == lit("x")});
   EXPECT_EQ(sent, "CQL: SELECT \"v\" FROM \"tug_test\".\"push_t\" WHERE \"p\" = ? AND \"q\" = ? with p = 2, q = 'x'");
+}
+
+TEST(CassandraServer, PushedCqlIsWhatTheServerPrepared) {
+  // the statements a scan sends, as the node keeps them (system.prepared_statements: every statement
+  // prepared on it, with its text)
+  cq::session s(client());
+  create_table(s, "push_seen", "(p int, q text, c1 int, c2 int, v int, PRIMARY KEY ((p, q), c1, c2))");
+  s.query("INSERT INTO tug_test.push_seen (p, q, c1, c2, v) VALUES (2, 'x', 3, 4, 7)");
+  auto prepared_on_table = [&] {
+    auto r = s.query("SELECT query_string FROM system.prepared_statements");
+    auto t = cq::decode_rows(r.rows, {type_id::string}, {}, "");
+    std::set<std::string> out;
+    for (int64_t i = 0; i < t.num_rows(); ++i) {
+      std::string q(t[0].string(i));
+      if (q.find("\"push_seen\"") != std::string::npos) out.insert(q);
+    }
+    return out;
+  };
+  EXPECT_EQ(prepared_on_table().size(), 0u);  // the table is new: what follows is this test's
+  auto lf = scan_cassandra("tug_test", "push_seen", scan_options());
+  auto sum_of = [&](const expr& pred) {
+    auto t = lf.filter(pred).select({col("v").cast(type_id::int64).sum().alias("s")}).collect().to_table();
+    return t[0].value<int64_t>(0);
+  };
+  EXPECT_EQ(sum_of(col("p") == 2 & col("q") == lit("x") & col("c1") == 3 & col("c2") >= 2), 7);
+  EXPECT_EQ(sum_of(col("c1") < 4 & col("v") > 0), 7);
+  EXPECT_EQ(sum_of(col("p") == 2 | col("c2") == 4), 7);
+  const std::set<std::string> seen = prepared_on_table();
+  // the columns of the select and of the predicates (tug filters the rows again), the keys' predicates
+  // in the WHERE clause
+  const std::string from = " FROM \"tug_test\".\"push_seen\" WHERE ";
+  EXPECT_TRUE(seen.count("SELECT \"p\", \"q\", \"c1\", \"c2\", \"v\"" + from +
+                         "\"p\" = ? AND \"q\" = ? AND \"c1\" = ? AND \"c2\" >= ?"));
+  EXPECT_TRUE(seen.count("SELECT \"c1\", \"v\"" + from +
+                         "\"c1\" < ? AND token(\"p\", \"q\") > ? AND token(\"p\", \"q\") <= ? ALLOW FILTERING"));
+  // OR: nothing pushed, the token ranges only (the columns p, c2 and v selected)
+  const std::string ranges_only = "FROM \"tug_test\".\"push_seen\" WHERE token(\"p\", \"q\") > ? AND token(\"p\", \"q\") <= ?";
+  EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), [&](const std::string& q) {
+    return q.ends_with(ranges_only) && q.find("\"c2\"") != std::string::npos && q.find("\"c1\"") == std::string::npos;
+  })) << [&] {
+    std::string all;
+    for (auto& q : seen) all += q + "\n";
+    return all;
+  }();
+  for (auto& q : seen) EXPECT_EQ(q.find(" OR "), std::string::npos) << q;
 }
 
 namespace {
@@ -786,6 +832,202 @@ TEST(CassandraServer, SinkFailureSaysWhatWasWritten) {
     EXPECT_NE(m.find("Invalid"), std::string::npos) << m;
   }
   EXPECT_EQ(count_rows(s, "fail_t"), 10);
+  // several requests in flight fail: every failed partition key is named, with the rows they held
+  create_table(s, "fail_many", "(p int, c int, a ascii, PRIMARY KEY (p, c))");
+  std::vector<int32_t> mp, mc;
+  std::vector<std::optional<std::string>> ma;
+  for (int k = 0; k < 30; ++k)
+    for (int c2 = 0; c2 < 2; ++c2) {
+      mp.push_back(k);
+      mc.push_back(c2);
+      ma.push_back(k < 6 ? std::optional<std::string>("caf\xc3\xa9") : std::optional<std::string>("ok"));
+    }
+  auto many = data_frame::from_columns({{"p", make_column<int32_t>(type_id::int32, mp)},
+                                        {"c", make_column<int32_t>(type_id::int32, mc)},
+                                        {"a", make_string_column(ma)}});
+  o.max_in_flight = 6;  // the six bad keys' batches are all in flight before the first answer is awaited
+  try {
+    sink_cassandra(many.lazy(), "tug_test", "fail_many", o);
+    FAIL();
+  } catch (const io_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("wrote 0 rows, then the write of rows 0.. (2 rows of partition key p=0)"), std::string::npos) << m;
+    EXPECT_NE(m.find("12 rows of 6 partition keys failed in all: p=0, p=1, p=2, p=3, p=4, p=5"), std::string::npos)
+        << m;
+  }
+  EXPECT_EQ(count_rows(s, "fail_many"), 0);
+}
+
+TEST(CassandraServer, SinkWritesWithTtlWriteTimeAndIfNotExists) {
+  cq::session s(client());
+  create_table(s, "opts_t", "(p int, c int, v int, PRIMARY KEY (p, c))");
+  auto rows = [](int from, int n, int v) {
+    std::vector<int32_t> p, c, vs;
+    for (int i = from; i < from + n; ++i) {
+      p.push_back(i % 7);
+      c.push_back(i);
+      vs.push_back(v);
+    }
+    return data_frame::from_columns({{"p", make_column<int32_t>(type_id::int32, p)},
+                                     {"c", make_column<int32_t>(type_id::int32, c)},
+                                     {"v", make_column<int32_t>(type_id::int32, vs)}});
+  };
+  // TTL and write time reach every row: the server's TTL(v) and WRITETIME(v)
+  auto o = write_options();
+  o.ttl_seconds = 86400;
+  o.write_time_us = 1700000000000000;
+  EXPECT_EQ(sink_cassandra(rows(0, 40, 1).lazy(), "tug_test", "opts_t", o).rows_written, 40);
+  auto r = s.query("SELECT TTL(v), WRITETIME(v) FROM tug_test.opts_t");
+  auto t = cq::decode_rows(r.rows, {type_id::int32, type_id::int64}, {}, "");
+  ASSERT_EQ(t.num_rows(), 40);
+  for (int64_t i = 0; i < t.num_rows(); ++i) {
+    EXPECT_GT(t[0].value<int32_t>(i), 86400 - 600) << i;  // counts down from 86400
+    EXPECT_LE(t[0].value<int32_t>(i), 86400) << i;
+    EXPECT_EQ(t[1].value<int64_t>(i), 1700000000000000) << i;
+  }
+  // IF NOT EXISTS: rows 20..59 with v = 2; the 20 that exist keep v = 1, the 20 new ones get 2 (each row
+  // alone: a conditional batch of existing and new rows would apply none of them)
+  auto n = write_options();
+  n.if_not_exists = true;
+  auto res = sink_cassandra(rows(20, 40, 2).lazy(), "tug_test", "opts_t", n);
+  EXPECT_EQ(res.rows_written, 20);
+  EXPECT_EQ(res.rows_not_applied, 20);
+  EXPECT_EQ(res.batches, 0);
+  EXPECT_EQ(res.requests, 40);
+  auto sum = s.query("SELECT count(*), sum(v) FROM tug_test.opts_t");
+  auto st = cq::decode_rows(sum.rows, {type_id::int64, type_id::int32}, {}, "");
+  EXPECT_EQ(st[0].value<int64_t>(0), 60);
+  EXPECT_EQ(st[1].value<int32_t>(0), 40 * 1 + 20 * 2);
+  // Cassandra takes no timestamp on a conditional write: refused before anything is written
+  n.write_time_us = 1700000000000000;
+  try {
+    sink_cassandra(rows(100, 5, 9).lazy(), "tug_test", "opts_t", n);
+    FAIL();
+  } catch (const invalid_argument_error& e) {
+    EXPECT_NE(std::string(e.what()).find("if_not_exists with write_time_us 1700000000000000"), std::string::npos)
+        << e.what();
+  }
+  // a plain INSERT overwrites (without the write time above: a later timestamp)
+  EXPECT_EQ(sink_cassandra(rows(0, 10, 3).lazy(), "tug_test", "opts_t", write_options()).rows_written, 10);
+  sum = s.query("SELECT sum(v) FROM tug_test.opts_t");
+  EXPECT_EQ(cq::decode_rows(sum.rows, {type_id::int32}, {}, "")[0].value<int32_t>(0), 10 * 3 + 30 * 1 + 20 * 2);
+}
+
+TEST(CassandraServer, RankSharesSplitTheRingWithoutLossOrOverlap) {
+  // multi-rank execution (table_source::rank_share): each rank reads the parts of the splits in its
+  // 1/size of the ring; together the shares read every row once, each partition key in one share
+  cq::session s(client());
+  create_table(s, "share_t", "(k int, c int, v int, PRIMARY KEY (k, c))");
+  auto ins = s.prepare("INSERT INTO tug_test.share_t (k, c, v) VALUES (?, ?, ?)");
+  std::vector<cq::pending_request> reqs;
+  const int keys = 400, per_key = 3;
+  for (int k = 0; k < keys; ++k)
+    for (int c = 0; c < per_key; ++c) {
+      cq::byte_writer w;
+      for (int v : {k, c, k * 10 + c}) {
+        w.i32(4);
+        w.i32(v);
+      }
+      reqs.push_back(s.execute_async(ins, {3, w.out()}));
+      if (reqs.size() == 64) {
+        for (auto& r : reqs) r.get();
+        reqs.clear();
+      }
+    }
+  for (auto& r : reqs) r.get();
+  auto so = scan_options();
+  so.splits = 7;
+  auto src = std::make_shared<io::cassandra_source>("tug_test", "share_t", so);
+  EXPECT_THROW(src->rank_share(3, 3), internal_error);
+  for (int size : {1, 2, 3, 5}) {
+    SCOPED_TRACE("ranks " + std::to_string(size));
+    std::map<std::pair<int32_t, int32_t>, int> seen;  // (k, c) -> times read
+    std::map<int32_t, int> rank_of_key;
+    for (int rank = 0; rank < size; ++rank) {
+      auto share = src->rank_share(rank, size);
+      ASSERT_NE(share, nullptr);
+      lazy_frame lf(plan::scan(share));
+      auto t = lf.select({col("k"), col("c")}).collect().to_table();
+      const cq::token_range mine = cq::split_ring(size)[static_cast<size_t>(rank)];
+      for (int64_t i = 0; i < t.num_rows(); ++i) {
+        const int32_t k = t[0].value<int32_t>(i);
+        ++seen[{k, t[1].value<int32_t>(i)}];
+        auto [it, fresh] = rank_of_key.emplace(k, rank);
+        EXPECT_EQ(it->second, rank) << "key " << k << " in two shares";
+        cq::byte_writer kb;
+        kb.i32(k);
+        const int64_t token = cq::murmur3_token(kb.out());
+        EXPECT_TRUE(token > mine.start && token <= mine.end) << "key " << k << " token " << token;
+      }
+      // the whole source's figures (the query's statistics line) are those of the share's read
+      EXPECT_EQ(src->last_read_metrics().rows_received, t.num_rows());
+      // a count in the share alone reads its rows too
+      EXPECT_EQ(lf.select({col("k").count().alias("n")}).collect().to_table()[0].value<int64_t>(0), t.num_rows());
+    }
+    EXPECT_EQ(static_cast<int>(seen.size()), keys * per_key);
+    for (auto& [kc, times] : seen) EXPECT_EQ(times, 1) << kc.first << "," << kc.second;
+    if (size > 1) EXPECT_EQ(static_cast<int>(rank_of_key.size()), keys);
+  }
+  // a read by partition keys: the keys shared out in order, each read by one rank
+  std::vector<scalar> wanted;
+  for (int k = 0; k < 10; ++k) wanted.push_back(scalar(type_id::int64, int64_t{k * 7}));
+  int64_t rows = 0;
+  for (int rank = 0; rank < 3; ++rank) {
+    lazy_frame lf(plan::scan(src->rank_share(rank, 3)));
+    auto t = lf.filter(col("k").is_in(wanted)).select({col("k")}).collect().to_table();
+    rows += t.num_rows();
+    for (int64_t i = 0; i < t.num_rows(); ++i) {
+      const int64_t idx = t[0].value<int32_t>(i) / 7;  // keys [10 r / 3, 10 (r + 1) / 3)
+      EXPECT_GE(idx, 10 * rank / 3);
+      EXPECT_LT(idx, 10 * (rank + 1) / 3);
+    }
+  }
+  EXPECT_EQ(rows, 10 * per_key);
+}
+
+TEST(CassandraServer, UnavailableIsRetriedUnderThePolicyThenTyped) {
+  // a keyspace of three replicas on the one node: QUORUM needs two, so the node answers Unavailable; the
+  // policy sends the request again after each back-off (idempotent or not: the coordinator ran nothing)
+  // and, when the retries run out, the typed error names what the node said
+  cq::session setup(client());
+  setup.query("CREATE KEYSPACE IF NOT EXISTS tug_test_rf3 WITH replication = "
+              "{'class': 'SimpleStrategy', 'replication_factor': 3}");
+  setup.query("CREATE TABLE IF NOT EXISTS tug_test_rf3.t (p int PRIMARY KEY, v int)");
+  for (bool idempotent : {true, false}) {
+    SCOPED_TRACE(idempotent ? "idempotent" : "not idempotent");
+    auto o = client();
+    o.max_retries = 2;
+    o.retry_delay_ms = 20;
+    cq::session s(o);
+    auto ins = s.prepare("INSERT INTO tug_test_rf3.t (p, v) VALUES (?, ?)");
+    cq::byte_writer w;
+    w.i32(4);
+    w.i32(1);
+    w.i32(4);
+    w.i32(2);
+    cq::query_parameters q;
+    q.level = cq::consistency::quorum;
+    auto before = s.metrics().snapshot();
+    try {
+      s.execute_async(ins, {2, w.out()}, q, idempotent).get();
+      FAIL() << "a QUORUM write with one of three replicas alive succeeded";
+    } catch (const cq::unavailable_error& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find("Unavailable"), std::string::npos) << m;
+      EXPECT_NE(m.find("QUORUM: 2 replicas required, 1 alive"), std::string::npos) << m;
+      EXPECT_NE(m.find("INSERT INTO tug_test_rf3.t"), std::string::npos) << m;
+    }
+    auto d = s.metrics().snapshot().since(before);
+    EXPECT_EQ(d.requests, 3);  // the first try and two retries
+    EXPECT_EQ(d.retries, 2);
+    EXPECT_EQ(d.failures, 1);
+    // at ONE the same statement succeeds at once
+    q.level = cq::consistency::one;
+    before = s.metrics().snapshot();
+    s.execute_async(ins, {2, w.out()}, q, idempotent).get();
+    EXPECT_EQ(s.metrics().snapshot().since(before).retries, 0);
+  }
+  setup.query("DROP KEYSPACE tug_test_rf3");
 }
 
 TEST(CassandraServer, MetricsReachTheQueryStatistics) {

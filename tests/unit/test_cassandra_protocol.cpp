@@ -18,6 +18,7 @@
 #include "tug/io/cassandra/token.hpp"
 #include "tug/io/cassandra/topology.hpp"
 #include "tug/io/cassandra/types.hpp"
+#include "tug/io/cassandra_source.hpp"
 
 using namespace tug;
 using namespace tug::io::cassandra;
@@ -415,6 +416,46 @@ TEST(CassandraProtocol, ErrorCodesMapToTypedErrors) {
   check.template operator()<overloaded_error>(error_code::is_bootstrapping, "", true);
   check.template operator()<internal_server_error>(error_code::truncate_error, "", false);
   check.template operator()<timeout_error>(error_code::write_timeout, wt.out(), true);
+  byte_writer rt;  // Read_timeout: <cl><received><blockfor><data_present>
+  rt.u16(1);
+  rt.i32(0);
+  rt.i32(1);
+  rt.u8(0);
+  check.template operator()<timeout_error>(error_code::read_timeout, rt.out(), true);
+  byte_writer rf;  // Read_failure (v4): <cl><received><blockfor><numfailures><data_present>
+  rf.u16(1);
+  rf.i32(0);
+  rf.i32(1);
+  rf.i32(1);
+  rf.u8(0);
+  check.template operator()<failure_error>(error_code::read_failure, rf.out(), false);
+  byte_writer wf;  // Write_failure (v4): <cl><received><blockfor><numfailures><write_type>
+  wf.u16(6);
+  wf.i32(0);
+  wf.i32(2);
+  wf.i32(1);
+  wf.string("BATCH");
+  check.template operator()<failure_error>(error_code::write_failure, wf.out(), false);
+  byte_writer ff;  // Function_failure: <keyspace><function><arg_types>
+  ff.string("ks");
+  ff.string("f");
+  ff.u16(0);
+  check.template operator()<failure_error>(error_code::function_failure, ff.out(), false);
+  // the two codes Cassandra 4.0 added (ExceptionCode.java): CDC_write_failure with no details,
+  // CAS_write_unknown (v5) with <cl><received><blockfor>
+  check.template operator()<failure_error>(error_code::cdc_write_failure, "", false);
+  byte_writer cas;
+  cas.u16(8);  // SERIAL
+  cas.i32(1);
+  cas.i32(2);
+  check.template operator()<timeout_error>(error_code::cas_write_unknown, cas.out(), false);
+  try {
+    std::rethrow_exception(decode_error(body(error_code::cas_write_unknown, cas.out()), 0, host, "", 5));
+  } catch (const timeout_error& e) {
+    EXPECT_NE(std::string(e.what()).find("CAS_write_unknown: boom (consistency SERIAL: 1 of 2 replicas answered)"),
+              std::string::npos)
+        << e.what();
+  }
   check.template operator()<query_error>(error_code::syntax_error, "", false);
   check.template operator()<authentication_error>(error_code::unauthorized, "", false);
   check.template operator()<query_error>(error_code::invalid, "", false);
@@ -427,6 +468,36 @@ TEST(CassandraProtocol, ErrorCodesMapToTypedErrors) {
   } catch (const unavailable_error& e) {
     EXPECT_NE(std::string(e.what()).find("QUORUM: 3 replicas required, 1 alive"), std::string::npos) << e.what();
   }
+}
+
+TEST(CassandraProtocol, RetryPolicyKeepsWritesThatMayHaveBeenAppliedFromRunningTwice) {
+  const std::string host = "127.0.0.1:9042";
+  auto error_of = [&](error_code c) { return server_error(c, host, "x"); };
+  // the coordinator did not run the request: safe to send again, idempotent or not
+  for (auto c : {error_code::unavailable, error_code::overloaded, error_code::is_bootstrapping}) {
+    EXPECT_TRUE(error_of(c).retryable(true)) << to_string(c);
+    EXPECT_TRUE(error_of(c).retryable(false)) << to_string(c);
+  }
+  EXPECT_TRUE(error_of(error_code::read_timeout).retryable(false));  // reads change nothing
+  // a write that timed out may have been applied: again only when applying it twice gives the same
+  // result (a plain INSERT; not IF NOT EXISTS)
+  EXPECT_TRUE(error_of(error_code::write_timeout).retryable(true));
+  EXPECT_FALSE(error_of(error_code::write_timeout).retryable(false));
+  for (auto c : {error_code::cas_write_unknown, error_code::cdc_write_failure, error_code::write_failure,
+                 error_code::read_failure, error_code::invalid, error_code::server_error, error_code::unprepared,
+                 error_code::bad_credentials}) {
+    EXPECT_FALSE(error_of(c).retryable(true)) << to_string(c);
+  }
+  // back-off: retry_delay_ms doubled at every try, the doubling bounded
+  client_options o;
+  o.retry_delay_ms = 100;
+  EXPECT_EQ(retry_backoff(o, 0).count(), 100);
+  EXPECT_EQ(retry_backoff(o, 1).count(), 200);
+  EXPECT_EQ(retry_backoff(o, 3).count(), 800);
+  EXPECT_EQ(retry_backoff(o, 10).count(), 102400);
+  EXPECT_EQ(retry_backoff(o, 40).count(), 102400);
+  o.retry_delay_ms = 0;
+  EXPECT_EQ(retry_backoff(o, 5).count(), 0);
 }
 
 TEST(CassandraProtocol, Murmur3TokensOfCassandra) {
@@ -462,6 +533,71 @@ TEST(CassandraProtocol, RingSplitsCoverEveryToken) {
     }
   }
   EXPECT_THROW(split_ring(0), invalid_argument_error);
+}
+
+TEST(CassandraProtocol, RankSharesOfTheRingAndLocalReplicas) {
+  // intersect: the tokens both (start, end] ranges hold
+  auto x = intersect({-10, 10}, {0, 20});
+  ASSERT_TRUE(x);
+  EXPECT_EQ(x->start, 0);
+  EXPECT_EQ(x->end, 10);
+  EXPECT_FALSE(intersect({-10, 0}, {0, 20}));  // 0 is the first's end and not in the second
+  EXPECT_FALSE(intersect({5, 6}, {7, 9}));
+  x = intersect({std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}, {1, 2});
+  ASSERT_TRUE(x);
+  EXPECT_EQ(x->start, 1);
+  EXPECT_EQ(x->end, 2);
+  // a rank's share of a range: the parts of each rank's split_ring slice cover it once
+  for (int size : {1, 2, 3, 7}) {
+    auto shares = split_ring(size);
+    for (token_range r : {token_range{-5, 5}, token_range{std::numeric_limits<int64_t>::min(), 0},
+                          token_range{100, std::numeric_limits<int64_t>::max()}}) {
+      __int128 covered = 0;
+      int64_t last = r.start;
+      for (auto& s : shares)
+        if (auto part = intersect(r, s)) {
+          EXPECT_EQ(part->start, last);  // contiguous, in rank order
+          covered += static_cast<__int128>(part->end) - part->start;
+          last = part->end;
+        }
+      EXPECT_EQ(last, r.end);
+      EXPECT_TRUE(covered == static_cast<__int128>(r.end) - r.start);
+    }
+  }
+  // replicas on this machine first, else all of them
+  std::vector<std::string> replicas = {"10.0.0.7:9042", "127.0.0.1:9042", "[::1]:9042"};
+  EXPECT_EQ(io::local_replicas_first(replicas, {"127.0.0.1"}), std::vector<std::string>{"127.0.0.1:9042"});
+  EXPECT_EQ(io::local_replicas_first(replicas, {"::1", "10.0.0.7"}),
+            (std::vector<std::string>{"10.0.0.7:9042", "[::1]:9042"}));
+  EXPECT_EQ(io::local_replicas_first(replicas, {"192.168.1.1"}), replicas);
+  EXPECT_EQ(io::local_replicas_first({}, {"127.0.0.1"}), std::vector<std::string>{});
+  auto mine = io::local_addresses();
+  EXPECT_NE(std::find(mine.begin(), mine.end(), "127.0.0.1"), mine.end());
+}
+
+TEST(CassandraProtocol, TableBytesFromOneNodesSizeEstimates) {
+  using io::size_estimate;
+  const std::string lo = std::to_string(std::numeric_limits<int64_t>::min());
+  const std::string hi = std::to_string(std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(io::estimated_table_bytes({}, "ks.t"), 0);
+  // ranges covering the whole ring (a single node): the bytes as they are
+  EXPECT_DOUBLE_EQ(io::estimated_table_bytes({{lo, "0", 100, 10}, {"0", hi, 100, 30}}, "ks.t"), 4000);
+  EXPECT_DOUBLE_EQ(io::estimated_table_bytes({{"5", "5", 100, 10}}, "ks.t"), 1000);  // start == end: all
+  // a node that owns a quarter of the ring holds about a quarter of the table
+  const std::string q = std::to_string(std::numeric_limits<int64_t>::min() / 2);  // -2^62: (-2^63, -2^62]
+  EXPECT_NEAR(io::estimated_table_bytes({{lo, q, 50, 20}}, "ks.t"), 4000, 1e-6);
+  // a wrapping range, (2^62, -2^62]: half the ring
+  const std::string w = std::to_string(std::numeric_limits<int64_t>::max() / 2 + 1);
+  EXPECT_NEAR(io::estimated_table_bytes({{w, q, 10, 100}}, "ks.t"), 2000, 1e-6);
+  // nothing known (no partitions yet): 0, whatever the ranges
+  EXPECT_EQ(io::estimated_table_bytes({{lo, q, 0, 0}}, "ks.t"), 0);
+  try {
+    io::estimated_table_bytes({{"x1", "0", 1, 1}}, "ks.t");
+    FAIL();
+  } catch (const io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("ks.t"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'x1'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CassandraTopology, ReplicationStrategiesParse) {

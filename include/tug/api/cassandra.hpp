@@ -28,13 +28,18 @@ struct cassandra_write_options {
   int batch_max_bytes = 16 * 1024;
   int ttl_seconds = 0;             ///< > 0: USING TTL
   int64_t write_time_us = -1;      ///< >= 0: USING TIMESTAMP (microseconds since the epoch)
-  bool if_not_exists = false;      ///< INSERT ... IF NOT EXISTS (lightweight transactions; never retried)
+  /// INSERT ... IF NOT EXISTS (lightweight transactions): one row per request (never batched), a
+  /// Write_timeout never retried; rows whose key exists count in rows_not_applied. Not with
+  /// write_time_us (Cassandra refuses it: invalid_argument_error).
+  bool if_not_exists = false;
   double max_rows_per_second = 0;  ///< > 0: a throughput cap
 };
 
 /// What a sink did.
 struct cassandra_write_result {
   int64_t rows_written = 0;
+  /// if_not_exists: rows the server did not apply because their primary key existed (left as they were).
+  int64_t rows_not_applied = 0;
   int64_t requests = 0;  ///< single-row EXECUTEs and BATCHes
   int64_t batches = 0;
   int64_t retries = 0;

@@ -83,27 +83,66 @@ class cassandra_source final : public table_source {
   /// The statement read() sends for these columns and predicates.
   cassandra_read_plan plan_read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                 int64_t limit = -1) const;
-  /// The number of splits asked for: `splits`, else from system.size_estimates and split_size_mb.
+  /// The number of splits asked for: `splits`, else the table's bytes (estimated_table_bytes of the
+  /// coordinator's system.size_estimates) over split_size_mb, else splits_when_unknown.
   int split_count() const;
   /// The splits read() reads (cassandra::plan_splits over the session's ring and the keyspace's
   /// replication): about split_count(), at least one per set of replicas, ordered by their first token.
   std::vector<cassandra_split> splits() const;
   cassandra::session& session() const { return *_session; }
-  /// What the last read() did: requests, retries, failures, rows and bytes read, requests in flight at
-  /// most, latency.
+  /// What the last read() did (of this source or of one of its rank shares): requests, retries,
+  /// failures, rows and bytes read, requests in flight at most, latency.
   cassandra::metrics_snapshot last_read_metrics() const;
   /// "CASSANDRA SCAN ks.t: " and last_read_metrics().
   std::string read_statistics() const override;
+  /// Multi-rank execution: rank `rank`'s share of the rows (of `size` ranks), on the same session. A read
+  /// by token ranges keeps the parts of its splits' ranges that lie in the rank's 1/size of the ring
+  /// (cassandra::split_ring(size)[rank]): every token, so every Cassandra partition, is in exactly one
+  /// share whatever splits each rank plans, and the shares follow in token order, as one rank reads
+  /// them. Each split of a share is read from a replica on this machine where it has one
+  /// (`local_replicas_first`): a rank co-located with a node reads its share's ranges that node holds
+  /// from it. A read by partition keys keeps keys [n rank / size, n (rank + 1) / size) of its n keys.
+  /// @throws internal_error for a rank outside [0, size).
+  std::shared_ptr<const table_source> rank_share(int rank, int size) const override;
 
  private:
+  cassandra_source(const cassandra_source& whole, int rank, int size);
   std::string _keyspace, _table;
   cassandra_scan_options _options;
   std::shared_ptr<cassandra::session> _session;
   std::vector<cassandra_column> _columns;  // those in the schema, in its order
   std::vector<cassandra_column> _partition_key, _clustering;
   tug::schema _schema;
-  mutable std::mutex _metrics_mutex;
-  mutable cassandra::metrics_snapshot _last_read;
+  int _share_rank = 0, _share_size = 1;     // rank_share: this rank's share of size; 1: all rows
+  std::vector<std::string> _local_addresses;  // rank_share: this machine's addresses
+  struct last_read {
+    std::mutex mutex;
+    cassandra::metrics_snapshot metrics;
+  };
+  // the last read's figures; shared with the rank shares, so the whole source (whose statistics the
+  // query asks for) reports the read of this rank's share
+  std::shared_ptr<last_read> _last_read = std::make_shared<last_read>();
 };
+
+/// One row of a node's system.size_estimates: a token range (start, end] it owns (text, as the table
+/// keeps tokens) and the table's partitions in it.
+struct size_estimate {
+  std::string range_start, range_end;
+  int64_t mean_partition_size = 0, partitions_count = 0;
+};
+
+/// The bytes of a whole table from one node's system.size_estimates rows: their partitions times mean
+/// size, divided by the fraction of the ring their ranges cover, since each node records only the ranges
+/// it owns (as the Spark connector's DataSizeEstimates); 0 when the rows know nothing. A range whose
+/// start equals its end is the whole ring. @throws io_error naming `table` for a token that is no number.
+double estimated_table_bytes(const std::vector<size_estimate>& rows, const std::string& table);
+
+/// The replicas ("address:port") whose address is one of `local` (addresses of this machine), or all of
+/// `replicas` when none is.
+std::vector<std::string> local_replicas_first(const std::vector<std::string>& replicas,
+                                              const std::vector<std::string>& local);
+
+/// The IPv4 and IPv6 addresses of this machine's network interfaces, as text (getifaddrs).
+std::vector<std::string> local_addresses();
 
 }  // namespace tug::io

@@ -1003,7 +1003,7 @@ std::shared_ptr<const prepared_statement> session::prepare(const std::string& cq
       last = std::current_exception();
     }
     ++_metrics.retries;
-    std::this_thread::sleep_for(std::chrono::milliseconds(_options.retry_delay_ms << std::min(attempt, 10)));
+    std::this_thread::sleep_for(retry_backoff(_options, attempt));
   }
   std::rethrow_exception(last);
 }
@@ -1141,11 +1141,11 @@ result pending_request::get() {
       }
       _session->reprepare(*_conn, id);
     } catch (const server_error& e) {
-      if (!e.retryable() || attempt >= o.max_retries) {
+      if (!e.retryable(_idempotent) || attempt >= o.max_retries) {
         ++_session->_metrics.failures;
         throw;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(o.retry_delay_ms << std::min(attempt, 10)));
+      std::this_thread::sleep_for(retry_backoff(o, attempt));
     } catch (const tls_error&) {
       ++_session->_metrics.failures;  // the same answer every time
       throw;
@@ -1154,7 +1154,7 @@ result pending_request::get() {
         ++_session->_metrics.failures;
         throw;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(o.retry_delay_ms << std::min(attempt, 10)));
+      std::this_thread::sleep_for(retry_backoff(o, attempt));
     }
     ++_session->_metrics.retries;
     send();

@@ -579,6 +579,8 @@ std::string to_string(error_code c) {
     case error_code::read_failure: return "Read_failure";
     case error_code::function_failure: return "Function_failure";
     case error_code::write_failure: return "Write_failure";
+    case error_code::cdc_write_failure: return "CDC_write_failure";
+    case error_code::cas_write_unknown: return "CAS_write_unknown";
     case error_code::syntax_error: return "Syntax_error";
     case error_code::unauthorized: return "Unauthorized";
     case error_code::invalid: return "Invalid";
@@ -591,13 +593,13 @@ std::string to_string(error_code c) {
   return b;
 }
 
-bool server_error::retryable() const {
+bool server_error::retryable(bool idempotent) const {
   switch (_code) {
     case error_code::unavailable:
     case error_code::overloaded:
     case error_code::is_bootstrapping:
-    case error_code::read_timeout:
-    case error_code::write_timeout: return true;
+    case error_code::read_timeout: return true;
+    case error_code::write_timeout: return idempotent;
     default: return false;
   }
 }
@@ -621,7 +623,8 @@ std::exception_ptr decode_error(std::string_view body, uint8_t flags, const std:
       case error_code::write_timeout:
       case error_code::read_timeout:
       case error_code::read_failure:
-      case error_code::write_failure: {
+      case error_code::write_failure:
+      case error_code::cas_write_unknown: {
         auto cl = static_cast<consistency>(r.u16());
         int32_t received = r.i32(), blockfor = r.i32();
         detail = " (consistency " + to_string(cl) + ": " + std::to_string(received) + " of " +
@@ -654,10 +657,12 @@ std::exception_ptr decode_error(std::string_view body, uint8_t flags, const std:
       case error_code::overloaded:
       case error_code::is_bootstrapping: return std::make_exception_ptr(overloaded_error(code, host, msg));
       case error_code::read_timeout:
-      case error_code::write_timeout: return std::make_exception_ptr(timeout_error(code, host, msg));
+      case error_code::write_timeout:
+      case error_code::cas_write_unknown: return std::make_exception_ptr(timeout_error(code, host, msg));
       case error_code::read_failure:
       case error_code::write_failure:
-      case error_code::function_failure: return std::make_exception_ptr(failure_error(code, host, msg));
+      case error_code::function_failure:
+      case error_code::cdc_write_failure: return std::make_exception_ptr(failure_error(code, host, msg));
       case error_code::syntax_error:
       case error_code::invalid:
       case error_code::config_error:

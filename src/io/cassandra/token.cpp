@@ -1,5 +1,6 @@
 #include "tug/io/cassandra/token.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "core/hash.hpp"
@@ -110,6 +111,12 @@ std::vector<token_range> split_ring(int n) {
     start = end;
   }
   return out;
+}
+
+std::optional<token_range> intersect(const token_range& a, const token_range& b) {
+  const int64_t start = std::max(a.start, b.start), end = std::min(a.end, b.end);
+  if (start >= end) return std::nullopt;
+  return token_range{start, end};
 }
 
 }  // namespace tug::io::cassandra

@@ -2,8 +2,12 @@
 the one tests/cassandra uses (scripts/cassandra.sh in TUG_BUILD_DIR/cassandra-test), started here when it is not
 running and stopped at the end when this module started it. Round trips of every size against the frame
 written, pushed-down filters against Polars, and the documented errors."""
+import json
 import os
+import re
+import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -90,6 +94,54 @@ def test_an_empty_query_writes_nothing(server):
     empty = tug.from_polars(frame(4).select("k", "c")).lazy().filter(tug.col("k") > 100)
     assert empty.sink_cassandra(KS, "empty_t", consistency="ONE", **server)["rows_written"] == 0
     assert tug.scan_cassandra(KS, "empty_t", **server).collect().height == 0
+
+
+def test_if_not_exists_counts_the_rows_not_applied(server):
+    fresh_table(server, "ine_t", "(k int, c bigint, PRIMARY KEY (k, c))")
+    first = tug.from_polars(frame(20).select("k", "c")).lazy()
+    assert first.sink_cassandra(KS, "ine_t", consistency="ONE", **server)["rows_written"] == 20
+    # rows 10..29: 10 exist (left as they were), 10 are new; each row alone, none lost to a batch
+    again = tug.from_polars(frame(30).select("k", "c").slice(10)).lazy()
+    r = again.sink_cassandra(KS, "ine_t", consistency="ONE", if_not_exists=True, **server)
+    assert (r["rows_written"], r["rows_not_applied"], r["batches"]) == (10, 10, 0), r
+    assert tug.scan_cassandra(KS, "ine_t", **server).collect().height == 30
+
+
+# every rank runs the same queries (a query on one rank alone waits for the others): to_polars, not a query
+RANK_SCRIPT = """
+import json, os, sys
+import tug
+opts = json.loads(sys.argv[1])
+df, st = tug.scan_cassandra(opts.pop("ks"), "ranks_t", splits=5, **opts).select("k", "c").profile()
+print("RESULT " + json.dumps({"rank": int(os.environ["OMPI_COMM_WORLD_RANK"]), "height": df.height,
+                              "keys": sorted(set(df.to_polars()["k"].to_list())) if df.height else [],
+                              "stats": [l for l in str(st).splitlines() if "CASSANDRA SCAN" in l]}), flush=True)
+"""
+
+
+def test_scan_on_three_ranks_reads_a_share_each(server):
+    # mpirun -np 3: each rank reads its third of the ring (cassandra_source::rank_share), rank 0 gets all rows
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        pytest.skip("mpirun is missing (scripts/setup.sh installs openmpi-bin)")
+    fresh_table(server, "ranks_t", "(k int, c bigint, PRIMARY KEY (k, c))")
+    want = pl.DataFrame({"k": pl.Series([i % 101 for i in range(3030)], dtype=pl.Int32),
+                         "c": pl.Series(list(range(3030)), dtype=pl.Int64)})
+    tug.from_polars(want).lazy().sink_cassandra(KS, "ranks_t", consistency="ONE", **server)
+    pkg = Path(tug.__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(pkg), os.environ.get("PYTHONPATH")) if p))
+    args = [mpirun, "--oversubscribe", "-np", "3"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    p = subprocess.run(args + [sys.executable, "-c", RANK_SCRIPT, json.dumps(dict(server, ks=KS))],
+                       capture_output=True, text=True, timeout=240, env=env, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr[-3000:]
+    ranks = sorted((json.loads(l[len("RESULT "):]) for l in p.stdout.splitlines() if l.startswith("RESULT ")),
+                   key=lambda r: r["rank"])
+    assert [r["rank"] for r in ranks] == [0, 1, 2], p.stdout
+    assert [r["height"] for r in ranks] == [3030, 0, 0]
+    assert ranks[0]["keys"] == list(range(101))
+    # each rank's statistics line: the rows of its own share, together every row once
+    read = [int(re.search(r"rows (\d+), pages", r["stats"][0]).group(1)) for r in ranks]
+    assert sum(read) == 3030 and all(0 < n < 3030 for n in read), ranks
 
 
 def test_errors_name_their_cause(server):

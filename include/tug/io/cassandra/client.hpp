@@ -5,6 +5,7 @@
 /// succeed later, and timeouts on connect and on every request, so a dead server gives an error, never
 /// a hang. TLS through OpenSSL; the ring from system.local / system.peers_v2 and token-aware routing of
 /// prepared statements to replicas; schema agreement; metrics (docs/cassandra.md).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -52,8 +53,10 @@ struct client_options {
   int request_timeout_ms = 12000;  ///< from sending a request to its answer
   int connections_per_host = 2;
   int max_requests_per_connection = 1024;  ///< stream ids in use at once on one connection
-  /// Tries after the first of a request that failed with a timeout, Unavailable or Overloaded (and of an
-  /// idempotent one whose connection broke), with exponential back-off from `retry_delay_ms`.
+  /// Tries after the first of a request that the retry policy allows to send again
+  /// (`server_error::retryable`: Unavailable, Overloaded, Is_bootstrapping, Read_timeout, and
+  /// Write_timeout of an idempotent request; and an idempotent one whose connection broke), each after
+  /// the back-off `retry_backoff`: `retry_delay_ms`, doubled at every try.
   int max_retries = 3;
   int retry_delay_ms = 100;
   /// Also connect to the nodes that system.peers_v2 (or system.peers) lists, not only the contact points.
@@ -80,6 +83,12 @@ struct client_options {
   std::string compression;
   tls_options tls;
 };
+
+/// The retry policy's back-off before retry `attempt` (0: the first): retry_delay_ms * 2^attempt, the
+/// exponent at most 10.
+inline std::chrono::milliseconds retry_backoff(const client_options& o, int attempt) {
+  return std::chrono::milliseconds(static_cast<int64_t>(o.retry_delay_ms) << std::min(std::max(attempt, 0), 10));
+}
 
 class tls_context;
 class tls_stream;

@@ -23,6 +23,8 @@ enum class error_code : int32_t {
   read_failure = 0x1300,
   function_failure = 0x1400,
   write_failure = 0x1500,
+  cdc_write_failure = 0x1600,  ///< Cassandra 4.0 and later: a write to a CDC table with the CDC space full
+  cas_write_unknown = 0x1700,  ///< protocol v5: a contended IF (CAS) write whose outcome is unknown
   syntax_error = 0x2000,
   unauthorized = 0x2100,
   invalid = 0x2200,
@@ -41,8 +43,11 @@ class server_error : public io_error {
       : io_error(message), _code(code), _host(std::move(host)) {}
   error_code code() const { return _code; }
   const std::string& host() const { return _host; }
-  /// Whether trying again later may succeed (timeouts, unavailable, overloaded, bootstrapping).
-  bool retryable() const;
+  /// The retry policy (docs/cassandra.md, "Retries"): whether sending the request again may succeed and
+  /// is safe. Unavailable, Overloaded and Is_bootstrapping (the coordinator did not run the request) and
+  /// Read_timeout: always; Write_timeout: only for an `idempotent` request (a write that may have been
+  /// applied must give the same result when applied again); anything else, CAS_write_unknown included: never.
+  bool retryable(bool idempotent = true) const;
 
  private:
   error_code _code;
@@ -64,12 +69,13 @@ class overloaded_error : public server_error {
  public:
   using server_error::server_error;
 };
-/// Read_timeout and Write_timeout: the replicas did not answer the coordinator in time.
+/// Read_timeout, Write_timeout and CAS_write_unknown: the replicas did not answer the coordinator in time
+/// (a write's outcome is unknown).
 class timeout_error : public server_error {
  public:
   using server_error::server_error;
 };
-/// Read_failure, Write_failure and Function_failure: replicas failed the request.
+/// Read_failure, Write_failure, Function_failure and CDC_write_failure: replicas failed the request.
 class failure_error : public server_error {
  public:
   using server_error::server_error;

@@ -1,6 +1,7 @@
 #pragma once
 /// Tokens of Cassandra's Murmur3Partitioner and splits of its ring.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,5 +24,8 @@ struct token_range {
 /// The whole ring (min token excluded, as no key hashes to it) cut into `n` (>= 1) contiguous ranges of
 /// nearly equal width, in token order.
 std::vector<token_range> split_ring(int n);
+
+/// The tokens that both ranges hold; nullopt when none.
+std::optional<token_range> intersect(const token_range& a, const token_range& b);
 
 }  // namespace tug::io::cassandra
