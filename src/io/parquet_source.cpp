@@ -569,9 +569,23 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
             ? m
             : static_cast<int64_t>(static_cast<double>(m) * static_cast<double>(t.rows) / static_cast<double>(rows));
   }
-  const auto plan = plan_partitions(measure, bounded    ? bound
-                                             : by_bytes ? options.target_partition_size
-                                                        : options.target_partition_rows);
+  int64_t target = bounded ? bound : by_bytes ? options.target_partition_size : options.target_partition_rows;
+  if (!device_mr) {
+    // The CPU engine: fewer partitions than threads would leave threads idle in the operators after
+    // the scan (a table of two row groups was one partition); the target shrinks to an even share per
+    // thread, not below 16384 rows' worth. The GPU engine keeps large partitions (each fills the device).
+    int64_t total = 0, rows_read = 0;
+    for (size_t k = 0; k < tasks.size(); ++k) {
+      total += measure[k];
+      rows_read += tasks[k].rows;
+    }
+    if (rows_read > 0) {
+      const int64_t threads = std::max(1, pool.size());
+      const auto floor = static_cast<int64_t>(static_cast<double>(total) * 16384.0 / static_cast<double>(rows_read));
+      target = std::min(target, std::max(floor, (total + threads - 1) / threads));
+    }
+  }
+  const auto plan = plan_partitions(measure, target);
   std::vector<size_t> first_out(plan.size() + 1, 0);
   for (size_t i = 0; i < plan.size(); ++i)
     first_out[i + 1] = first_out[i] + static_cast<size_t>(plan[i].pieces);
@@ -609,10 +623,11 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
     if (p.count == 1) {
       const table t = get(p.first);
       const int64_t n = t.num_rows();
-      for (int64_t j = 0; j < p.pieces; ++j) {
+      // the pieces' consumers (the hook) run as tasks of their own, not one after another here
+      pool.parallel_for(p.pieces, [&](int64_t j) {
         const int64_t lo = n * j / p.pieces, hi = n * (j + 1) / p.pieces;
         emit(o + static_cast<size_t>(j), p.pieces == 1 ? t : t.slice(lo, hi - lo));
-      }
+      });
       return;
     }
     std::vector<table> parts;

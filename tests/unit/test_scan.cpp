@@ -214,6 +214,26 @@ TEST(ScanParquet, LargeRowGroupIsSplitIntoRowRanges) {
   EXPECT_EQ(src.counters().row_groups_read.load(), 3);  // each read decodes the row group once
 }
 
+TEST(ScanParquet, FewRowGroupsGiveEveryThreadAPartition) {
+  // two row groups of 40000 rows under the default target (1 Mi rows): coalesced into one partition
+  // before, which left all but one thread idle in the operators after the scan; now an even share per
+  // thread (4 threads: 20000 rows), not below 16384 rows' worth
+  temp_dir d;
+  data_frame df = sample(80000);
+  io::parquet::write_options w;
+  w.row_group_rows = 40000;
+  io::parquet::write_parquet(d / "a.parquet", df.schema(), df.partitions(), w);
+  io::parquet_source src(d / "a.parquet");
+  const data_frame want = df.lazy().select({col("k"), col("s")}).collect();
+  engine_options o;
+  for (const auto& [threads, partitions] : std::vector<std::pair<int, size_t>>{{4, 4}, {2, 2}, {8, 4}, {1, 1}}) {
+    thread_pool pool(threads);
+    auto parts = src.read({"k", "s"}, {}, o, pool, default_host_resource());
+    EXPECT_EQ(parts.size(), partitions) << threads << " threads";  // 8 threads: 16384-row floor, 4 pieces
+    expect_frames_equal(data_frame(want.schema(), parts), want);
+  }
+}
+
 TEST(ScanParquet, PlanPartitions) {
   using io::plan_partitions;
   auto shape = [](const std::vector<io::partition_plan>& p) {
