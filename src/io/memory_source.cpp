@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "row_ids.hpp"
+#include "runtime/partition_share.hpp"
 #include "tug/memory/device.hpp"
 
 namespace tug {
@@ -154,9 +155,7 @@ std::vector<table> memory_source::read(const std::vector<std::string>& columns, 
   // (but not slivers: at least 16k rows each unless the target itself is smaller)
   int64_t rows = total_rows(_partitions);
   if (limit >= 0) rows = std::min(rows, limit);
-  int64_t threads = pool.size();
-  int64_t per_thread = std::max<int64_t>(16384, (rows + threads - 1) / threads);
-  int64_t target = std::max<int64_t>(1, std::min(options.target_partition_rows, per_thread));
+  const int64_t target = share_per_thread(options.target_partition_rows, rows, pool.size(), min_rows_per_thread_share);
   int64_t left = rows;  // rows still wanted (slices are free, so exactly the first `limit`)
   for (auto& p : _partitions) {
     if (left == 0 && limit >= 0) break;

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "row_ids.hpp"
+#include "runtime/partition_share.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
 #include "tug/expr/resolve.hpp"
 #include "tug/memory/device.hpp"
@@ -579,11 +580,10 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
       total += measure[k];
       rows_read += tasks[k].rows;
     }
-    if (rows_read > 0) {
-      const int64_t threads = std::max(1, pool.size());
-      const auto floor = static_cast<int64_t>(static_cast<double>(total) * 16384.0 / static_cast<double>(rows_read));
-      target = std::min(target, std::max(floor, (total + threads - 1) / threads));
-    }
+    if (rows_read > 0)
+      target = share_per_thread(target, total, pool.size(),
+                                static_cast<int64_t>(static_cast<double>(total) * min_rows_per_thread_share /
+                                                     static_cast<double>(rows_read)));
   }
   const auto plan = plan_partitions(measure, target);
   std::vector<size_t> first_out(plan.size() + 1, 0);

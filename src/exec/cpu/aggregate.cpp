@@ -6,6 +6,7 @@
 
 #include "agg_kernels.hpp"
 #include "exec/buckets.hpp"
+#include "runtime/partition_share.hpp"
 #include "tug/runtime/query_control.hpp"
 #include "tug/exec/cpu/require.hpp"
 #ifdef TUG_WITH_CUDA
@@ -70,9 +71,11 @@ table assemble(exec_context& ctx, const grouping& g, size_t num_aggs,
   return table(std::move(cols));
 }
 
-// Splits a result into partitions of about `target_partition_rows` rows.
-std::vector<table> split(const table& t, const engine_options& opts) {
-  int64_t target = std::max<int64_t>(1, opts.target_partition_rows);
+// Splits a result into partitions of about `target_partition_rows` rows, or fewer so that every thread
+// has one for the work after it (a filter or projection fused into the aggregate runs on each).
+std::vector<table> split(const table& t, const exec_context& ctx) {
+  const int64_t target = share_per_thread(ctx.options.target_partition_rows, t.num_rows(), ctx.pool.size(),
+                                          min_rows_per_thread_share);
   if (t.num_rows() <= target) return {t};
   std::vector<table> out;
   for (int64_t off = 0; off < t.num_rows(); off += target) out.push_back(t.slice(off, std::min(target, t.num_rows() - off)));
@@ -212,7 +215,7 @@ class final_aggregate_op final : public blocking_aggregate {
       std::vector<column> states(first, first + static_cast<std::ptrdiff_t>(cpu::state_types(s).size()));
       return std::vector<column>{cpu::merge_states(s, states, g.map(), ctx.mr)};
     });
-    return split(out, ctx.options);
+    return split(out, ctx);
   }
 
  private:
@@ -241,7 +244,7 @@ class single_aggregate_op final : public blocking_aggregate {
     table out = assemble(ctx, g, _aggs.size(), [&](size_t i) {
       return std::vector<column>{cpu::aggregate_groups(_aggs[i], agg_input(_aggs[i], all), g.map(), ctx.mr)};
     });
-    return split(out, ctx.options);
+    return split(out, ctx);
   }
 
  private:
