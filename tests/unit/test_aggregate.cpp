@@ -298,3 +298,24 @@ TEST(Aggregate, FewGroupsWithoutNulls) {
     }
   }
 }
+
+TEST(Aggregate, OutputGivesEveryThreadAPartition) {
+  // 100000 groups on 4 threads: the output is cut into 4 partitions of 25000 (one before: the target is
+  // 1 Mi rows), so the work after the aggregate runs on every thread; both phases and one phase (n_unique)
+  std::vector<std::optional<int64_t>> k(200000), v(200000);
+  for (int64_t i = 0; i < 200000; ++i) {
+    k[static_cast<size_t>(i)] = i % 100000;
+    v[static_cast<size_t>(i)] = i;
+  }
+  auto lf = data_frame::from_columns({{"k", i64(k)}, {"v", i64(v)}}).lazy();
+  engine_options o = cpu_engine();
+  o.num_threads = 4;
+  for (const auto& agg : {col("v").sum().alias("a"), col("v").n_unique().alias("a")}) {
+    data_frame got = lf.group_by({"k"}).agg({agg}).filter(col("a") > lit(int64_t{0})).collect(o);
+    EXPECT_EQ(got.num_rows(), 100000);
+    EXPECT_EQ(got.partitions().size(), 4u);
+    o.num_threads = 1;  // one thread: one partition
+    EXPECT_EQ(lf.group_by({"k"}).agg({agg}).collect(o).partitions().size(), 1u);
+    o.num_threads = 4;
+  }
+}
