@@ -97,6 +97,27 @@ def test_pandas_both_ways():
     assert out["s"].tolist()[0] == "x"
 
 
+def test_dataframe_constructor_takes_dicts_arrow_polars_and_pandas():
+    import numpy as np
+
+    want = {"a": [1, 2, None], "s": ["x", None, "z"]}
+    assert tug.DataFrame(want).to_dict() == want
+    assert tug.DataFrame(want, schema={"a": tug.Int8, "s": tug.String}).schema == {"a": tug.Int8, "s": tug.String}
+    t = pa.table({"a": pa.array([1, 2, None], pa.int64()), "s": ["x", None, "z"]})
+    df = tug.DataFrame(t)  # no copy of the fixed-width values
+    assert df.to_dict() == want and df._buffer_addresses()["a"][0] == values_address(t.column("a").chunks[0])
+    p = pl.DataFrame(want)
+    df = tug.DataFrame(p)
+    assert df.to_dict() == want
+    assert df._buffer_addresses()["a"][0] == values_address(p.to_arrow().column("a").chunks[0])
+    pdf = pd.DataFrame({"a": np.arange(3, dtype=np.int64), "f": [0.5, 1.5, 2.5]})
+    df = tug.DataFrame(pdf)  # pandas' __arrow_c_stream__
+    assert df.to_dict() == {"a": [0, 1, 2], "f": [0.5, 1.5, 2.5]}
+    assert df._buffer_addresses()["a"][0] == pdf["a"].to_numpy(copy=False).__array_interface__["data"][0]
+    with pytest.raises(tug.InvalidArgumentError, match="schema="):
+        tug.DataFrame(t, schema={"a": tug.Int64})
+
+
 def numpy_address(series: pd.Series) -> int:
     """Address of value 0 of a numpy-backed pandas Series (no copy made to get it)."""
     return series.to_numpy(copy=False).__array_interface__["data"][0]
