@@ -20,7 +20,7 @@ from pathlib import Path
 
 import polars as pl
 
-from diff_tables import EPOCH_DATE, EPOCH_TS, days_of, ticks_of  # noqa: E402
+from diff_tables import EPOCH_DATE, EPOCH_TS, days_of, ticks_of
 
 SIMPLE = {"bool": "Boolean", "i8": "Int8", "i16": "Int16", "i32": "Int32", "i64": "Int64", "u8": "UInt8",
           "u16": "UInt16", "u32": "UInt32", "u64": "UInt64", "f32": "Float32", "f64": "Float64", "date": "Date",
@@ -80,10 +80,8 @@ def tug_frame(t):
     import pyarrow as pa
     from diff_harness import arrow_column
 
-    tug = import_tug()
-
-    return tug.from_arrow(pa.Table.from_arrays([arrow_column(f["type"], col) for f, col in zip(t["schema"], t["columns"])],
-                                               names=[f["name"] for f in t["schema"]]))
+    arrays = [arrow_column(f["type"], col) for f, col in zip(t["schema"], t["columns"])]
+    return import_tug().from_arrow(pa.Table.from_arrays(arrays, names=[f["name"] for f in t["schema"]]))
 
 
 BIN = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
