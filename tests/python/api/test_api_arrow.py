@@ -143,6 +143,12 @@ def test_zero_copy_pandas_both_ways(n):
     assert out["x"].tolist() == [3 * i for i in range(n)]
     s = res["x"].to_pandas()  # a Series too
     assert numpy_address(s) == raddr["x"][0] and s.name == "x"
+    # shared columns are read-only: a write through pandas never reaches tug's memory; a copy is writable
+    with pytest.raises(ValueError, match="read-only"):
+        out.loc[0, "x"] = -5
+    writable = res.to_pandas(split_blocks=False)
+    writable.loc[0, "x"] = -5
+    assert writable["x"].tolist()[0] == -5 and res["x"].to_list()[0] == 0
     # with nulls numpy needs another layout (NaN or objects): pandas' Arrow-backed columns share it all
     t = tug.from_arrow(pa.table({"v": pa.array([None if i % 3 == 0 else i for i in range(n)], pa.int64())}))
     arrow_backed = t.to_pandas(types_mapper=pd.ArrowDtype)
