@@ -75,6 +75,20 @@ def test_arithmetic(n):
 
 
 @pytest.mark.parametrize("n", [0, 1, 33, 1024])
+def test_power_and_xor(n):
+    # integer powers are int64 in tug and wrap in Polars' narrower type (docs/types.md): small bases here
+    run_both(lambda m, lf: lf.select(
+        (m.col("f64") ** 2).alias("sq"),
+        (m.col("k") ** 3).alias("int_pow"),
+        (m.col("f32") ** m.lit(0.5)).alias("root"),
+        (2.0 ** m.col("i8")).alias("rpow"),
+        m.col("f64").pow(m.col("u8")).alias("pow_col"),
+        (m.col("b") ^ m.col("i64").is_null()).alias("xor"),
+        (m.col("b") ^ True).alias("xor_lit"),
+    ), all_types(n))
+
+
+@pytest.mark.parametrize("n", [0, 1, 33, 1024])
 def test_null_handling_and_membership(n):
     run_both(lambda m, lf: lf.select(
         m.col("i64").fill_null(0).alias("fill"),
