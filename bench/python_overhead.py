@@ -11,7 +11,8 @@ Each query's plan runs both ways, interleaved run by run:
   query, run in the same loop: one process per run, its warm run's time as it reports it (scan, plan and
   execute, no process start). It runs tug's C++ plans of the queries (bench/pdsh/q*.cpp), written to
   match the Polars forms but not built from them: the ratio to it includes any difference of plan.
-Medians of --reps runs (--small-reps for the small queries) after a warm one. Writes results.md (the
+Medians of --reps runs (--small-reps for the small queries) after a warm one; the ways take turns at
+going first. Writes results.md (the
 command, the machine, the tables), results.json and chart.png to --out (default
 bench/results/<date>-python-overhead/).
 
@@ -84,18 +85,26 @@ def time_cli(cli, data, query, engine):
 
 
 def measure(name, build, tug, o_kwargs, reps, cli=None):
-    """Medians of `reps` interleaved runs; `cli`: (tug_pdsh, data, query) also timed in the loop."""
+    """Medians of `reps` interleaved runs; `cli`: (tug_pdsh, data, query) also timed in the loop. The ways
+    take turns at going first: run by run the order rotates, so that none always follows another (the
+    Python run always came right after the tug_pdsh process ended, whose memory the kernel was still
+    freeing on the other core)."""
     build()
     q = build()
     q.collect(**o_kwargs)  # warm
     b, py, cpp, c = [], [], [], []
-    for _ in range(reps):
+
+    def python():
         tb, tp = time_python(build, o_kwargs)
         b.append(tb)
         py.append(tp)
-        cpp.append(time_cpp(q, tug, o_kwargs))
-        if cli:
-            c.append(time_cli(*cli, o_kwargs["engine"]))
+
+    ways = [python, lambda: cpp.append(time_cpp(q, tug, o_kwargs))]
+    if cli:
+        ways.append(lambda: c.append(time_cli(*cli, o_kwargs["engine"])))
+    for rep in range(reps):
+        for way in ways[rep % len(ways):] + ways[:rep % len(ways)]:
+            way()
     r = {"query": name, "build_s": statistics.median(b), "python_s": statistics.median(py),
          "cpp_s": statistics.median(cpp), "reps": reps}
     if c:
@@ -215,7 +224,8 @@ def main():
     lines = [f"# Python API overhead over the C++ API ({today})", "",
              f"Command: `{command}` (commit {commit}, engine {a.engine})  ", f"Machine: {machine()}", "",
              "Each query's plan runs through the Python API (`LazyFrame.collect`, timed in Python) and through "
-             "the C++ API alone (`lazy_frame::collect` on the same plan, timed in C++), interleaved; medians."
+             "the C++ API alone (`lazy_frame::collect` on the same plan, timed in C++), interleaved (the order "
+             "rotating run by run); medians."
              + (" PDS-H also through the C++ PDS-H runner (`tug_pdsh`, its warm run as it times it, one process a "
                 "run, in the same loop), which runs tug's C++ plans of the queries (bench/pdsh/q*.cpp): its "
                 "ratio includes any difference between those plans and the Polars forms." if a.cli else ""), "",

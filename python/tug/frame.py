@@ -484,7 +484,11 @@ class DataFrame:
         return pl.from_arrow(self.to_arrow(), rechunk=False)
 
     def to_pandas(self, **kwargs):
-        """A pandas DataFrame (pyarrow's conversion)."""
+        """A pandas DataFrame (pyarrow's ``Table.to_pandas(**kwargs)``): numpy columns share tug's buffers
+        where the layouts agree (fixed width, no nulls, one partition), and such columns are read-only
+        (``split_blocks=False`` or ``.copy()`` for writable ones); ``types_mapper=pd.ArrowDtype`` shares every
+        buffer."""
+        kwargs.setdefault("split_blocks", True)  # a block per column: pyarrow's default copies them into one
         return self.to_arrow().to_pandas(**kwargs)
 
     def to_dict(self, *, as_series: bool = False) -> dict:

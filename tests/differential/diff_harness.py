@@ -218,24 +218,28 @@ def run_tug(cases, exe):
     return results
 
 
-def describe(case, why):
+def describe(case, why, oracle="tug"):
     seed, index = case["id"].split(":")
+    how = "" if oracle == "tug" else f" --oracle {oracle}"
     return (f"--- case {case['id']} MISMATCH: {why}\n"
-            f"reproduce: python3 tests/differential/diff_harness.py --seed {seed} --case {index} -v\n"
+            f"reproduce: python3 tests/differential/diff_harness.py --seed {seed} --case {index}{how} -v\n"
             f"plan: {json.dumps(case['plan'])}\n"
             f"options: {json.dumps(case['options'])}\n"
             f"sql:\n{case['sql']}\n")
 
 
 def run_cases(cases, exe=None, oracle="tug"):
-    """Runs cases in one tug_difftest process (or through Polars, to check the harness); returns
-    (failures, stats)."""
+    """Runs cases in one tug_difftest process ("tug"), through tug's Python API in this process ("python"),
+    or through Polars ("polars", to check the harness); returns (failures, stats)."""
     if oracle == "polars":
         import diff_polars
         results = [diff_polars.run_case(c) for c in cases]
         for r in results:
             if "names" in r and r["names"] != [f["name"] for f in r["schema"]]:
                 r["schema"] = [{"name": n, "type": "?"} for n in r["names"]]
+    elif oracle == "python":
+        import diff_polars
+        results = [diff_polars.run_case_python(c) for c in cases]
     else:
         results = run_tug(cases, exe or find_binary())
     con = duck_connect()
@@ -251,10 +255,10 @@ def run_cases(cases, exe=None, oracle="tug"):
                 stats["matched"] += 1
             else:
                 failures.append(describe(case, f"DuckDB raised {type(e).__name__}: {e}\n  tug gave: "
-                                               f"{res.get('error') or str(res.get('rows'))[:300]}"))
+                                               f"{res.get('error') or str(res.get('rows'))[:300]}", oracle))
             continue
         except Exception as e:  # the oracle must accept every other generated query: a harness bug otherwise
-            failures.append(describe(case, f"DuckDB failed: {type(e).__name__}: {e}"))
+            failures.append(describe(case, f"DuckDB failed: {type(e).__name__}: {e}", oracle))
             continue
         if res.get("error") == "not_implemented_error":
             stats["not_implemented"] += 1
@@ -262,15 +266,15 @@ def run_cases(cases, exe=None, oracle="tug"):
         if why is None:
             stats["matched"] += 1
         else:
-            failures.append(describe(case, why))
+            failures.append(describe(case, why, oracle))
     con.close()
     return failures, stats
 
 
-def run_seed(seed, n=CASES_PER_SEED, only=None):
+def run_seed(seed, n=CASES_PER_SEED, only=None, oracle="tug"):
     idx = [only] if only is not None else range(n)
     cases = [make_case(seed, i) for i in idx]
-    return run_cases(cases)
+    return run_cases(cases, oracle=oracle)
 
 
 def main():
@@ -279,8 +283,9 @@ def main():
     ap.add_argument("--case", type=int)
     ap.add_argument("--cases", type=int, default=CASES_PER_SEED)
     ap.add_argument("-v", "--verbose", action="store_true", help="print the case's tables and both results")
-    ap.add_argument("--oracle", choices=["tug", "polars"], default="tug",
-                    help="polars: check the harness by running the plans in Polars instead of tug")
+    ap.add_argument("--oracle", choices=["tug", "python", "polars"], default="tug",
+                    help="what runs the plans: tug (tug_difftest, the C++ API), python (tug's Python API; the "
+                         "package of $TUG_BUILD_DIR/python) or polars (checks the harness)")
     ap.add_argument("--dump", help="write the cases JSON (tug_difftest input) to this file")
     args = ap.parse_args()
     idx = [args.case] if args.case is not None else range(args.cases)

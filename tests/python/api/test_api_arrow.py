@@ -97,6 +97,98 @@ def test_pandas_both_ways():
     assert out["s"].tolist()[0] == "x"
 
 
+def test_dataframe_constructor_takes_dicts_arrow_polars_and_pandas():
+    import numpy as np
+
+    want = {"a": [1, 2, None], "s": ["x", None, "z"]}
+    assert tug.DataFrame(want).to_dict() == want
+    assert tug.DataFrame(want, schema={"a": tug.Int8, "s": tug.String}).schema == {"a": tug.Int8, "s": tug.String}
+    t = pa.table({"a": pa.array([1, 2, None], pa.int64()), "s": ["x", None, "z"]})
+    df = tug.DataFrame(t)  # no copy of the fixed-width values
+    assert df.to_dict() == want and df._buffer_addresses()["a"][0] == values_address(t.column("a").chunks[0])
+    p = pl.DataFrame(want)
+    df = tug.DataFrame(p)
+    assert df.to_dict() == want
+    assert df._buffer_addresses()["a"][0] == values_address(p.to_arrow().column("a").chunks[0])
+    pdf = pd.DataFrame({"a": np.arange(3, dtype=np.int64), "f": [0.5, 1.5, 2.5]})
+    df = tug.DataFrame(pdf)  # pandas' __arrow_c_stream__
+    assert df.to_dict() == {"a": [0, 1, 2], "f": [0.5, 1.5, 2.5]}
+    assert df._buffer_addresses()["a"][0] == pdf["a"].to_numpy(copy=False).__array_interface__["data"][0]
+    with pytest.raises(tug.InvalidArgumentError, match="schema="):
+        tug.DataFrame(t, schema={"a": tug.Int64})
+
+
+def numpy_address(series: pd.Series) -> int:
+    """Address of value 0 of a numpy-backed pandas Series (no copy made to get it)."""
+    return series.to_numpy(copy=False).__array_interface__["data"][0]
+
+
+@pytest.mark.parametrize("n", [1, 33, 1024])
+def test_zero_copy_pandas_both_ways(n):
+    import numpy as np
+
+    p = pd.DataFrame({"a": np.arange(n, dtype=np.int64), "f": np.arange(n) * 0.5,
+                      "i": np.arange(n, dtype=np.int32), "ts": np.arange(n).astype("datetime64[us]")})
+    df = tug.from_pandas(p)  # numpy's memory, not a copy of it
+    addr = df._buffer_addresses()
+    for c in p.columns:
+        assert addr[c][0] == numpy_address(p[c]), c
+    # a query result into pandas: where the layouts agree (fixed width, no nulls, one partition), pandas'
+    # numpy arrays are tug's buffers
+    res = df.lazy().with_columns(x=tug.col("a") * 3, y=tug.col("f") + 1.0).collect()
+    out = res.to_pandas()
+    raddr = res._buffer_addresses()
+    for c in ["a", "f", "i", "ts", "x", "y"]:
+        assert numpy_address(out[c]) == raddr[c][0], c
+    assert out["x"].tolist() == [3 * i for i in range(n)]
+    s = res["x"].to_pandas()  # a Series too
+    assert numpy_address(s) == raddr["x"][0] and s.name == "x"
+    # shared columns are read-only: a write through pandas never reaches tug's memory; a copy is writable
+    with pytest.raises(ValueError, match="read-only"):
+        out.loc[0, "x"] = -5
+    writable = res.to_pandas(split_blocks=False)
+    writable.loc[0, "x"] = -5
+    assert writable["x"].tolist()[0] == -5 and res["x"].to_list()[0] == 0
+    # with nulls numpy needs another layout (NaN or objects): pandas' Arrow-backed columns share it all
+    t = tug.from_arrow(pa.table({"v": pa.array([None if i % 3 == 0 else i for i in range(n)], pa.int64())}))
+    arrow_backed = t.to_pandas(types_mapper=pd.ArrowDtype)
+    chunk = arrow_backed["v"].array._pa_array.chunks[0]
+    assert values_address(chunk) == t._buffer_addresses()["v"][0]
+    assert chunk.buffers()[0].address == t._buffer_addresses()["v"][1]
+
+
+def test_zero_copy_duckdb_both_ways():
+    """DuckDB -> tug: the buffers of DuckDB's Arrow result (imported by pyarrow without a copy, to see their
+    addresses) are the ones tug holds. tug -> DuckDB: the Arrow C stream DuckDB's scan consumes hands out
+    tug's buffers (what DuckDB's scan does with them inside is not visible from Python: its Arrow scan
+    references fixed-width buffers rather than copying them)."""
+    rel = duckdb.sql("select range::BIGINT as x, range * 0.5 as f, (range % 7)::INTEGER as k from range(5000)")
+    from_duck = rel.arrow()  # a RecordBatchReader in DuckDB 2, a Table in older versions
+    if isinstance(from_duck, pa.RecordBatchReader):
+        from_duck = from_duck.read_all()
+    df = tug.from_arrow(from_duck)
+    assert df.n_partitions == from_duck.column("x").num_chunks
+    addr = df._buffer_addresses()
+    for c in ["x", "f", "k"]:
+        assert addr[c][0] == values_address(from_duck.column(c).chunks[0]), c
+
+    class Spy:  # DuckDB's replacement scan reads anything with __arrow_c_stream__
+        calls = 0
+
+        def __arrow_c_stream__(self, requested_schema=None):
+            Spy.calls += 1
+            return df.__arrow_c_stream__(requested_schema)
+
+    spy = Spy()  # noqa: F841 - read by DuckDB's replacement scan
+    got = duckdb.sql("select sum(x), sum(f), count(*) from spy where k = 3").fetchall()
+    assert Spy.calls >= 1
+    assert got == duckdb.sql("select sum(x), sum(f), count(*) from from_duck where k = 3").fetchall()
+    # the stream hands out tug's buffers: the same export, imported by pyarrow
+    exported = pa.RecordBatchReader.from_stream(Spy()).read_next_batch()
+    for c in ["x", "f", "k"]:
+        assert values_address(exported.column(c)) == addr[c][0], c
+
+
 def test_duckdb_both_ways():
     t = all_types(200, seed=4)
     df = tug.from_arrow(t)  # noqa: F841 - read by DuckDB's replacement scan

@@ -87,6 +87,30 @@ def test_fallback_modes():
         tug.polars_engine(fallback="never")
 
 
+def test_the_pinned_polars_ir_version():
+    """tug translates one Polars IR version: the one of the Polars that pyproject.toml's polars-engine extra
+    and requirements-dev.txt pin. A plan of another version runs wholly on Polars, naming both versions."""
+    from tug import polars_ir
+
+    lf = pl.LazyFrame({"a": [1, 2, 3], "b": ["x", "y", "x"]}).group_by("b").agg(pl.col("a").sum()).sort("b")
+    eng = tug.polars_engine(fallback="raise", engine="cpu")
+    assert_frame_equal(lf.collect(engine=eng), lf.collect())
+    assert eng.ran_on_tug  # the .venv's Polars hands out the version tug translates
+    pinned = polars_ir.SUPPORTED_IR_VERSION
+    try:
+        polars_ir.SUPPORTED_IR_VERSION = pinned + 1  # as if Polars were another version
+        eng = tug.polars_engine(fallback="warn", engine="cpu")
+        with pytest.warns(UserWarning, match=rf"Polars IR version \({pinned}, \d+\) \(tug translates version "
+                                             rf"{pinned + 1}\)"):
+            got = lf.collect(engine=eng)
+        assert_frame_equal(got, lf.collect())
+        assert not eng.ran_on_tug and not eng.tug_parts and len(eng.fallbacks) == 1
+        with pytest.raises(pl.exceptions.ComputeError, match="tug cannot run this Polars query: Polars IR version"):
+            lf.collect(engine=tug.polars_engine(fallback="raise"))
+    finally:
+        polars_ir.SUPPORTED_IR_VERSION = pinned
+
+
 @pytest.mark.parametrize("n", [0, 1, 33, 1024])
 def test_fallback_per_node(n):
     # the with_columns of a cum_sum (an HStack node) has no translation: it runs on Polars, the join and

@@ -75,6 +75,39 @@ def test_arithmetic(n):
 
 
 @pytest.mark.parametrize("n", [0, 1, 33, 1024])
+def test_power_and_xor(n):
+    # integer powers are int64 in tug and wrap in Polars' narrower type (docs/types.md): small bases here
+    run_both(lambda m, lf: lf.select(
+        (m.col("f64") ** 2).alias("sq"),
+        (m.col("k") ** 3).alias("int_pow"),
+        (m.col("f32") ** m.lit(0.5)).alias("root"),
+        (2.0 ** m.col("i8")).alias("rpow"),
+        m.col("f64").pow(m.col("u8")).alias("pow_col"),
+        (m.col("b") ^ m.col("i64").is_null()).alias("xor"),
+        (m.col("b") ^ True).alias("xor_lit"),
+    ), all_types(n))
+
+
+@pytest.mark.parametrize("n", [0, 1, 33])
+def test_operator_methods(n):
+    # the named forms of the operators (Polars' names)
+    c = "i64"
+    run_both(lambda m, lf: lf.select(
+        m.col(c).add(3).alias("add"), m.col(c).sub(m.col("i32")).alias("sub"), m.col(c).mul(2).alias("mul"),
+        m.col("f64").truediv(4).alias("truediv"), m.col(c).floordiv(5).alias("floordiv"), m.col(c).mod(5).alias("mod"),
+        m.col("f64").pow(2).alias("pow"), m.col(c).neg().alias("neg"),
+        m.col(c).eq(0).alias("eq"), m.col(c).ne(0).alias("ne"), m.col(c).lt(0).alias("lt"), m.col(c).le(0).alias("le"),
+        m.col(c).gt(0).alias("gt"), m.col(c).ge(0).alias("ge"),
+        m.col("b").and_(m.col(c).gt(0), m.col("i32").is_null()).alias("and"),
+        m.col("b").or_(m.col(c).gt(0)).alias("or"), m.col("b").xor(m.col(c).gt(0)).alias("xor"),
+        m.col("b").not_().alias("not"),
+    ), all_types(n))
+    e = tug.col("a") + 1
+    assert e.meta_eq(tug.col("a") + 1) and not e.meta_eq(tug.col("a") + 2)
+    assert e.alias("z").meta_output_name() == "z" and e.meta_output_name() == "a"
+
+
+@pytest.mark.parametrize("n", [0, 1, 33, 1024])
 def test_null_handling_and_membership(n):
     run_both(lambda m, lf: lf.select(
         m.col("i64").fill_null(0).alias("fill"),
