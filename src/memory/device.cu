@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -452,7 +454,7 @@ bool cuda_started() {
 namespace {
 
 /// The number of CUDA devices, asked in a forked child so that this process does not load the driver;
-/// -1 when the child cannot be started or does not answer.
+/// -1 when the child cannot be started or does not answer within 30 s (then this process asks itself).
 int device_count_from_a_child() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
@@ -472,9 +474,19 @@ int device_count_from_a_child() {
   ::close(fds[1]);
   int n = -1;
   ssize_t got = 0;
+  // at most 30 s: a child forked while another thread held a lock it needs (the loader's) could hang
+  pollfd wait_for{fds[0], POLLIN, 0};
+  int ready = 0;
   do {
-    got = ::read(fds[0], &n, sizeof n);
-  } while (got < 0 && errno == EINTR);
+    ready = ::poll(&wait_for, 1, 30000);
+  } while (ready < 0 && errno == EINTR);
+  if (ready > 0) {
+    do {
+      got = ::read(fds[0], &n, sizeof n);
+    } while (got < 0 && errno == EINTR);
+  } else {
+    ::kill(pid, SIGKILL);
+  }
   ::close(fds[0]);
   while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
   }
