@@ -246,14 +246,14 @@ query_result run_forked_ranks(const plan_ptr& p, const engine_options& opts, int
   close_ends(to_parent);
   std::vector<report> reports(n);
   size_t written = 0;  // partitions of the sink's result written here
+  std::function<void(const std::string&)> write_here;  // rank 0's partitions, when the query has a sink
+  if (sink)
+    write_here = [&](const std::string& bytes) {
+      const dist::message m(bytes.begin(), bytes.end());
+      sink->write(dist::deserialize(m, default_host_resource()), written++);
+    };
   try {
-    for (size_t r = 0; r < n; ++r)
-      reports[r] = read_report(from_child[r], r == 0 && sink ? std::function<void(const std::string&)>(
-                                                                  [&](const std::string& bytes) {
-                                                                    const dist::message m(bytes.begin(), bytes.end());
-                                                                    sink->write(dist::deserialize(m, default_host_resource()), written++);
-                                                                  })
-                                                            : nullptr);
+    for (size_t r = 0; r < n; ++r) reports[r] = read_report(from_child[r], r == 0 ? write_here : nullptr);
   } catch (...) {
     // the writer failed here (a full disk, a dead Cassandra node): the ranks stop, and its error is the query's
     for (pid_t c : pids) ::kill(c, SIGKILL);

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <optional>
 
+#include "memory/concatenate_where.hpp"
 #include "row_ids.hpp"
 #include "runtime/partition_share.hpp"
 #include "tug/exec/cpu/evaluate.hpp"
@@ -12,7 +13,6 @@
 #include "tug/memory/device.hpp"
 #include "tug/runtime/query_control.hpp"
 #ifdef TUG_WITH_CUDA
-#include "exec/cuda/table_ops.hpp"
 #include "parquet/gpu_reader.hpp"
 #endif
 
@@ -639,11 +639,7 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
         rows += t.num_rows();
       emit(o, table::empty_with_rows(rows));
     } else {
-#ifdef TUG_WITH_CUDA
-      emit(o, device_mr ? cuda::concatenate(parts, device_mr) : concatenate(parts, mr));
-#else
-      emit(o, concatenate(parts, mr));
-#endif
+      emit(o, concatenate_where_they_are(parts, mr, device_mr));
     }
   });
   _counters->partitions += static_cast<int64_t>(out.size());
