@@ -5,6 +5,8 @@
 // MODE (default cpu): `cpu` the CPU engine's scan into host memory; `gpu` a GPU scan with the GPU Parquet
 // reader (device columns, nothing copied back); `gpu-host` a GPU scan decoded on the host and copied
 // to the device per partition (engine_options::gpu_parquet_reader = false).
+// COLUMNS (default all): a comma-separated list of the columns read. The JSON adds the scan's counters of
+// the GPU reader: column chunks decoded on the device and on the host, pages decompressed each way.
 #include <time.h>
 
 #include <chrono>
@@ -19,7 +21,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: parquet_read_bench PATH THREADS [REPS] [cpu|gpu|gpu-host]\n";
+    std::cerr << "usage: parquet_read_bench PATH THREADS [REPS] [cpu|gpu|gpu-host] [COLUMNS]\n";
     return 2;
   }
   try {
@@ -35,25 +37,29 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 4 ? argv[4] : "cpu";
     if (mode != "cpu" && mode != "gpu" && mode != "gpu-host") throw tug::invalid_argument_error("unknown mode " + mode);
     std::ostringstream wall, cpu;
-    // GPU modes: the Parquet source read into device memory as a GPU scan does (scan_op::run)
+    // the Parquet source read as a scan does (scan_op::run): into host memory (cpu), or device memory
     std::shared_ptr<tug::memory_resource> device, pinned;
-    std::unique_ptr<tug::io::parquet_source> src;
-    std::unique_ptr<tug::thread_pool> pool;
+    auto src = std::make_unique<tug::io::parquet_source>(argv[1]);
+    auto pool = std::make_unique<tug::thread_pool>(o.num_threads);
     std::vector<std::string> cols;
-    if (mode != "cpu") {
-      device = tug::make_device_resource(nullptr);
-      pinned = tug::make_pinned_resource();
-      src = std::make_unique<tug::io::parquet_source>(argv[1]);
-      pool = std::make_unique<tug::thread_pool>(o.num_threads);
-      o.engine = tug::engine_kind::gpu;
-      o.gpu_parquet_reader = mode == "gpu";
+    if (argc > 5) {
+      std::stringstream list(argv[5]);
+      for (std::string c; std::getline(list, c, ',');)
+        cols.push_back(c);
+    } else {
       for (const auto& f : src->schema().fields())
         cols.push_back(f.name);
     }
+    if (mode != "cpu") {
+      device = tug::make_device_resource(nullptr);
+      pinned = tug::make_pinned_resource();
+      o.engine = tug::engine_kind::gpu;
+      o.gpu_parquet_reader = mode == "gpu";
+    }
     auto read = [&]() -> int64_t {
-      if (mode == "cpu") return tug::scan_parquet(argv[1]).collect(o).num_rows();
       int64_t n = 0;
-      for (const tug::table& t : src->read_device(cols, {}, o, *pool, device.get(), pinned.get()))
+      for (const tug::table& t : mode == "cpu" ? src->read(cols, {}, o, *pool, tug::default_host_resource())
+                                               : src->read_device(cols, {}, o, *pool, device.get(), pinned.get()))
         n += t.num_rows();
       return n;
     };
@@ -66,8 +72,11 @@ int main(int argc, char** argv) {
       wall << (r ? ", " : "") << s;
       cpu << (r ? ", " : "") << cpu_now() - c0;
     }
-    std::cout << "{\"seconds\": [" << wall.str() << "], \"cpu_seconds\": [" << cpu.str() << "], \"rows\": " << rows
-              << "}\n";
+    std::cout << "{\"seconds\": [" << wall.str() << "], \"cpu_seconds\": [" << cpu.str() << "], \"rows\": " << rows;
+    const tug::io::scan_counters& k = src->counters();
+    std::cout << ", \"device_chunks\": " << k.device_chunks << ", \"device_host_chunks\": " << k.device_host_chunks
+              << ", \"device_pages\": " << k.device_pages << ", \"host_pages\": " << k.host_pages;
+    std::cout << "}\n";
   } catch (const tug::error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

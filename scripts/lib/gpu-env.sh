@@ -7,6 +7,9 @@
 #                             numpy where the machine has one) are
 #                             installed into /tmp/site, bundles in .peers/*.tar.xz (scripts/pack-peers.sh)
 #                             unpacked into /tmp/peers; prepends both to PYTHONPATH
+#   gpu_env_nvcomp            unpacks a carried .nvcomp/*.tar.xz (scripts/pack-nvcomp.sh) into build-nvcomp/,
+#                             or finds it there from an earlier call, and exports TUG_NVCOMP_ROOT (the GPU
+#                             Parquet reader then decompresses pages on the device); says when there is none
 #   gpu_env_build DIR LOG CUDA TARGET...   configures DIR (Release, TUG_WITH_CUDA=CUDA: ON or OFF, no
 #                             examples, benchmarks when Google Benchmark is installed) and builds
 #                             TARGETs (all when none) on every core; output to LOG, errors shown;
@@ -60,6 +63,23 @@ EOF
     local joined
     joined=$(IFS=:; echo "${path[*]}")
     export PYTHONPATH="$joined${PYTHONPATH:+:$PYTHONPATH}"
+  fi
+}
+
+gpu_env_nvcomp() {
+  local b
+  b=$(ls .nvcomp/*.tar.xz 2>/dev/null | head -1)
+  if [ -n "$b" ] && [ ! -e "build-nvcomp/$(basename "$b").done" ]; then
+    step "unpacking $b into build-nvcomp"
+    rm -rf build-nvcomp && mkdir -p build-nvcomp
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall("build-nvcomp", filter="data")' "$b" &&
+      touch "build-nvcomp/$(basename "$b").done"
+  fi
+  if [ -e build-nvcomp/libnvcomp/lib64/libnvcomp.so.6 ]; then
+    export TUG_NVCOMP_ROOT=$PWD/build-nvcomp/libnvcomp
+    step "nvCOMP: $TUG_NVCOMP_ROOT"
+  else
+    step "nvCOMP: none (carry .nvcomp/, scripts/pack-nvcomp.sh): the host decompresses Parquet pages"
   fi
 }
 
