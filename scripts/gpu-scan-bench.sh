@@ -5,20 +5,22 @@
 # `gpu` (the GPU reader: pages to the device, decompressed by nvCOMP where carried, decoded by kernels), for
 # several column sets, all on every core; then tug_pdsh's scan-bound queries with the reader off and on;
 # then (--ncu) Nsight Compute's per-kernel durations of one read of each column set by the GPU reader.
-# Writes $OUT/scan.md (the table, printed last) and the logs.
-#   scripts/gpu-scan-bench.sh [--sf 10] [--reps 3] [--queries 1,6,14,19] [--ncu] [--budget 540]
+# --tests first builds tug_tests and runs the reader's tests (GpuParquet*), and them under compute-sanitizer
+# memcheck. Writes $OUT/scan.md (the table, printed last) and the logs.
+#   scripts/gpu-scan-bench.sh [--sf 10] [--reps 3] [--queries 1,6,14,19] [--ncu] [--tests] [--budget 540]
 # Carry (device tool): .deb (snappy) and .nvcomp (scripts/pack-nvcomp.sh; else pages decompress on the host).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$SECONDS
 OUT=${OUT:-/tmp/gpu-scan-bench}
-SF=10 REPS=3 QUERIES=1,6,14,19 NCU=0 BUDGET=540
+SF=10 REPS=3 QUERIES=1,6,14,19 NCU=0 TESTS=0 BUDGET=540
 while [ $# -gt 0 ]; do
   case $1 in
     --sf) SF=$2; shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
     --queries) QUERIES=$2; shift 2 ;;
     --ncu) NCU=1; shift ;;
+    --tests) TESTS=1; shift ;;
     --budget) BUDGET=$2; shift 2 ;;
     *) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
   esac
@@ -36,6 +38,18 @@ step "build tug_gen parquet_read_bench tug_pdsh in $BUILD"
 gpu_env_build "$BUILD" "$OUT/build.log" ON tug_gen parquet_read_bench tug_pdsh || exit 1
 grep -m1 "nvCOMP (GPU Parquet" "$OUT/build.log" | tee -a "$OUT/steps.log"
 step "built at $((SECONDS - T0)) s"
+if [ $TESTS = 1 ]; then
+  step "build tug_tests"
+  gpu_env_build "$BUILD" "$OUT/build-tests.log" ON tug_tests || exit 1
+  step "GpuParquet* tests"
+  (TUG_GPU_PARQUET_READER=1 timeout 300 "$BUILD"/tug_tests --gtest_filter='GpuParquet*:ScanParquet*' >"$OUT/tests.log" 2>&1)
+  echo "tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/tests.log" | tr '\n' ' ')" | tee -a "$OUT/steps.log"
+  grep -E "^\[  FAILED|Failure|error" "$OUT/tests.log" | head -20
+  step "the same under compute-sanitizer memcheck (the reader's tests)"
+  (TUG_TEST_SANITIZER=1 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$BUILD"/tug_tests \
+    --gtest_filter='GpuParquetFiles.GpuReader*:GpuParquetFiles.GpuEngine*' >"$OUT/memcheck.log" 2>&1)
+  echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED) ' "$OUT/memcheck.log" | tr '\n' ' ')" | tee -a "$OUT/steps.log"
+fi
 if [ ! -e "$DATA/lineitem" ]; then
   step "generating PDS-H SF $SF into $DATA"
   "$BUILD/tug_gen" pdsh --sf "$SF" --out "$DATA" --quiet >"$OUT/gen.log" 2>&1 || { tail "$OUT/gen.log"; exit 1; }
@@ -93,7 +107,7 @@ import re, sys
 med = {}
 for flag in "01":
     for line in open(f"{sys.argv[1]}/pdsh-reader{flag}.log"):
-        m = re.match(r"(Q\d+) .*median=([\d.]+)s", line)
+        m = re.match(r"([Qq]\d+) .*median=([\d.]+)s", line)
         if m: med.setdefault(m.group(1), {})[flag] = m.group(2)
 for q, d in med.items():
     print(f"| {q} | {d.get('0', '-')} | {d.get('1', '-')} |")

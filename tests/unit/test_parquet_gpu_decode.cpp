@@ -141,13 +141,20 @@ column run_device_steps(const chunk_plan& p, const std::vector<uint8_t>& bytes, 
     c.dict_values = dict_values.data();
     c.dict_ptr = dict_ptr.data();
     c.dict_len = dict_len.data();
-    with_team(threads, [&](const auto& t) { gpu::decode_dictionary(t, c, d); });
+    auto sh = std::make_unique<gpu::page_shared>();
+    with_team(threads, [&](const auto& t) { gpu::decode_dictionary(t, c, d, *sh); });
     c.has_dict = true;
     c.dict_count = d.rows;
   }
-  gpu::page_shared sh{};
-  for (const gpu::page_params& j : jobs)
-    if (j.version != 0) with_team(threads, [&](const auto& t) { gpu::decode_page(t, c, j, sh); });
+  // every page prepared before any row is decoded, as the launches order them
+  auto sh = std::make_unique<gpu::page_shared>();
+  std::vector<gpu::page_state> states(jobs.size());
+  for (size_t k = 0; k < jobs.size(); ++k)
+    if (jobs[k].version != 0) with_team(threads, [&](const auto& t) { gpu::prepare_page(t, c, jobs[k], *sh, &states[k]); });
+  for (size_t k = 0; k < jobs.size(); ++k)
+    if (jobs[k].version != 0 && states[k].ok)
+      for (int64_t i = 0; i < jobs[k].rows; ++i)
+        gpu::decode_row(c, jobs[k], states[k], i);
   if (err.code) pq::throw_page_error(p, err);
   buffer_ptr validity;
   int64_t nulls = 0;
@@ -541,6 +548,37 @@ TEST(GpuParquetSizes, EdgeSizesPagesRowGroupsAndCodecs) {
   fs::remove_all(dir);
   EXPECT_GT(n.device, 100);
   EXPECT_EQ(n.host, 0);
+}
+
+TEST(GpuParquetSizes, LengthPrefixedValuesAcrossWalkWindows) {
+  // PLAIN strings (and a dictionary of them) whose lengths put prefixes at every offset of the team's
+  // window, values longer than the window (kWalkWindow), empty values and nulls, in pages of 64 KiB
+  const fs::path dir = fs::temp_directory_path() / ("tug_gpu_walk_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const int64_t rows = 3000;
+  std::vector<std::optional<std::string>> v;
+  std::mt19937 rng(5);
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t len = i % 97 == 0 ? gpu::kWalkWindow + 3 * i % 5000 : i % 13 == 0 ? 0 : static_cast<int64_t>(rng() % 61);
+    if (i % 17 == 3)
+      v.push_back(std::nullopt);
+    else
+      v.push_back(std::string(static_cast<size_t>(len), static_cast<char>('a' + i % 26)));
+  }
+  const table t({make_string_column(v)});
+  const schema s({{"s", data_type(type_id::string)}});
+  compared n;
+  for (bool dict : {true, false}) {
+    pq::write_options o;
+    o.dictionary = dict;
+    o.page_bytes = 64 << 10;
+    const std::string f = (dir / (dict ? "d.parquet" : "p.parquet")).string();
+    pq::write_parquet(f, s, {t}, o);
+    for (int threads : {1, 8})
+      compare_file(f, n, {}, threads);
+  }
+  fs::remove_all(dir);
+  EXPECT_EQ(n.device, 4);
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // The GPU Parquet reader (gpu_reader.hpp): planning on the host (page_plan.cpp), decompression with
-// nvCOMP's batched API (or on the host), decoding on the device with the steps of page_decode.hpp, one
-// thread block a page.
+// nvCOMP's batched API (or on the host), decoding on the device with the steps of page_decode.hpp: each
+// step one launch for every column chunk of the row group (a block a page for the walks, tiles of a
+// page's rows for the values).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "exec/cuda/common.cuh"
@@ -74,23 +76,53 @@ struct block_team {
 };
 
 constexpr int kPageThreads = 256;
+constexpr int64_t kTileRows = 1024;  ///< rows of a data page that one block of rows_kernel decodes
 
-__global__ void dictionary_kernel(gpu::chunk_params c, gpu::page_params pg) {
-  const block_team t;
-  gpu::decode_dictionary(t, c, pg);
-}
-
-__global__ void pages_kernel(gpu::chunk_params c, const gpu::page_params* pages) {
+/// Every dictionary page of a row group's chunks, a block each.
+__global__ void dictionary_kernel(const gpu::chunk_params* chunks, const gpu::page_params* pages) {
   __shared__ gpu::page_shared sh;
   const block_team t;
   const gpu::page_params pg = pages[blockIdx.x];
-  gpu::decode_page(t, c, pg, sh);
+  gpu::decode_dictionary(t, chunks[pg.chunk], pg, sh);
 }
 
-__global__ void validity_kernel(const int32_t* rank, int64_t rows, uint8_t* bits) {
-  const int64_t bytes = (rows + 7) / 8;
+/// Every data page of a row group's chunks, a block each: levels, indices and walks (prepare_page).
+__global__ void prepare_kernel(const gpu::chunk_params* chunks, const gpu::page_params* pages,
+                               gpu::page_state* states) {
+  __shared__ gpu::page_shared sh;
+  const block_team t;
+  const gpu::page_params pg = pages[blockIdx.x];
+  gpu::prepare_page(t, chunks[pg.chunk], pg, sh, states + blockIdx.x);
+}
+
+/// The rows of every data page: block b decodes tile b - tile_start[k] of page k (kTileRows rows),
+/// where tile_start[k] <= b < tile_start[k + 1]; pages that failed to prepare are left alone.
+__global__ void rows_kernel(const gpu::chunk_params* chunks, const gpu::page_params* pages,
+                            const gpu::page_state* states, const int32_t* tile_start, int32_t n_pages) {
+  const auto b = static_cast<int32_t>(blockIdx.x);
+  int32_t lo = 0, hi = n_pages;  // the last page whose first tile is at or before b
+  while (hi - lo > 1) {
+    const int32_t mid = (lo + hi) / 2;
+    if (tile_start[mid] <= b) lo = mid;
+    else hi = mid;
+  }
+  const gpu::page_state st = states[lo];
+  if (!st.ok) return;
+  const gpu::page_params& pg = pages[lo];
+  const gpu::chunk_params& c = chunks[pg.chunk];
+  const int64_t begin = static_cast<int64_t>(b - tile_start[lo]) * kTileRows;
+  const int64_t end = begin + kTileRows < pg.rows ? begin + kTileRows : pg.rows;
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+    gpu::decode_row(c, pg, st, i);
+}
+
+/// The validity bits of every optional chunk (blockIdx.y: the chunk).
+__global__ void validity_kernel(const gpu::chunk_params* chunks) {
+  const gpu::chunk_params& c = chunks[blockIdx.y];
+  if (!c.optional) return;
+  const int64_t bytes = (c.rows + 7) / 8;
   for (int64_t b = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; b < bytes; b += int64_t{gridDim.x} * blockDim.x)
-    bits[b] = gpu::validity_byte(rank, rows, b);
+    c.validity[b] = gpu::validity_byte(c.rank, c.rows, b);
 }
 
 __global__ void chars_kernel(gpu::chunk_params c, const int64_t* offsets, char* chars, int64_t rows) {
@@ -111,7 +143,7 @@ struct codec_entry {
 struct chunk_state {
   size_t k = 0;  ///< position among the columns read
   chunk_plan plan;
-  buffer_ptr host_bytes, dev_bytes, ubuf, host_ubuf, jobs_buf;
+  buffer_ptr host_bytes, dev_bytes, ubuf, host_ubuf;
   gpu::chunk_params params;
   std::vector<gpu::page_params> jobs;  ///< the pages, with device pointers
   buffer_ptr out, rank, indices, dense_values, dense_ptr, dense_len, str_ptr, str_len, dict_values, dict_ptr, dict_len, validity;
@@ -303,8 +335,8 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
       if (counters) ++counters->host_pages;
     }
     s.jobs = page_jobs(p, data);
-    s.jobs_buf = dev_array<gpu::page_params>(static_cast<int64_t>(s.jobs.size()), mr);
-    cuda::upload(s.jobs_buf->data(), s.jobs.data(), s.jobs.size() * sizeof(gpu::page_params));
+    for (gpu::page_params& j : s.jobs)
+      j.chunk = static_cast<int32_t>(i);
   }
 #ifdef TUG_WITH_NVCOMP
   std::vector<codec_batch> batches;
@@ -318,9 +350,14 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
 #else
   if (!by_codec.empty()) throw internal_error("parquet: device decompression planned without nvCOMP");
 #endif
-  // 3. decode: the dictionary, then every data page (a block each), then the validity bits
+  // 3. decode, every chunk in each launch: the dictionaries, the data pages' walks (a block a page),
+  // their rows (tiles of kTileRows), then the validity bits
   buffer_ptr errors = dev_array<gpu::error_slot>(static_cast<int64_t>(states.size()), mr);
   TUG_CUDA_TRY(cudaMemsetAsync(errors->data(), 0, sizeof(gpu::error_slot) * std::max<size_t>(states.size(), 1), stream()));
+  std::vector<gpu::chunk_params> params(states.size());
+  std::vector<gpu::page_params> dict_pages, data_pages;
+  std::vector<int32_t> tile_start{0};
+  int64_t max_bytes = 0;  // of a validity bitmap
   for (size_t i = 0; i < states.size(); ++i) {
     chunk_state& s = states[i];
     const chunk_plan& p = s.plan;
@@ -328,6 +365,7 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
     gpu::chunk_params& c = s.params;
     c = p.params;
     c.error = errors->as<gpu::error_slot>() + i;
+    c.rows = rows;
     const bool strings = c.cv == gpu::conv::string;
     if (!strings) {
       s.out = make_buffer(static_cast<size_t>(std::max<int64_t>(rows, 1)) * static_cast<size_t>(c.out_width), mr);
@@ -342,6 +380,9 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
     if (c.optional) {
       s.rank = dev_array<int32_t>(rows, mr);
       c.rank = s.rank->as<int32_t>();
+      s.validity = make_buffer(static_cast<size_t>(std::max<int64_t>(bits::bytes_for(rows), 1)), mr);
+      c.validity = s.validity->as<uint8_t>();
+      max_bytes = std::max(max_bytes, bits::bytes_for(rows));
     }
     bool indexed = false, plain_bytes = false, delta = false;
     for (const planned_page& pg : p.pages) {
@@ -377,26 +418,61 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
         s.dict_values = make_buffer(static_cast<size_t>(std::max<int64_t>(dn, 1)) * static_cast<size_t>(c.out_width), mr);
         c.dict_values = s.dict_values->as<uint8_t>();
       }
-      dictionary_kernel<<<1, kPageThreads, 0, stream()>>>(c, d);
-      TUG_CUDA_CHECK_LAUNCH();
+      dict_pages.push_back(d);
       c.has_dict = true;
       c.dict_count = dn;
       first_data = static_cast<size_t>(p.dictionary) + 1;
     }
-    const size_t data_pages = s.jobs.size() - first_data;
-    if (data_pages > 0) {
-      pages_kernel<<<static_cast<unsigned>(data_pages), kPageThreads, 0, stream()>>>(
-          c, s.jobs_buf->as<gpu::page_params>() + first_data);
+    for (size_t j = first_data; j < s.jobs.size(); ++j) {
+      data_pages.push_back(s.jobs[j]);
+      const int64_t tiles = (s.jobs[j].rows + kTileRows - 1) / kTileRows;
+      if (tile_start.back() + tiles > std::numeric_limits<int32_t>::max())
+        throw internal_error("parquet: a row group too large for the GPU reader (over 2^41 rows)");
+      tile_start.push_back(tile_start.back() + static_cast<int32_t>(tiles));
+    }
+    params[i] = c;
+  }
+  // the descriptions in one upload: chunks, dictionary pages, data pages, tile starts; then the states
+  auto align = [](size_t x) { return (x + 15) / 16 * 16; };
+  const size_t at_dict = align(params.size() * sizeof(gpu::chunk_params));
+  const size_t at_data = at_dict + align(dict_pages.size() * sizeof(gpu::page_params));
+  const size_t at_tiles = at_data + align(data_pages.size() * sizeof(gpu::page_params));
+  const size_t at_states = at_tiles + align(tile_start.size() * sizeof(int32_t));
+  const size_t desc_bytes = at_states + data_pages.size() * sizeof(gpu::page_state);
+  std::vector<uint8_t> host_desc(at_states);
+  std::memcpy(host_desc.data(), params.data(), params.size() * sizeof(gpu::chunk_params));
+  std::memcpy(host_desc.data() + at_dict, dict_pages.data(), dict_pages.size() * sizeof(gpu::page_params));
+  std::memcpy(host_desc.data() + at_data, data_pages.data(), data_pages.size() * sizeof(gpu::page_params));
+  std::memcpy(host_desc.data() + at_tiles, tile_start.data(), tile_start.size() * sizeof(int32_t));
+  buffer_ptr desc = make_buffer(std::max<size_t>(desc_bytes, 1), mr);
+  auto* d = desc->as<uint8_t>();
+  if (at_states) cuda::upload(d, host_desc.data(), at_states);
+  if (desc_bytes > at_states)
+    TUG_CUDA_TRY(cudaMemsetAsync(d + at_states, 0, desc_bytes - at_states, stream()));
+  const auto* chunks = reinterpret_cast<const gpu::chunk_params*>(d);
+  const auto* dict_dev = reinterpret_cast<const gpu::page_params*>(d + at_dict);
+  const auto* data_dev = reinterpret_cast<const gpu::page_params*>(d + at_data);
+  const auto* tiles_dev = reinterpret_cast<const int32_t*>(d + at_tiles);
+  auto* states_dev = reinterpret_cast<gpu::page_state*>(d + at_states);
+  if (!dict_pages.empty()) {
+    dictionary_kernel<<<static_cast<unsigned>(dict_pages.size()), kPageThreads, 0, stream()>>>(chunks, dict_dev);
+    TUG_CUDA_CHECK_LAUNCH();
+  }
+  if (!data_pages.empty()) {
+    prepare_kernel<<<static_cast<unsigned>(data_pages.size()), kPageThreads, 0, stream()>>>(chunks, data_dev,
+                                                                                            states_dev);
+    TUG_CUDA_CHECK_LAUNCH();
+    if (tile_start.back() > 0) {
+      rows_kernel<<<static_cast<unsigned>(tile_start.back()), kPageThreads, 0, stream()>>>(
+          chunks, data_dev, states_dev, tiles_dev, static_cast<int32_t>(data_pages.size()));
       TUG_CUDA_CHECK_LAUNCH();
     }
-    if (c.optional) {
-      s.validity = make_buffer(static_cast<size_t>(std::max<int64_t>(bits::bytes_for(rows), 1)), mr);
-      if (rows > 0) {
-        validity_kernel<<<cuda::grid_for(bits::bytes_for(rows)), 256, 0, stream()>>>(c.rank, rows,
-                                                                                        s.validity->as<uint8_t>());
-        TUG_CUDA_CHECK_LAUNCH();
-      }
-    }
+  }
+  if (max_bytes > 0) {
+    const dim3 grid(static_cast<unsigned>(std::min<int64_t>((max_bytes + 255) / 256, 1024)),
+                    static_cast<unsigned>(states.size()));
+    validity_kernel<<<grid, 256, 0, stream()>>>(chunks);
+    TUG_CUDA_CHECK_LAUNCH();
   }
   // 4. one wait: the pages' errors, nVCOMP's statuses and the valid counts
   const size_t n = states.size();

@@ -6,15 +6,19 @@
 /// bounds-checked; a malformed page sets the chunk's error slot (the first error wins) and the
 /// page's outputs are left partly written, never anything outside them.
 ///
-/// The steps of a column chunk (gpu_reader.cu, and the host run in the tests):
+/// The steps of a column chunk (gpu_reader.cu runs each step for every column chunk of a row group in
+/// one launch; the tests run them on the host):
 ///   1. decode_dictionary: the dictionary page, once (fixed width: converted values; byte arrays:
 ///      a pointer and a length per entry).
-///   2. decode_page: per data page, the definition levels (RLE/bit-packed hybrid, width 1) into a
-///      dense position per row (-1 null), then the values: fixed-width rows written converted to the
-///      column's type; byte arrays as a pointer and a length per row.
-///   3. pack_validity (column): the positions -> an LSB-first validity bitmap.
-///   4. strings: the lengths -> offsets (an exclusive scan) -> the chars copied (copy_string).
+///   2. prepare_page: per data page, by one team, what needs a walk through the page: the definition
+///      levels (RLE/bit-packed hybrid, width 1) into a dense position per row (-1 null), dictionary
+///      indices, the values of length-prefixed and DELTA encodings; the page's page_state.
+///   3. decode_row: per row, by any thread (a page's rows are spread over many blocks): the value
+///      converted to the column's type, or a string's pointer and length.
+///   4. validity_byte (column): the positions -> an LSB-first validity bitmap.
+///   5. strings: the lengths -> offsets (an exclusive scan) -> the chars copied (copy_string).
 #include <cstdint>
+#include <cstring>
 
 #include "exec/host_device.hpp"
 
@@ -115,7 +119,9 @@ struct chunk_params {
   const uint8_t** dict_ptr = nullptr; ///< byte arrays: per entry its first byte
   int32_t* dict_len = nullptr;        ///< byte arrays: per entry its length
   // outputs, indexed by the row in the chunk's decoded rows
+  int64_t rows = 0;                   ///< the chunk's decoded rows
   uint8_t* out = nullptr;             ///< fixed width: values
+  uint8_t* validity = nullptr;        ///< optional columns: the validity bitmap (step 4)
   int32_t* rank = nullptr;            ///< optional columns: dense position in its page, -1 null
   uint32_t* indices = nullptr;        ///< scratch: dictionary indices / RLE booleans, dense, at the page's first row
   uint64_t* dense_values = nullptr;   ///< scratch: DELTA_BINARY_PACKED values or DELTA_LENGTH_BYTE_ARRAY lengths, dense
@@ -133,13 +139,31 @@ struct page_params {
   int64_t first_row = 0;  ///< the page's first row among the chunk's decoded rows
   int32_t rows = 0;       ///< values of a data page (rows of a flat column), entries of a dictionary page
   int32_t index = 0;      ///< the page's position in the column chunk (errors name it)
+  int32_t chunk = 0;      ///< the page's column chunk among those decoded together (its chunk_params)
   enc encoding = enc::plain;
   uint8_t version = 1;    ///< 1, 2 (data page v2); 0: dictionary page
   int32_t rep_bytes = 0, def_bytes = 0;  ///< v2: the level lengths
 };
 
+/// What prepare_page found in a data page, for decode_row (zeroed before: ok 0 means the page failed
+/// and its rows are left alone; its error is in the chunk's slot).
+struct page_state {
+  int64_t valid = 0;         ///< values stored in the page (its non-null rows)
+  int64_t values_at = 0;     ///< offset of the values in the page's bytes
+  int32_t ok = 0;
+};
+
+/// Bytes of a page that a team holds in shared memory at once while it walks length-prefixed values.
+constexpr int64_t kWalkWindow = 8192;
+
 /// Shared state of a team working on one page (shared memory on the device).
 struct page_shared {
+  // the walk through length-prefixed values (walk_byte_arrays): the window of the page's bytes from
+  // walk_pos, the values found so far, and 0 walking, 1 done, 2 malformed
+  uint8_t window[kWalkWindow];
+  const uint8_t* walk_pos;
+  int64_t walk_k;
+  uint8_t walk_state;
   // the current run of an RLE/bit-packed hybrid stream, published by the leader
   const uint8_t* run_bytes;
   int64_t run_at, run_count;
@@ -164,6 +188,26 @@ struct serial_team {
 TUG_HOST_DEVICE inline uint32_t load_le32(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
          (static_cast<uint32_t>(p[3]) << 24);
+}
+
+/// Copies the `w` bytes of one value: on the device with one load and one store where both are
+/// aligned to the width (column buffers are; PLAIN values are where the page's levels end on a multiple).
+TUG_HOST_DEVICE inline void copy_value(uint8_t* dst, const uint8_t* src, int32_t w) {
+#ifdef __CUDA_ARCH__
+  const auto a = reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst);
+  if (w == 8 && (a & 7) == 0) {
+    *reinterpret_cast<uint64_t*>(dst) = *reinterpret_cast<const uint64_t*>(src);
+  } else if (w == 4 && (a & 3) == 0) {
+    *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(src);
+  } else if (w == 16 && (a & 15) == 0) {
+    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+  } else {
+    for (int32_t b = 0; b < w; ++b)
+      dst[b] = src[b];
+  }
+#else
+  std::memcpy(dst, src, static_cast<size_t>(w));
+#endif
 }
 
 /// Value `j` of width `bw` (<= 32) of a bit-packed run at `p` (the caller checked that the run's
@@ -377,12 +421,8 @@ TUG_HOST_DEVICE inline bool convert_value(const chunk_params& c, const uint8_t* 
   };
   switch (c.cv) {
     case conv::copy:
-      for (int32_t b = 0; b < c.out_width; ++b)
-        dst[b] = src[b];
-      return true;
     case conv::narrow:
-      for (int32_t b = 0; b < c.out_width; ++b)
-        dst[b] = src[b];
+      copy_value(dst, src, c.out_width);
       return true;
     case conv::i32_to_i64:
     case conv::i32_to_dec: {
@@ -423,40 +463,73 @@ TUG_HOST_DEVICE inline bool convert_value(const chunk_params& c, const uint8_t* 
   return false;
 }
 
-/// The `n` length-prefixed values of [p, end) (PLAIN BYTE_ARRAY): their first bytes and lengths.
-/// Past a malformed value the error is reported and the rest become empty values at `p`, so that
-/// nothing after reads through an unset pointer.
-TUG_HOST_DEVICE inline void walk_byte_arrays(const chunk_params& c, const uint8_t* p, const uint8_t* end, int64_t n,
-                                             const uint8_t** ptr, int32_t* len_out, int32_t page) {
-  const uint8_t* q = p;
-  int64_t k = 0;
-  for (; k < n; ++k) {
-    if (end - q < 4) break;
-    const uint32_t len = load_le32(q);
-    if (len > static_cast<uint64_t>(end - q - 4)) break;
-    ptr[k] = q + 4;
-    len_out[k] = static_cast<int32_t>(len);
-    q += 4 + static_cast<uint64_t>(len);
+/// The `n` length-prefixed values of [p, end) (PLAIN BYTE_ARRAY): their first bytes and lengths. The
+/// walk is serial (each length says where the next is): the team copies a window of the page into
+/// `sh` and the leader walks it there (a global load per value would be a dependent miss), the next
+/// window starting at the first length prefix not in this one. Past a malformed value the error is
+/// reported and the rest become empty values at `p`, so that nothing after reads through an unset
+/// pointer. Every thread of the team must call it.
+template <typename Team>
+TUG_HOST_DEVICE void walk_byte_arrays(const Team& t, page_shared& sh, const chunk_params& c, const uint8_t* p,
+                                      const uint8_t* end, int64_t n, const uint8_t** ptr, int32_t* len_out,
+                                      int32_t page) {
+  if (t.leader()) {
+    sh.walk_pos = p;
+    sh.walk_k = 0;
+    sh.walk_state = n > 0 ? 0 : 1;
   }
-  if (k < n) report(c.error, page_error::values_truncated, page);
-  for (; k < n; ++k) {
-    ptr[k] = p;
-    len_out[k] = 0;
+  t.sync();
+  while (sh.walk_state == 0) {
+    const uint8_t* base = sh.walk_pos;
+    const int64_t avail = end - base;
+    const int64_t len = avail < kWalkWindow ? avail : kWalkWindow;
+    for (int64_t i = t.rank(); i < len; i += t.size())
+      sh.window[i] = base[i];
+    t.sync();
+    if (t.leader()) {
+      int64_t off = 0, k = sh.walk_k;
+      uint8_t state = 0;
+      while (k < n) {
+        if (off + 4 > len) {  // the next length is not in the window: the next window, or past the page
+          if (len == avail) state = 2;
+          break;
+        }
+        const uint32_t l = load_le32(sh.window + off);
+        if (l > static_cast<uint64_t>(avail - off - 4)) {
+          state = 2;
+          break;
+        }
+        ptr[k] = base + off + 4;
+        len_out[k] = static_cast<int32_t>(l);
+        off += 4 + static_cast<int64_t>(l);
+        ++k;
+      }
+      if (state == 0 && k == n) state = 1;
+      sh.walk_pos = base + off;
+      sh.walk_k = k;
+      sh.walk_state = state;
+    }
+    t.sync();
   }
+  if (t.leader() && sh.walk_state == 2) {
+    report(c.error, page_error::values_truncated, page);
+    for (int64_t k = sh.walk_k; k < n; ++k) {
+      ptr[k] = p;
+      len_out[k] = 0;
+    }
+  }
+  t.sync();  // nobody reads `sh` any more when the caller reuses it
 }
 
 /// Step 1: the dictionary page of `pg.rows` entries into the chunk's dictionary arrays (sized by the
 /// caller for pg.rows entries).
 template <typename Team>
-TUG_HOST_DEVICE void decode_dictionary(const Team& t, const chunk_params& c, const page_params& pg) {
+TUG_HOST_DEVICE void decode_dictionary(const Team& t, const chunk_params& c, const page_params& pg, page_shared& sh) {
   const uint8_t* p = pg.data;
   const uint8_t* end = p + pg.size;
   const int64_t n = pg.rows;
   if (c.byte_array) {
-    if (t.leader()) {
-      walk_byte_arrays(c, p, end, n, c.dict_ptr, c.dict_len, pg.index);
-    }
-    t.sync();
+    walk_byte_arrays(t, sh, c, p, end, n, c.dict_ptr, c.dict_len, pg.index);
     return;
   }
   const int64_t w = c.phys_width;
@@ -483,9 +556,11 @@ TUG_HOST_DEVICE void decode_dictionary(const Team& t, const chunk_params& c, con
   }
 }
 
-/// Step 2: one data page. Every thread of the team must call it.
+/// Step 2: what one data page needs walked, and its page_state `st` (set last, by the leader). Every
+/// thread of the team must call it.
 template <typename Team>
-TUG_HOST_DEVICE void decode_page(const Team& t, const chunk_params& c, const page_params& pg, page_shared& sh) {
+TUG_HOST_DEVICE void prepare_page(const Team& t, const chunk_params& c, const page_params& pg, page_shared& sh,
+                                  page_state* st) {
   const int64_t n = pg.rows;
   const int64_t first = pg.first_row;
   const uint8_t* p = pg.data;
@@ -538,7 +613,6 @@ TUG_HOST_DEVICE void decode_page(const Team& t, const chunk_params& c, const pag
     nn = base;
   }
   const int64_t vsize = end - vp;
-  auto dense_of = [&](int64_t i) -> int64_t { return c.optional ? c.rank[first + i] : i; };
   // dictionary indices (and RLE booleans) expanded into c.indices at the page's first row
   auto expand_indices = [&](const uint8_t* q, const uint8_t* qend, int bw) {
     return rle_expand(
@@ -570,11 +644,8 @@ TUG_HOST_DEVICE void decode_page(const Team& t, const chunk_params& c, const pag
       if (!expand_indices(vp + 4, vp + 4 + len, 1)) return fail(page_error::values_truncated);
     }
   } else if (pg.encoding == enc::plain) {
-    if (c.byte_array) {  // length-prefixed: a serial walk by the leader
-      if (t.leader()) {
-        walk_byte_arrays(c, vp, end, nn, c.dense_ptr + first, c.dense_len + first, pg.index);
-      }
-      t.sync();
+    if (c.byte_array) {  // length-prefixed: a serial walk
+      walk_byte_arrays(t, sh, c, vp, end, nn, c.dense_ptr + first, c.dense_len + first, pg.index);
     } else if (c.cv == conv::boolean) {
       if ((nn + 7) / 8 > vsize) return fail(page_error::values_truncated);
     } else if (c.phys_width <= 0 || nn > vsize / c.phys_width) {
@@ -612,78 +683,87 @@ TUG_HOST_DEVICE void decode_page(const Team& t, const chunk_params& c, const pag
   } else {
     return fail(page_error::unsupported_encoding);
   }
-  // the rows
-  const int64_t w = c.phys_width;
-  for (int64_t i = t.rank(); i < n; i += t.size()) {
-    const int64_t r = dense_of(i);
-    const int64_t row = first + i;
-    if (c.cv == conv::string) {
-      const uint8_t* sp = nullptr;
-      int64_t len = 0;
-      if (r >= 0) {
-        if (dictionary) {
-          const uint32_t x = c.indices[first + r];
-          if (x >= c.dict_count) {
-            report(c.error, page_error::dictionary_index, pg.index);
-          } else {
-            sp = c.dict_ptr[x];
-            len = c.dict_len[x];
-          }
-        } else if (c.byte_array) {
-          sp = c.dense_ptr[first + r];
-          len = c.dense_len[first + r];
-        } else if (pg.encoding == enc::plain) {
-          sp = vp + r * w;
-          len = w;
-        }
-      }
-      c.str_ptr[row] = sp;
-      c.str_len[row] = len;
-      continue;
-    }
-    uint8_t* dst = c.out + row * c.out_width;
-    if (r < 0) {
-      for (int32_t b = 0; b < c.out_width; ++b)
-        dst[b] = 0;
-      continue;
-    }
-    if (dictionary) {
-      const uint32_t x = c.indices[first + r];
-      if (x >= c.dict_count) {
-        report(c.error, page_error::dictionary_index, pg.index);
-        continue;
-      }
-      if (c.byte_array) {  // byte-array decimals: converted from the entry's bytes
-        if (!convert_value(c, c.dict_ptr[x], c.dict_len[x], dst)) report(c.error, page_error::decimal_too_wide, pg.index);
-      } else {
-        for (int32_t b = 0; b < c.out_width; ++b)
-          dst[b] = c.dict_values[static_cast<int64_t>(x) * c.out_width + b];
-      }
-    } else if (pg.encoding == enc::rle) {
-      dst[0] = c.indices[first + r] != 0;
-    } else if (pg.encoding == enc::byte_stream_split) {
-      uint8_t v[16];
-      for (int64_t b = 0; b < w; ++b)
-        v[b] = vp[b * nn + r];
-      convert_value(c, v, w, dst);
-    } else if (pg.encoding == enc::delta_binary_packed) {
-      uint8_t v[8];
-      const uint64_t x = c.dense_values[first + r];
-      for (int b = 0; b < 8; ++b)
-        v[b] = static_cast<uint8_t>(x >> (8 * b));
-      convert_value(c, v, w, dst);
-    } else if (c.cv == conv::boolean) {
-      dst[0] = (vp[r >> 3] >> (r & 7)) & 1;
-    } else if (c.byte_array) {
-      if (!convert_value(c, c.dense_ptr[first + r], c.dense_len[first + r], dst))
-        report(c.error, page_error::decimal_too_wide, pg.index);
-    } else {
-      convert_value(c, vp + r * w, w, dst);
-    }
+  if (t.leader()) {
+    st->valid = nn;
+    st->values_at = vp - p;
+    st->ok = 1;
   }
 }
 
-/// Step 3: validity bit `row` (of the decoded rows) for bitmap byte `byte`: bits of rows [8 byte, 8 byte + 8).
+/// Step 3: row `i` of data page `pg` (prepared: `st` ok) into the column's outputs.
+TUG_HOST_DEVICE inline void decode_row(const chunk_params& c, const page_params& pg, const page_state& st, int64_t i) {
+  const int64_t first = pg.first_row;
+  const int64_t nn = st.valid;
+  const uint8_t* vp = pg.data + st.values_at;
+  const bool dictionary = pg.encoding == enc::plain_dictionary || pg.encoding == enc::rle_dictionary;
+  const int64_t w = c.phys_width;
+  const int64_t r = c.optional ? c.rank[first + i] : i;
+  const int64_t row = first + i;
+  if (c.cv == conv::string) {
+    const uint8_t* sp = nullptr;
+    int64_t len = 0;
+    if (r >= 0) {
+      if (dictionary) {
+        const uint32_t x = c.indices[first + r];
+        if (x >= c.dict_count) {
+          report(c.error, page_error::dictionary_index, pg.index);
+        } else {
+          sp = c.dict_ptr[x];
+          len = c.dict_len[x];
+        }
+      } else if (c.byte_array) {
+        sp = c.dense_ptr[first + r];
+        len = c.dense_len[first + r];
+      } else if (pg.encoding == enc::plain) {
+        sp = vp + r * w;
+        len = w;
+      }
+    }
+    c.str_ptr[row] = sp;
+    c.str_len[row] = len;
+    return;
+  }
+  uint8_t* dst = c.out + row * c.out_width;
+  if (r < 0) {
+    for (int32_t b = 0; b < c.out_width; ++b)
+      dst[b] = 0;
+    return;
+  }
+  if (dictionary) {
+    const uint32_t x = c.indices[first + r];
+    if (x >= c.dict_count) {
+      report(c.error, page_error::dictionary_index, pg.index);
+      return;
+    }
+    if (c.byte_array) {  // byte-array decimals: converted from the entry's bytes
+      if (!convert_value(c, c.dict_ptr[x], c.dict_len[x], dst)) report(c.error, page_error::decimal_too_wide, pg.index);
+    } else {
+      copy_value(dst, c.dict_values + static_cast<int64_t>(x) * c.out_width, c.out_width);
+    }
+  } else if (pg.encoding == enc::rle) {
+    dst[0] = c.indices[first + r] != 0;
+  } else if (pg.encoding == enc::byte_stream_split) {
+    uint8_t v[16];
+    for (int64_t b = 0; b < w; ++b)
+      v[b] = vp[b * nn + r];
+    convert_value(c, v, w, dst);
+  } else if (pg.encoding == enc::delta_binary_packed) {
+    uint8_t v[8];
+    const uint64_t x = c.dense_values[first + r];
+    for (int b = 0; b < 8; ++b)
+      v[b] = static_cast<uint8_t>(x >> (8 * b));
+    convert_value(c, v, w, dst);
+  } else if (c.cv == conv::boolean) {
+    dst[0] = (vp[r >> 3] >> (r & 7)) & 1;
+  } else if (c.byte_array) {
+    if (!convert_value(c, c.dense_ptr[first + r], c.dense_len[first + r], dst))
+      report(c.error, page_error::decimal_too_wide, pg.index);
+  } else {
+    convert_value(c, vp + r * w, w, dst);
+  }
+}
+
+/// Step 4: validity bit `row` (of the decoded rows) for bitmap byte `byte`: bits of rows [8 byte, 8 byte + 8).
 TUG_HOST_DEVICE inline uint8_t validity_byte(const int32_t* rank, int64_t rows, int64_t byte) {
   uint8_t b = 0;
   for (int64_t k = 0; k < 8; ++k) {
@@ -693,7 +773,7 @@ TUG_HOST_DEVICE inline uint8_t validity_byte(const int32_t* rank, int64_t rows, 
   return b;
 }
 
-/// Step 4: the chars of string row `row` at their offset (`offsets` scanned from c.str_len).
+/// Step 5: the chars of string row `row` at their offset (`offsets` scanned from c.str_len).
 TUG_HOST_DEVICE inline void copy_string(const chunk_params& c, const int64_t* offsets, char* chars, int64_t row) {
   const uint8_t* s = c.str_ptr[row];
   const int64_t len = c.str_len[row];
