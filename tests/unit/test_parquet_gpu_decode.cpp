@@ -426,37 +426,44 @@ TEST_F(GpuParquetFiles, GpuReaderEqualsTheCpuReaderOnEveryTestFile) {
   EXPECT_GT(compare_on_device(path("base_v2_zstd_dict.parquet"), {{0, 1}}), 0);
 }
 
-TEST_F(GpuParquetFiles, GpuReaderCorruptPagesGiveIoErrors) {
+/// Files whose random bytes are overwritten, one test a file (a hang names its file): each read
+/// through the GPU reader gives rows or an io_error naming the file.
+class GpuReaderCorruptPages : public GpuParquetFiles, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(GpuReaderCorruptPages, GiveIoErrors) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937 rng(11);
   auto dev = make_device_resource(nullptr);
   auto pinned = make_pinned_resource();
-  for (const char* name : {"base_v1_none_dict.parquet", "base_v2_none_plain.parquet", "base_v1_snappy_dict.parquet",
-                           "base_v2_zstd_plain.parquet"}) {
-    const std::string clean = path(name);
-    const fs::path bad = dir_ / (std::string("corrupt_") + name);
-    const auto size = fs::file_size(clean);
-    for (int trial = 0; trial < 30; ++trial) {
-      fs::copy_file(clean, bad, fs::copy_options::overwrite_existing);
-      {
-        std::fstream f(bad, std::ios::in | std::ios::out | std::ios::binary);
-        const auto at = static_cast<std::streamoff>(4 + rng() % (size / 2));  // page bytes, not the footer
-        f.seekp(at);
-        f.put(static_cast<char>(rng()));
-      }
-      try {
-        const file_reader r = file_reader::open(bad.string());
-        for (int g = 0; g < r.num_row_groups(); ++g)
-          pq::read_row_group_device(r, g, parquet_test::all_columns(r), {}, dev.get(), pinned.get());
-      } catch (const io_error& e) {
-        EXPECT_NE(std::string(e.what()).find(bad.string()), std::string::npos) << e.what();
-      } catch (const not_implemented_error&) {
-        // a flipped encoding or codec number in a page header
-      }
+  const std::string name = GetParam();
+  const std::string clean = path(name);
+  const fs::path bad = dir_ / ("corrupt_" + name);
+  const auto size = fs::file_size(clean);
+  for (int trial = 0; trial < 30; ++trial) {
+    fs::copy_file(clean, bad, fs::copy_options::overwrite_existing);
+    {
+      std::fstream f(bad, std::ios::in | std::ios::out | std::ios::binary);
+      const auto at = static_cast<std::streamoff>(4 + rng() % (size / 2));  // page bytes, not the footer
+      f.seekp(at);
+      f.put(static_cast<char>(rng()));
     }
-    fs::remove(bad);
+    try {
+      const file_reader r = file_reader::open(bad.string());
+      for (int g = 0; g < r.num_row_groups(); ++g)
+        pq::read_row_group_device(r, g, parquet_test::all_columns(r), {}, dev.get(), pinned.get());
+    } catch (const io_error& e) {
+      EXPECT_NE(std::string(e.what()).find(bad.string()), std::string::npos) << e.what();
+    } catch (const not_implemented_error&) {
+      // a flipped encoding or codec number in a page header
+    }
   }
+  fs::remove(bad);
 }
+
+INSTANTIATE_TEST_SUITE_P(GpuParquetFiles, GpuReaderCorruptPages,
+                         ::testing::Values("base_v1_none_dict.parquet", "base_v2_none_plain.parquet",
+                                           "base_v1_snappy_dict.parquet", "base_v1_snappy_plain.parquet",
+                                           "base_v2_zstd_plain.parquet", "base_v1_lz4_dict.parquet"));
 
 TEST_F(GpuParquetFiles, GpuEngineScansDecodeOnTheDevice) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";

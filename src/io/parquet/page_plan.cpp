@@ -120,9 +120,11 @@ std::string unsupported(const chunk_plan& p, encoding e) {
 
 bool device_codec(codec c) {
 #ifdef TUG_WITH_NVCOMP
-  // GZIP stays on the host until nvCOMP's gzip streams are checked against Parquet's on a GPU; all of them
-  // where nvCOMP cannot be loaded (it is opened at run time: src/runtime/cuda_libraries.cpp)
-  return (c == codec::snappy || c == codec::zstd || c == codec::lz4_raw) && nvcomp_available();
+  // ZSTD and GZIP stay on the host: nvCOMP's release notes (5.1, "Known issues") say that its Zstd, Gzip and
+  // Deflate decompressors can only operate on valid input, and a corrupt page must give an io_error, never
+  // a hung or faulting kernel (its Snappy and LZ4 decompressors report bad input in their statuses). All of
+  // them where nvCOMP cannot be loaded (it is opened at run time: src/runtime/cuda_libraries.cpp).
+  return (c == codec::snappy || c == codec::lz4_raw) && nvcomp_available();
 #else
   (void)c;
   return false;
