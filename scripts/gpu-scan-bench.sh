@@ -74,7 +74,7 @@ declare -A SETS=(
   [comment]=l_comment
   [all]=""
 )
-ORDER="numeric4 keys3 dictstr3 comment all"
+ORDER=${SETS_ONLY:-numeric4 keys3 dictstr3 comment all}
 {
   echo "lineitem SF $SF ($(ls "$DATA"/lineitem | wc -l) files), $T threads, median of $REPS reads (s); ratio: gpu / cpu"
   echo
@@ -127,11 +127,13 @@ if [ $NCU = 1 ] && [ "$(left)" -gt 60 ] && command -v ncu >/dev/null; then
   for s in ${NCU_SETS:-numeric4 comment dictstr3}; do
     [ "$(left)" -gt 40 ] || break
     step "ncu: $s"
-    timeout $(( $(left) - 20 )) ncu --clock-control none --print-summary per-kernel -k 'regex:pages_kernel|dictionary_kernel|validity_kernel|chars_kernel|scan|Decompress|decompress' \
-      -c 60 "$BUILD/parquet_read_bench" "$DATA/lineitem" 1 0 gpu ${SETS[$s]:+"${SETS[$s]}"} >"$OUT/ncu-$s.log" 2>&1
-    grep -E "^\s+[A-Za-z_].*\(|Duration|Invocations" "$OUT/ncu-$s.log" | head -40 >>"$OUT/ncu-summary.txt"
+    timeout $(( $(left) - 20 )) ncu --clock-control none --print-summary per-kernel -k 'regex:prepare_kernel|rows_kernel|dictionary_kernel|validity_kernel|chars_kernel|nsnap|Decompress|decompress' \
+      -c 150 "$BUILD/parquet_read_bench" "$DATA/lineitem" 1 0 gpu ${SETS[$s]:+"${SETS[$s]}"} >"$OUT/ncu-$s.log" 2>&1
+    grep -E "^\s+[A-Za-z_].*\(|Duration|Invocations" "$OUT/ncu-$s.log" | head -80 >>"$OUT/ncu-summary.txt"
   done
 fi
 step "done at $((SECONDS - T0)) s"
 echo
+cat "$OUT/reads.jsonl"
+[ -e "$OUT/ncu-summary.txt" ] && grep -E "kernel|Duration|Invocations" "$OUT/ncu-summary.txt" | sed 's/ \{2,\}/ /g' | head -40
 cat "$OUT/scan.md"

@@ -6,7 +6,9 @@
 // reader (device columns, nothing copied back); `gpu-host` a GPU scan decoded on the host and copied
 // to the device per partition (engine_options::gpu_parquet_reader = false).
 // COLUMNS (default all): a comma-separated list of the columns read. The JSON adds the scan's counters of
-// the GPU reader: column chunks decoded on the device and on the host, pages decompressed each way.
+// the GPU reader (summed over the untimed and timed reads): column chunks decoded on the device and on the
+// host, pages decompressed each way, and its threads' seconds reading and planning chunks, queuing work
+// and waiting for the device.
 #include <time.h>
 
 #include <chrono>
@@ -75,7 +77,10 @@ int main(int argc, char** argv) {
     std::cout << "{\"seconds\": [" << wall.str() << "], \"cpu_seconds\": [" << cpu.str() << "], \"rows\": " << rows;
     const tug::io::scan_counters& k = src->counters();
     std::cout << ", \"device_chunks\": " << k.device_chunks << ", \"device_host_chunks\": " << k.device_host_chunks
-              << ", \"device_pages\": " << k.device_pages << ", \"host_pages\": " << k.host_pages;
+              << ", \"device_pages\": " << k.device_pages << ", \"host_pages\": " << k.host_pages
+              << ", \"device_read_s\": " << static_cast<double>(k.device_read_ns) * 1e-9
+              << ", \"device_submit_s\": " << static_cast<double>(k.device_submit_ns) * 1e-9
+              << ", \"device_wait_s\": " << static_cast<double>(k.device_wait_ns) * 1e-9;
     std::cout << "}\n";
   } catch (const tug::error& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -508,6 +508,9 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
       _counters->device_host_chunks += d.host_chunks;
       _counters->device_pages += d.device_pages;
       _counters->host_pages += d.host_pages;
+      _counters->device_read_ns += d.read_ns;
+      _counters->device_submit_ns += d.submit_ns;
+      _counters->device_wait_ns += d.wait_ns;
       pages_skipped = d.pages_skipped;
 #endif
     } else {

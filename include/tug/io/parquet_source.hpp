@@ -30,6 +30,9 @@ struct scan_counters {
   std::atomic<int64_t> device_host_chunks{0};  ///< column chunks it left to the host decoder (an encoding it lacks)
   std::atomic<int64_t> device_pages{0};        ///< pages decompressed on the device (nvCOMP)
   std::atomic<int64_t> host_pages{0};          ///< pages it decompressed on the host (no nvCOMP, or its codec)
+  std::atomic<int64_t> device_read_ns{0};      ///< its threads' time reading and planning column chunks
+  std::atomic<int64_t> device_submit_ns{0};    ///< queuing copies, decompression and kernels
+  std::atomic<int64_t> device_wait_ns{0};      ///< waiting for the device
 };
 
 /// Partition `first .. first+count-1` of the row groups read (coalesced when count > 1), or one row

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -271,6 +272,12 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
              std::vector<chunk_state>& states) {
   std::vector<column> out(columns.size());
   std::vector<size_t> host_cols, host_at;
+  using clock = std::chrono::steady_clock;
+  auto lap = [t = clock::now()](std::atomic<int64_t>* into) mutable {
+    const auto now = clock::now();
+    if (into) *into += std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count();
+    t = now;
+  };
   // 1. read and plan; chunks the device cannot decode go to the host reader
   for (size_t k = 0; k < columns.size(); ++k) {
     const file_reader::chunk_info ci = r.chunk(rg, columns[k]);
@@ -289,6 +296,7 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
     s.host_bytes = std::move(bytes);
     states.push_back(std::move(s));
   }
+  lap(counters ? &counters->read_ns : nullptr);
   // 2. chunk bytes to the device; pages decompressed there, or on the host
   std::map<codec, std::vector<codec_entry>> by_codec;
   for (size_t i = 0; i < states.size(); ++i) {
@@ -503,7 +511,9 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
                                  cudaMemcpyDeviceToHost, stream()));
   }
 #endif
+  lap(counters ? &counters->submit_ns : nullptr);
   cuda::sync();
+  lap(counters ? &counters->wait_ns : nullptr);
 #ifdef TUG_WITH_NVCOMP
   for (size_t b = 0; b < batches.size(); ++b)
     for (size_t e = 0; e < batches[b].entries.size(); ++e) {
@@ -545,7 +555,9 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
     out[s.k] = pieces.size() == 1 ? pieces[0] : cuda::concatenate(pieces, mr);
     if (counters) ++counters->device_chunks;
   }
+  lap(counters ? &counters->submit_ns : nullptr);
   cuda::sync();  // the chars are copied before the table is handed on
+  lap(counters ? &counters->wait_ns : nullptr);
   if (!host_cols.empty()) {
     const table host = to_device(r.read_row_group_ranges(rg, host_cols, ranges, pinned), mr);
     for (size_t j = 0; j < host_cols.size(); ++j)

@@ -19,6 +19,10 @@ struct device_read_counters {
   std::atomic<int64_t> host_pages{0};         ///< pages decompressed on the host (no nvCOMP, or its codec)
   std::atomic<int64_t> decoded_bytes{0};      ///< bytes of the device columns made (values, offsets, chars, bits)
   std::atomic<int64_t> pages_skipped{0};      ///< data pages none of whose rows was wanted (not decoded)
+  // where the time of the calls went (nanoseconds, summed over the calls of all threads)
+  std::atomic<int64_t> read_ns{0};            ///< reading the column chunks into pinned memory and planning them
+  std::atomic<int64_t> submit_ns{0};          ///< queuing the copies, decompression and kernels
+  std::atomic<int64_t> wait_ns{0};            ///< waiting for the device (the error check, then the strings)
 };
 
 /// Reads columns `columns` (indices into r.schema()) of row group `rg`, only the rows in `ranges`
