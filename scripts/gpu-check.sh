@@ -10,7 +10,8 @@
 #     device call: the whole check takes longer than one call may run)
 # Needs: nvcc, cmake, ninja, gtest, Google Benchmark, zlib/zstd/lz4 (the GPU image has them); snappy and
 # DuckDB may be carried as .deb/ (libsnappy*.deb) and .whl/ (duckdb wheel) or .peers/ (scripts/pack-peers.sh)
-# in the repository root (scripts/lib/gpu-env.sh).
+# in the repository root, and nvCOMP as .nvcomp/ (scripts/pack-nvcomp.sh: the GPU Parquet reader then
+# decompresses checked pages on the device) (scripts/lib/gpu-env.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-check}
@@ -31,6 +32,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 NPROC=$(nproc)
 
 gpu_env_snappy
+gpu_env_nvcomp
 gpu_env_python
 PY=python3
 

@@ -14,7 +14,8 @@
 #   what the build and the generator leave, less 15 s, shared by the engines (bench/pdsh.py --deadline).
 # --no-gpu: a rehearsal without a GPU (no nvidia-smi, tug built without CUDA in --build, default build);
 #   the engines default to tug-cpu,duckdb,polars.
-# Carry (device tool): .deb (libsnappy*.deb, when the machine has no snappy) and .peers (scripts/pack-peers.sh).
+# Carry (device tool): .deb (libsnappy*.deb, when the machine has no snappy) and .peers (scripts/pack-peers.sh);
+# .nvcomp (scripts/pack-nvcomp.sh) for the GPU Parquet reader's device decompression does not fit beside .peers.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$SECONDS
@@ -59,6 +60,7 @@ echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(npr
   tee -a "$OUT/steps.log"
 
 gpu_env_snappy
+gpu_env_nvcomp
 gpu_env_python
 versions="python $(python3 -c 'import sys; print(sys.version.split()[0])')"
 for m in duckdb polars pyarrow; do

@@ -149,6 +149,10 @@ def main():
             for dictionary in [True, False]:
                 write("base_v%s_%s_%s.parquet" % (version[0], codec, "dict" if dictionary else "plain"), t,
                       data_page_version=version, compression=codec, use_dictionary=dictionary, **small_pages)
+    # Page checksums (CRC-32 in every page header): the GPU reader sends only checked pages to nvCOMP.
+    for codec in ["snappy", "lz4"]:
+        write("base_v1_%s_dict_crc.parquet" % codec, t, data_page_version="1.0", compression=codec,
+              use_dictionary=True, write_page_checksum=True, **small_pages)
     # Decimals stored as INT32/INT64.
     write("decimal_int.parquet", t.select(["dec9", "dec18", "dec30"]), store_decimal_as_integer=True, **small_pages)
 

@@ -140,6 +140,25 @@ def test_other_writers_read_identically(tug, tmp_path, writer):
         assert_frame_equal(got, pl.read_parquet(path))
 
 
+@pytest.mark.parametrize("codec", ["snappy", "zstd", "none"])
+def test_tug_page_checksums_verify_in_pyarrow(tug, tmp_path, codec):
+    """tug writes the CRC-32 of every page in its header (the GPU reader decompresses a page on the device
+    only once it has checked it); pyarrow's verification accepts them, and rejects a page with a flipped
+    byte."""
+    df = source_frame(tmp_path, 5000).drop("dec38")
+    src = tmp_path / "src.parquet"
+    df.write_parquet(src)
+    out = tmp_path / f"tug_{codec}.parquet"
+    run(tug, "convert", src, out, "--codec", codec)
+    assert_frame_equal(pl.from_arrow(pq.read_table(out, page_checksum_verification=True)), df)
+    data = bytearray(out.read_bytes())
+    data[len(data) // 4] ^= 0x5A  # inside the first column chunks' pages, not the footer
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(OSError, match="(?i)crc|checksum"):
+        pq.read_table(bad, page_checksum_verification=True)
+
+
 def unsupported_file(path, flat=True):
     cols = {}
     if flat:

@@ -17,6 +17,8 @@
 #include "parquet_test_util.hpp"
 #include "test_util.hpp"
 #include "tug/api/io.hpp"
+#include "tug/io/parquet/codec.hpp"
+#include "tug/io/parquet/metadata.hpp"
 #include "tug/io/parquet/reader.hpp"
 #include "tug/io/parquet_source.hpp"
 #include "tug/memory/device.hpp"
@@ -463,7 +465,8 @@ TEST_P(GpuReaderCorruptPages, GiveIoErrors) {
 INSTANTIATE_TEST_SUITE_P(GpuParquetFiles, GpuReaderCorruptPages,
                          ::testing::Values("base_v1_none_dict.parquet", "base_v2_none_plain.parquet",
                                            "base_v1_snappy_dict.parquet", "base_v1_snappy_plain.parquet",
-                                           "base_v2_zstd_plain.parquet", "base_v1_lz4_dict.parquet"));
+                                           "base_v2_zstd_plain.parquet", "base_v1_lz4_dict.parquet",
+                                           "base_v1_snappy_dict_crc.parquet", "base_v1_lz4_dict_crc.parquet"));
 
 TEST_F(GpuParquetFiles, GpuEngineScansDecodeOnTheDevice) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
@@ -586,6 +589,55 @@ TEST(GpuParquetSizes, LengthPrefixedValuesAcrossWalkWindows) {
   }
   fs::remove_all(dir);
   EXPECT_EQ(n.device, 4);
+}
+
+TEST(GpuParquetChecksums, PagesGoToTheDeviceCodecOnlyWhenTheirCrcIsChecked) {
+  // tug writes a CRC-32 in every page header (write_options::page_checksums); the plan checks it for the
+  // pages that nvCOMP would decompress (undefined on corrupt input) and rejects a page that does not match
+  const fs::path dir = fs::temp_directory_path() / ("tug_gpu_crc_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const table t = edge_table(1024);
+  const schema s({{"i32", data_type(type_id::int32)}, {"i64", data_type(type_id::int64)},
+                  {"f64", data_type(type_id::float64)}, {"b", data_type(type_id::boolean)},
+                  {"s", data_type(type_id::string)}});
+  const bool device = pq::device_codec(pq::codec::snappy);
+  for (bool crc : {true, false}) {
+    pq::write_options o;
+    o.page_bytes = 256;
+    o.page_checksums = crc;
+    const std::string f = (dir / (crc ? "crc.parquet" : "none.parquet")).string();
+    pq::write_parquet(f, s, {t}, o);
+    const file_reader r = file_reader::open(f);
+    int pages = 0;
+    for (size_t c = 0; c < r.schema().size(); ++c) {
+      std::vector<uint8_t> bytes = chunk_bytes(r, 0, c);
+      const chunk_plan p = pq::plan_chunk(r, 0, c, bytes.data(), bytes.size());
+      for (const pq::planned_page& pg : p.pages) {
+        EXPECT_EQ(pg.checked, crc && device) << r.schema()[c].name << " page " << pg.index;
+        ++pages;
+      }
+      size_t used = 0;
+      const pq::page_header h = pq::decode_page_header(bytes.data(), bytes.size(), used);
+      ASSERT_EQ(h.crc.has_value(), crc);
+      if (crc) EXPECT_EQ(static_cast<uint32_t>(*h.crc), pq::page_crc(bytes.data() + used, static_cast<size_t>(h.compressed_page_size)));
+      if (!crc || !device) continue;
+      // a flipped byte in the last page's bytes: the plan names the file, column and page
+      const pq::planned_page& last = p.pages.back();
+      bytes[last.offset + static_cast<size_t>(last.compressed_size) / 2] ^= 0x5a;
+      try {
+        pq::plan_chunk(r, 0, c, bytes.data(), bytes.size());
+        ADD_FAILURE() << "a corrupt page of " << r.schema()[c].name << " passed its CRC";
+      } catch (const io_error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find(f), std::string::npos) << m;
+        EXPECT_NE(m.find("page " + std::to_string(last.index)), std::string::npos) << m;
+        EXPECT_NE(m.find("CRC-32"), std::string::npos) << m;
+      }
+    }
+    EXPECT_GT(pages, 10);
+  }
+  fs::remove_all(dir);
+  if (!device) GTEST_SKIP() << "nvCOMP cannot be loaded here: the CRCs were written but not checked";
 }
 
 }  // namespace

@@ -214,4 +214,8 @@ void compress(codec c, const uint8_t* in, size_t size, std::string& out) {
   throw not_implemented_error("writing Parquet codec " + to_string(c) + " is not supported");
 }
 
+uint32_t page_crc(const uint8_t* in, size_t size) {
+  return static_cast<uint32_t>(crc32_z(crc32_z(0, nullptr, 0), in, size));
+}
+
 }  // namespace tug::io::parquet

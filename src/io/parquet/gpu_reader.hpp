@@ -22,7 +22,7 @@ struct device_read_counters {
   // where the time of the calls went (nanoseconds, summed over the calls of all threads)
   std::atomic<int64_t> read_ns{0};            ///< reading the column chunks into pinned memory and planning them
   std::atomic<int64_t> submit_ns{0};          ///< queuing the copies, decompression and kernels
-  std::atomic<int64_t> wait_ns{0};            ///< waiting for the device (the error check, then the strings)
+  std::atomic<int64_t> wait_ns{0};            ///< waiting for the device (the read-backs of the errors, then the strings)
 };
 
 /// Reads columns `columns` (indices into r.schema()) of row group `rg`, only the rows in `ranges`

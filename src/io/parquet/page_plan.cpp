@@ -231,7 +231,16 @@ chunk_plan plan_chunk(const file_reader& r, int rg, size_t column, const uint8_t
       corrupt(pg.index, "page claims " + std::to_string(pg.uncompressed_size) + " bytes uncompressed from " +
                             std::to_string(pg.compressed_size) + " " + to_string(p.compression) + " bytes");
     }
+    auto check_crc = [&] {
+      if (!h.crc || !pg.compressed || p.compression == codec::uncompressed || !device_codec(p.compression)) return;
+      const uint32_t got = page_crc(chunk + pg.offset, static_cast<size_t>(pg.compressed_size));
+      if (got != static_cast<uint32_t>(*h.crc))
+        corrupt(pg.index, "CRC-32 " + std::to_string(got) + " of its bytes is not its header's " +
+                              std::to_string(static_cast<uint32_t>(*h.crc)));
+      pg.checked = true;
+    };
     if (h.type == page_type::dictionary_page) {
+      check_crc();
       p.dictionary = static_cast<int>(p.pages.size());
       p.pages.push_back(pg);
       continue;
@@ -245,6 +254,7 @@ chunk_plan plan_chunk(const file_reader& r, int rg, size_t column, const uint8_t
       ++p.pages_skipped;
       continue;
     }
+    check_crc();
     if (!kept_data) p.first_row = pg.first_row;
     kept_data = true;
     p.decoded_rows += pg.num_values;

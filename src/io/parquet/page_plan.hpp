@@ -26,6 +26,7 @@ struct planned_page {
   int32_t num_values = 0;       ///< values (rows: flat columns), or dictionary entries
   encoding enc = encoding::plain;
   bool compressed = true;       ///< false: the page's bytes are stored as they are (v2 is_compressed = false)
+  bool checked = false;         ///< its header's CRC-32 was checked against its bytes (only what the device decompresses)
   int32_t rep_bytes = 0, def_bytes = 0;  ///< data page v2: level bytes, never compressed
   int64_t first_row = 0;        ///< data pages: the first row of the row group it holds
   /// The bytes of the page that a codec decompresses, and where they go in the uncompressed page:
@@ -59,9 +60,12 @@ struct chunk_plan {
 /// Plans the chunk of column `column` (an index into r.schema()) of row group `rg` from its bytes
 /// [chunk, chunk + size) (as read from the file at r.chunk_location(rg, column)): every page header
 /// is read; with `ranges` (rows of the row group, sorted and disjoint; empty: all rows) only the data
-/// pages that hold some of them are kept, and no page after the last needed row is.
+/// pages that hold some of them are kept, and no page after the last needed row is. A kept page that
+/// the device would decompress (device_codec) and whose header has a CRC is checked against it
+/// (planned_page::checked): nvCOMP's decompressors are undefined on corrupt input, so only checked
+/// pages go to it, the others are decompressed by the host.
 /// @throws io_error naming the file, column, row group and page on a malformed header, a page past
-/// the chunk, or pages whose values disagree with the row group's rows.
+/// the chunk, a CRC that does not match, or pages whose values disagree with the row group's rows.
 chunk_plan plan_chunk(const file_reader& r, int rg, size_t column, const uint8_t* chunk, size_t size,
                       const std::vector<row_range>& ranges = {});
 

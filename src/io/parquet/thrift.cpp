@@ -445,7 +445,8 @@ page_header decode_page_header(const uint8_t* data, size_t size, size_t& consume
         return true;
       }
       default:
-        return assign(d, id, t, slot{1, &h.type}, slot{2, &h.uncompressed_page_size}, slot{3, &h.compressed_page_size});
+        return assign(d, id, t, slot{1, &h.type}, slot{2, &h.uncompressed_page_size}, slot{3, &h.compressed_page_size},
+                      slot{4, &h.crc});
     }
   });
   if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0) d.fail("negative page size");
@@ -647,6 +648,7 @@ void encode_page_header(const page_header& h, std::string& out) {
   e.i32(1, static_cast<int32_t>(h.type));
   e.i32(2, h.uncompressed_page_size);
   e.i32(3, h.compressed_page_size);
+  if (h.crc) e.i32(4, *h.crc);
   if (h.v1) {
     e.begin(5);
     e.i32(1, h.v1->num_values);

@@ -434,6 +434,7 @@ class chunk_writer {
       throw invalid_argument_error("write_parquet: a page exceeds 2 GiB; lower write_options.page_bytes");
     h.uncompressed_page_size = static_cast<int32_t>(body.size());
     h.compressed_page_size = static_cast<int32_t>(_buf.size());
+    if (_opts.page_checksums) h.crc = static_cast<int32_t>(page_crc(reinterpret_cast<const uint8_t*>(_buf.data()), _buf.size()));
     const size_t start = out.size();
     encode_page_header(h, out);
     m.total_uncompressed_size += static_cast<int64_t>(out.size() - start + body.size());

@@ -20,6 +20,9 @@ void decompress(codec c, const uint8_t* in, size_t size, uint8_t* out, size_t ou
 /// more before allocating. @throws not_implemented_error for the codecs `decompress` does not support.
 size_t max_decompressed_size(codec c, const uint8_t* in, size_t size);
 
+/// The CRC-32 (zlib's, as Parquet's page header `crc` holds it) of `size` bytes.
+uint32_t page_crc(const uint8_t* in, size_t size);
+
 /// Compresses `size` bytes, replacing `out`. @throws not_implemented_error for LZO, BROTLI and LZ4 (Hadoop).
 void compress(codec c, const uint8_t* in, size_t size, std::string& out);
 

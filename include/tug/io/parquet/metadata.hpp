@@ -191,6 +191,7 @@ struct data_page_header_v2 {
 struct page_header {
   page_type type = page_type::data_page;
   int32_t uncompressed_page_size = 0, compressed_page_size = 0;
+  std::optional<int32_t> crc;  ///< CRC-32 (zlib's) of the page's bytes after the header, as stored
   std::optional<data_page_header> v1;
   std::optional<dictionary_page_header> dict;
   std::optional<data_page_header_v2> v2;

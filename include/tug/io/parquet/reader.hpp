@@ -165,6 +165,9 @@ struct write_options {
   int64_t page_bytes = 1 << 20;
   bool dictionary = true;
   bool statistics = true;
+  /// Each page header carries the CRC-32 of the page's bytes (Parquet's `crc`), which readers may check:
+  /// the GPU reader decompresses a page on the device only when it has checked it (docs/parquet.md).
+  bool page_checksums = true;
 };
 
 /// Writes the partitions (all of schema `s`) as one Parquet file. With a `pool`, the column chunks of
