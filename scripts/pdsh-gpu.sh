@@ -15,7 +15,9 @@
 # --no-gpu: a rehearsal without a GPU (no nvidia-smi, tug built without CUDA in --build, default build);
 #   the engines default to tug-cpu,duckdb,polars.
 # Carry (device tool): .deb (libsnappy*.deb, when the machine has no snappy) and .peers (scripts/pack-peers.sh);
-# .nvcomp (scripts/pack-nvcomp.sh) for the GPU Parquet reader's device decompression does not fit beside .peers.
+# .nvcomp (scripts/pack-nvcomp.sh) for the GPU Parquet reader's device decompression does not fit beside .peers
+# (64 MiB a call): carry it in a call just before (scripts/gpu-scan-bench.sh unpacks it into build-nvcomp/,
+# which stays while the machine is warm; the device tool gives a machine back after 30 s idle).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$SECONDS
