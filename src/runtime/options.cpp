@@ -137,14 +137,15 @@ void validate_options(const engine_options& o) {
     const std::string& d = o.spill_directory;
     std::error_code ec;
     if (d.empty()) bad("spill_directory", "\"\"", "must name an existing, writable directory");
+    // a directory that is missing or cannot be written is an I/O failure (io_error), as a full disk is
     if (!fs::is_directory(d, ec))
-      bad("spill_directory", "\"" + d + "\"",
-          std::string(fs::exists(d, ec) ? "not a directory" : "no such directory") +
-              " (it must name an existing, writable directory)");
+      throw io_error("spill_directory = \"" + d + "\": " +
+                     std::string(fs::exists(d, ec) ? "not a directory" : "no such directory") +
+                     " (it must name an existing, writable directory)");
     if (::access(d.c_str(), W_OK | X_OK) != 0) {
       const int err = errno;
-      bad("spill_directory", "\"" + d + "\"",
-          "the directory is not writable: " + std::error_code(err, std::generic_category()).message());
+      throw io_error("spill_directory = \"" + d + "\": the directory is not writable: " +
+                     std::error_code(err, std::generic_category()).message());
     }
   }
   at_least("num_streams", o.num_streams, 1);

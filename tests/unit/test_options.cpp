@@ -32,16 +32,18 @@ lazy_frame small_query() {
 
 /// The message of the invalid_argument_error that explain() and collect() with `o` raise (they must
 /// agree), "" when none.
+/// The message of the error E that explain() and collect() raise for options `o` (the same for both).
+template <typename E = invalid_argument_error>
 std::string option_error(const engine_options& o) {
   std::string from_explain, from_collect;
   try {
     small_query().explain(o);
-  } catch (const invalid_argument_error& e) {
+  } catch (const E& e) {
     from_explain = e.what();
   }
   try {
     small_query().collect(o);
-  } catch (const invalid_argument_error& e) {
+  } catch (const E& e) {
     from_collect = e.what();
   }
   EXPECT_EQ(from_explain, from_collect);
@@ -131,13 +133,14 @@ TEST(EngineOptions, SpillDirectoryMustBeAWritableDirectory) {
   engine_options o = cpu_engine();
   o.spill_directory = dir.string();
   EXPECT_EQ(option_error(o), "");
+  // a missing, non-directory or unwritable directory is an io_error naming it (as a full one is); "" a bad value
   o.spill_directory = (dir / "missing").string();
-  std::string msg = option_error(o);
+  std::string msg = option_error<io_error>(o);
   EXPECT_NE(msg.find("spill_directory = \"" + o.spill_directory + "\""), std::string::npos) << msg;
   EXPECT_NE(msg.find("no such directory"), std::string::npos) << msg;
   std::ofstream(dir / "file") << "x";
   o.spill_directory = (dir / "file").string();
-  msg = option_error(o);
+  msg = option_error<io_error>(o);
   EXPECT_NE(msg.find("not a directory"), std::string::npos) << msg;
   o.spill_directory = "";
   EXPECT_NE(option_error(o).find("spill_directory"), std::string::npos);
@@ -145,7 +148,7 @@ TEST(EngineOptions, SpillDirectoryMustBeAWritableDirectory) {
     fs::create_directories(dir / "ro");
     fs::permissions(dir / "ro", fs::perms::owner_read | fs::perms::owner_exec);
     o.spill_directory = (dir / "ro").string();
-    msg = option_error(o);
+    msg = option_error<io_error>(o);
     EXPECT_NE(msg.find("not writable"), std::string::npos) << msg;
     fs::permissions(dir / "ro", fs::perms::owner_all);
   }
