@@ -174,6 +174,61 @@ TEST(KeyIndex, GroupChunksWithEmptyAndUnevenChunks) {
   }
 }
 
+TEST(KeyIndex, GroupInPartsGivesTheIdsOfOneIndex) {
+  // group_in_parts (the parallel merge of group_chunks) against one key_index: few and many distinct
+  // keys, nulls, NaN and -0.0 (equal to 0.0), strings, two key columns, sliced input, 1 to 5 threads
+  std::mt19937_64 rng(8);
+  auto f64_of = [&](int64_t n, double null_p) {
+    std::vector<std::optional<double>> v;
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t r = rng() % 100;
+      if (static_cast<double>(r) < null_p * 100) v.push_back(std::nullopt);
+      else if (r % 10 == 1) v.push_back(std::nan(""));
+      else if (r % 10 == 2) v.push_back(-0.0);
+      else if (r % 10 == 3) v.push_back(0.0);
+      else v.push_back(static_cast<double>(rng() % 50));
+    }
+    return f64(v);
+  };
+  for (int threads : {1, 2, 3, 5}) {
+    thread_pool pool(threads);
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{33}, int64_t{1024}, int64_t{70000}}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads, " + std::to_string(n) + " rows");
+      column many = random_column<int64_t>(type_id::int64, n + 7, rng, 0.1, uniform(-1000000, 1000000)).slice(7, n);
+      column few = random_column<int64_t>(type_id::int64, n, rng, 0.2, uniform(-3, 3));
+      column s = make_string_column([&] {
+        std::vector<std::optional<std::string>> v;
+        for (int64_t i = 0; i < n; ++i)
+          v.push_back(i % 11 == 0 ? std::nullopt : std::optional(std::string("key-") + std::to_string(rng() % 5000)));
+        return v;
+      }());
+      for (const std::vector<column>& keys : std::vector<std::vector<column>>{{many}, {few}, {f64_of(n, 0.1)}, {s}, {few, s}}) {
+        key_index one(keys);  // the oracle (itself checked against the reference above; -0.0 == 0.0 there)
+        cpu::row_groups rg = cpu::group_in_parts(keys, pool);
+        EXPECT_EQ(rg.ids, one.group_ids());
+        EXPECT_EQ(rg.first_row, one.first_rows());
+      }
+    }
+  }
+}
+
+TEST(KeyIndex, GroupChunksOfManyGroupsMergesByParts) {
+  // chunks whose groups pass kPartedMergeRows: the merge goes by parts and gives the same ids
+  std::mt19937_64 rng(9);
+  thread_pool pool(3);
+  const int64_t n = 3 * cpu::kPartedMergeRows;
+  column k = random_column<int64_t>(type_id::int64, n, rng, 0.01, uniform(0, n));
+  reference ref = reference_groups({k});
+  std::vector<std::vector<column>> chunks;
+  for (int64_t c = 0; c < 4; ++c) chunks.push_back({k.slice(n * c / 4, n * (c + 1) / 4 - n * c / 4)});
+  cpu::row_groups rg = cpu::group_chunks(chunks, pool);
+  EXPECT_EQ(rg.ids, ref.ids);
+  EXPECT_EQ(rg.first_row, ref.first_rows);
+  cpu::row_groups all = cpu::group_rows({k}, &pool);
+  EXPECT_EQ(all.ids, ref.ids);
+  EXPECT_EQ(all.first_row, ref.first_rows);
+}
+
 TEST(KeyIndex, StringsGenericPath) {
   // a string longer than 7 bytes: no packed codec
   column s = str({"a", std::nullopt, "b", "a", std::nullopt, "", "eight by"});

@@ -440,6 +440,78 @@ row_groups group_rows(const std::vector<column>& keys, thread_pool* pool) {
   return group_chunks(chunks, *pool);
 }
 
+row_groups group_in_parts(const std::vector<column>& keys, thread_pool& pool) {
+  TUG_EXPECTS(!keys.empty(), "group_in_parts needs at least one key column");
+  const int64_t n = keys[0].size();
+  const auto parts = static_cast<size_t>(std::max(pool.size(), 1));
+  const auto slices = static_cast<int64_t>(parts);
+  // the part of each row from its key hash (equal keys, as key_index compares them, hash alike); high bits,
+  // so that each part's keys still spread over key_index's table
+  std::vector<uint64_t> hash(sz(n));
+  auto part_of = [parts](uint64_t h) { return static_cast<size_t>((h >> 32) % parts); };
+  std::vector<std::vector<size_t>> count(parts, std::vector<size_t>(parts, 0));  // [slice][part]
+  pool.parallel_for(slices, [&](int64_t t) {
+    const int64_t lo = n * t / slices, hi = n * (t + 1) / slices;
+    std::vector<column> slice;
+    for (const column& k : keys) slice.push_back(k.slice(lo, hi - lo));
+    hash_rows(slice, hash.data() + lo);
+    for (int64_t i = lo; i < hi; ++i) count[sz(t)][part_of(hash[sz(i)])]++;
+  });
+  // each part's rows in row order: slice t's rows of part p go after slices 0..t-1's
+  std::vector<std::vector<int64_t>> rows(parts);
+  std::vector<std::vector<size_t>> at(parts, std::vector<size_t>(parts, 0));  // [slice][part]
+  for (size_t p = 0; p < parts; ++p) {
+    size_t total = 0;
+    for (size_t t = 0; t < parts; ++t) {
+      at[t][p] = total;
+      total += count[t][p];
+    }
+    rows[p].resize(total);
+  }
+  pool.parallel_for(slices, [&](int64_t t) {
+    const int64_t lo = n * t / slices, hi = n * (t + 1) / slices;
+    std::vector<size_t>& next = at[sz(t)];
+    for (int64_t i = lo; i < hi; ++i) {
+      const size_t p = part_of(hash[sz(i)]);
+      rows[p][next[p]++] = i;
+    }
+  });
+  // each part indexed on its own: local ids in the part's row order, first rows as rows of `keys`
+  std::vector<std::vector<int64_t>> local(parts), firsts(parts);
+  pool.parallel_for(slices, [&](int64_t q) {
+    const auto p = sz(q);
+    if (rows[p].empty()) return;
+    std::vector<column> part_keys;
+    for (const column& k : keys) part_keys.push_back(gather(k, rows[p]));
+    local[p].resize(rows[p].size());
+    key_index ki(std::move(part_keys), local[p].data());
+    for (int64_t f : ki.first_rows()) firsts[p].push_back(rows[p][sz(f)]);
+  });
+  // the groups numbered by their first row (first-seen order over all rows, as one key_index numbers them)
+  std::vector<int64_t> owner(sz(n), -1);  // at a group's first row: its local id * parts + its part
+  pool.parallel_for(slices, [&](int64_t q) {
+    const auto p = sz(q);
+    for (size_t g = 0; g < firsts[p].size(); ++g)
+      owner[sz(firsts[p][g])] = static_cast<int64_t>(g * parts + p);
+  });
+  std::vector<std::vector<int64_t>> global(parts);
+  for (size_t p = 0; p < parts; ++p) global[p].resize(firsts[p].size());
+  row_groups r;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t o = owner[sz(i)];
+    if (o < 0) continue;
+    global[sz(o) % parts][sz(o) / parts] = static_cast<int64_t>(r.first_row.size());
+    r.first_row.push_back(i);
+  }
+  r.ids.resize(sz(n));
+  pool.parallel_for(slices, [&](int64_t q) {
+    const auto p = sz(q);
+    for (size_t j = 0; j < rows[p].size(); ++j)
+      r.ids[sz(rows[p][j])] = global[p][sz(local[p][j])];
+  });
+  return r;
+}
+
 row_groups group_chunks(const std::vector<std::vector<column>>& chunks, thread_pool& pool) {
   TUG_EXPECTS(!chunks.empty() && !chunks[0].empty(), "group_chunks needs at least one chunk and key column");
   // index the chunks in parallel, then index the chunks' first rows (in chunk order, so the merged
@@ -463,9 +535,18 @@ row_groups group_chunks(const std::vector<std::vector<column>>& chunks, thread_p
     for (size_t c = 0; c < nc; ++c) pieces.push_back(gather(chunks[c][k], firsts[c]));
     first_keys.push_back(concatenate(pieces));
   }
-  key_index merged(std::move(first_keys));
-  const std::vector<int64_t>& global = merged.group_ids();
-  for (int64_t f : merged.first_rows()) {
+  // the chunks' groups merged; where they are many (keys of many distinct values: every chunk holds most
+  // of them), by parts in parallel, the same ids as one index gives
+  row_groups merged;
+  if (first_keys[0].size() >= kPartedMergeRows && pool.size() > 1) {
+    merged = group_in_parts(first_keys, pool);
+  } else {
+    key_index ki(std::move(first_keys));
+    merged.first_row = ki.first_rows();
+    merged.ids = ki.take_group_ids();
+  }
+  const std::vector<int64_t>& global = merged.ids;
+  for (int64_t f : merged.first_row) {
     size_t c = static_cast<size_t>(std::upper_bound(base.begin(), base.end(), f) - base.begin()) - 1;
     r.first_row.push_back(lo[c] + firsts[c][sz(f - base[c])]);
   }

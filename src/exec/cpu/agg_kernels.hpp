@@ -36,8 +36,19 @@ struct row_groups {
 row_groups group_rows(const std::vector<column>& keys, thread_pool* pool);
 
 /// Groups rows given as consecutive chunks (each the same key columns), indexing the chunks in
-/// parallel; ids and first rows refer to the chunks' rows concatenated.
+/// parallel; ids and first rows refer to the chunks' rows concatenated. The chunks' groups are then
+/// merged: by group_in_parts where they number kPartedMergeRows or more, else by one index.
 row_groups group_chunks(const std::vector<std::vector<column>>& chunks, thread_pool& pool);
+
+/// Groups the rows of `keys` exactly as one key_index does (the same ids, in first-seen order), in
+/// parallel: the rows are split by key hash into one part per thread (row order kept in each), each
+/// part is indexed on its own, and the groups are numbered by their first rows. For keys of many
+/// distinct values, where indexing chunks of rows and merging their groups would leave the merge, as
+/// large as the input, to one thread.
+row_groups group_in_parts(const std::vector<column>& keys, thread_pool& pool);
+
+/// Merged groups of chunks from which group_chunks merges by parts.
+inline constexpr int64_t kPartedMergeRows = int64_t{1} << 16;
 
 /// Aggregation `spec` of `in` per group: one row per group, of type `spec.output_type`.
 /// `in` may be nullptr for len. @throws type_error when the op does not apply to the input type.
