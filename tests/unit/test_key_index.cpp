@@ -215,7 +215,7 @@ TEST(KeyIndex, GroupInPartsGivesTheIdsOfOneIndex) {
 TEST(KeyIndex, GroupChunksOfManyGroupsMergesByParts) {
   // chunks whose groups pass kPartedMergeRows: the merge goes by parts and gives the same ids
   std::mt19937_64 rng(9);
-  thread_pool pool(3);
+  thread_pool pool(cpu::kPartedMergeThreads);
   const int64_t n = 3 * cpu::kPartedMergeRows;
   column k = random_column<int64_t>(type_id::int64, n, rng, 0.01, uniform(0, n));
   reference ref = reference_groups({k});

@@ -536,9 +536,10 @@ row_groups group_chunks(const std::vector<std::vector<column>>& chunks, thread_p
     first_keys.push_back(concatenate(pieces));
   }
   // the chunks' groups merged; where they are many (keys of many distinct values: every chunk holds most
-  // of them), by parts in parallel, the same ids as one index gives
+  // of them) and threads enough to repay the parts' extra passes, by parts in parallel, the same ids as one
+  // index gives
   row_groups merged;
-  if (first_keys[0].size() >= kPartedMergeRows && pool.size() > 1) {
+  if (first_keys[0].size() >= kPartedMergeRows && pool.size() >= kPartedMergeThreads) {
     merged = group_in_parts(first_keys, pool);
   } else {
     key_index ki(std::move(first_keys));
