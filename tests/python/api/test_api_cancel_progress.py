@@ -97,6 +97,8 @@ def test_a_cancel_from_another_thread_stops_one_huge_partition(what):
                 return
             fired.wait(0.001)
 
+    # interrupt_main acts only where Python handles SIGINT: a shell's background job starts with it ignored
+    old_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     t = threading.Thread(target=watcher)
     t.start()
     try:
@@ -105,6 +107,7 @@ def test_a_cancel_from_another_thread_stops_one_huge_partition(what):
     finally:
         fired.set()
         t.join()
+        signal.signal(signal.SIGINT, old_handler)
     assert "at_cancel" in latest  # the blocking operator was running when the interrupt came
     # the interpreter and the engine run the next query
     assert tug.DataFrame({"a": [1, 2, 3]}).lazy().select(tug.col("a").sum()).collect().item() == 6
