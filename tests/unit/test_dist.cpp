@@ -309,6 +309,35 @@ TEST(DistRanks, JoinsShuffleOrBroadcastEveryType) {
   }
 }
 
+TEST(DistRanks, CollectOnEveryRankGivesEveryRankTheAnswer) {
+  // engine_options::collect_on_every_rank: each rank's collect() holds the whole answer (else rank 0 only)
+  for (int64_t n : {0, 1, 33, 1024}) {
+    auto lf = facts(n).lazy();
+    const std::string w = "n=" + std::to_string(n);
+    const std::vector<std::pair<lazy_frame, bool>> queries = {
+        {lf.filter(col("v") > lit(20.0)).select({col("i"), col("v")}), true},
+        {lf.group_by({"k"}).agg({col("v").sum().alias("s"), col("i").count().alias("c")}), false},
+        {lf.join(dims(40).lazy(), {"k"}, join_type::inner), false},
+        {lf.sort({col("v"), col("i")}, {{true, false}, {true}}), true},
+        {lf.select({col("v").sum().alias("s")}), true}};
+    for (const auto& [q, ordered] : queries) {
+      engine_options o = small_parts();
+      const data_frame want = q.collect(o);
+      o.collect_on_every_rank = true;
+      for (int ranks : {2, 3}) {
+        const ranked got = run_on_ranks(q, ranks, o);
+        for (int r = 0; r < ranks; ++r) {
+          const data_frame& f = got.frames[static_cast<size_t>(r)];
+          const std::string where = w + " on " + std::to_string(ranks) + " ranks, rank " + std::to_string(r) +
+                                    "; plan:\n" + got.plan;
+          if (ordered) EXPECT_EQ(rows_of(f), rows_of(want)) << where;
+          else EXPECT_EQ(sorted_rows(f), sorted_rows(want)) << where;
+        }
+      }
+    }
+  }
+}
+
 TEST(DistRanks, OrderedOperatorsGatherToRankZero) {
   for (int64_t n : {0, 1, 33, 1024}) {
     auto lf = facts(n).lazy();
