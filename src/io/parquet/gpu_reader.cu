@@ -324,7 +324,7 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
                                        cudaMemcpyDeviceToDevice, stream()));
         continue;
       }
-      if (device_codec(p.compression) && pg.checked) {
+      if (pg.checked) {  // planned for the device codec, its CRC checked (plan_chunk)
         if (pg.rep_bytes + pg.def_bytes)
           TUG_CUDA_TRY(cudaMemcpyAsync(udev + at[j], dev + pg.offset, static_cast<size_t>(pg.rep_bytes + pg.def_bytes),
                                        cudaMemcpyDeviceToDevice, stream()));
@@ -362,7 +362,6 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
   // their rows (tiles of kTileRows), then the validity bits
   buffer_ptr errors = dev_array<gpu::error_slot>(static_cast<int64_t>(states.size()), mr);
   TUG_CUDA_TRY(cudaMemsetAsync(errors->data(), 0, sizeof(gpu::error_slot) * std::max<size_t>(states.size(), 1), stream()));
-  std::vector<gpu::chunk_params> params(states.size());
   std::vector<gpu::page_params> dict_pages, data_pages;
   std::vector<int32_t> tile_start{0};
   int64_t max_bytes = 0;  // of a validity bitmap
@@ -438,17 +437,17 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
         throw internal_error("parquet: a row group too large for the GPU reader (over 2^41 rows)");
       tile_start.push_back(tile_start.back() + static_cast<int32_t>(tiles));
     }
-    params[i] = c;
   }
   // the descriptions in one upload: chunks, dictionary pages, data pages, tile starts; then the states
   auto align = [](size_t x) { return (x + 15) / 16 * 16; };
-  const size_t at_dict = align(params.size() * sizeof(gpu::chunk_params));
+  const size_t at_dict = align(states.size() * sizeof(gpu::chunk_params));
   const size_t at_data = at_dict + align(dict_pages.size() * sizeof(gpu::page_params));
   const size_t at_tiles = at_data + align(data_pages.size() * sizeof(gpu::page_params));
   const size_t at_states = at_tiles + align(tile_start.size() * sizeof(int32_t));
   const size_t desc_bytes = at_states + data_pages.size() * sizeof(gpu::page_state);
   std::vector<uint8_t> host_desc(at_states);
-  std::memcpy(host_desc.data(), params.data(), params.size() * sizeof(gpu::chunk_params));
+  for (size_t i = 0; i < states.size(); ++i)
+    std::memcpy(host_desc.data() + i * sizeof(gpu::chunk_params), &states[i].params, sizeof(gpu::chunk_params));
   std::memcpy(host_desc.data() + at_dict, dict_pages.data(), dict_pages.size() * sizeof(gpu::page_params));
   std::memcpy(host_desc.data() + at_data, data_pages.data(), data_pages.size() * sizeof(gpu::page_params));
   std::memcpy(host_desc.data() + at_tiles, tile_start.data(), tile_start.size() * sizeof(int32_t));
