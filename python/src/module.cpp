@@ -601,6 +601,7 @@ NB_MODULE(_tug, m) {
       .def_rw("spill_device_limit", &engine_options::spill_device_limit)
       .def_rw("pinned_memory", &engine_options::pinned_memory)
       .def_rw("gpu_parquet_reader", &engine_options::gpu_parquet_reader)
+      .def_rw("gpu_parquet_device_decompression", &engine_options::gpu_parquet_device_decompression)
       .def_rw("host_spill_limit", &engine_options::host_spill_limit)
       .def_rw("spill_directory", &engine_options::spill_directory)
       .def_rw("spill_disk_limit", &engine_options::spill_disk_limit)

@@ -6,8 +6,8 @@ from . import _tug
 from .exceptions import InvalidArgumentError
 
 _FIELDS = ("engine", "target_partition_rows", "target_partition_size", "num_threads", "memory_limit",
-           "spill_device_limit", "pinned_memory", "gpu_parquet_reader", "host_spill_limit", "spill_directory",
-           "spill_disk_limit", "spill_everything", "force_external", "num_streams",
+           "spill_device_limit", "pinned_memory", "gpu_parquet_reader", "gpu_parquet_device_decompression",
+           "host_spill_limit", "spill_directory", "spill_disk_limit", "spill_everything", "force_external", "num_streams",
            "statistics", "fallback", "broadcast_limit", "collective_timeout", "collect_on_every_rank", "gpus", "optimizer", "check_optimizer_schema")
 _OPTIMIZER_FIELDS = ("constant_folding", "predicate_pushdown", "projection_pushdown", "slice_pushdown",
                      "common_subplan", "late_materialization")

@@ -503,7 +503,8 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
     } else if (device_mr) {
 #ifdef TUG_WITH_CUDA
       parquet::device_read_counters d;
-      part = parquet::read_row_group_device(r, t.rg, file_cols, ranges, device_mr, mr, &d);
+      part = parquet::read_row_group_device(r, t.rg, file_cols, ranges, options.gpu_parquet_device_decompression,
+                                            device_mr, mr, &d);
       _counters->device_chunks += d.device_chunks;
       _counters->device_host_chunks += d.host_chunks;
       _counters->device_pages += d.device_pages;

@@ -95,6 +95,8 @@ engine_options::engine_options() {
   if (const char* e = env("TUG_SPILL_DEVICE_LIMIT")) spill_device_limit = e;  // checked by validate_options
   if (const char* e = env("TUG_PINNED_MEMORY")) pinned_memory = parse_flag("TUG_PINNED_MEMORY", e);
   if (const char* e = env("TUG_GPU_PARQUET_READER")) gpu_parquet_reader = parse_flag("TUG_GPU_PARQUET_READER", e);
+  if (const char* e = env("TUG_GPU_PARQUET_DEVICE_DECOMPRESSION"))
+    gpu_parquet_device_decompression = parse_flag("TUG_GPU_PARQUET_DEVICE_DECOMPRESSION", e);
   if (const char* e = env("TUG_HOST_SPILL_LIMIT")) host_spill_limit = parse_byte_count("TUG_HOST_SPILL_LIMIT", e);
   if (const char* e = env("TUG_SPILL_DIRECTORY")) spill_directory = e;
   if (const char* e = env("TUG_SPILL_DISK_LIMIT")) spill_disk_limit = parse_byte_count("TUG_SPILL_DISK_LIMIT", e);

@@ -22,6 +22,7 @@
 #include "tug/io/parquet/reader.hpp"
 #include "tug/io/parquet_source.hpp"
 #include "tug/memory/device.hpp"
+#include "tug/runtime/cuda_libraries.hpp"
 #ifdef TUG_WITH_CUDA
 #include "io/parquet/gpu_reader.hpp"
 #endif
@@ -396,25 +397,29 @@ TEST_F(GpuParquetFiles, FlippedPageBytesGiveRowsOrAnIoError) {
 #ifdef TUG_WITH_CUDA
 // On a GPU: the reader itself (nvCOMP or host decompression, the kernels) against the CPU reader.
 
-/// Every row group of `path` read by the GPU reader (all columns; with `ranges` of each row group)
-/// equals the CPU reader; returns the device-decoded chunks.
+/// Every row group of `path` read by the GPU reader (all columns; with `ranges` of each row group),
+/// its pages decompressed on the host and, where nvCOMP takes them, on the device, equals the CPU
+/// reader; returns the device-decoded chunks.
 int64_t compare_on_device(const std::string& path, const std::vector<row_range>& ranges = {}) {
   SCOPED_TRACE(path);
   auto dev = make_device_resource(nullptr);
   auto pinned = make_pinned_resource();
   const file_reader r = file_reader::open(path);
   pq::device_read_counters n;
-  for (int g = 0; g < r.num_row_groups(); ++g) {
-    if (!ranges.empty() && ranges.back().end > r.row_group_num_rows(g)) continue;
-    const table got = pq::read_row_group_device(r, g, parquet_test::all_columns(r), ranges, dev.get(), pinned.get(), &n);
-    EXPECT_TRUE(r.schema().size() == 0 || on_device(got));
-    const table host = to_host(got, default_host_resource());
-    const table want = r.read_row_group_ranges(g, parquet_test::all_columns(r), ranges);
-    EXPECT_EQ(host.num_columns(), want.num_columns());
-    if (host.num_columns() != want.num_columns()) return 0;
-    for (size_t c = 0; c < want.num_columns(); ++c)
-      expect_columns_equal(host[c], want[c], r.schema()[c].name + " of row group " + std::to_string(g));
-  }
+  for (int g = 0; g < r.num_row_groups(); ++g)
+    for (bool device_decompression : {false, true}) {
+      SCOPED_TRACE(device_decompression ? "device decompression" : "host decompression");
+      if (!ranges.empty() && ranges.back().end > r.row_group_num_rows(g)) continue;
+      const table got = pq::read_row_group_device(r, g, parquet_test::all_columns(r), ranges, device_decompression,
+                                                  dev.get(), pinned.get(), &n);
+      EXPECT_TRUE(r.schema().size() == 0 || on_device(got));
+      const table host = to_host(got, default_host_resource());
+      const table want = r.read_row_group_ranges(g, parquet_test::all_columns(r), ranges);
+      EXPECT_EQ(host.num_columns(), want.num_columns());
+      if (host.num_columns() != want.num_columns()) return 0;
+      for (size_t c = 0; c < want.num_columns(); ++c)
+        expect_columns_equal(host[c], want[c], r.schema()[c].name + " of row group " + std::to_string(g));
+    }
   return n.device_chunks.load();
 }
 
@@ -423,9 +428,29 @@ TEST_F(GpuParquetFiles, GpuReaderEqualsTheCpuReaderOnEveryTestFile) {
   int64_t device = 0;
   for (const auto& e : fs::directory_iterator(dir_))
     if (e.path().extension() == ".parquet") device += compare_on_device(e.path().string());
-  EXPECT_GT(device, 200);
+  EXPECT_GT(device, 400);  // each chunk twice
   EXPECT_GT(compare_on_device(path("base_v1_snappy_plain.parquet"), {{3, 5}, {150, 220}, {290, 300}}), 0);
   EXPECT_GT(compare_on_device(path("base_v2_zstd_dict.parquet"), {{0, 1}}), 0);
+}
+
+TEST_F(GpuParquetFiles, PagesDecompressOnTheHostUnlessDeviceDecompressionIsAskedFor) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  auto dev = make_device_resource(nullptr);
+  auto pinned = make_pinned_resource();
+  const file_reader r = file_reader::open(path("base_v1_snappy_dict_crc.parquet"));
+  for (bool device_decompression : {false, true}) {
+    pq::device_read_counters n;
+    for (int g = 0; g < r.num_row_groups(); ++g)
+      pq::read_row_group_device(r, g, parquet_test::all_columns(r), {}, device_decompression, dev.get(), pinned.get(),
+                                &n);
+    EXPECT_GT(n.device_chunks.load(), 0);
+    if (device_decompression && nvcomp_available()) {
+      EXPECT_GT(n.device_pages.load(), 0) << "the file's pages carry CRCs: nvCOMP takes them";
+    } else {
+      EXPECT_EQ(n.device_pages.load(), 0);
+      EXPECT_GT(n.host_pages.load(), 0);
+    }
+  }
 }
 
 /// Files whose random bytes are overwritten, one test a file (a hang names its file): each read
@@ -452,7 +477,9 @@ TEST_P(GpuReaderCorruptPages, GiveIoErrors) {
     try {
       const file_reader r = file_reader::open(bad.string());
       for (int g = 0; g < r.num_row_groups(); ++g)
-        pq::read_row_group_device(r, g, parquet_test::all_columns(r), {}, dev.get(), pinned.get());
+        for (bool device_decompression : {false, true})
+          pq::read_row_group_device(r, g, parquet_test::all_columns(r), {}, device_decompression, dev.get(),
+                                    pinned.get());
     } catch (const io_error& e) {
       EXPECT_NE(std::string(e.what()).find(bad.string()), std::string::npos) << e.what();
     } catch (const not_implemented_error&) {
@@ -611,11 +638,14 @@ TEST(GpuParquetChecksums, PagesGoToTheDeviceCodecOnlyWhenTheirCrcIsChecked) {
     int pages = 0;
     for (size_t c = 0; c < r.schema().size(); ++c) {
       std::vector<uint8_t> bytes = chunk_bytes(r, 0, c);
-      const chunk_plan p = pq::plan_chunk(r, 0, c, bytes.data(), bytes.size());
+      const chunk_plan p = pq::plan_chunk(r, 0, c, bytes.data(), bytes.size(), {}, true);
       for (const pq::planned_page& pg : p.pages) {
         EXPECT_EQ(pg.checked, crc && device) << r.schema()[c].name << " page " << pg.index;
         ++pages;
       }
+      // without device decompression (the default) no page is checked: the host decompresses them all
+      for (const pq::planned_page& pg : pq::plan_chunk(r, 0, c, bytes.data(), bytes.size()).pages)
+        EXPECT_FALSE(pg.checked) << r.schema()[c].name << " page " << pg.index;
       size_t used = 0;
       const pq::page_header h = pq::decode_page_header(bytes.data(), bytes.size(), used);
       ASSERT_EQ(h.crc.has_value(), crc);
@@ -625,7 +655,7 @@ TEST(GpuParquetChecksums, PagesGoToTheDeviceCodecOnlyWhenTheirCrcIsChecked) {
       const pq::planned_page& last = p.pages.back();
       bytes[last.offset + static_cast<size_t>(last.compressed_size) / 2] ^= 0x5a;
       try {
-        pq::plan_chunk(r, 0, c, bytes.data(), bytes.size());
+        pq::plan_chunk(r, 0, c, bytes.data(), bytes.size(), {}, true);
         ADD_FAILURE() << "a corrupt page of " << r.schema()[c].name << " passed its CRC";
       } catch (const io_error& e) {
         const std::string m = e.what();

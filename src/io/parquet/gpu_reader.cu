@@ -268,7 +268,7 @@ buffer_ptr dev_array(int64_t n, memory_resource* mr) {
 }
 
 table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, const std::vector<row_range>& ranges,
-             memory_resource* mr, memory_resource* pinned, device_read_counters* counters,
+             bool device_decompression, memory_resource* mr, memory_resource* pinned, device_read_counters* counters,
              std::vector<chunk_state>& states) {
   std::vector<column> out(columns.size());
   std::vector<size_t> host_cols, host_at;
@@ -283,7 +283,8 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
     const file_reader::chunk_info ci = r.chunk(rg, columns[k]);
     buffer_ptr bytes = make_buffer(static_cast<size_t>(ci.size) + 8, pinned);
     r.read_bytes(ci.offset, static_cast<size_t>(ci.size), bytes->as<uint8_t>());
-    chunk_plan plan = plan_chunk(r, rg, columns[k], bytes->as<uint8_t>(), static_cast<size_t>(ci.size), ranges);
+    chunk_plan plan = plan_chunk(r, rg, columns[k], bytes->as<uint8_t>(), static_cast<size_t>(ci.size), ranges,
+                                 device_decompression);
     if (!plan.host_reason.empty()) {
       host_cols.push_back(columns[k]);
       host_at.push_back(k);
@@ -297,20 +298,35 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
     states.push_back(std::move(s));
   }
   lap(counters ? &counters->read_ns : nullptr);
-  // 2. chunk bytes to the device; pages decompressed there, or on the host
+  // 2. chunk bytes to the device (where a page is read from them there); pages decompressed there, or
+  // on the host into a pinned buffer laid out as the device's, copied in runs of adjacent pages
   std::map<codec, std::vector<codec_entry>> by_codec;
   for (size_t i = 0; i < states.size(); ++i) {
     chunk_state& s = states[i];
     const chunk_plan& p = s.plan;
-    s.dev_bytes = make_buffer(std::max<size_t>(p.size, 1), mr);
-    TUG_CUDA_TRY(cudaMemcpyAsync(s.dev_bytes->data(), s.host_bytes->data(), p.size, cudaMemcpyHostToDevice, stream()));
+    // a page is read from the chunk's device bytes unless the host decompresses it whole
+    auto on_host = [&](const planned_page& pg) {
+      return p.compression != codec::uncompressed && pg.compressed && pg.codec_out_size() > 0 && !pg.checked;
+    };
+    const bool all_on_host = std::all_of(p.pages.begin(), p.pages.end(), on_host);
+    uint8_t* dev = nullptr;
+    if (!all_on_host) {
+      s.dev_bytes = make_buffer(std::max<size_t>(p.size, 1), mr);
+      dev = s.dev_bytes->as<uint8_t>();
+      TUG_CUDA_TRY(cudaMemcpyAsync(dev, s.host_bytes->data(), p.size, cudaMemcpyHostToDevice, stream()));
+    }
     std::vector<size_t> at;
     const size_t ubytes = uncompressed_layout(p, at);
     s.ubuf = make_buffer(std::max<size_t>(ubytes, 1), mr);
-    auto* dev = s.dev_bytes->as<uint8_t>();
     auto* udev = s.ubuf->as<uint8_t>();
     std::vector<const uint8_t*> data(p.pages.size());
-    bool on_host = false;
+    size_t run_lo = 0, run_hi = 0;  // host-decompressed bytes [lo, hi) of the layout not yet copied
+    auto flush = [&] {
+      if (run_hi > run_lo)
+        TUG_CUDA_TRY(cudaMemcpyAsync(udev + run_lo, s.host_ubuf->as<uint8_t>() + run_lo, run_hi - run_lo,
+                                     cudaMemcpyHostToDevice, stream()));
+      run_lo = run_hi = 0;
+    };
     for (size_t j = 0; j < p.pages.size(); ++j) {
       const planned_page& pg = p.pages[j];
       if (p.compression == codec::uncompressed || !pg.compressed) {
@@ -318,30 +334,25 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
         continue;
       }
       data[j] = udev + at[j];
-      if (pg.codec_out_size() == 0) {  // levels only
-        if (pg.rep_bytes + pg.def_bytes)
-          TUG_CUDA_TRY(cudaMemcpyAsync(udev + at[j], dev + pg.offset, static_cast<size_t>(pg.rep_bytes + pg.def_bytes),
-                                       cudaMemcpyDeviceToDevice, stream()));
+      if (on_host(pg)) {
+        if (!s.host_ubuf) s.host_ubuf = make_buffer(std::max<size_t>(ubytes, 1), pinned);
+        decompress_page(p, pg, s.host_bytes->as<uint8_t>(), s.host_ubuf->as<uint8_t>() + at[j]);
+        if (run_hi == run_lo) run_lo = at[j];
+        run_hi = at[j] + static_cast<size_t>(pg.uncompressed_size);  // the layout's padding between goes too
+        if (counters) ++counters->host_pages;
         continue;
       }
-      if (pg.checked) {  // planned for the device codec, its CRC checked (plan_chunk)
-        if (pg.rep_bytes + pg.def_bytes)
-          TUG_CUDA_TRY(cudaMemcpyAsync(udev + at[j], dev + pg.offset, static_cast<size_t>(pg.rep_bytes + pg.def_bytes),
-                                       cudaMemcpyDeviceToDevice, stream()));
-        by_codec[p.compression].push_back({dev + pg.codec_in(), pg.codec_in_size(),
-                                           udev + at[j] + pg.rep_bytes + pg.def_bytes, pg.codec_out_size(), i, j});
-        if (counters) ++counters->device_pages;
-        continue;
-      }
-      if (!on_host) {
-        s.host_ubuf = make_buffer(std::max<size_t>(ubytes, 1), pinned);
-        on_host = true;
-      }
-      decompress_page(p, pg, s.host_bytes->as<uint8_t>(), s.host_ubuf->as<uint8_t>() + at[j]);
-      TUG_CUDA_TRY(cudaMemcpyAsync(udev + at[j], s.host_ubuf->as<uint8_t>() + at[j],
-                                   static_cast<size_t>(pg.uncompressed_size), cudaMemcpyHostToDevice, stream()));
-      if (counters) ++counters->host_pages;
+      flush();  // the layout between this page and the run is written by the device
+      if (pg.rep_bytes + pg.def_bytes)  // v2 levels (a page of levels only included)
+        TUG_CUDA_TRY(cudaMemcpyAsync(udev + at[j], dev + pg.offset, static_cast<size_t>(pg.rep_bytes + pg.def_bytes),
+                                     cudaMemcpyDeviceToDevice, stream()));
+      if (pg.codec_out_size() == 0) continue;
+      // planned for the device codec, its CRC checked (plan_chunk)
+      by_codec[p.compression].push_back({dev + pg.codec_in(), pg.codec_in_size(),
+                                         udev + at[j] + pg.rep_bytes + pg.def_bytes, pg.codec_out_size(), i, j});
+      if (counters) ++counters->device_pages;
     }
+    flush();
     s.jobs = page_jobs(p, data);
     for (gpu::page_params& j : s.jobs)
       j.chunk = static_cast<int32_t>(i);
@@ -570,14 +581,14 @@ table decode(const file_reader& r, int rg, const std::vector<size_t>& columns, c
 }  // namespace
 
 table read_row_group_device(const file_reader& r, int rg, const std::vector<size_t>& columns,
-                            const std::vector<row_range>& ranges, memory_resource* device_mr,
-                            memory_resource* pinned_mr, device_read_counters* counters) {
+                            const std::vector<row_range>& ranges, bool device_decompression,
+                            memory_resource* device_mr, memory_resource* pinned_mr, device_read_counters* counters) {
   nvtx_range range{"parquet_gpu_read"};
   if (columns.empty() || r.row_group_num_rows(rg) == 0)
     return to_device(r.read_row_group_ranges(rg, columns, ranges, pinned_mr), device_mr);
   std::vector<chunk_state> states;  // buffers the queued work uses
   try {
-    return decode(r, rg, columns, ranges, device_mr, pinned_mr, counters, states);
+    return decode(r, rg, columns, ranges, device_decompression, device_mr, pinned_mr, counters, states);
   } catch (...) {
     // queued copies and kernels still use the pinned and device buffers: wait before they are freed
     cudaStreamSynchronize(stream());

@@ -28,12 +28,15 @@ struct device_read_counters {
 /// Reads columns `columns` (indices into r.schema()) of row group `rg`, only the rows in `ranges`
 /// (sorted, disjoint, within the row group; empty: all), into device memory from `device_mr`; the
 /// column chunks are read into `pinned_mr`. A chunk with an encoding or type the device does not
-/// decode (chunk_plan::host_reason) is decoded by the host reader and copied. Waits for the device
-/// before it returns.
+/// decode (chunk_plan::host_reason) is decoded by the host reader and copied. Compressed pages are
+/// decompressed by this thread on the host, or, with `device_decompression`, those nvCOMP takes (SNAPPY
+/// and LZ4_RAW pages with a CRC the host checked: plan_chunk) on the device. Waits for the device before
+/// it returns.
 /// @throws io_error naming the file, column, row group and page on a corrupt page or one that does
 /// not decompress; otherwise as file_reader::read_row_group_ranges.
 table read_row_group_device(const file_reader& r, int rg, const std::vector<size_t>& columns,
-                            const std::vector<row_range>& ranges, memory_resource* device_mr,
-                            memory_resource* pinned_mr, device_read_counters* counters = nullptr);
+                            const std::vector<row_range>& ranges, bool device_decompression,
+                            memory_resource* device_mr, memory_resource* pinned_mr,
+                            device_read_counters* counters = nullptr);
 
 }  // namespace tug::io::parquet

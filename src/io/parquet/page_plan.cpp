@@ -132,7 +132,7 @@ bool device_codec(codec c) {
 }
 
 chunk_plan plan_chunk(const file_reader& r, int rg, size_t column, const uint8_t* chunk, size_t size,
-                      const std::vector<row_range>& ranges) {
+                      const std::vector<row_range>& ranges, bool device_decompression) {
   const file_reader::chunk_info ci = r.chunk(rg, column);
   const column_metadata& m = *ci.meta;
   chunk_plan p;
@@ -232,7 +232,9 @@ chunk_plan plan_chunk(const file_reader& r, int rg, size_t column, const uint8_t
                             std::to_string(pg.compressed_size) + " " + to_string(p.compression) + " bytes");
     }
     auto check_crc = [&] {
-      if (!h.crc || !pg.compressed || p.compression == codec::uncompressed || !device_codec(p.compression)) return;
+      if (!device_decompression || !h.crc || !pg.compressed || p.compression == codec::uncompressed ||
+          !device_codec(p.compression))
+        return;
       const uint32_t got = page_crc(chunk + pg.offset, static_cast<size_t>(pg.compressed_size));
       if (got != static_cast<uint32_t>(*h.crc))
         corrupt(pg.index, "CRC-32 " + std::to_string(got) + " of its bytes is not its header's " +

@@ -60,14 +60,15 @@ struct chunk_plan {
 /// Plans the chunk of column `column` (an index into r.schema()) of row group `rg` from its bytes
 /// [chunk, chunk + size) (as read from the file at r.chunk_location(rg, column)): every page header
 /// is read; with `ranges` (rows of the row group, sorted and disjoint; empty: all rows) only the data
-/// pages that hold some of them are kept, and no page after the last needed row is. A kept page that
-/// the device would decompress (device_codec) and whose header has a CRC is checked against it
-/// (planned_page::checked): nvCOMP's decompressors are undefined on corrupt input, so only checked
-/// pages go to it, the others are decompressed by the host.
+/// pages that hold some of them are kept, and no page after the last needed row is. With
+/// `device_decompression`, a kept page that the device would decompress (device_codec) and whose
+/// header has a CRC is checked against it (planned_page::checked): nvCOMP's decompressors are undefined
+/// on corrupt input, so only checked pages go to it; every other compressed page is decompressed by the
+/// host (engine_options::gpu_parquet_device_decompression).
 /// @throws io_error naming the file, column, row group and page on a malformed header, a page past
 /// the chunk, a CRC that does not match, or pages whose values disagree with the row group's rows.
 chunk_plan plan_chunk(const file_reader& r, int rg, size_t column, const uint8_t* chunk, size_t size,
-                      const std::vector<row_range>& ranges = {});
+                      const std::vector<row_range>& ranges = {}, bool device_decompression = false);
 
 /// Offsets (8-byte aligned) of the planned pages in one buffer of the chunk's uncompressed pages, in
 /// `at`; returns the buffer's size.
