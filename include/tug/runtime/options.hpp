@@ -55,11 +55,11 @@ struct engine_options {
   /// GPU engine: scans decode into pinned host memory (counted against memory_limit, blocks reused
   /// across queries) so each partition's copy to the device is a direct, asynchronous DMA.
   bool pinned_memory = true;
-  /// GPU engine: Parquet scans decode on the device (the GPU Parquet reader, src/io/parquet/gpu_reader.cu)
-  /// and hand device columns on; false: they decode on the host and copy each partition to the device.
-  /// Off by default until its kernels beat the host decode warm (PDS-H SF10 on an H100, 2026-11-26:
-  /// 5.80 s warm with it, 5.16 s without; 6.77 s cold with it, 7.46 s without).
-  bool gpu_parquet_reader = false;
+  /// GPU engine: Parquet scans decode on the device (the GPU Parquet reader, src/io/parquet/gpu_reader.cu:
+  /// pages decompressed on the host, decoded by kernels) and hand device columns on; false: they decode on
+  /// the host and copy each partition to the device. On by default since session 18 (PDS-H SF10 on an
+  /// H200, 16 cores: 4.62 s warm with it against 5.36 s, bench/results/2026-11-27-gpu-scan-h200-session18).
+  bool gpu_parquet_reader = true;
   /// GPU Parquet reader: SNAPPY and LZ4_RAW pages whose header carries a CRC-32 (checked by the host
   /// first) are decompressed on the device by nvCOMP, where tug was built with it and can load it; false:
   /// every compressed page is decompressed by the reading thread on the host, and the device only
