@@ -54,8 +54,11 @@ if [ $TESTS = 1 ]; then
   diff_line="skipped (no duckdb)"
   if $PY -c "import duckdb" 2>/dev/null; then
     step "differential tests vs DuckDB (GPU engine)"
-    TUG_BUILD_DIR=$PWD/build-gpu $PY -m pytest -q -p no:cacheprovider tests/differential >"$OUT/differential.log" 2>&1
-    diff_line=$(tail -1 "$OUT/differential.log")
+    # the Python API's cases run the CPU engine through the `tug` module, which this script does not build
+    sel=() note=""
+    if ! $PY -c "import tug" 2>/dev/null; then sel=(-k "not python_api"); note=" (python_api cases left out: no tug module)"; fi
+    TUG_BUILD_DIR=$PWD/build-gpu $PY -m pytest -q -p no:cacheprovider tests/differential "${sel[@]}" >"$OUT/differential.log" 2>&1
+    diff_line="$(tail -1 "$OUT/differential.log")$note"
   fi
 
   mem_line="skipped"; race_line="skipped"
