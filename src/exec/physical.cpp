@@ -542,7 +542,7 @@ std::vector<table> join_node::join_buckets(held_partitions& left, held_partition
 }
 
 int64_t join_node::target_rows(const exec_context& ctx) {
-  return std::max<int64_t>(1, ctx.options.target_partition_rows);
+  return partition_rows(ctx.options);
 }
 
 table join_node::empty_table(const schema& s) {

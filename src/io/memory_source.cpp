@@ -155,7 +155,7 @@ std::vector<table> memory_source::read(const std::vector<std::string>& columns, 
   // (but not slivers: at least 16k rows each unless the target itself is smaller)
   int64_t rows = total_rows(_partitions);
   if (limit >= 0) rows = std::min(rows, limit);
-  const int64_t target = share_per_thread(options.target_partition_rows, rows, pool.size(), min_rows_per_thread_share);
+  const int64_t target = share_per_thread(partition_rows(options), rows, pool.size(), min_rows_per_thread_share);
   int64_t left = rows;  // rows still wanted (slices are free, so exactly the first `limit`)
   for (auto& p : _partitions) {
     if (left == 0 && limit >= 0) break;

@@ -543,6 +543,11 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
   // target_partition_rows rows; under a memory_limit, memory_bounded_partition_size decoded bytes where
   // such a partition would decode to more.
   const bool by_bytes = options.target_partition_size > 0 && !file_cols.empty();
+  // rows a partition aims at: the option, else (automatic) more where the GPU reader decodes, since
+  // every partition costs the device's operators launches and synchronizations
+  const int64_t rows_target = options.target_partition_rows > 0 ? options.target_partition_rows
+                              : device_mr                       ? gpu_scan_partition_rows
+                                                                : default_partition_rows;
   const int64_t bound = file_cols.empty() ? 0 : memory_bounded_partition_size(options, pool.size());
   int64_t rows_all = 0, bytes_all = 0, decoded_all = 0;  // of the whole row groups read
   std::vector<int64_t> decoded(tasks.size());
@@ -558,7 +563,7 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
   const double plain_decoded =  // decoded bytes of a partition at the plain target
       by_bytes ? static_cast<double>(options.target_partition_size) * static_cast<double>(decoded_all) /
                      static_cast<double>(std::max<int64_t>(bytes_all, 1))
-               : static_cast<double>(options.target_partition_rows) * static_cast<double>(decoded_all) /
+               : static_cast<double>(rows_target) * static_cast<double>(decoded_all) /
                      static_cast<double>(std::max<int64_t>(rows_all, 1));
   const bool bounded = bound > 0 && plain_decoded > static_cast<double>(bound);
   std::vector<int64_t> measure(tasks.size());
@@ -574,7 +579,7 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
             ? m
             : static_cast<int64_t>(static_cast<double>(m) * static_cast<double>(t.rows) / static_cast<double>(rows));
   }
-  int64_t target = bounded ? bound : by_bytes ? options.target_partition_size : options.target_partition_rows;
+  int64_t target = bounded ? bound : by_bytes ? options.target_partition_size : rows_target;
   if (!device_mr) {
     // The CPU engine: fewer partitions than threads would leave threads idle in the operators after
     // the scan (a table of two row groups was one partition); the target shrinks to an even share per
@@ -595,19 +600,10 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
     first_out[i + 1] = first_out[i] + static_cast<size_t>(plan[i].pieces);
   std::vector<table> out(first_out.back());
   auto emit = [&](size_t o, table t) { out[o] = hook ? hook(std::move(t), o) : std::move(t); };
-  // Coalescing into fewer partitions than threads would serialize decoding: decode the row groups
-  // in parallel first then (no overlap with the hook, but every thread busy).
-  std::vector<table> pre;
-  if (tasks.size() > plan.size() && plan.size() < 2 * static_cast<size_t>(pool.size())) {
-    pre.resize(tasks.size());
-    pool.parallel_for(static_cast<int64_t>(tasks.size()),
-                      [&](int64_t k) { pre[static_cast<size_t>(k)] = decode(static_cast<size_t>(k)); });
-  }
-  auto get = [&](size_t k) { return pre.empty() ? decode(k) : std::move(pre[k]); };
   // Work items: (plan entry, piece). Under a memory_limit a row group cut into pieces is decoded piece
   // by piece, each piece an item of its own (the pages before a piece are passed over undecoded), so no
   // thread holds a whole row group; otherwise it is decoded once and sliced (piece -1: the whole entry).
-  const bool piecewise = bounded && pre.empty();
+  const bool piecewise = bounded;
   std::vector<std::pair<size_t, int64_t>> items;
   for (size_t i = 0; i < plan.size(); ++i) {
     if (piecewise && plan[i].count == 1 && plan[i].pieces > 1 && plan[i].pieces <= tasks[plan[i].first].rows)
@@ -625,7 +621,7 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
       return;
     }
     if (p.count == 1) {
-      const table t = get(p.first);
+      const table t = decode(p.first);
       const int64_t n = t.num_rows();
       // the pieces' consumers (the hook) run as tasks of their own, not one after another here
       pool.parallel_for(p.pieces, [&](int64_t j) {
@@ -634,9 +630,11 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
       });
       return;
     }
-    std::vector<table> parts;
-    for (size_t k = p.first; k < p.first + p.count; ++k)
-      parts.push_back(get(k));
+    // a coalesced partition's row groups decode in parallel (nested tasks), so that a few large
+    // partitions still keep every thread busy, and only the partitions in flight are held
+    std::vector<table> parts(p.count);
+    pool.parallel_for(static_cast<int64_t>(p.count),
+                      [&](int64_t j) { parts[static_cast<size_t>(j)] = decode(p.first + static_cast<size_t>(j)); });
     if (columns.empty()) {
       int64_t rows = 0;
       for (auto& t : parts)

@@ -121,10 +121,10 @@ engine_options::engine_options() {
 void validate_options(const engine_options& o) {
   if (o.engine != engine_kind::automatic && o.engine != engine_kind::cpu && o.engine != engine_kind::gpu)
     bad("engine", std::to_string(static_cast<int>(o.engine)), "must be automatic, cpu or gpu");
-  at_least("target_partition_rows", o.target_partition_rows, 1);
+  at_least("target_partition_rows", o.target_partition_rows, 0, " (0 = automatic)");
   if (o.target_partition_size != 0 && o.target_partition_size < min_target_partition_size)
     bad("target_partition_size", std::to_string(o.target_partition_size),
-        "must be 0 (use target_partition_rows) or at least " + std::to_string(min_target_partition_size) +
+        "must be 0 (use rows: target_partition_rows) or at least " + std::to_string(min_target_partition_size) +
             " bytes (16 KiB)");
   at_least("num_threads", o.num_threads, 0, " (0 = all hardware threads)");
   at_least("gpus", o.gpus, -1, " (-1 = every GPU of the host, 0 or 1 = this process alone)");

@@ -670,5 +670,49 @@ TEST(GpuParquetChecksums, PagesGoToTheDeviceCodecOnlyWhenTheirCrcIsChecked) {
   if (!device) GTEST_SKIP() << "nvCOMP cannot be loaded here: the CRCs were written but not checked";
 }
 
+#ifdef TUG_WITH_CUDA
+TEST(GpuParquetPartitions, AutomaticTargetGivesTheGpuReaderLargerPartitions) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  // 12 row groups of 1000 rows: the GPU reader's automatic target (gpu_scan_partition_rows) coalesces
+  // them into one partition, decoded in parallel; an explicit target_partition_rows is honoured
+  const fs::path dir = fs::temp_directory_path() / ("tug_gpu_parts_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string f = (dir / "t.parquet").string();
+  const table t = edge_table(12000);
+  const schema s({{"i32", data_type(type_id::int32)}, {"i64", data_type(type_id::int64)},
+                  {"f64", data_type(type_id::float64)}, {"b", data_type(type_id::boolean)},
+                  {"s", data_type(type_id::string)}});
+  pq::write_options w;
+  w.row_group_rows = 1000;
+  pq::write_parquet(f, s, {t}, w);
+  auto src = std::make_shared<io::parquet_source>(f);
+  std::vector<std::string> cols;
+  for (const auto& fld : src->schema().fields())
+    cols.push_back(fld.name);
+  thread_pool pool(4);
+  auto dev = make_device_resource(nullptr);
+  engine_options cpu;
+  cpu.engine = engine_kind::cpu;
+  cpu.target_partition_rows = 1 << 20;
+  const std::vector<table> want = src->read(cols, {}, cpu, pool, default_host_resource());
+  ASSERT_EQ(want.size(), 1u);
+  for (int64_t target : {int64_t{0}, int64_t{1000}, int64_t{3000}}) {
+    engine_options gpu;
+    gpu.engine = engine_kind::gpu;
+    gpu.gpu_parquet_reader = true;
+    gpu.target_partition_rows = target;
+    const std::vector<table> parts = src->read_device(cols, {}, gpu, pool, dev.get(), default_host_resource());
+    EXPECT_EQ(parts.size(), target == 0 ? 1u : static_cast<size_t>(12000 / target)) << "target " << target;
+    std::vector<table> host;
+    for (const table& p : parts)
+      host.push_back(to_host(p, default_host_resource()));
+    const table got = concatenate(host, default_host_resource());
+    for (size_t c = 0; c < cols.size(); ++c)
+      expect_columns_equal(got[c], want[0][c], cols[c] + " at target " + std::to_string(target));
+  }
+  fs::remove_all(dir);
+}
+#endif
+
 }  // namespace
 }  // namespace tug

@@ -74,7 +74,7 @@ table assemble(exec_context& ctx, const grouping& g, size_t num_aggs,
 // Splits a result into partitions of about `target_partition_rows` rows, or fewer so that every thread
 // has one for the work after it (a filter or projection fused into the aggregate runs on each).
 std::vector<table> split(const table& t, const exec_context& ctx) {
-  const int64_t target = share_per_thread(ctx.options.target_partition_rows, t.num_rows(), ctx.pool.size(),
+  const int64_t target = share_per_thread(partition_rows(ctx.options), t.num_rows(), ctx.pool.size(),
                                           min_rows_per_thread_share);
   if (t.num_rows() <= target) return {t};
   std::vector<table> out;

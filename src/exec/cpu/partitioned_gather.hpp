@@ -28,7 +28,7 @@ inline table concat_partitions(const std::vector<table>& parts, exec_context& ct
 inline std::vector<table> gather_partitions(const table& src, const std::vector<int64_t>& rows, exec_context& ctx) {
   auto n = static_cast<int64_t>(rows.size());
   if (n == 0) return {src.slice(0, 0)};
-  int64_t target = std::max<int64_t>(1, ctx.options.target_partition_rows);
+  int64_t target = partition_rows(ctx.options);
   int64_t count = (n + target - 1) / target;
   std::vector<table> out(static_cast<size_t>(count));
   ctx.pool.parallel_for(count, [&](int64_t p) {

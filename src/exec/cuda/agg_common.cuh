@@ -205,7 +205,7 @@ inline table concat_all(const std::vector<table>& parts, const schema& in, exec_
 
 /// Splits an aggregation result into partitions of at most `target_partition_rows` rows.
 inline std::vector<table> split_rows(const table& out, const engine_options& opts) {
-  int64_t target = std::max<int64_t>(1, opts.target_partition_rows);
+  int64_t target = partition_rows(opts);
   if (out.num_rows() <= target) return {out};
   std::vector<table> split;
   for (int64_t off = 0; off < out.num_rows(); off += target)

@@ -223,7 +223,7 @@ class sort_op final : public sort_node {
     auto perm = sort_permutation(all.select(_keys).columns(), _descending, _nulls_last, n, ctx.device_mr);
     table out = cuda::gather(all, perm.p, rows_wanted(n), ctx.device_mr);
     sync();
-    return split_rows(out, ctx.options.target_partition_rows);
+    return split_rows(out, partition_rows(ctx.options));
   }
 };
 
@@ -303,7 +303,7 @@ class unique_op final : public unique_node {
     TUG_CUDA_CHECK_LAUNCH();
     table out = cuda::filter(all, make_device_column(type_id::boolean, n, kept.buf), mr);
     sync();
-    return split_rows(out, ctx.options.target_partition_rows);
+    return split_rows(out, partition_rows(ctx.options));
   }
 };
 
