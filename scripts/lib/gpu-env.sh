@@ -15,6 +15,9 @@
 #                             TARGETs (all when none) on every core; output to LOG, errors shown;
 #                             status 1 on failure
 
+# every program these scripts start keeps NVLink multicast off (NCCL reads it; the GPU machines' rule)
+export NCCL_NVLS_ENABLE=0
+
 step() { echo "== $(date +%T) $*" | tee -a "$OUT/steps.log"; }
 
 TUG_CMAKE_EXTRA=()

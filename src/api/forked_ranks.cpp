@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 
@@ -83,6 +84,9 @@ class parent_writer final : public partition_writer {
   int status = 0;
   try {
     forget_thread_pool_after_fork();
+    // NVLink multicast off for whatever this rank loads that reads it (NCCL): a program using it can put
+    // a shared host's GPUs out of service (the GPU machines' rule; tug_pdsh --gpus passes it to mpirun)
+    ::setenv("NCCL_NVLS_ENABLE", "0", 1);
     dist::use_one_gpu(r);
     opts.gpus = 0;
     auto q = std::make_shared<dist::query_ranks>();

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -441,6 +442,7 @@ class placer {
     if (n->children.empty()) return n->read_rank_share(_q->comm->rank(), _q->comm->size()) ? place::split : place::all;
     if (auto* j = dynamic_cast<join_node*>(n.get())) return join(*n, *j);
     if (auto* s = dynamic_cast<sort_node*>(n.get())) return sort(n, *s);
+    if (auto* s = dynamic_cast<slice_node*>(n.get())) return slice(n, *s);
     std::vector<place> in;
     for (auto& c : n->children) in.push_back(go(c));
     for (size_t i = 0; i < n->children.size(); ++i) {
@@ -518,6 +520,24 @@ class placer {
     x->children.push_back(std::move(n->children[0]));
     n->children[0] = std::move(x);
     return place::split;
+  }
+
+  /// A slice (head, tail, slice) of split input: each rank first keeps the rows of its share that can
+  /// be in the window, its first offset + length rows (its last -offset rows for an offset from the
+  /// end), and those are gathered to rank 0 in rank order, where the slice runs on them: the shares are
+  /// in rank order, so the window's rows are among them, in order. Only an offset from the start with
+  /// no length (every row after it) gathers every row.
+  place slice(physical_ptr& n, slice_node& s) {
+    const place in = go(n->children[0]);
+    if (in != place::split) return in;
+    const int64_t offset = s.offset(), length = s.length();
+    if (offset < 0 || length >= 0) {
+      const int64_t keep_offset = offset < 0 ? offset : 0;
+      const int64_t keep_length =
+          offset < 0 || length > std::numeric_limits<int64_t>::max() - offset ? -1 : offset + length;
+      n->children[0] = exec::make_slice(n->where, std::move(n->children[0]), keep_offset, keep_length);
+    }
+    return move(n->children[0], place::split, target::one, {});
   }
 
   place join(physical_node& n, join_node& j) {

@@ -600,10 +600,21 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
     first_out[i + 1] = first_out[i] + static_cast<size_t>(plan[i].pieces);
   std::vector<table> out(first_out.back());
   auto emit = [&](size_t o, table t) { out[o] = hook ? hook(std::move(t), o) : std::move(t); };
+  // The CPU engine, coalescing into fewer partitions than threads, decodes every row group in parallel
+  // first (no overlap with the hook, but every thread busy; on 2 cores 10% faster on PDS-H SF1 Q13 than
+  // the nested decoding below). The GPU reader decodes a coalesced partition's row groups in parallel
+  // (nested tasks), so that only the partitions in flight are held on the device.
+  std::vector<table> pre;
+  if (!device_mr && tasks.size() > plan.size() && plan.size() < 2 * static_cast<size_t>(pool.size())) {
+    pre.resize(tasks.size());
+    pool.parallel_for(static_cast<int64_t>(tasks.size()),
+                      [&](int64_t k) { pre[static_cast<size_t>(k)] = decode(static_cast<size_t>(k)); });
+  }
+  auto get = [&](size_t k) { return pre.empty() ? decode(k) : std::move(pre[k]); };
   // Work items: (plan entry, piece). Under a memory_limit a row group cut into pieces is decoded piece
   // by piece, each piece an item of its own (the pages before a piece are passed over undecoded), so no
   // thread holds a whole row group; otherwise it is decoded once and sliced (piece -1: the whole entry).
-  const bool piecewise = bounded;
+  const bool piecewise = bounded && pre.empty();
   std::vector<std::pair<size_t, int64_t>> items;
   for (size_t i = 0; i < plan.size(); ++i) {
     if (piecewise && plan[i].count == 1 && plan[i].pieces > 1 && plan[i].pieces <= tasks[plan[i].first].rows)
@@ -621,7 +632,7 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
       return;
     }
     if (p.count == 1) {
-      const table t = decode(p.first);
+      const table t = get(p.first);
       const int64_t n = t.num_rows();
       // the pieces' consumers (the hook) run as tasks of their own, not one after another here
       pool.parallel_for(p.pieces, [&](int64_t j) {
@@ -630,11 +641,14 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
       });
       return;
     }
-    // a coalesced partition's row groups decode in parallel (nested tasks), so that a few large
-    // partitions still keep every thread busy, and only the partitions in flight are held
     std::vector<table> parts(p.count);
-    pool.parallel_for(static_cast<int64_t>(p.count),
-                      [&](int64_t j) { parts[static_cast<size_t>(j)] = decode(p.first + static_cast<size_t>(j)); });
+    if (!pre.empty() || !device_mr) {
+      for (size_t j = 0; j < p.count; ++j)
+        parts[j] = get(p.first + j);
+    } else {  // the GPU reader: the partition's row groups in parallel (nested tasks)
+      pool.parallel_for(static_cast<int64_t>(p.count),
+                        [&](int64_t j) { parts[static_cast<size_t>(j)] = decode(p.first + static_cast<size_t>(j)); });
+    }
     if (columns.empty()) {
       int64_t rows = 0;
       for (auto& t : parts)

@@ -134,10 +134,30 @@ class device_memory_resource final : public memory_resource {
     if (_budget) _budget->reserve(static_cast<int64_t>(rounded), "device allocation");
     void* p = nullptr;
     cudaError_t e = cudaMallocFromPoolAsync(&p, rounded, _pool, cuda::stream());
+    // The device ran out within the budget (other processes, fragmentation, blocks freed on other
+    // streams that this one cannot reuse yet): wait for the device, so that every queued free is done,
+    // and retry; then spill device data held for later (the budget's reclaimer) and retry while
+    // something moves.
+    int64_t spilled = 0;
+    for (int round = 0; e == cudaErrorMemoryAllocation && round < 64; ++round) {
+      cudaGetLastError();
+      if (round > 0) {
+        const int64_t freed = _budget ? _budget->reclaim(static_cast<int64_t>(rounded)) : 0;
+        if (freed <= 0) break;
+        spilled += freed;
+      }
+      const cudaError_t synced = cudaDeviceSynchronize();
+      if (synced != cudaSuccess) {
+        if (_budget) _budget->release(static_cast<int64_t>(rounded));
+        TUG_CUDA_TRY(synced);
+      }
+      e = cudaMallocFromPoolAsync(&p, rounded, _pool, cuda::stream());
+    }
     if (e != cudaSuccess) {
       cudaGetLastError();
       if (_budget) _budget->release(static_cast<int64_t>(rounded));
       throw memory_error("device allocation of " + std::to_string(rounded) + " bytes failed (" + cudaGetErrorName(e) +
+                         (spilled ? ", after spilling " + human_bytes(spilled) + " of device data" : std::string()) +
                          "): the GPU is out of memory; lower spill_device_limit or target_partition_size");
     }
     return p;

@@ -53,6 +53,15 @@ bool memory_budget::try_reserve(int64_t bytes) {
   return true;
 }
 
+int64_t memory_budget::reclaim(int64_t bytes) {
+  if (!_reclaimer || std::find(reclaiming.begin(), reclaiming.end(), this) != reclaiming.end()) return 0;
+  reclaiming.push_back(this);
+  struct pop {
+    ~pop() { reclaiming.pop_back(); }
+  } popper;
+  return _reclaimer->reclaim(*this, bytes);
+}
+
 void memory_budget::reserve(int64_t bytes, const char* what) {
   if (try_reserve(bytes)) return;
   const bool may_reclaim =

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <thread>
 
@@ -386,6 +387,36 @@ TEST(DistRanks, SortsRouteRowsByRangeAndTopKsCutEachRankFirst) {
   EXPECT_NE(first, std::string::npos) << top.plan;
   EXPECT_NE(top.plan.find("top_k", first + 1), std::string::npos) << top.plan;
   EXPECT_NE(gather, std::string::npos) << top.plan;
+}
+
+TEST(DistRanks, SlicesCutEachRankFirst) {
+  for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
+    auto lf = facts(n).lazy();
+    const std::string w = "n=" + std::to_string(n);
+    for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{10}, int64_t{33}, n + 5}) {
+      const std::string wk = w + " k=" + std::to_string(k);
+      expect_same_on_ranks(lf.head(k), true, small_parts(), "head " + wk);
+      expect_same_on_ranks(lf.tail(k), true, small_parts(), "tail " + wk);
+      expect_same_on_ranks(lf.slice(k, 7), true, small_parts(), "slice(k, 7) " + wk);
+      expect_same_on_ranks(lf.slice(-k, 5), true, small_parts(), "slice(-k, 5) " + wk);
+      expect_same_on_ranks(lf.slice(k), true, small_parts(), "slice(k) " + wk);
+      expect_same_on_ranks(lf.filter(col("v") > lit(0.0)).head(k), true, small_parts(), "filter then head " + wk);
+    }
+    expect_same_on_ranks(lf.slice(3, std::numeric_limits<int64_t>::max()), true, small_parts(), "slice(3, max) " + w);
+  }
+  // the plan: each rank's rows are cut before they are gathered (a slice below the gather and one above)
+  for (const lazy_frame& q : {facts(100).lazy().head(5), facts(100).lazy().tail(5), facts(100).lazy().slice(-9, 3)}) {
+    ranked r = run_on_ranks(q, 3, small_parts());
+    const size_t gather = r.plan.find("exchange[gather] from split");
+    ASSERT_NE(gather, std::string::npos) << r.plan;
+    EXPECT_NE(r.plan.find("slice", gather), std::string::npos) << "no slice below the gather:\n" << r.plan;
+    EXPECT_NE(r.plan.rfind("slice", gather), std::string::npos) << "no slice above the gather:\n" << r.plan;
+  }
+  // every row after an offset: nothing to cut, one slice after the gather
+  ranked all = run_on_ranks(facts(100).lazy().slice(5), 3, small_parts());
+  const size_t gather = all.plan.find("exchange[gather] from split");
+  ASSERT_NE(gather, std::string::npos) << all.plan;
+  EXPECT_EQ(all.plan.find("slice", gather), std::string::npos) << all.plan;
 }
 
 TEST(DistRanks, ASplitResultCanStayWhereItIs) {

@@ -13,6 +13,9 @@
 #include "test_util.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/memory/memory_manager.hpp"
+#ifdef TUG_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 using namespace tug;
 namespace fs = std::filesystem;
@@ -229,6 +232,27 @@ TEST(MemoryManager, BudgetSpillsBeforeItRefuses) {
     expect_tables_identical(p.get(), expect[i], "table " + std::to_string(i));
   }
   EXPECT_LE(q.budget->peak(), limit);
+}
+
+TEST(MemoryManager, ReclaimWithinTheLimitSpillsThroughTheManager) {
+  // what a device allocation that fails within its budget asks (memory_budget::reclaim): the manager
+  // spills held data although the budget is not full
+  temp_dir dir("reclaim_within");
+  query_memory q(spill_to(dir), 64 << 20);
+  fixed_width_builder<int64_t> b(type_id::int64, 100000, q.mr.get());
+  std::vector<std::optional<int64_t>> v(100000, int64_t{7});
+  const table expect({i64(v)});
+  std::memcpy(b.data(), expect[0].values<int64_t>(), 100000 * 8);
+  spillable_ptr s = q.mm->make_spillable(table({b.finish()}), spill_priority::queued);
+  const int64_t used = q.budget->used();
+  ASSERT_GE(used, 800000);
+  const int64_t freed = q.budget->reclaim(1);
+  EXPECT_GE(freed, 800000);
+  EXPECT_LE(q.budget->used(), used - 800000);
+  EXPECT_EQ(q.budget->reclaim(1), 0) << "nothing more to move";
+  expect_tables_identical(s->acquire().get(), expect, "the table after its spill");
+  memory_budget bare(1 << 20);
+  EXPECT_EQ(bare.reclaim(100), 0) << "a budget without a reclaimer frees nothing";
 }
 
 TEST(MemoryManager, LastResortNamesWhatIsHeldAndSpilled) {
@@ -960,6 +984,52 @@ TEST(Streaming, SinksKeepOrderAcrossManyPartitions) {
     if (n > 0) expect_frames_equal(scan_parquet(d).collect(o), expect);
   }
 }
+
+#ifdef TUG_WITH_CUDA
+TEST(MemoryManager, DeviceAllocationThatFailsWithinTheBudgetSpillsAndRetries) {
+  // a real cudaErrorMemoryAllocation under an unlimited budget: the resource asks the budget's reclaimer
+  // (the memory manager in a query) to free device memory and retries while something is freed
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  struct victim_reclaimer final : memory_reclaimer {
+    buffer_ptr victim;
+    int calls = 0;
+    int64_t reclaim(memory_budget&, int64_t) override {
+      ++calls;
+      if (!victim) return 0;
+      const auto n = static_cast<int64_t>(victim->size());
+      victim.reset();
+      return n;
+    }
+    std::string describe(const memory_budget&) const override { return {}; }
+  };
+  auto budget = std::make_shared<memory_budget>(0, "device");
+  victim_reclaimer reclaimer;
+  budget->set_reclaimer(&reclaimer);
+  auto dev = make_device_resource(budget);
+  const size_t chunk = size_t(256) << 20;
+  reclaimer.victim = make_buffer(chunk, dev.get());
+  std::vector<buffer_ptr> held;
+  std::string error;
+  try {
+    for (int i = 0; i < 4096; ++i)  // at most 1 TiB
+      held.push_back(make_buffer(chunk, dev.get()));
+  } catch (const memory_error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("out of memory"), std::string::npos) << error;
+  EXPECT_GE(reclaimer.calls, 1) << "the first failed allocation should have asked for memory";
+  EXPECT_EQ(reclaimer.victim, nullptr) << "the victim's memory should have been taken back";
+  EXPECT_GT(held.size(), 1u);
+  held.clear();
+  // the pool keeps what it held: give the device back to the tests after this one
+  int d = 0;
+  cudaMemPool_t pool{};
+  ASSERT_EQ(cudaGetDevice(&d), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetDefaultMemPool(&pool, d), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaMemPoolTrimTo(pool, 0), cudaSuccess);
+}
+#endif
 
 TEST(Streaming, GpuProbeSideSpillsWhenTheDeviceLimitIsReached) {
   // no debug option: the probe side, held on the device while the build side runs, spills because the

@@ -370,6 +370,8 @@ class slice_node : public physical_node {
   slice_node(int64_t offset, int64_t length) : _offset(offset), _length(length) {}
   std::string name() const override { return "slice"; }
   std::string detail() const override;
+  int64_t offset() const { return _offset; }
+  int64_t length() const { return _length; }
 
  protected:
   /// The window as zero-copy slices of `parts`, in order; one empty slice of parts[0] when no row is

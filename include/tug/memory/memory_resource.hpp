@@ -75,6 +75,10 @@ class memory_budget {
   void reserve(int64_t bytes, const char* what = "allocation");
   /// Reserves `bytes` if they fit now, without asking the reclaimer. Returns false when they do not.
   bool try_reserve(int64_t bytes);
+  /// Asks the reclaimer to free at least `bytes` of this budget although the reservation fitted (the
+  /// memory itself ran out: a device allocation that failed within the limit). Returns the bytes freed;
+  /// 0 without a reclaimer, when nothing more moves, or when called while spilling for this budget.
+  int64_t reclaim(int64_t bytes);
   void release(int64_t bytes) { _used.fetch_sub(bytes, std::memory_order_relaxed); }
   int64_t used() const { return _used.load(std::memory_order_relaxed); }
   int64_t peak() const { return _peak.load(std::memory_order_relaxed); }
