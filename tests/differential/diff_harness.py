@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 import duckdb
@@ -189,12 +190,18 @@ def compare(case, result, duck_rows):
 
 
 # ---------------------------------------------------------------------------------------------- running
-def launcher():
-    """mpirun and its arguments when TUG_DIFFTEST_RANKS=N (N > 1) asks for every case on N ranks
-    (docs/architecture.md, "Multi-rank execution"); else nothing."""
-    n = int(os.environ.get("TUG_DIFFTEST_RANKS", "1"))
-    if n <= 1:
+def launcher(key=""):
+    """mpirun and its arguments when TUG_DIFFTEST_RANKS asks for ranks (docs/architecture.md, "Multi-rank
+    execution"); else nothing. TUG_DIFFTEST_RANKS=N (N > 1): every batch of cases on N ranks; a list such
+    as 1,2,4: each batch on one of those counts, picked by `key` (the batch's seed), under mpirun even for
+    1 rank."""
+    spec = os.environ.get("TUG_DIFFTEST_RANKS", "1").strip()
+    counts = [int(x) for x in spec.split(",") if x.strip()]
+    if not counts or any(c < 1 for c in counts):
+        raise RuntimeError(f"TUG_DIFFTEST_RANKS={spec!r}: a rank count, or a comma-separated list of them, each at least 1")
+    if len(counts) == 1 and counts[0] <= 1:
         return []
+    n = counts[(int(key) if key.isdigit() else zlib.crc32(key.encode())) % len(counts)]
     mpirun = shutil.which(os.environ.get("MPIRUN", "mpirun"))
     if not mpirun:
         raise RuntimeError("TUG_DIFFTEST_RANKS is set but mpirun is not on PATH (scripts/setup.sh installs openmpi-bin)")
@@ -209,9 +216,11 @@ def run_tug(cases, exe):
     with tempfile.TemporaryDirectory() as d:
         inp, out = Path(d) / "cases.json", Path(d) / "results.json"
         inp.write_text(json.dumps(payload))
-        proc = subprocess.run(launcher() + [str(exe), str(inp), str(out)], capture_output=True, text=True, timeout=600)
+        ranks = launcher(cases[0]["id"].split(":")[0] if cases else "")
+        proc = subprocess.run(ranks + [str(exe), str(inp), str(out)], capture_output=True, text=True, timeout=600)
         if proc.returncode != 0 or not out.exists():
-            raise RuntimeError(f"tug_difftest failed (exit {proc.returncode}): {proc.stderr[-4000:]}")
+            where = f" on {ranks[ranks.index('-np') + 1]} ranks" if ranks else ""
+            raise RuntimeError(f"tug_difftest failed{where} (exit {proc.returncode}): {proc.stderr[-4000:]}")
         results = json.loads(out.read_text())["results"]
     if len(results) != len(cases):
         raise RuntimeError(f"tug_difftest returned {len(results)} results for {len(cases)} cases")
