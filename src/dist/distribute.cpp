@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -52,6 +53,9 @@ constexpr int64_t samples_per_rank = 128;
 
 /// An exchange splits and serializes its input in pieces of at most this many rows, in parallel.
 constexpr int64_t piece_rows = int64_t{1} << 18;
+/// Bytes of a result gathered on rank 0 from the other ranks above which rank 0 warns (without a
+/// memory_limit; with one, a quarter of it).
+constexpr int64_t large_result_bytes = int64_t{1} << 30;
 
 /// Rank of each row of host table `t` by the hash of its keys (rank_of_hash; split_on_device is the
 /// same rule for device tables).
@@ -167,6 +171,9 @@ class exchange_node final : public physical_node {
   int64_t size_hint() const override { return children[0]->size_hint(); }
   rank_need input_need(size_t) const override { return {rank_need::kind::any, {}}; }
   void join(std::shared_ptr<join_choice> c) { _choice = std::move(c); }
+  /// This exchange gathers the query's result to rank 0 (collect): rank 0 warns when what the other
+  /// ranks send is large (large_result_bytes, or a quarter of memory_limit when one is set).
+  void gathers_result() { _result = true; }
 
   /// A side of a join: run the child (once) and hold its partitions, for join_choice; its rows.
   int64_t run_child(exec_context& ctx) {
@@ -296,10 +303,19 @@ class exchange_node final : public physical_node {
     ex->finish();
     // what arrives, per sender in order; deserialized in parallel once all is here
     std::vector<std::pair<int, message>> got;
+    int64_t received = 0;
     while (auto m = ex->receive()) {
       check_cancelled();
+      received += static_cast<int64_t>(m->second.size());
       got.push_back(std::move(*m));
     }
+    const int64_t large = ctx.options.memory_limit > 0 ? ctx.options.memory_limit / 4 : large_result_bytes;
+    if (_result && me == 0 && received > large)
+      std::cerr << "tug warning: the result gathered on rank 0 came to " + human_bytes(received) + " from the " +
+                       std::to_string(size - 1) + " other ranks" +
+                       (ctx.options.memory_limit > 0 ? " (over a quarter of memory_limit)" : "") +
+                       ": collect() holds every row on rank 0; a directory sink (sink_parquet to a "
+                       "directory) writes each rank's share where it is\n";
     std::vector<table> tables(got.size());
     ctx.pool.parallel_for(static_cast<int64_t>(got.size()), [&](int64_t k) {
       const auto i = static_cast<size_t>(k);
@@ -412,6 +428,7 @@ class exchange_node final : public physical_node {
   std::shared_ptr<join_choice> _choice;
   held_partitions _held;
   bool _ran_child = false;
+  bool _result = false;  ///< gathers the query's result to rank 0 (gathers_result)
 };
 
 void join_choice::decide(exec_context& ctx) {
@@ -467,7 +484,9 @@ class placer {
   physical_ptr finish(physical_ptr root, place p, bool every_rank, bool leave_split) {
     if (leave_split && p == place::split) return root;
     if (every_rank && p == place::all) return root;
-    return wrap(std::move(root), p, every_rank ? target::all : target::one, {});
+    physical_ptr x = wrap(std::move(root), p, every_rank ? target::all : target::one, {});
+    if (!every_rank) static_cast<exchange_node&>(*x).gathers_result();
+    return x;
   }
 
  private:

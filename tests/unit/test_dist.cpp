@@ -419,6 +419,30 @@ TEST(DistRanks, SlicesCutEachRankFirst) {
   EXPECT_EQ(all.plan.find("slice", gather), std::string::npos) << all.plan;
 }
 
+TEST(DistRanks, ALargeResultGatheredOnRankZeroWarns) {
+  // 100000 rows of about 30 bytes: rank 1's half is over a quarter of a 4 MiB memory_limit
+  const lazy_frame lf = facts(100000).lazy();
+  engine_options o = small_parts();
+  o.target_partition_rows = 1 << 14;
+  o.memory_limit = 4 << 20;
+  testing::internal::CaptureStderr();
+  const ranked big = run_on_ranks(lf, 2, o);
+  const std::string warned = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(big.frames[0].num_rows(), 100000);
+  EXPECT_NE(warned.find("tug warning: the result gathered on rank 0"), std::string::npos) << warned;
+  EXPECT_NE(warned.find("memory_limit"), std::string::npos) << warned;
+  // no warning for a small result, nor where every rank gets the result (nothing is gathered to one)
+  testing::internal::CaptureStderr();
+  run_on_ranks(lf.head(100), 2, o);
+  o.collect_on_every_rank = true;
+  run_on_ranks(lf, 2, o);
+  o.collect_on_every_rank = false;
+  o.memory_limit = 0;  // then the bound is 1 GiB
+  run_on_ranks(lf, 2, o);
+  const std::string quiet = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(quiet.find("tug warning: the result gathered"), std::string::npos) << quiet;
+}
+
 TEST(DistRanks, ASplitResultCanStayWhereItIs) {
   // what a directory sink writes on several ranks: each rank its share, in rank order the answer
   for (int64_t n : {0, 1, 33, 1024}) {
