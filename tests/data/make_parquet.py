@@ -226,8 +226,51 @@ def main():
                       "u": pa.array([1, 2**64 - 1, None, 3], pa.uint64())})
     write("stats.parquet", stats)
 
+    other_writers(out, t, expected)
+
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump(expected, f)
+
+
+def other_writers(out, t, expected):
+    """Files written by DuckDB and Polars, where they can be imported (the .venv has both; a GPU machine
+    may not), with what pyarrow reads from them as the expected values: their own encodings (DuckDB's data
+    page v2 with DELTA_* and BYTE_STREAM_SPLIT, Polars' writer) for both tug readers. The expected values
+    are the table they were given (pyarrow 2x cannot read DuckDB 2.0's v2 INT32 columns: "InitBlock EOF")."""
+    cols = ["b", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "i32_small", "f32", "f64", "s", "s_unique",
+            "dec9", "dec18", "date"]
+    src = t.select(cols)
+
+    want = expected_of(src)
+
+    def note(name):
+        path = os.path.join(out, name)
+        expected[name] = {"rows": src.num_rows, "row_groups": pq.ParquetFile(path).metadata.num_row_groups,
+                          "columns": want}
+
+    try:
+        import duckdb
+    except ImportError:
+        duckdb = None
+    if duckdb is not None:
+        con = duckdb.connect()
+        con.register("src", src)
+        for version in ["V1", "V2"]:
+            for codec in ["snappy", "zstd", "uncompressed"]:
+                name = "duckdb_%s_%s.parquet" % (version.lower(), codec)
+                con.execute("COPY (SELECT * FROM src) TO '%s' (FORMAT parquet, COMPRESSION %s, ROW_GROUP_SIZE 300, "
+                            "PARQUET_VERSION %s)" % (os.path.join(out, name), codec, version))
+                note(name)
+    try:
+        import polars
+    except ImportError:
+        polars = None
+    if polars is not None:
+        df = polars.from_arrow(src)
+        for codec in ["snappy", "zstd", "lz4", "uncompressed"]:
+            name = "polars_%s.parquet" % codec
+            df.write_parquet(os.path.join(out, name), compression=codec, row_group_size=300, data_page_size=2048)
+            note(name)
 
 
 if __name__ == "__main__":
