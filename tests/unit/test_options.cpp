@@ -19,6 +19,7 @@
 
 #include "test_util.hpp"
 #include "tug/api/io.hpp"
+#include "tug/io/source.hpp"
 #include "tug/runtime/thread_pool.hpp"
 
 using namespace tug;
@@ -67,6 +68,24 @@ struct env_var {
 };
 
 }  // namespace
+
+TEST(EngineOptions, TargetPartitionRowsZeroIsAutomatic) {
+  // 0 (the default) = default_partition_rows for in-memory sources; an explicit value is used as given
+  EXPECT_EQ(engine_options{}.target_partition_rows, 0);
+  EXPECT_EQ(partition_rows(engine_options{}), default_partition_rows);
+  const int64_t n = 3 * default_partition_rows + 5;
+  fixed_width_builder<int64_t> b(type_id::int64, n);
+  std::fill(b.data(), b.data() + n, int64_t{1});
+  const table t({b.finish()});
+  memory_source src(schema({{"x", data_type(type_id::int64)}}), {t});
+  thread_pool pool(1);
+  engine_options o = cpu_engine();
+  EXPECT_EQ(src.read({"x"}, {}, o, pool, default_host_resource()).size(), 4u);
+  o.target_partition_rows = 2 * default_partition_rows;
+  EXPECT_EQ(src.read({"x"}, {}, o, pool, default_host_resource()).size(), 2u);
+  o.target_partition_rows = 0;
+  EXPECT_EQ(option_error(o), "");
+}
 
 TEST(EngineOptions, DefaultsAndBoundsAreAccepted) {
   EXPECT_EQ(option_error(engine_options{}), "");
