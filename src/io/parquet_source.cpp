@@ -1,6 +1,7 @@
 #include "tug/io/parquet_source.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <iostream>
 #include <optional>
@@ -19,6 +20,10 @@
 namespace tug::io {
 
 namespace {
+
+/// The CPU engine's scans read the columns their predicates do not read only at the passing rows where
+/// at most this fraction of the rows read passes (else every row, and the filter above drops them).
+constexpr double selective_fraction = 0.25;
 
 // Three-way comparison of two valid scalars of one type (scalars hold one canonical alternative).
 int compare(const scalar& a, const scalar& b) {
@@ -488,6 +493,92 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
     }
     tasks.resize(k);
   }
+  // The CPU engine evaluates the pushed-down predicates over file columns while it reads: it decodes
+  // their columns first, and where few rows pass (selective_fraction), the other columns only at those
+  // rows (read_row_group_rows passes over pages without any). The filter above still runs: the rows
+  // dropped here are only rows it would drop.
+  std::vector<expr> row_preds;
+  std::vector<size_t> pred_cols;  // file columns the predicates read, ascending
+  tug::schema pred_schema;
+  if (!device_mr && !file_cols.empty()) {
+    const tug::schema fs = file_schema();
+    for (auto& p : predicates) {
+      const auto cols = referenced_columns(p);
+      if (cols.empty() || contains_agg(p) || contains_window(p)) continue;
+      bool file_only = true;
+      for (auto& c : cols)
+        file_only &= fs.contains(c);
+      if (!file_only) continue;
+      row_preds.push_back(p);
+      for (auto& c : cols)
+        pred_cols.push_back(fs.index_of(c));
+    }
+    std::sort(pred_cols.begin(), pred_cols.end());
+    pred_cols.erase(std::unique(pred_cols.begin(), pred_cols.end()), pred_cols.end());
+    // only where some column is left to read at the passing rows
+    bool others = false;
+    for (size_t c : file_cols)
+      others |= !std::binary_search(pred_cols.begin(), pred_cols.end(), c);
+    if (!others) row_preds.clear();
+    for (size_t c : pred_cols)
+      pred_schema.push_back(fs[c]);
+    for (expr& e : row_preds)
+      e = resolve(e, pred_schema);  // as the filter resolves them (casts of literals to the columns' types)
+  }
+  // Predicates that most rows pass cost a second evaluation for little: once the row groups where
+  // more than selective_fraction passed outnumber the others by two, the rest are read whole
+  std::atomic<int64_t> selective_groups{0}, unselective_groups{0};
+  // Row group `rg` of `r`, the rows in `ranges`, read as above (the file columns `file_cols`, in order).
+  auto read_where = [&](const parquet::file_reader& r, int rg, const std::vector<parquet::row_range>& ranges,
+                        int64_t* pages_skipped) {
+    const table p = r.read_row_group_ranges(rg, pred_cols, ranges, mr, pages_skipped, &pool);
+    const int64_t n = p.num_rows();
+    std::vector<uint8_t> pass(static_cast<size_t>(n), 1);
+    for (const expr& e : row_preds) {
+      const column m = cpu::evaluate(e, p, pred_schema, mr);
+      if (m.type().id != type_id::boolean || m.size() != n) continue;  // not a row mask: the filter decides
+      const column_view v = m.view();
+      const bool* b = v.values<bool>();  // booleans are bytes 0 or 1
+      if (!v.validity) {
+        for (int64_t i = 0; i < n; ++i)
+          pass[static_cast<size_t>(i)] &= static_cast<uint8_t>(b[i]);
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          pass[static_cast<size_t>(i)] &= static_cast<uint8_t>(v.is_valid(i) && b[i]);
+      }
+    }
+    std::vector<int64_t> at;  // positions among the rows read that pass
+    for (int64_t i = 0; i < n; ++i)
+      if (pass[static_cast<size_t>(i)]) at.push_back(i);
+    std::vector<size_t> other_cols;
+    for (size_t c : file_cols)
+      if (!std::binary_search(pred_cols.begin(), pred_cols.end(), c)) other_cols.push_back(c);
+    table others, preds = p;
+    const bool selective = static_cast<double>(at.size()) <= selective_fraction * static_cast<double>(n);
+    ++(selective ? selective_groups : unselective_groups);
+    if (!selective) {
+      // every row, for the filter above to drop (its compaction is faster than a gather of many rows)
+      others = r.read_row_group_ranges(rg, other_cols, ranges, mr, pages_skipped, &pool);
+    } else if (!ranges.empty()) {
+      // rows the page index narrowed down already: those pages are decoded, the passing rows gathered
+      others = gather(r.read_row_group_ranges(rg, other_cols, ranges, mr, pages_skipped, &pool), at, mr);
+      preds = gather(p, at, mr);
+    } else {
+      // the positions are the passing rows' numbers in the row group
+      others = r.read_row_group_rows(rg, other_cols, at, mr, pages_skipped, &pool);
+      preds = gather(p, at, mr);
+    }
+    std::vector<column> cols;
+    for (size_t c : file_cols) {
+      const auto in_preds = std::lower_bound(pred_cols.begin(), pred_cols.end(), c);
+      if (in_preds != pred_cols.end() && *in_preds == c) {
+        cols.push_back(preds[static_cast<size_t>(in_preds - pred_cols.begin())]);
+      } else {
+        cols.push_back(others[static_cast<size_t>(std::find(other_cols.begin(), other_cols.end(), c) - other_cols.begin())]);
+      }
+    }
+    return table(std::move(cols));
+  };
   // Task k's rows (`piece` of `pieces` of them; the row group is counted as read with piece 0).
   auto decode = [&](size_t k, int64_t piece = 0, int64_t pieces = 1) {
     check_cancelled();  // between row groups
@@ -514,6 +605,8 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
       _counters->device_wait_ns += d.wait_ns;
       pages_skipped = d.pages_skipped;
 #endif
+    } else if (!row_preds.empty() && unselective_groups.load() < selective_groups.load() + 2) {
+      part = read_where(r, t.rg, ranges, &pages_skipped);
     } else {
       part = r.read_row_group_ranges(t.rg, file_cols, ranges, mr, &pages_skipped, &pool);
     }

@@ -67,6 +67,54 @@ TEST(ScanParquet, FilterOnSortedColumnSkipsRowGroups) {
   EXPECT_NE(q.explain().find("selection"), std::string::npos);
 }
 
+TEST(ScanParquet, PredicatesReadTheOtherColumnsOnlyAtPassingRows) {
+  // the CPU engine's scan evaluates its pushed-down predicates while it reads: where at most a quarter
+  // of the rows pass, it returns only those (the filter above keeps its answer either way)
+  temp_dir d;
+  data_frame df = sample();
+  io::parquet::write_parquet(d / "a.parquet", df.schema(), df.partitions(), small_groups());
+  auto src = std::make_shared<io::parquet_source>(d / "a.parquet");
+  engine_options o = cpu_engine();
+  thread_pool pool(2);
+  struct read_case {
+    std::vector<std::string> columns;
+    std::vector<expr> predicates;
+    bool selective;  // few enough rows pass that only they come back
+  };
+  const std::vector<read_case> cases = {
+      {{"k", "g", "s", "v"}, {col("g") == lit(int64_t{3})}, true},
+      {{"v", "k", "s"}, {col("s") == lit("s5")}, true},
+      {{"k", "s"}, {col("v") > lit(2200.0), col("g") == lit(int64_t{3})}, true},  // nulls in v do not pass
+      {{"k", "s"}, {col("v") > lit(2200.0)}, false},  // 8 in 10 pass in row group 8: read whole
+      {{"k"}, {col("g") == lit(int64_t{3}), col("s") != lit("s1")}, true},
+      {{"k", "v"}, {col("k") >= lit(int64_t{2500}), col("k") < lit(int64_t{2600})}, true},  // with row groups skipped
+      {{"k", "g", "s", "v"}, {col("k") >= lit(int64_t{0})}, false},  // every row passes: all come back
+      {{"g", "s"}, {col("g") == lit(int64_t{3})}, false},  // no other column: read whole
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const read_case& c = cases[i];
+    SCOPED_TRACE("case " + std::to_string(i));
+    std::vector<column> cols;
+    expr all = c.predicates[0];
+    for (size_t j = 1; j < c.predicates.size(); ++j) all = all & c.predicates[j];
+    std::vector<expr> picked;
+    for (auto& name : c.columns) picked.push_back(col(name));
+    const data_frame passing = df.lazy().filter(all).select(picked).collect(o);
+    const data_frame every = df.lazy().select(picked).collect(o);
+    tug::schema s;
+    for (auto& name : c.columns) s.push_back(df.schema()[df.schema().index_of(name)]);
+    const data_frame got(s, src->read(c.columns, c.predicates, o, pool, default_host_resource()));
+    if (c.selective) {
+      expect_frames_equal(got, passing);
+    } else {  // whole row groups where many pass: between the passing rows and every row
+      EXPECT_GE(got.num_rows(), passing.num_rows());
+      EXPECT_LE(got.num_rows(), every.num_rows());
+      if (i == 6) expect_frames_equal(got, every);
+      if (i == 3) EXPECT_LT(got.num_rows(), every.num_rows()) << "the selective row groups are cut";
+    }
+  }
+}
+
 TEST(ScanParquet, ProjectionReadsOnlyNeededColumns) {
   temp_dir d;
   data_frame df = sample();

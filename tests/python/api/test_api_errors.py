@@ -118,7 +118,7 @@ def test_bad_input_never_crashes_the_interpreter():
             lambda: df.lazy().rename({"zz": "y"}).collect(),
             lambda: df.lazy().join(df.lazy(), left_on="a", right_on=["a", "s"]).collect(),
             lambda: df.lazy().select(tug.lit(2**70)).collect(),
-            lambda: df.lazy().collect(target_partition_rows=0),
+            lambda: df.lazy().collect(target_partition_rows=-1),
             lambda: df.lazy().collect(spill_directory="/nonexistent"),
             lambda: tug.scan_parquet("").collect(),
             lambda: tug.scan_csv("/nonexistent/dir/").collect(),
