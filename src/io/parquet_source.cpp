@@ -1,7 +1,6 @@
 #include "tug/io/parquet_source.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <iostream>
 #include <optional>
@@ -24,6 +23,9 @@ namespace {
 /// The CPU engine's scans read the columns their predicates do not read only at the passing rows where
 /// at most this fraction of the rows read passes (else every row, and the filter above drops them).
 constexpr double selective_fraction = 0.25;
+/// Rows of a row group the predicates are first evaluated on (evenly spread), to pass over the full
+/// evaluation where clearly many rows pass.
+constexpr int64_t sample_rows = 2048;
 
 // Three-way comparison of two valid scalars of one type (scalars hold one canonical alternative).
 int compare(const scalar& a, const scalar& b) {
@@ -525,17 +527,12 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
     for (expr& e : row_preds)
       e = resolve(e, pred_schema);  // as the filter resolves them (casts of literals to the columns' types)
   }
-  // Predicates that most rows pass cost a second evaluation for little: once the row groups where
-  // more than selective_fraction passed outnumber the others by two, the rest are read whole
-  std::atomic<int64_t> selective_groups{0}, unselective_groups{0};
-  // Row group `rg` of `r`, the rows in `ranges`, read as above (the file columns `file_cols`, in order).
-  auto read_where = [&](const parquet::file_reader& r, int rg, const std::vector<parquet::row_range>& ranges,
-                        int64_t* pages_skipped) {
-    const table p = r.read_row_group_ranges(rg, pred_cols, ranges, mr, pages_skipped, &pool);
-    const int64_t n = p.num_rows();
+  // Per row of `t` (the predicates' columns), whether it passes every predicate (null: no).
+  auto passing = [&](const table& t) {
+    const int64_t n = t.num_rows();
     std::vector<uint8_t> pass(static_cast<size_t>(n), 1);
     for (const expr& e : row_preds) {
-      const column m = cpu::evaluate(e, p, pred_schema, mr);
+      const column m = cpu::evaluate(e, t, pred_schema, mr);
       if (m.type().id != type_id::boolean || m.size() != n) continue;  // not a row mask: the filter decides
       const column_view v = m.view();
       const bool* b = v.values<bool>();  // booleans are bytes 0 or 1
@@ -547,19 +544,49 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
           pass[static_cast<size_t>(i)] &= static_cast<uint8_t>(v.is_valid(i) && b[i]);
       }
     }
-    std::vector<int64_t> at;  // positions among the rows read that pass
-    for (int64_t i = 0; i < n; ++i)
-      if (pass[static_cast<size_t>(i)]) at.push_back(i);
+    return pass;
+  };
+  // Row group `rg` of `r`, the rows in `ranges`, read as above (the file columns `file_cols`, in order).
+  auto read_where = [&](const parquet::file_reader& r, int rg, const std::vector<parquet::row_range>& ranges,
+                        int64_t* pages_skipped) {
+    const table p = r.read_row_group_ranges(rg, pred_cols, ranges, mr, pages_skipped, &pool);
+    const int64_t n = p.num_rows();
     std::vector<size_t> other_cols;
     for (size_t c : file_cols)
       if (!std::binary_search(pred_cols.begin(), pred_cols.end(), c)) other_cols.push_back(c);
-    table others, preds = p;
-    const bool selective = static_cast<double>(at.size()) <= selective_fraction * static_cast<double>(n);
-    ++(selective ? selective_groups : unselective_groups);
-    if (!selective) {
+    auto assemble = [&](const table& preds, const table& others) {
+      std::vector<column> cols;
+      for (size_t c : file_cols) {
+        const auto in_preds = std::lower_bound(pred_cols.begin(), pred_cols.end(), c);
+        if (in_preds != pred_cols.end() && *in_preds == c) {
+          cols.push_back(preds[static_cast<size_t>(in_preds - pred_cols.begin())]);
+        } else {
+          cols.push_back(others[static_cast<size_t>(std::find(other_cols.begin(), other_cols.end(), c) - other_cols.begin())]);
+        }
+      }
+      return table(std::move(cols));
+    };
+    auto read_others_whole = [&] {
       // every row, for the filter above to drop (its compaction is faster than a gather of many rows)
-      others = r.read_row_group_ranges(rg, other_cols, ranges, mr, pages_skipped, &pool);
-    } else if (!ranges.empty()) {
+      return assemble(p, r.read_row_group_ranges(rg, other_cols, ranges, mr, pages_skipped, &pool));
+    };
+    // a sample of every (n / sample_rows)-th row first: where clearly more than selective_fraction of it
+    // passes, the row group is read whole without evaluating the rest
+    if (n > 4 * sample_rows) {
+      std::vector<int64_t> idx;
+      for (int64_t i = 0; i < n; i += n / sample_rows) idx.push_back(i);
+      const std::vector<uint8_t> ok = passing(gather(p, idx, mr));
+      const auto passed = std::count(ok.begin(), ok.end(), uint8_t{1});
+      if (static_cast<double>(passed) > 2 * selective_fraction * static_cast<double>(idx.size()))
+        return read_others_whole();
+    }
+    const std::vector<uint8_t> pass = passing(p);
+    std::vector<int64_t> at;  // positions among the rows read that pass
+    for (int64_t i = 0; i < n; ++i)
+      if (pass[static_cast<size_t>(i)]) at.push_back(i);
+    if (static_cast<double>(at.size()) > selective_fraction * static_cast<double>(n)) return read_others_whole();
+    table others, preds;
+    if (!ranges.empty()) {
       // rows the page index narrowed down already: those pages are decoded, the passing rows gathered
       others = gather(r.read_row_group_ranges(rg, other_cols, ranges, mr, pages_skipped, &pool), at, mr);
       preds = gather(p, at, mr);
@@ -568,16 +595,7 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
       others = r.read_row_group_rows(rg, other_cols, at, mr, pages_skipped, &pool);
       preds = gather(p, at, mr);
     }
-    std::vector<column> cols;
-    for (size_t c : file_cols) {
-      const auto in_preds = std::lower_bound(pred_cols.begin(), pred_cols.end(), c);
-      if (in_preds != pred_cols.end() && *in_preds == c) {
-        cols.push_back(preds[static_cast<size_t>(in_preds - pred_cols.begin())]);
-      } else {
-        cols.push_back(others[static_cast<size_t>(std::find(other_cols.begin(), other_cols.end(), c) - other_cols.begin())]);
-      }
-    }
-    return table(std::move(cols));
+    return assemble(preds, others);
   };
   // Task k's rows (`piece` of `pieces` of them; the row group is counted as read with piece 0).
   auto decode = [&](size_t k, int64_t piece = 0, int64_t pieces = 1) {
@@ -605,7 +623,7 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
       _counters->device_wait_ns += d.wait_ns;
       pages_skipped = d.pages_skipped;
 #endif
-    } else if (!row_preds.empty() && unselective_groups.load() < selective_groups.load() + 2) {
+    } else if (!row_preds.empty()) {
       part = read_where(r, t.rg, ranges, &pages_skipped);
     } else {
       part = r.read_row_group_ranges(t.rg, file_cols, ranges, mr, &pages_skipped, &pool);
