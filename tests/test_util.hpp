@@ -23,6 +23,26 @@ inline std::string test_python() {
 
 /// Options that pin the CPU engine: for tests that check CPU operator names in explain() output, which
 /// differ on the GPU engine (the automatic engine picks the GPU when one is visible).
+/// Unsets an environment variable for its lifetime (restoring it after), for a test of what the
+/// variable would change: e.g. TUG_FORCE_EXTERNAL in a test of the in-memory paths' row order, which
+/// the external paths do not keep (docs/options.md), when the suite runs under it (ctest unit.force_external).
+class without_env {
+ public:
+  explicit without_env(const char* name) : _name(name) {
+    if (const char* v = std::getenv(name)) _old = v, _had = true;
+    ::unsetenv(name);
+  }
+  ~without_env() {
+    if (_had) ::setenv(_name.c_str(), _old.c_str(), 1);
+  }
+  without_env(const without_env&) = delete;
+  without_env& operator=(const without_env&) = delete;
+
+ private:
+  std::string _name, _old;
+  bool _had = false;
+};
+
 inline engine_options cpu_engine() {
   engine_options o;
   o.engine = engine_kind::cpu;

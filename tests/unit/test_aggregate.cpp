@@ -300,6 +300,7 @@ TEST(Aggregate, FewGroupsWithoutNulls) {
 }
 
 TEST(Aggregate, OutputGivesEveryThreadAPartition) {
+  without_env in_memory("TUG_FORCE_EXTERNAL");  // the in-memory paths' order and shape
   // 100000 groups on 4 threads: the output is cut into 4 partitions of 25000 (one before: the target is
   // 1 Mi rows), so the work after the aggregate runs on every thread; both phases and one phase (n_unique)
   std::vector<std::optional<int64_t>> k(200000), v(200000);

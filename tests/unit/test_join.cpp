@@ -221,6 +221,7 @@ TEST(Join, SchemasFollowPolars) {
 }
 
 TEST(Join, SmallExactOutputs) {
+  without_env in_memory("TUG_FORCE_EXTERNAL");  // the in-memory paths' order and shape
   auto l = data_frame::from_columns({{"k", i64({1, 2, 2, nul, 4})}, {"a", str({"a", "b", "c", "d", "e"})}});
   auto r = data_frame::from_columns({{"k", i64({2, 2, 3, nul, 1})}, {"b", i64({20, 21, 30, 99, 10})}});
   auto lz = l.lazy(), rz = r.lazy();
@@ -369,9 +370,13 @@ TEST(Join, DifferentKeyNamesAndIntTypes) {
   different_key_names_and_int_types();
 }
 
-TEST(Join, ComputedKeys) { computed_keys(); }
+TEST(Join, ComputedKeys) {
+  without_env in_memory("TUG_FORCE_EXTERNAL");  // the in-memory paths' order and shape
+  computed_keys();
+}
 
 TEST(Join, EmptySides) {
+  without_env in_memory("TUG_FORCE_EXTERNAL");  // the in-memory paths' order and shape
   auto l = data_frame::from_columns({{"k", i64({1, 2})}, {"a", str({"x", "y"})}});
   auto e = data_frame::from_columns({{"k", i64({})}, {"b", str({})}});
   check_all_types(l, e, {"k"}, engine_options{}, "empty right");
@@ -396,6 +401,7 @@ TEST(Join, SlicedInput) {
 }
 
 TEST(Join, LargeMultiPartitionAndSkew) {
+  without_env in_memory("TUG_FORCE_EXTERNAL");  // the in-memory paths' order and shape
   engine_options o;
   o.target_partition_rows = 1000;
   // 100k left rows, 300 right rows; a fifth of the left rows and 5 right rows share key 0
@@ -425,6 +431,7 @@ TEST(Join, LargeMultiPartitionAndSkew) {
 }
 
 TEST(Join, NameClashSuffix) {
+  without_env in_memory("TUG_FORCE_EXTERNAL");  // the in-memory paths' order and shape
   auto l = data_frame::from_columns({{"k", i64({1, 2})}, {"x", i64({1, 2})}, {"x_r", i64({5, 6})}});
   auto r = data_frame::from_columns({{"k", i64({1, 2})}, {"x", i64({3, 4})}});
   auto out = l.lazy().join(r.lazy(), {"k"}, join_type::inner, "_s").collect();
@@ -434,6 +441,7 @@ TEST(Join, NameClashSuffix) {
 }
 
 TEST(Join, SmallerLeftSideKeepsOrder) {
+  without_env in_memory("TUG_FORCE_EXTERNAL");  // the in-memory paths' order and shape
   // with fewer left rows than right rows the operator indexes the left side and probes with the
   // right one; the output order stays: left rows in order, each with its matches in right order
   engine_options o;

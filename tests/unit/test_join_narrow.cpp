@@ -160,6 +160,7 @@ TEST(JoinNarrow, NullsOnlyAndNoMatches) {
 }
 
 TEST(JoinNarrow, LoweringNarrowsTheJoin) {
+  without_env in_memory("TUG_FORCE_EXTERNAL");  // the in-memory paths' order and shape
   auto a = data_frame::from_columns(
       {{"k", i64({1, 2, 3, nul})}, {"v", i64({1, 2, 3, 4})}, {"x", str({"a", "b", "c", "d"})}});
   auto b = data_frame::from_columns({{"k", i64({1, 2, 2, nul})}, {"w", i64({4, 5, 6, 7})}, {"x", i64({0, 0, 0, 0})}});

@@ -449,6 +449,7 @@ TEST(Streaming, ScanCutsRowGroupsUnderAMemoryLimit) {
 }
 
 TEST(Streaming, JoinProbesEachPartitionOfTheLargerSideAsItIsRead) {
+  without_env in_memory("TUG_FORCE_EXTERNAL");  // the in-memory paths' order and shape
   // 4M rows of Parquet (64 MiB decoded) joined to 1000 keys under a 24 MiB limit: the build side is
   // indexed first, then each scan partition is probed as it is decoded, and the partial aggregate
   // above the join runs on each probe output, so neither side's whole input is ever held.
@@ -674,6 +675,7 @@ TEST(Streaming, FullJoinUnmatchedBuildRowsFollowTheProbedPartitionsIntoASink) {
 }
 
 TEST(Streaming, WideProbeOutputIsCutIntoPiecesUnderAMemoryLimit) {
+  without_env in_memory("TUG_FORCE_EXTERNAL");  // the in-memory paths' order and shape
   // 256K rows of two int64 columns in row groups of 64K (1 MiB decoded), joined to 100 keys carrying
   // 600-byte strings: the output of one probed scan partition is ~40x wider than the partition. Under a 16 MiB limit
   // the streamed probe hands it on in pieces (exec/pieces.hpp), so the aggregate above and a sink
