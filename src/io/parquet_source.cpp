@@ -656,9 +656,8 @@ std::vector<table> parquet_source::read_parts(const std::vector<std::string>& co
   const bool by_bytes = options.target_partition_size > 0 && !file_cols.empty();
   // rows a partition aims at: the option, else (automatic) more where the GPU reader decodes, since
   // every partition costs the device's operators launches and synchronizations
-  const int64_t rows_target = options.target_partition_rows > 0 ? options.target_partition_rows
-                              : device_mr                       ? gpu_scan_partition_rows
-                                                                : default_partition_rows;
+  const int64_t rows_target =
+      options.target_partition_rows == 0 && device_mr ? gpu_scan_partition_rows : partition_rows(options);
   const int64_t bound = file_cols.empty() ? 0 : memory_bounded_partition_size(options, pool.size());
   int64_t rows_all = 0, bytes_all = 0, decoded_all = 0;  // of the whole row groups read
   std::vector<int64_t> decoded(tasks.size());
