@@ -24,7 +24,8 @@
 // the timed runs and prints its physical plan with per-node statistics.
 // --no-late-materialization turns that optimizer pass off (engine_options::optimizer), for A/B runs.
 // --memory-limit, --spill-device-limit and --spill-directory set those engine options (docs/options.md);
-// --profile then shows what moved between the memory tiers. --force-external and --spill-everything turn
+// --profile then shows what moved between the memory tiers, and at the end the process's peak RSS and
+// its RSS before the first query (also "peak_rss_mib" and "rss_at_start_mib" in the JSON). --force-external and --spill-everything turn
 // those debug options on (every join and aggregate in hash buckets; every spillable buffer to disk), and
 // --no-pinned-memory turns pinned_memory off, for runs of the out-of-core paths and A/B runs.
 // --engine gpu fails (status 1) when there is no GPU, rather than timing the CPU fallback.
@@ -38,6 +39,7 @@
 // --time-limit together (when it has passed on any of them).
 // Exit status: 0 when every query ran, 1 when one failed (its error is printed and in the JSON), 2 for a
 // usage error.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -298,6 +300,21 @@ json run_query(const options& o, int q, steady::time_point start, bool lead) {
   return rec;
 }
 
+/// The process's resident memory now (/proc/self/statm), in MiB; 0 where unknown.
+double resident_mib() {
+  std::ifstream f("/proc/self/statm");
+  long long pages = 0, resident = 0;
+  if (!(f >> pages >> resident)) return 0;
+  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+/// The process's peak resident memory so far (getrusage), in MiB.
+double peak_rss_mib() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // KiB on Linux
+}
+
 void write_json(const options& o, const json& doc) {
   if (o.json_path.empty()) return;
   std::ofstream f(o.json_path);
@@ -325,6 +342,7 @@ int run(const options& o) {
               {"ranks", comm->size()}};
   json& list = doc["queries"] = json::array();
   int status = 0;
+  const double rss_at_start = resident_mib();
   auto start = steady::now();
   for (int q : o.queries) {
     if (past_limit(o, start)) {
@@ -354,6 +372,11 @@ int run(const options& o) {
     std::fflush(stdout);
     if (lead) write_json(o, doc);
   }
+  // the process's memory against the queries' budgets (bench/memory_limit_check.sh checks the two)
+  doc["peak_rss_mib"] = peak_rss_mib();
+  doc["rss_at_start_mib"] = rss_at_start;
+  if (lead && o.profile)
+    std::printf("process: peak RSS %.1f MiB, %.1f MiB before the first query\n", peak_rss_mib(), rss_at_start);
   if (lead) write_json(o, doc);
   return status;
 }

@@ -3,6 +3,7 @@
 #include "forked_ranks.hpp"
 
 #include "tug/memory/device.hpp"
+#include "tug/memory/scratch.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -193,6 +194,7 @@ query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std
   query_result r;
   // the memory of the query outlives its plan (held partitions of the plan spill through it)
   auto budget = std::make_shared<memory_budget>(opts.memory_limit, "host", "memory_limit");
+  if (opts.memory_limit > 0) bound_allocator_retention();
   auto mr = std::make_shared<host_memory_resource>(budget);
   std::shared_ptr<memory_budget> device_budget;
   std::shared_ptr<memory_resource> device_mr, pinned_mr;
@@ -238,6 +240,7 @@ query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std
   attached_memory shown(control, memory.get());
   std::vector<table> parts;
   try {
+    scratch_budget::scope scratch(budget.get());  // operators' working memory counts too (memory/scratch.hpp)
     parts = phys->execute(ctx);
     phys.reset();  // what the plan held (shared subplans) goes before the memory manager
   } catch (...) {

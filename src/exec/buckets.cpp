@@ -161,8 +161,14 @@ bool hash_buckets::one_hash(size_t b) const {
   return _lo.at(b) == _hi.at(b);
 }
 
+int64_t hash_buckets::need(size_t b) const {
+  int64_t n = bytes(b);
+  for (size_t side = 0; side < _keys.size(); ++side) n += rows(side, b) * index_scratch_per_row;
+  return n;
+}
+
 std::unique_ptr<hash_buckets> hash_buckets::split(size_t b) {
-  const int64_t size = bytes(b);
+  const int64_t size = need(b);
   if (bucket_fits(_ctx, size) || one_hash(b)) return nullptr;
   const int left = 64 - _shift - _bits;
   if (left <= 0) return nullptr;
@@ -192,7 +198,7 @@ void for_each_bucket(hash_buckets& hb, const std::function<void(hash_buckets&, s
       for_each_bucket(*sub, f);
       continue;
     }
-    f(hb, b, bucket_fits(hb.context(), hb.bytes(b)));
+    f(hb, b, bucket_fits(hb.context(), hb.need(b)));
   }
 }
 

@@ -76,6 +76,9 @@ class hash_buckets : public bucket_store {
   std::unique_ptr<hash_buckets> split(size_t b);
   /// Key columns of side `side`.
   const std::vector<size_t>& keys(size_t side) const { return _keys.at(side); }
+  /// What processing bucket `b` whole needs: its bytes on every side, and a key index over its rows
+  /// (index_scratch_per_row).
+  int64_t need(size_t b) const;
 
  private:
   void add_table(size_t side, size_t part, const table& t);
@@ -101,6 +104,13 @@ std::string bucket_sizes(const bucket_store& s, size_t b, const std::vector<std:
 /// the `cause` (the budget's error, which names the limit and the options).
 memory_error unsplittable_bucket(const std::string& op, const schema& in, const std::vector<size_t>& keys,
                                  const std::string& sizes, const std::string& what, const memory_error& cause);
+
+/// Bytes a row that a key index over the rows (key_index, and a join's row lists) needs besides the
+/// rows, about: 8 for its group id, up to 8 for a first row and up to 32 for its hash table slots when the
+/// keys are distinct. It counts against the query's memory (memory/scratch.hpp), so that the operators
+/// that index their input count it with the input's bytes when they choose between memory and hash
+/// buckets, and when a bucket is checked against a quarter of the limit (hash_buckets::need).
+inline constexpr int64_t index_scratch_per_row = 48;
 
 /// Bytes a row that the CPU sort kernel needs besides its input, at most: (word, row) entries and the
 /// radix sort's scratch, 16 each, and per key its normalized words and null flags, 17, from the query's

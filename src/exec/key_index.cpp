@@ -1,4 +1,5 @@
 #include "tug/exec/key_index.hpp"
+#include "tug/memory/scratch.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -263,6 +264,7 @@ class code_table {
     _shift = 64 - std::countr_zero(capacity);
   }
   uint64_t capacity() const { return _slots.size(); }
+  int64_t bytes() const { return capacity_bytes(_slots); }
   /// Grows (rehashing) until `groups` groups fit.
   void reserve(uint64_t groups) {
     if (groups * 2 <= capacity()) return;
@@ -336,6 +338,7 @@ class ranked_table {
   int32_t& group(uint64_t code) { return _group[rank_of(code)]; }
   /// The group of `code`, or -1 when absent.
   int32_t find(uint64_t code) const { return _group[rank_of(code)]; }
+  int64_t bytes() const { return capacity_bytes(_words) + capacity_bytes(_group); }
 
  private:
   struct word {
@@ -389,6 +392,12 @@ struct key_index::impl {
   std::vector<int64_t> slots;
   std::vector<uint64_t> group_hash;
   uint64_t mask = 0;
+  /// The index's memory, counted against the query's memory_limit (memory/scratch.hpp).
+  scratch_reservation charge;
+
+  int64_t table_bytes() const {
+    return capacity_bytes(direct) + ranked.bytes() + coded.bytes() + capacity_bytes(slots) + capacity_bytes(group_hash);
+  }
 
   std::vector<column_view> views(const std::vector<column>& cols) const {
     std::vector<column_view> v;
@@ -420,6 +429,20 @@ key_index::key_index(std::vector<column> keys, int64_t* group_ids_out) : _impl(s
 }
 
 void key_index::build(std::vector<column> keys, int64_t* ids) {
+  // counted against the query's memory: the group ids it owns before it is built, then what its vectors
+  // and tables hold, once their size is known (they grow with the distinct keys: one key's rows need
+  // one first row and a small table)
+  _impl->charge.resize(capacity_bytes(_group_of_row), "key index");
+  build_tables(std::move(keys), ids);
+  count_memory();
+}
+
+void key_index::count_memory() {
+  if (!_impl) return;
+  _impl->charge.resize(capacity_bytes(_group_of_row) + capacity_bytes(_first_row) + _impl->table_bytes(), "key index");
+}
+
+void key_index::build_tables(std::vector<column> keys, int64_t* ids) {
   auto& s = *_impl;
   s.keys = std::move(keys);
   s.ops = make_all(s.keys);
@@ -532,6 +555,13 @@ void key_index::build(std::vector<column> keys, int64_t* ids) {
 }
 
 key_index::~key_index() = default;
+
+std::vector<int64_t> key_index::take_group_ids() {
+  std::vector<int64_t> ids = std::move(_group_of_row);
+  _group_of_row = {};
+  count_memory();
+  return ids;
+}
 key_index::key_index(key_index&&) noexcept = default;
 key_index& key_index::operator=(key_index&&) noexcept = default;
 

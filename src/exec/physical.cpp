@@ -447,7 +447,8 @@ std::vector<table> join_node::run(exec_context& ctx) {
   fused = nullptr;
   if (streams_probe(ctx) && !left_may_be_smaller) {
     held_partitions right = input_held(1, ctx, spill_priority::buffered);
-    if (const size_t buckets = bucketable ? exec::external_buckets(ctx, right.bytes()) : 0) {
+    if (const size_t buckets =
+            bucketable ? exec::external_buckets(ctx, right.bytes() + right.rows() * exec::index_scratch_per_row) : 0) {
       held_partitions left = input_held(0, ctx, spill_priority::buffered);
       return join_buckets(left, right, buckets, after, ctx);
     }
@@ -467,7 +468,9 @@ std::vector<table> join_node::run(exec_context& ctx) {
     // each side may spill while the other runs
     held_partitions left = input_held(0, ctx, spill_priority::buffered);
     held_partitions right = input_held(1, ctx, spill_priority::buffered);
-    if (const size_t buckets = bucketable ? exec::external_buckets(ctx, left.bytes() + right.bytes()) : 0)
+    // (the index is over one side, the smaller where the backend may choose)
+    const int64_t indexed = std::min(left.rows(), right.rows()) * exec::index_scratch_per_row;
+    if (const size_t buckets = bucketable ? exec::external_buckets(ctx, left.bytes() + right.bytes() + indexed) : 0)
       return join_buckets(left, right, buckets, after, ctx);
     out = join_partitions(left.take(), right.take(), ctx);
   }
@@ -617,7 +620,9 @@ std::vector<table> unique_node::run(exec_context& ctx) {
   // of one key in one bucket, in input order there, so keep first/last/none hold per bucket) and
   // deduplicated bucket by bucket; the buckets' order is not the input's, which only maintain_order
   // promises: that keeps the whole-input form
-  if (const size_t count = where == backend::cpu && !_maintain_order ? exec::external_buckets(ctx, in.bytes()) : 0) {
+  if (const size_t count = where == backend::cpu && !_maintain_order
+                               ? exec::external_buckets(ctx, in.bytes() + in.rows() * exec::index_scratch_per_row)
+                               : 0) {
     std::vector<size_t> keys = _subset;
     if (keys.empty())
       for (size_t c = 0; c < output_schema.size(); ++c) keys.push_back(c);

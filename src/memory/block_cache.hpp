@@ -3,7 +3,9 @@
 /// resource's (cudaMallocHost costs far more than a copy of the same size) and the host resource's
 /// large blocks (fresh pages cost the kernel's page faults and zeroing on first touch: half of a
 /// single-threaded Parquet scan's time).
+#include <algorithm>
 #include <bit>
+#include <cstdint>
 #include <cstddef>
 #include <map>
 #include <mutex>
@@ -28,17 +30,35 @@ class block_cache {
     _idle -= cls;
     return p;
   }
-  /// Keeps `p` (of class `cls`) while the idle bytes stay within the bound, else releases it.
-  void give(void* p, size_t cls) {
+  /// Keeps `p` (of class `cls`) while the idle bytes stay within the bound (and within `bound`, the
+  /// caller's own: what a memory_limit leaves), else releases it.
+  void give(void* p, size_t cls, size_t bound = SIZE_MAX) {
     {
       std::lock_guard<std::mutex> g(_mu);
-      if (_idle + cls <= _max_idle) {
+      if (_idle + cls <= std::min(_max_idle, bound)) {
         _free[cls].push_back(p);
         _idle += cls;
         return;
       }
     }
     _release(p);
+  }
+  /// Releases kept blocks, largest first, until at most `max_idle` bytes are idle; returns the bytes released.
+  size_t trim(size_t max_idle) {
+    std::vector<void*> out;
+    size_t n = 0;
+    {
+      std::lock_guard<std::mutex> g(_mu);
+      for (auto it = _free.rbegin(); it != _free.rend() && _idle > max_idle; ++it)
+        while (!it->second.empty() && _idle > max_idle) {
+          out.push_back(it->second.back());
+          it->second.pop_back();
+          _idle -= it->first;
+          n += it->first;
+        }
+    }
+    for (void* p : out) _release(p);
+    return n;
   }
   /// Releases every kept block; returns the bytes released.
   size_t drain() {

@@ -5,6 +5,7 @@
 
 #include "tug/core/error.hpp"
 #include "tug/memory/memory_resource.hpp"
+#include "tug/memory/scratch.hpp"
 #include "tug/runtime/query_control.hpp"
 
 namespace tug {
@@ -58,6 +59,7 @@ bool thread_pool::run_one(std::unique_lock<std::mutex>& lock, job* only) {
     query_control::scope s(j->control);
     task_group::scope g(&j->group);
     memory_account::scope a(j->account);
+    scratch_budget::scope sb(j->scratch);
     check_cancelled();
     (*j->f)(i);
   } catch (...) {
@@ -98,6 +100,7 @@ void thread_pool::parallel_for(int64_t n, const std::function<void(int64_t)>& f)
   j.n = n;
   j.control = query_control::current();
   j.account = memory_account::current();
+  j.scratch = scratch_budget::current();
   std::unique_lock<std::mutex> lock(_mu);
   _jobs.push_back(&j);
   _cv.notify_all();

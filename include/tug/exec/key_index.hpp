@@ -1,6 +1,7 @@
 #pragma once
 /// Row hashing and the key index shared by group_by, join, unique, over and n_unique: assigns each
-/// distinct key tuple a dense id in first-seen order, and looks up rows of other tables.
+/// distinct key tuple a dense id in first-seen order, and looks up rows of other tables. An index's
+/// memory counts against the query's memory_limit while it lives (scratch_reservation).
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -31,8 +32,8 @@ class key_index {
   int64_t num_groups() const { return static_cast<int64_t>(_first_row.size()); }
   /// Dense group id of each indexed row, ids in first-seen order.
   const std::vector<int64_t>& group_ids() const { return _group_of_row; }
-  /// Moves the group ids out (group_ids() is empty afterwards).
-  std::vector<int64_t> take_group_ids() { return std::move(_group_of_row); }
+  /// Moves the group ids out (group_ids() is empty afterwards; their memory is the caller's to count).
+  std::vector<int64_t> take_group_ids();
   /// First row of each group.
   const std::vector<int64_t>& first_rows() const { return _first_row; }
   /// Key columns, one row per group (in group id order).
@@ -44,6 +45,9 @@ class key_index {
 
  private:
   void build(std::vector<column> keys, int64_t* ids);
+  void build_tables(std::vector<column> keys, int64_t* ids);
+  /// Counts what the index holds against the query's memory (memory/scratch.hpp).
+  void count_memory();
   struct impl;
   std::unique_ptr<impl> _impl;
   std::vector<int64_t> _group_of_row;

@@ -128,6 +128,10 @@ class host_memory_resource final : public memory_resource {
   std::shared_ptr<memory_budget> _budget;
 };
 
+/// Keeps the C allocator from holding freed memory resident (a fixed mmap threshold in glibc), once per
+/// process; called when a query runs under a memory_limit, so that the process's memory follows the budget.
+void bound_allocator_retention();
+
 /// Bytes of freed host blocks kept for reuse (see host_memory_resource), and their bound.
 size_t cached_host_bytes();
 size_t cached_host_limit();

@@ -85,9 +85,10 @@ struct engine_options {
   /// Debug: every spillable buffer goes to disk as soon as nothing uses it, and comes back when it is
   /// used, so that tests run the spill paths on every query.
   bool spill_everything = false;
-  /// Debug: the CPU engine's joins and aggregates split their input into hash buckets and process one
-  /// bucket at a time, as they do when their input exceeds a quarter of `memory_limit`, so that tests
-  /// run the out-of-core paths on every query (output order is then not the input's).
+  /// Debug: the CPU engine's joins, aggregates, unique and windows split their input into hash buckets
+  /// (sorts into ranges) and process one at a time, as they do when their input exceeds a quarter of
+  /// `memory_limit`, so that tests run the out-of-core paths on every query (output order is then not
+  /// the input's where the operator does not promise it).
   bool force_external = false;
   /// GPU engine: partitions with device work in flight at once, each on its thread's own CUDA stream.
   /// Every partition's kernels fill the GPU, so more buys little and multiplies device temporaries.

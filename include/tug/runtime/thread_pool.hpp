@@ -13,6 +13,7 @@ namespace tug {
 
 class query_control;
 struct memory_account;
+class memory_budget;
 
 class thread_pool {
  public:
@@ -32,7 +33,7 @@ class thread_pool {
   /// indices first, so a thread never holds more than one unfinished index of an outer call.
   /// Every call runs under the calling thread's query_control (query_control::current), which it
   /// checks before each index: once the query is cancelled no further indices start and the call
-  /// throws cancelled_error. The caller's memory_account is installed likewise. The indices of one
+  /// throws cancelled_error. The caller's memory_account and scratch budget are installed likewise. The indices of one
   /// call are a task_group: the first that fails stops it, so that the others' waits on each other
   /// (wait_unless_stopped) end with its error.
   void parallel_for(int64_t n, const std::function<void(int64_t)>& f);
@@ -52,6 +53,7 @@ class thread_pool {
     query_control* control = nullptr;  ///< the caller's, installed on the threads that run its indices
     task_group group;  ///< inside the caller's; installed on the threads that run its indices
     memory_account* account = nullptr;  ///< the caller's (the operator whose work this is), installed likewise
+    memory_budget* scratch = nullptr;   ///< the caller's scratch budget (memory/scratch.hpp), installed likewise
   };
   std::vector<std::thread> _workers;
   std::mutex _mu;

@@ -430,6 +430,7 @@ row_groups group_rows(const std::vector<column>& keys, thread_pool* pool) {
     key_index ki(keys);
     r.first_row = ki.first_rows();
     r.ids = ki.take_group_ids();
+    r.count();
     return r;
   }
   std::vector<std::vector<column>> chunks(sz(nc));
@@ -504,6 +505,7 @@ row_groups group_in_parts(const std::vector<column>& keys, thread_pool& pool) {
     r.first_row.push_back(i);
   }
   r.ids.resize(sz(n));
+  r.count();
   pool.parallel_for(slices, [&](int64_t q) {
     const auto p = sz(q);
     for (size_t j = 0; j < rows[p].size(); ++j)
@@ -521,6 +523,7 @@ row_groups group_chunks(const std::vector<std::vector<column>>& chunks, thread_p
   for (size_t c = 0; c < nc; ++c) lo[c + 1] = lo[c] + chunks[c][0].size();
   row_groups r;
   r.ids.resize(sz(lo[nc]));
+  r.count();
   std::vector<std::vector<int64_t>> firsts(nc);
   pool.parallel_for(static_cast<int64_t>(nc), [&](int64_t c) {
     key_index ki(chunks[sz(c)], r.ids.data() + lo[sz(c)]);
@@ -556,6 +559,7 @@ row_groups group_chunks(const std::vector<std::vector<column>>& chunks, thread_p
     int64_t* ids = r.ids.data() + lo[sz(c)];
     for (int64_t i = 0, m = lo[sz(c) + 1] - lo[sz(c)]; i < m; ++i) ids[i] = map[ids[i]];
   });
+  r.count();
   return r;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "exec/decimal_sum.hpp"
+#include "tug/memory/scratch.hpp"
 #include "tug/exec/physical.hpp"
 
 namespace tug::cpu {
@@ -28,7 +29,10 @@ struct group_map {
 struct row_groups {
   std::vector<int64_t> ids;        ///< group of each row
   std::vector<int64_t> first_row;  ///< first row of each group
+  scratch_reservation charge;      ///< ids and first_row, counted against the query's memory
   int64_t num_groups() const { return static_cast<int64_t>(first_row.size()); }
+  /// Counts ids and first_row (call when they are filled).
+  void count() { charge.resize(capacity_bytes(ids) + capacity_bytes(first_row), "group ids"); }
 };
 
 /// Groups the rows of `keys` (at least one column). With a pool and many rows, chunks of rows are

@@ -152,7 +152,9 @@ class blocking_aggregate : public physical_node {
     partition_hook after = std::move(fused);
     fused = nullptr;
     held_partitions in = input_held(0, ctx, spill_priority::buffered);
-    const size_t buckets = _group_keys.empty() || _maintain_order ? 0 : external_buckets(ctx, in.bytes());
+    const size_t buckets = _group_keys.empty() || _maintain_order
+                               ? 0
+                               : external_buckets(ctx, in.bytes() + in.rows() * index_scratch_per_row);
     std::vector<table> out;
     if (buckets > 0) {
       hash_buckets hb(ctx, {_group_keys}, buckets);

@@ -14,6 +14,7 @@
 #include "exec/cuda/ops.hpp"
 #endif
 #include "tug/exec/key_index.hpp"
+#include "tug/memory/scratch.hpp"
 #include "tug/exec/physical.hpp"
 
 namespace tug::exec {
@@ -39,11 +40,14 @@ struct build_side {
   std::vector<int64_t> rows;
   bool distinct = true;          ///< distinct keys: group g is row g and there is no CSR
   std::vector<uint8_t> matched;  ///< per group, whether a probe row matched it (when tracked)
+  scratch_reservation charge;    ///< offsets, rows and matched, counted against the query's memory
 
   build_side(std::vector<column> keys, bool track_matches) {
     index.emplace(std::move(keys));
     const std::vector<int64_t>& gid = index->group_ids();
     auto groups = static_cast<size_t>(index->num_groups());
+    const int64_t csr = groups == gid.size() ? 0 : static_cast<int64_t>((groups + 1 + gid.size()) * sizeof(int64_t));
+    charge.resize(csr + (track_matches ? static_cast<int64_t>(groups) : 0), "join build side");
     if (track_matches) matched.assign(groups, 0);
     distinct = groups == gid.size();
     if (distinct) return;
@@ -277,6 +281,7 @@ class join_op final : public join_node, public piece_producer {
   struct probe_rows {
     std::vector<int64_t> left_idx, right_idx;
     int64_t most = 0;
+    scratch_reservation charge;  ///< a whole partition's pairs, counted against the query's memory
   };
   probe_rows probe_indices(const table& left, build_side& b) const {
     bool keep_matched = _spec.how == join_type::semi;
@@ -320,6 +325,7 @@ class join_op final : public join_node, public piece_producer {
     probe_rows all;
     size_t n = 0;
     for (auto& r : found) n += r.left_idx.size();
+    all.charge.resize(static_cast<int64_t>(n * (filtering() ? 1 : 2) * sizeof(int64_t)), "join probe rows");
     all.left_idx.reserve(n);
     if (!filtering()) all.right_idx.reserve(n);
     for (auto& r : found) {

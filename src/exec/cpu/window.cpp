@@ -50,7 +50,8 @@ class window_op final : public physical_node {
     if (_key_sets.size() == 1 && !_key_sets[0].empty()) {
       held_partitions in = input_held(0, ctx, spill_priority::buffered);
       if (in.size() == 0) return {};
-      if (const size_t count = external_buckets(ctx, in.bytes())) return over_buckets(in, count, after, ctx);
+      if (const size_t count = external_buckets(ctx, in.bytes() + in.rows() * index_scratch_per_row))
+        return over_buckets(in, count, after, ctx);
       out = over(in.take(), ctx);
     } else {
       auto parts = input(0, ctx);
