@@ -21,6 +21,7 @@
 
 #include "tug/core/error.hpp"
 #include "tug/exec/key_index.hpp"
+#include "tug/expr/resolve.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/runtime/query_control.hpp"
 #include "device_split.hpp"
@@ -460,6 +461,7 @@ class placer {
     if (auto* j = dynamic_cast<join_node*>(n.get())) return join(*n, *j);
     if (auto* s = dynamic_cast<sort_node*>(n.get())) return sort(n, *s);
     if (auto* s = dynamic_cast<slice_node*>(n.get())) return slice(n, *s);
+    if (auto* w = dynamic_cast<window_node*>(n.get())) return window(n, *w);
     std::vector<place> in;
     for (auto& c : n->children) in.push_back(go(c));
     for (size_t i = 0; i < n->children.size(); ++i) {
@@ -532,12 +534,65 @@ class placer {
       n->children[0] = std::move(local);
       return move(n->children[0], place::split, target::one, {});
     }
+    range_exchange(n->children[0], std::move(order));
+    return place::split;
+  }
+
+  /// A range exchange by `order` put above `child` (its rows split over the ranks by ranges of the keys).
+  void range_exchange(physical_ptr& child, sort_order order) {
     const int tags[3] = {tag(), tag(), tag()};
     auto x = std::make_unique<exchange_node>(_q, std::move(order), tags);
-    x->output_schema = n->children[0]->output_schema;
-    x->where = where_for(*n->children[0]);
-    x->children.push_back(std::move(n->children[0]));
-    n->children[0] = std::move(x);
+    x->output_schema = child->output_schema;
+    x->where = where_for(*child);
+    x->children.push_back(std::move(child));
+    child = std::move(x);
+  }
+
+  /// A window (`over`) of split input whose specs share one key set, on the CPU: each row gets its
+  /// position, (rank << 40) + its row number on its rank (row_index), so that positions follow the
+  /// one-rank order (shares are in rank order); the rows are shuffled by the keys, so each key's rows
+  /// meet on one rank in that order (an exchange keeps each sender's rows in order and receives in rank
+  /// order); a window over them appends its columns there; a range exchange by position and a sort put
+  /// the rows back in input order, split over the ranks; a projection drops the position. Other
+  /// windows (several key sets, no keys, or the GPU's, not yet run on several GPUs) gather every row
+  /// to rank 0.
+  place window(physical_ptr& n, window_node& w) {
+    const place in = go(n->children[0]);
+    if (in != place::split) return in;
+    const std::vector<window_spec>& specs = w.specs();
+    bool one_key_set = n->where == backend::cpu && n->children[0]->where == backend::cpu && !specs.empty();
+    for (const window_spec& s : specs) one_key_set = one_key_set && !s.keys.empty() && s.keys == specs[0].keys;
+    if (!one_key_set) return move(n->children[0], place::split, target::one, {});
+    const schema& child_schema = n->children[0]->output_schema;
+    std::string pos = "__tug_rank_position";
+    while (true) {  // a name no column has
+      bool taken = false;
+      for (const field& f : n->output_schema) taken = taken || f.name == pos;
+      if (!taken) break;
+      pos += "_";
+    }
+    std::vector<field> tagged{{pos, data_type(type_id::int64)}};
+    for (const field& f : child_schema) tagged.push_back(f);
+    physical_ptr x = exec::make_row_index(backend::cpu, std::move(n->children[0]),
+                                          static_cast<int64_t>(_q->comm->rank()) << 40, schema(tagged));
+    // the specs' columns move one to the right, behind the position
+    std::vector<window_spec> shifted = specs;
+    std::vector<size_t> keys;
+    for (window_spec& s : shifted) {
+      for (size_t& k : s.keys) ++k;
+      if (s.agg.input >= 0) ++s.agg.input;
+      keys = s.keys;
+    }
+    move(x, place::split, target::keys, keys);
+    std::vector<field> windowed = tagged;
+    for (size_t i = child_schema.size(); i < n->output_schema.size(); ++i) windowed.push_back(n->output_schema[i]);
+    x = exec::make_window(backend::cpu, std::move(x), std::move(shifted), schema(windowed));
+    sort_order order{{0}, {false}, {false}};
+    x = exec::make_sort(backend::cpu, std::move(x), order.keys, order.descending, order.nulls_last, true, -1);
+    range_exchange(x->children[0], std::move(order));
+    std::vector<expr> columns;
+    for (const field& f : n->output_schema) columns.push_back(resolve(col(f.name), x->output_schema));
+    n = exec::make_project(backend::cpu, std::move(x), std::move(columns), n->output_schema);
     return place::split;
   }
 

@@ -356,6 +356,36 @@ TEST(DistRanks, OrderedOperatorsGatherToRankZero) {
   }
 }
 
+TEST(DistRanks, WindowsOfOneKeySetShuffleByTheKeysAndKeepInputOrder) {
+  // `over` of one key set: rows shuffled by the keys, windowed where they land, put back in input order
+  // by a range exchange on their positions; first/last see each group's rows in input order
+  for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
+    auto lf = facts(n).lazy();
+    const std::string w = "n=" + std::to_string(n);
+    const std::vector<std::pair<lazy_frame, std::string>> shuffled = {
+        {lf.with_columns({col("v").sum().over({"g"}).alias("gs")}), "sum over g"},
+        {lf.with_columns({col("v").first().over({"k"}).alias("f"), col("i").last().over({"k"}).alias("l"),
+                          col("v").mean().over({"k"}).alias("m"), col("i").count().over({"k"}).alias("c")}),
+         "first, last, mean, count over k"},
+        {lf.with_columns({col("v").max().over({"k", "g"}).alias("x")}), "max over k, g"},
+        {lf.filter(col("v") > lit(10.0)).with_columns({col("i").min().over({"g"}).alias("mi")}).select(
+             {col("i"), col("mi")}),
+         "filter, min over g, select"},
+    };
+    for (const auto& [q, what] : shuffled) {
+      expect_same_on_ranks(q, true, small_parts(), what + " " + w);
+      const ranked got = run_on_ranks(q, 2, small_parts());
+      EXPECT_NE(got.plan.find("exchange[shuffle]"), std::string::npos) << what << "\n" << got.plan;
+      EXPECT_NE(got.plan.find("exchange[range]"), std::string::npos) << what << "\n" << got.plan;
+    }
+    // two key sets: every row gathered to rank 0 below the window
+    const auto two = lf.with_columns({col("v").sum().over({"g"}).alias("a"), col("v").sum().over({"k"}).alias("b")});
+    expect_same_on_ranks(two, true, small_parts(), "two key sets " + w);
+    const ranked got = run_on_ranks(two, 2, small_parts());
+    EXPECT_EQ(got.plan.find("exchange[shuffle]"), std::string::npos) << got.plan;
+  }
+}
+
 TEST(DistRanks, SortsRouteRowsByRangeAndTopKsCutEachRankFirst) {
   // many ties (k has 97 values and nulls, g 9 and nulls), so stability and the routing of keys equal to a
   // boundary decide the order; "i" (input order) is never a key here except where named

@@ -504,6 +504,20 @@ class sort_node : public physical_node {
   int64_t _limit;
 };
 
+/// What the `over` window operators of every backend share: their specs. Each appends one column per
+/// spec to its input's columns, keeping the input's partitions and row order. On several ranks, a CPU
+/// window whose specs share one key set runs where a shuffle by those keys puts its rows, and its output
+/// is put back in input order (src/dist/distribute.cpp); others gather every row to rank 0.
+class window_node : public physical_node {
+ public:
+  explicit window_node(std::vector<window_spec> specs) : _specs(std::move(specs)) {}
+  bool sync_point() const override { return true; }
+  const std::vector<window_spec>& specs() const { return _specs; }
+
+ protected:
+  std::vector<window_spec> _specs;
+};
+
 /// What the distinct operators of every backend share: the subset of key columns (empty: all), which
 /// row of a group survives, maintain_order (informational: both backends keep input order), name and
 /// detail. A backend deduplicates the partitions (none when there are no partitions).

@@ -20,9 +20,9 @@ using cpu::one;
 
 namespace {
 
-class window_op final : public physical_node {
+class window_op final : public window_node {
  public:
-  explicit window_op(std::vector<window_spec> specs) : _specs(std::move(specs)) {
+  explicit window_op(std::vector<window_spec> specs) : window_node(std::move(specs)) {
     // specs with the same keys share one grouping
     for (auto& s : _specs) {
       size_t k = 0;
@@ -37,7 +37,6 @@ class window_op final : public physical_node {
     for (auto& w : _specs) s += (s.empty() ? "" : ", ") + cpu::describe(w.agg) + " over " + cpu::describe_columns(w.keys);
     return s;
   }
-  bool sync_point() const override { return true; }
   /// The consumers' work runs on each output partition (out of core: as each is put back in order).
   bool accepts_fused() const override { return true; }
 
@@ -236,7 +235,6 @@ class window_op final : public physical_node {
     });
   }
 
-  std::vector<window_spec> _specs;
   std::vector<std::vector<size_t>> _key_sets;
   std::vector<size_t> _key_set_of;
 };

@@ -244,14 +244,10 @@ inline std::string describe(const std::vector<size_t>& keys, const std::vector<a
 
 /// What the CUDA window operators (sort-based in aggregate.cu, hashed in hash_aggregate.cu) share: the
 /// windows, explain()'s detail, and that all partitions meet there.
-class window_base : public physical_node {
+class window_base : public window_node {
  public:
-  explicit window_base(std::vector<window_spec> specs) : _specs(std::move(specs)) {}
+  using window_node::window_node;
   std::string detail() const override { return describe(_specs); }
-  bool sync_point() const override { return true; }
-
- protected:
-  std::vector<window_spec> _specs;
 };
 
 }  // namespace tug::cuda
