@@ -22,9 +22,9 @@ unit: build
 
 differential: build
 	TUG_BUILD_DIR=$(abspath $(BUILD)) .venv/bin/python -m pytest -q tests/differential tests/python
-	# again with every spillable table on disk whenever it is not in use, and the CPU's joins and
-	# aggregates split into hash buckets (docs/options.md)
-	TUG_SPILL_EVERYTHING=1 TUG_FORCE_EXTERNAL=1 TUG_BUILD_DIR=$(abspath $(BUILD)) .venv/bin/python -m pytest -q tests/differential
+	# again with every spillable table on disk whenever it is not in use, the CPU's joins, aggregates,
+	# unique and windows split into hash buckets, under a 16 MiB memory_limit (docs/options.md)
+	TUG_MEMORY_LIMIT=16MiB TUG_SPILL_EVERYTHING=1 TUG_FORCE_EXTERNAL=1 TUG_BUILD_DIR=$(abspath $(BUILD)) .venv/bin/python -m pytest -q tests/differential
 	# again with every case on ranks: each seed's cases on 1, 2, 3 or 4 (mpirun --oversubscribe; docs/architecture.md,
 	# "Multi-rank execution")
 	TUG_DIFFTEST_RANKS=1,2,3,4 TUG_BUILD_DIR=$(abspath $(BUILD)) .venv/bin/python -m pytest -q tests/differential
