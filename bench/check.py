@@ -35,7 +35,8 @@ GOAL_TOTAL, GOAL_QUERY = 1.5, 3.0
 def last_committed(kind, machine, exclude=None):
     """The newest committed results directory of `kind` ("pdsh": PDS-H SF1, "core": the micro-benchmarks)
     from this kind of machine: bench/results/<date>-pdsh-sf1-<machine>, <date>-core-cpu-<machine>, or the
-    pdsh/ or core/ folder of a <date>-bench-check-<machine>. None when git tracks none."""
+    pdsh/ or core/ folder of a <date>-bench-check[-sf1]-<machine>[-<suffix>] (sessions name theirs, e.g.
+    ...-bench-check-sf1-2cores-session19). None when git tracks none."""
     tracked = subprocess.run(["git", "-C", str(REPO), "ls-files", "bench/results"], capture_output=True,
                              text=True, check=True).stdout.split()
     own = {"pdsh": f"*-pdsh-sf1-{machine}", "core": f"*-core-cpu-{machine}"}[kind]
@@ -46,7 +47,9 @@ def last_committed(kind, machine, exclude=None):
             continue
         top = d.parts[2]
         if (len(d.parts) == 3 and fnmatch.fnmatch(top, own)) or \
-           (len(d.parts) == 4 and d.name == kind and fnmatch.fnmatch(top, f"*-bench-check-{machine}")):
+           (len(d.parts) == 4 and d.name == kind and
+            any(fnmatch.fnmatch(top, f"*-bench-check-{form}{machine}{tail}")
+                for form in ("", "sf1-") for tail in ("", "-*"))):
             if exclude is None or not (REPO / d).resolve().is_relative_to(Path(exclude).resolve()):
                 found.add(d)
     return REPO / max(found, key=lambda d: d.parts[2]) if found else None
