@@ -272,6 +272,9 @@ query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std
   r.statistics = stats.to_string();
   r.statistics_json = stats.to_json();
   if (ranks) {
+    // what this rank sent, in the JSON too (one more member of its top object)
+    if (!r.statistics_json.empty() && r.statistics_json.back() == '}')
+      r.statistics_json.insert(r.statistics_json.size() - 1, ", \"exchanges\": " + ranks->sent_to_json());
     const std::string sent = ranks->sent_to_string();
     if (!sent.empty()) r.statistics += (r.statistics.empty() || r.statistics.back() == '\n' ? "" : "\n") + sent + "\n";
   }

@@ -715,6 +715,19 @@ std::string query_ranks::sent_to_string() const {
          std::to_string(total / 1024) + " KiB to other ranks: " + s;
 }
 
+std::string query_ranks::sent_to_json() const {
+  // (names are exchange_node::name()'s: "exchange[shuffle]" and the like, nothing to escape)
+  std::string list;
+  int64_t total = 0;
+  for (auto& [tag, e] : sent) {
+    list += (list.empty() ? "" : ", ") + std::string("{\"exchange\": ") + std::to_string(tag) + ", \"name\": \"" +
+            e.first + "\", \"bytes\": " + std::to_string(e.second) + "}";
+    total += e.second;
+  }
+  return "{\"rank\": " + std::to_string(comm->rank()) + ", \"ranks\": " + std::to_string(comm->size()) +
+         ", \"sent_bytes\": " + std::to_string(total) + ", \"sent\": [" + list + "]}";
+}
+
 int64_t next_query_number() { return g_query++; }
 
 int64_t sum_over_ranks(int64_t v, double timeout) {

@@ -3,6 +3,7 @@
 // test communicator) against the one-rank answer. The MPI communicator runs in the ctests dist.* under
 // mpirun (CMakeLists.txt, bench/ranks_check.sh).
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <condition_variable>
 #include <deque>
@@ -192,6 +193,7 @@ class thread_comm final : public dist::communicator {
 struct ranked {
   std::vector<data_frame> frames;
   std::string plan;
+  std::vector<std::string> statistics_json;  ///< per rank
 };
 
 ranked run_on_ranks(const lazy_frame& lf, int ranks, engine_options o, bool leave_split = false) {
@@ -220,7 +222,10 @@ ranked run_on_ranks(const lazy_frame& lf, int ranks, engine_options o, bool leav
     if (e) std::rethrow_exception(e);
   ranked res;
   res.plan = out[0].physical_plan;
-  for (auto& r : out) res.frames.push_back(std::move(r.frame));
+  for (auto& r : out) {
+    res.frames.push_back(std::move(r.frame));
+    res.statistics_json.push_back(r.statistics_json);
+  }
   return res;
 }
 
@@ -383,6 +388,30 @@ TEST(DistRanks, WindowsOfOneKeySetShuffleByTheKeysAndKeepInputOrder) {
     expect_same_on_ranks(two, true, small_parts(), "two key sets " + w);
     const ranked got = run_on_ranks(two, 2, small_parts());
     EXPECT_EQ(got.plan.find("exchange[shuffle]"), std::string::npos) << got.plan;
+  }
+}
+
+TEST(DistRanks, StatisticsJsonSaysWhatEachRankSent) {
+  auto q = facts(1024).lazy().join(dims(40).lazy(), {"k"}).group_by({"w"}).agg({col("v").sum().alias("s")});
+  engine_options o = small_parts();
+  o.broadcast_limit = 0;  // both sides shuffled
+  for (int ranks : {2, 3}) {
+    const ranked got = run_on_ranks(q, ranks, o);
+    for (int r = 0; r < ranks; ++r) {
+      const auto j = nlohmann::json::parse(got.statistics_json[static_cast<size_t>(r)]);
+      ASSERT_TRUE(j.contains("exchanges")) << j.dump();
+      const auto& x = j["exchanges"];
+      EXPECT_EQ(x["rank"], r);
+      EXPECT_EQ(x["ranks"], ranks);
+      int64_t sum = 0;
+      for (const auto& e : x["sent"]) {
+        EXPECT_EQ(e["name"].get<std::string>().rfind("exchange[", 0), 0u) << e.dump();
+        sum += e["bytes"].get<int64_t>();
+      }
+      EXPECT_EQ(x["sent_bytes"].get<int64_t>(), sum);
+      EXPECT_GT(sum, 0) << "rank " << r << " of " << ranks << " sent rows in the shuffles";
+      EXPECT_TRUE(j.contains("operators")) << "the rest of the statistics is still there";
+    }
   }
 }
 

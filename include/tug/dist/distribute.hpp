@@ -26,6 +26,9 @@ struct query_ranks {
   void add_sent(int tag, const std::string& name, int64_t bytes);
   /// One line: what this rank sent in each exchange; empty when it sent nothing.
   std::string sent_to_string() const;
+  /// The same as a JSON object: {"rank": r, "ranks": n, "sent_bytes": total, "sent": [{"exchange": tag,
+  /// "name": ..., "bytes": ...}, ...]} (query_result::statistics_json's "exchanges").
+  std::string sent_to_json() const;
 };
 
 /// The sum over all ranks of each rank's `v` (world()): a collective between queries, which every rank
