@@ -577,13 +577,11 @@ class placer {
                                           static_cast<int64_t>(_q->comm->rank()) << 40, schema(tagged));
     // the specs' columns move one to the right, behind the position
     std::vector<window_spec> shifted = specs;
-    std::vector<size_t> keys;
     for (window_spec& s : shifted) {
       for (size_t& k : s.keys) ++k;
       if (s.agg.input >= 0) ++s.agg.input;
-      keys = s.keys;
     }
-    move(x, place::split, target::keys, keys);
+    move(x, place::split, target::keys, shifted[0].keys);
     std::vector<field> windowed = tagged;
     for (size_t i = child_schema.size(); i < n->output_schema.size(); ++i) windowed.push_back(n->output_schema[i]);
     x = exec::make_window(backend::cpu, std::move(x), std::move(shifted), schema(windowed));

@@ -301,6 +301,8 @@ TEST(MemoryManager, KeyIndexMemoryCountsAgainstTheScratchBudgetOnEveryThread) {
     });
     EXPECT_EQ(budget->used(), 0);
     EXPECT_GE(budget->peak(), n * 16) << n;
+    const int64_t groups = key_index({i64(v)}).num_groups();
+    for (int64_t g : seen) EXPECT_EQ(g, groups) << n << " rows: the same index on every thread";
   }
 }
 
