@@ -7,6 +7,8 @@
 # g<N>.json (tug_pdsh's timings), g<N>.log, and results.md.
 #
 #   scripts/pdsh-ranks-gpu.sh [--sf 10] [--reps 3] [--gpus "2"] [--queries all] [--budget 540] [--data DIR]
+#                             (a count with "host" after it, e.g. --gpus "2 2host", runs with TUG_NCCL=0:
+#                              device tables between ranks through host memory instead of NCCL)
 #                             [--args "TUG_PDSH ARGS"]   (e.g. --args --profile: per-operator times in g<N>.log)
 #                             [--forked]   (the ranks forked by the engine option gpus, TUG_GPUS=N, instead of
 #                                           tug_pdsh --gpus N under mpirun)
@@ -54,14 +56,16 @@ cores=$(nproc)
 for g in 1 $GPUS; do
   left=$((BUDGET - (SECONDS - T0) - 10))
   [ $left -lt 20 ] && { step "no time left for $g GPUs"; break; }
-  threads=$((cores / g))
-  step "$g GPU(s), $threads threads each, time limit $left s"
+  n=${g%host} nccl=1
+  [ "$n" != "$g" ] && nccl=0
+  threads=$((cores / n))
+  step "$g GPU(s), $threads threads each, TUG_NCCL=$nccl, time limit $left s"
   mkdir -p "$OUT/g$g"
   launch=() forked=0
-  if [ "$g" -gt 1 ]; then
-    if [ $FORKED = 1 ]; then forked=$g; else launch=(--gpus "$g"); fi
+  if [ "$n" -gt 1 ]; then
+    if [ $FORKED = 1 ]; then forked=$n; else launch=(--gpus "$n"); fi
   fi
-  TUG_GPUS=$forked timeout $((left + 5)) "$BUILD/tug_pdsh" --data "$DATA" --query "$QUERIES" --engine gpu --reps "$REPS" \
+  TUG_NCCL=$nccl TUG_GPUS=$forked timeout $((left + 5)) "$BUILD/tug_pdsh" --data "$DATA" --query "$QUERIES" --engine gpu --reps "$REPS" \
     --threads "$threads" --time-limit "$left" --json "$OUT/g$g.json" --out "$OUT/g$g/q{q}.csv" "${launch[@]}" $ARGS \
     >"$OUT/g$g.log" 2>&1
   step "$g GPU(s): status $?, $(grep -c ' rows=' "$OUT/g$g.log") queries ran, $(grep -c ' error' "$OUT/g$g.log") errors"

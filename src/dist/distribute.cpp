@@ -24,6 +24,7 @@
 #include "tug/expr/resolve.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/runtime/query_control.hpp"
+#include "device_link.hpp"
 #include "device_split.hpp"
 #include "wire.hpp"
 
@@ -92,6 +93,15 @@ std::vector<table> split_by_rank(const table& t, const std::vector<uint32_t>& ra
     out[static_cast<size_t>(r)] = len == t.num_rows() ? t : gather(t, by.of(r), len, mr);
   }
   return out;
+}
+
+/// True when every buffer of `t` is in device memory (what NCCL can send).
+bool wholly_on_device(const table& t) {
+  if (t.num_columns() == 0) return false;
+  for (auto& c : t.columns())
+    for (const buffer_ptr& b : {c.data_buffer(), c.validity_buffer(), c.offsets_buffer()})
+      if (b && (!b->resource() || b->resource()->kind() != memory_kind::device)) return false;
+  return true;
 }
 
 table empty_of(const schema& s, memory_resource* mr) {
@@ -188,6 +198,8 @@ class exchange_node final : public physical_node {
  protected:
   std::vector<table> run(exec_context& ctx) override {
     target to = _to;
+    // every rank runs the same exchanges in the same order: the first on the device sets the link up
+    if (where == backend::cuda && _q->device_tag >= 0 && ctx.device_mr) _link = device_link_of(*_q, _q->device_tag);
     if (_choice) {
       _choice->decide(ctx);
       if (_choice->copied) {
@@ -240,6 +252,11 @@ class exchange_node final : public physical_node {
       _q->add_sent(_tag, name(), static_cast<int64_t>(m.size()));
       ex->send(r, std::move(m));
     };
+    // device tables for other ranks go as layouts, their buffers over NCCL once every message is in
+    // (device_link.hpp): the spans to send to each rank, in order, and the tables that hold them
+    std::vector<std::vector<span>> device_sends(static_cast<size_t>(size));
+    std::vector<table> device_parts;
+    int64_t device_bytes = 0;
     if (contributes) {
       // batches of pieces of at most piece_rows rows (a GPU operator may output one large partition):
       // split and serialized in parallel, then sent in order from this thread
@@ -255,24 +272,37 @@ class exchange_node final : public physical_node {
         }
         const size_t n = pieces.size();
         std::vector<std::vector<message>> out(n, std::vector<message>(static_cast<size_t>(size)));
-        std::vector<table> local(n);
+        std::vector<std::vector<std::vector<span>>> spans(n, std::vector<std::vector<span>>(static_cast<size_t>(size)));
+        std::vector<table> local(n), sent_from_device(n);
         ctx.pool.parallel_for(static_cast<int64_t>(n), [&](int64_t k) {
           const auto i = static_cast<size_t>(k);
           table t = std::move(pieces[i]);
           auto& m = out[i];
+          // a table for rank r: a device table's layout when the ranks' devices are linked, else its bytes
+          // in host memory
+          const bool linked = _link && wholly_on_device(t);
+          auto message_of = [&](const table& part, int r) {
+            if (!linked) return serialize(to_host(part, ctx.mr));
+            return serialize_layout(part, spans[i][static_cast<size_t>(r)], read_device);
+          };
           // what stays whole on this rank (a gather's on rank 0, a copy's own) stays where it is (a
           // GPU operator's, on the device); what is split or sent is copied to host memory first
           if (to == target::one) {
-            if (me == 0) local[i] = std::move(t);
-            else m[0] = serialize(to_host(t, ctx.mr));
+            if (me == 0) {
+              local[i] = std::move(t);
+            } else {
+              m[0] = message_of(t, 0);
+              if (linked) sent_from_device[i] = t;
+            }
           } else if (to == target::all) {
-            message once = serialize(to_host(t, ctx.mr));
+            message once = linked ? message() : serialize(to_host(t, ctx.mr));
             for (int r = 0; r < size; ++r)
-              if (r != me) m[static_cast<size_t>(r)] = once;
+              if (r != me) m[static_cast<size_t>(r)] = linked ? message_of(t, r) : once;
+            if (linked) sent_from_device[i] = t;
             local[i] = std::move(t);
           } else if (on_device(t) && !ranges) {
-            // a device table is split on the device: this rank's rows stay there, the others' are
-            // copied to host memory by rank (contiguous) and serialized
+            // a device table is split on the device: this rank's rows stay there, the others' go by
+            // rank (contiguous) over NCCL, or are copied to host memory and serialized
             device_slots::guard slot(ctx.partition_slots);
             const rank_split by = split_on_device(t, keys, size, ctx.device_mr);
             for (int r = 0; r < size; ++r) {
@@ -280,7 +310,11 @@ class exchange_node final : public physical_node {
               if (len == 0) continue;
               table part = len == t.num_rows() ? by.rows : by.rows.slice(first, len);
               if (r == me) local[i] = std::move(part);
-              else m[static_cast<size_t>(r)] = serialize(to_host(part, ctx.mr));
+              else m[static_cast<size_t>(r)] = message_of(part, r);
+            }
+            if (linked) {
+              sent_from_device[i] = by.rows;
+              wait_for_this_thread();  // the split is read by the NCCL group on the exchange's thread
             }
           } else {
             // each other rank's rows are serialized straight from `t`; this rank's are gathered
@@ -295,9 +329,18 @@ class exchange_node final : public physical_node {
           }
         });
         for (size_t i = 0; i < n; ++i) {
-          for (int r = 0; r < size; ++r)
-            if (!out[i][static_cast<size_t>(r)].empty()) send(r, std::move(out[i][static_cast<size_t>(r)]));
+          for (int r = 0; r < size; ++r) {
+            if (out[i][static_cast<size_t>(r)].empty()) continue;
+            auto& to_r = device_sends[static_cast<size_t>(r)];
+            for (const span& sp : spans[i][static_cast<size_t>(r)]) {
+              to_r.push_back(sp);
+              device_bytes += static_cast<int64_t>(sp.bytes);
+              _q->add_sent(_tag, name(), static_cast<int64_t>(sp.bytes), static_cast<int64_t>(sp.bytes));
+            }
+            send(r, std::move(out[i][static_cast<size_t>(r)]));
+          }
           if (local[i].num_rows() > 0) mine.push_back(std::move(local[i]));
+          if (sent_from_device[i].num_columns() > 0) device_parts.push_back(std::move(sent_from_device[i]));
         }
       }
     }
@@ -318,8 +361,24 @@ class exchange_node final : public physical_node {
                        ": collect() holds every row on rank 0; a directory sink (sink_parquet to a "
                        "directory) writes each rank's share where it is\n";
     std::vector<table> tables(got.size());
+    // device tables: their buffers allocated here, in each sender's order, and filled over NCCL
+    std::vector<std::vector<landing>> device_recvs(static_cast<size_t>(size));
+    std::vector<rebase> rebases;
+    bool any_layout = false;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (!is_layout(got[i].second)) continue;
+      if (!_link)
+        throw distributed_error("rank " + std::to_string(got[i].first) + " sent a device table over NCCL, which rank " +
+                                std::to_string(me) + " cannot use (" + _q->comm->device_why + ")");
+      tables[i] = deserialize_layout(got[i].second, ctx.device_mr, device_recvs[static_cast<size_t>(got[i].first)], rebases);
+      got[i].second = message();
+      any_layout = true;
+    }
+    if (_link && (any_layout || device_bytes > 0)) move_on_device(*_link, *_q, _tag, device_sends, device_recvs, rebases);
+    device_parts.clear();
     ctx.pool.parallel_for(static_cast<int64_t>(got.size()), [&](int64_t k) {
       const auto i = static_cast<size_t>(k);
+      if (got[i].second.empty()) return;  // a device table's layout, filled above
       tables[i] = deserialize(got[i].second, ctx.mr);
       got[i].second = message();
     });
@@ -428,6 +487,7 @@ class exchange_node final : public physical_node {
   int _sample_tag = -1;  ///< a range exchange's samples' exchange
   std::shared_ptr<join_choice> _choice;
   held_partitions _held;
+  std::shared_ptr<device_link> _link;  ///< the ranks' devices over NCCL (null: through host memory)
   bool _ran_child = false;
   bool _result = false;  ///< gathers the query's result to rank 0 (gathers_result)
 };
@@ -504,11 +564,17 @@ class placer {
   /// the rows that move to other ranks cross host memory (the rows that stay, and every row of a join
   /// side that another side's copy leaves in place, stay on the device).
   static backend where_for(const physical_node& child) { return child.where == backend::cuda ? backend::cuda : backend::cpu; }
+  /// Exchange `x`, placed: one on the device may move device tables over NCCL, whose link the query
+  /// sets up through a tag of its own unless an earlier query did (device_link_of).
+  void note_device_exchange(const physical_node& x) {
+    if (x.where == backend::cuda && _q->device_tag < 0) _q->device_tag = tag();
+  }
 
   physical_ptr wrap(physical_ptr child, place from, target to, std::vector<size_t> keys) {
     auto x = std::make_unique<exchange_node>(_q, from, to, std::move(keys), tag());
     x->output_schema = child->output_schema;
     x->where = where_for(*child);
+    note_device_exchange(*x);
     x->children.push_back(std::move(child));
     return x;
   }
@@ -670,6 +736,8 @@ class placer {
     build->join(choice);
     probe->where = where_for(*n.children[0]);
     build->where = where_for(*n.children[1]);
+    note_device_exchange(*probe);
+    note_device_exchange(*build);
     probe->output_schema = n.children[0]->output_schema;
     build->output_schema = n.children[1]->output_schema;
     probe->children.push_back(std::move(n.children[0]));
@@ -693,11 +761,12 @@ int query_ranks::take_tag() {
   return next_tag++;
 }
 
-void query_ranks::add_sent(int tag, const std::string& name, int64_t bytes) {
+void query_ranks::add_sent(int tag, const std::string& name, int64_t bytes, int64_t device) {
   std::lock_guard<std::mutex> g(sent_mu);
   auto& e = sent[tag];
   e.first = name;
   e.second += bytes;
+  device_bytes += device;
 }
 
 std::string query_ranks::sent_to_string() const {
@@ -710,7 +779,9 @@ std::string query_ranks::sent_to_string() const {
   }
   if (s.empty()) return s;
   return "exchanges (rank " + std::to_string(comm->rank()) + " of " + std::to_string(comm->size()) + "): sent " +
-         std::to_string(total / 1024) + " KiB to other ranks: " + s;
+         std::to_string(total / 1024) + " KiB to other ranks" +
+         (device_bytes > 0 ? " (" + std::to_string(device_bytes / 1024) + " KiB device to device over NCCL)" : "") +
+         ": " + s;
 }
 
 std::string query_ranks::sent_to_json() const {
@@ -723,7 +794,8 @@ std::string query_ranks::sent_to_json() const {
     total += e.second;
   }
   return "{\"rank\": " + std::to_string(comm->rank()) + ", \"ranks\": " + std::to_string(comm->size()) +
-         ", \"sent_bytes\": " + std::to_string(total) + ", \"sent\": [" + list + "]}";
+         ", \"sent_bytes\": " + std::to_string(total) +
+         ", \"device_bytes\": " + std::to_string(device_bytes) + ", \"sent\": [" + list + "]}";
 }
 
 int64_t next_query_number() { return g_query++; }

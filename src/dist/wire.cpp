@@ -12,7 +12,8 @@ namespace tug::dist {
 
 namespace {
 
-constexpr uint32_t magic = 0x54475554;  // "TUGT"
+constexpr uint32_t magic = 0x54475554;         // "TUGT"
+constexpr uint32_t layout_magic = 0x44475554;  // "TUGD"
 
 struct writer {
   message& out;
@@ -79,6 +80,48 @@ void gather_values(const uint8_t* src, const int64_t* rows, int64_t n, int64_t o
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + static_cast<size_t>(i) * W, src + static_cast<size_t>(rows[i] + offset) * W, W);
 }
 
+/// The rows of column `c` that a message carries: from row `first` (the start of the validity byte
+/// that holds its first row when it has validity), `n` of them, the first `shift` not its own.
+struct column_extent {
+  int64_t shift, first, n;
+  explicit column_extent(const column& c)
+      : shift(c.validity_buffer() ? c.offset() % 8 : 0), first(c.offset() - shift), n(c.size() + shift) {}
+};
+
+/// What serialize and serialize_layout write of a column before its buffers.
+void put_column_header(writer& w, const column& c, const column_extent& e) {
+  put_type(w, c.type());
+  w.put(c.size());
+  w.put(e.shift);
+  w.put(c.null_count());
+  w.put(static_cast<uint8_t>(c.validity_buffer() != nullptr));
+}
+
+/// The column header that put_column_header wrote.
+struct column_header {
+  data_type type;
+  int64_t size = 0, shift = 0, nulls = 0;
+  bool validity = false;
+  int64_t rows() const { return size + shift; }
+};
+
+column_header get_column_header(reader& r) {
+  column_header h;
+  data_type& ty = h.type;
+  ty.id = static_cast<type_id>(r.get<uint8_t>());
+  ty.precision = r.get<int8_t>();
+  ty.scale = r.get<int8_t>();
+  ty.unit = static_cast<time_unit>(r.get<uint8_t>());
+  ty.tz.resize(r.get<uint32_t>());
+  r.bytes(ty.tz.data(), ty.tz.size());
+  h.size = r.get<int64_t>();
+  h.shift = r.get<int64_t>();
+  h.nulls = r.get<int64_t>();
+  h.validity = r.get<uint8_t>() != 0;
+  if (h.size < 0 || h.shift < 0 || h.shift > 7) throw internal_error("exchange: a table message with a bad column header");
+  return h;
+}
+
 }  // namespace
 
 message serialize(const table& t) {
@@ -93,14 +136,10 @@ message serialize(const table& t) {
   for (auto& c : t.columns()) {
     check_host(c);
     const data_type& ty = c.type();
-    put_type(w, ty);
+    const column_extent e(c);
     const bool validity = c.validity_buffer() != nullptr;
-    const int64_t shift = validity ? c.offset() % 8 : 0;
-    const int64_t first = c.offset() - shift, n = c.size() + shift;
-    w.put(c.size());
-    w.put(shift);
-    w.put(c.null_count());
-    w.put(static_cast<uint8_t>(validity));
+    const int64_t first = e.first, n = e.n;
+    put_column_header(w, c, e);
     if (validity) w.bytes(c.validity_buffer()->as<uint8_t>() + first / 8, static_cast<size_t>(bits::bytes_for(n)));
     if (ty.id == type_id::string) {
       const int64_t* o = c.offsets_buffer()->as<int64_t>() + first;
@@ -213,32 +252,92 @@ table deserialize(const message& m, memory_resource* mr) {
   std::vector<column> cols;
   cols.reserve(ncols);
   for (uint32_t i = 0; i < ncols; ++i) {
-    data_type ty;
-    ty.id = static_cast<type_id>(r.get<uint8_t>());
-    ty.precision = r.get<int8_t>();
-    ty.scale = r.get<int8_t>();
-    ty.unit = static_cast<time_unit>(r.get<uint8_t>());
-    ty.tz.resize(r.get<uint32_t>());
-    r.bytes(ty.tz.data(), ty.tz.size());
-    const auto size = r.get<int64_t>();
-    const auto shift = r.get<int64_t>();
-    const auto nulls = r.get<int64_t>();
-    const bool has_validity = r.get<uint8_t>() != 0;
-    const int64_t n = size + shift;
-    buffer_ptr validity = has_validity ? r.buffer(static_cast<size_t>(bits::bytes_for(n)), mr) : nullptr;
-    buffer_ptr offsets;
-    if (ty.id == type_id::string) {
+    const column_header h = get_column_header(r);
+    const int64_t n = h.rows();
+    buffer_ptr validity = h.validity ? r.buffer(static_cast<size_t>(bits::bytes_for(n)), mr) : nullptr;
+    if (h.type.id == type_id::string) {
       const auto chars = r.get<int64_t>();
-      offsets = r.buffer(static_cast<size_t>(n + 1) * 8, mr);
+      buffer_ptr offsets = r.buffer(static_cast<size_t>(n + 1) * 8, mr);
       buffer_ptr data = r.buffer(static_cast<size_t>(chars), mr);
-      cols.emplace_back(ty, size, std::move(data), std::move(validity), nulls, std::move(offsets), shift);
+      cols.emplace_back(h.type, h.size, std::move(data), std::move(validity), h.nulls, std::move(offsets), h.shift);
     } else {
       const auto bytes = r.get<int64_t>();
       buffer_ptr data = r.buffer(static_cast<size_t>(bytes), mr);
-      cols.emplace_back(ty, size, std::move(data), std::move(validity), nulls, nullptr, shift);
+      cols.emplace_back(h.type, h.size, std::move(data), std::move(validity), h.nulls, nullptr, h.shift);
     }
   }
   if (r.at != m.size()) throw internal_error("exchange: a table message with trailing bytes");
+  return ncols == 0 ? table::empty_with_rows(rows) : table(std::move(cols));
+}
+
+bool is_layout(const message& m) {
+  uint32_t v = 0;
+  if (m.size() >= 4) std::memcpy(&v, m.data(), 4);
+  return v == layout_magic;
+}
+
+message serialize_layout(const table& t, std::vector<span>& spans, const read_fn& read) {
+  message out;
+  writer w{out};
+  w.put(layout_magic);
+  w.put(static_cast<uint32_t>(t.num_columns()));
+  w.put(t.num_rows());
+  for (auto& c : t.columns()) {
+    const column_extent e(c);
+    put_column_header(w, c, e);
+    if (c.validity_buffer())
+      spans.push_back({c.validity_buffer()->as<uint8_t>() + e.first / 8, static_cast<size_t>(bits::bytes_for(e.n))});
+    if (c.type().id == type_id::string) {
+      const int64_t* o = c.offsets_buffer()->as<int64_t>() + e.first;
+      int64_t ends[2];
+      read(&ends[0], o, 8);
+      read(&ends[1], o + e.n, 8);
+      w.put(ends[1] - ends[0]);  // the chars
+      w.put(ends[0]);            // what the offsets are rebased by
+      spans.push_back({o, static_cast<size_t>(e.n + 1) * 8});
+      spans.push_back({c.data_buffer()->as<char>() + ends[0], static_cast<size_t>(ends[1] - ends[0])});
+    } else {
+      const int64_t width = size_of(c.type().id);
+      w.put(e.n * width);
+      spans.push_back({c.data_buffer()->as<char>() + e.first * width, static_cast<size_t>(e.n * width)});
+    }
+  }
+  return out;
+}
+
+table deserialize_layout(const message& m, memory_resource* mr, std::vector<landing>& spans,
+                         std::vector<rebase>& rebases) {
+  reader r{m};
+  if (r.get<uint32_t>() != layout_magic) throw internal_error("exchange: a message that is not a table layout");
+  const auto ncols = r.get<uint32_t>();
+  const auto rows = r.get<int64_t>();
+  std::vector<column> cols;
+  cols.reserve(ncols);
+  auto land = [&](size_t bytes) {
+    buffer_ptr b = make_buffer(bytes, mr);
+    spans.push_back({b->data(), bytes});
+    return b;
+  };
+  for (uint32_t i = 0; i < ncols; ++i) {
+    const column_header h = get_column_header(r);
+    const int64_t n = h.rows();
+    buffer_ptr validity = h.validity ? land(static_cast<size_t>(bits::bytes_for(n))) : nullptr;
+    if (h.type.id == type_id::string) {
+      const auto chars = r.get<int64_t>();
+      const auto base = r.get<int64_t>();
+      if (chars < 0) throw internal_error("exchange: a table layout with a negative size");
+      buffer_ptr offsets = land(static_cast<size_t>(n + 1) * 8);
+      if (base != 0) rebases.push_back({offsets->as<int64_t>(), n + 1, base});
+      buffer_ptr data = land(static_cast<size_t>(chars));
+      cols.emplace_back(h.type, h.size, std::move(data), std::move(validity), h.nulls, std::move(offsets), h.shift);
+    } else {
+      const auto bytes = r.get<int64_t>();
+      if (bytes != n * size_of(h.type.id)) throw internal_error("exchange: a table layout whose sizes disagree");
+      buffer_ptr data = land(static_cast<size_t>(bytes));
+      cols.emplace_back(h.type, h.size, std::move(data), std::move(validity), h.nulls, nullptr, h.shift);
+    }
+  }
+  if (r.at != m.size()) throw internal_error("exchange: a table layout with trailing bytes");
   return ncols == 0 ? table::empty_with_rows(rows) : table(std::move(cols));
 }
 

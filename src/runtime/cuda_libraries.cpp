@@ -3,6 +3,8 @@
 // and forward to the library loaded on first use, so libtug and the Python module carry no link-time
 // dependency on either: a machine without NVRTC runs everything but CUDA source kernels, which raise
 // not_implemented_error naming the library; one without nvCOMP decompresses Parquet pages on the host.
+// The nccl* functions of src/dist/device_link.cu likewise: without NCCL exchanges between ranks move
+// device tables through host memory.
 #include "tug/runtime/cuda_libraries.hpp"
 
 #include <mutex>
@@ -18,6 +20,10 @@
 #include <nvcomp/lz4.h>
 #include <nvcomp/snappy.h>
 #include <nvcomp/zstd.h>
+#endif
+
+#ifdef TUG_WITH_NCCL
+#include <nccl.h>
 #endif
 
 #include "tug/core/error.hpp"
@@ -87,6 +93,16 @@ const runtime_library& nvrtc() {
   return lib;
 }
 
+/// The function `name` of library `what` (file `soname`), which callers made sure is loaded.
+/// @throws internal_error when it is not, or has no such function.
+template <typename F>
+F loaded_fn(const runtime_library& l, const char* what, const char* soname, const char* name) {
+  if (!l.handle) throw internal_error(std::string(what) + " called but not loaded: " + l.error);
+  void* f = dlsym(l.handle, name);
+  if (!f) throw internal_error(std::string(what) + " has no function " + name + " (" + soname + ")");
+  return reinterpret_cast<F>(f);
+}
+
 #ifdef TUG_WITH_NVCOMP
 /// nvCOMP, as the build found it (TUG_NVCOMP_SONAME in TUG_NVCOMP_LIBRARY_DIR, cmake/tugDependencies.cmake).
 const runtime_library& nvcomp() {
@@ -98,11 +114,25 @@ const runtime_library& nvcomp() {
 /// nvcomp_available() first (the GPU Parquet reader plans device decompression only then).
 template <typename F>
 F nvcomp_fn(const char* name) {
-  const runtime_library& l = nvcomp();
-  if (!l.handle) throw internal_error("nvCOMP called but not loaded: " + l.error);
-  void* f = dlsym(l.handle, name);
-  if (!f) throw internal_error(std::string("nvCOMP has no function ") + name + " (" + TUG_NVCOMP_SONAME + ")");
-  return reinterpret_cast<F>(f);
+  return loaded_fn<F>(nvcomp(), "nvCOMP", TUG_NVCOMP_SONAME, name);
+}
+#endif
+
+#ifdef TUG_WITH_NCCL
+#ifndef TUG_NCCL_LIBRARY_DIR
+#define TUG_NCCL_LIBRARY_DIR ""
+#endif
+/// NCCL: the system's, else the one the build found (the PyPI wheel's).
+const runtime_library& nccl() {
+  static const runtime_library lib = open_library("libnccl.so.2", TUG_NCCL_LIBRARY_DIR);
+  return lib;
+}
+
+/// The function `name` of NCCL. @throws internal_error when it cannot be loaded: callers check
+/// nccl_available() first (device_link_of sets the link up only then).
+template <typename F>
+F nccl_fn(const char* name) {
+  return loaded_fn<F>(nccl(), "NCCL", "libnccl.so.2", name);
 }
 #endif
 
@@ -149,7 +179,59 @@ bool nvcomp_available(std::string* why) {
 #endif
 }
 
+bool nccl_available(std::string* why) {
+#ifdef TUG_WITH_NCCL
+  const runtime_library& l = nccl();
+  if (!l.handle && why) *why = l.error;
+  return l.handle != nullptr;
+#else
+  if (why) *why = "tug was built without NCCL";
+  return false;
+#endif
+}
+
 }  // namespace tug
+
+#ifdef TUG_WITH_NCCL
+// The NCCL functions src/dist/device_link.cu calls, forwarding to the library opened at run time.
+extern "C" {
+
+const char* ncclGetErrorString(ncclResult_t result) {
+  try {
+    return tug::nccl_fn<const char* (*)(ncclResult_t)>("ncclGetErrorString")(result);
+  } catch (...) {
+    return "NCCL is not loaded";
+  }
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId* id) { return tug::nccl_fn<ncclResult_t (*)(ncclUniqueId*)>("ncclGetUniqueId")(id); }
+
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank) {
+  return tug::nccl_fn<ncclResult_t (*)(ncclComm_t*, int, ncclUniqueId, int)>("ncclCommInitRank")(comm, nranks, id, rank);
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) { return tug::nccl_fn<ncclResult_t (*)(ncclComm_t)>("ncclCommAbort")(comm); }
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* error) {
+  return tug::nccl_fn<ncclResult_t (*)(ncclComm_t, ncclResult_t*)>("ncclCommGetAsyncError")(comm, error);
+}
+
+ncclResult_t ncclGroupStart() { return tug::nccl_fn<ncclResult_t (*)()>("ncclGroupStart")(); }
+
+ncclResult_t ncclGroupEnd() { return tug::nccl_fn<ncclResult_t (*)()>("ncclGroupEnd")(); }
+
+ncclResult_t ncclSend(const void* buf, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream) {
+  return tug::nccl_fn<ncclResult_t (*)(const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)>("ncclSend")(
+      buf, count, type, peer, comm, stream);
+}
+
+ncclResult_t ncclRecv(void* buf, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream) {
+  return tug::nccl_fn<ncclResult_t (*)(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t)>("ncclRecv")(
+      buf, count, type, peer, comm, stream);
+}
+
+}  // extern "C"
+#endif
 
 #ifdef TUG_WITH_CUDA
 // The NVRTC functions tug calls, forwarding to the library opened at run time.

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "dist/device_split.hpp"
+#include "tug/dist/communicator.hpp"
 #include "dist/wire.hpp"
 #include "test_util.hpp"
 #include "tug/api/io.hpp"
@@ -86,6 +87,52 @@ TEST(DistWire, RowsSerializedStraightFromATableEqualTheGatheredRows) {
       }
     }
   }
+}
+
+// The layout a device table travels as (its buffers over NCCL): here host tables, their spans copied
+// with memcpy as NCCL copies them between devices, and the string offsets rebased as the receiver does.
+table through_layout(const table& s) {
+  std::vector<dist::span> spans;
+  const dist::message m = dist::serialize_layout(s, spans, [](void* d, const void* p, size_t n) { std::memcpy(d, p, n); });
+  EXPECT_TRUE(dist::is_layout(m));
+  EXPECT_FALSE(dist::is_layout(dist::serialize(s)));
+  std::vector<dist::landing> land;
+  std::vector<dist::rebase> rebases;
+  table back = dist::deserialize_layout(m, default_host_resource(), land, rebases);
+  EXPECT_EQ(land.size(), spans.size());
+  for (size_t k = 0; k < std::min(land.size(), spans.size()); ++k) {
+    EXPECT_EQ(land[k].bytes, spans[k].bytes) << "span " << k;
+    if (land[k].bytes == spans[k].bytes && spans[k].bytes > 0) std::memcpy(land[k].p, spans[k].p, spans[k].bytes);
+  }
+  for (const dist::rebase& b : rebases)
+    for (int64_t k = 0; k < b.n; ++k) b.p[k] -= b.base;
+  return back;
+}
+
+TEST(DistWire, LayoutAndBuffersApartRebuildEveryTypeSliceAndSize) {
+  for (int64_t n : {0, 1, 31, 32, 33, 1024}) {
+    table t = all_types(n + 40);
+    for (int64_t off : {0, 1, 3, 31, 32, 33}) {
+      table s = t.slice(off, n);
+      table back = through_layout(s);
+      ASSERT_EQ(back.num_rows(), n);
+      ASSERT_EQ(back.num_columns(), s.num_columns());
+      for (size_t c = 0; c < s.num_columns(); ++c) {
+        const std::string what = "column " + std::to_string(c) + " n=" + std::to_string(n) + " offset=" + std::to_string(off);
+        expect_columns_equal(back[c], s[c], what);
+        EXPECT_EQ(back[c].null_count(), s[c].null_count()) << what;
+      }
+    }
+  }
+  EXPECT_EQ(through_layout(table::empty_with_rows(17)).num_rows(), 17);
+  // a table message is not a layout, and a layout cut short is an error
+  std::vector<dist::span> spans;
+  dist::message m = dist::serialize_layout(all_types(50), spans, [](void* d, const void* p, size_t n) { std::memcpy(d, p, n); });
+  dist::message cut(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(m.size() / 2));
+  std::vector<dist::landing> land;
+  std::vector<dist::rebase> rebases;
+  EXPECT_THROW(dist::deserialize_layout(cut, default_host_resource(), land, rebases), internal_error);
+  EXPECT_THROW(dist::deserialize_layout(dist::serialize(all_types(5)), default_host_resource(), land, rebases), internal_error);
 }
 
 TEST(DistWire, TruncatedOrForeignMessagesAreErrors) {
@@ -693,6 +740,46 @@ TEST(DistRanks, DeviceSplitHashesRowsAsTheHostDoes) {
       }
     }
   }
+}
+
+// On a host with two or more GPUs: GPU ranks forked by the gpus option move device tables over NCCL
+// (the statistics say how much), with TUG_NCCL=0 through host memory, and both equal the CPU engine. Every
+// column type goes through a shuffle (strings sliced, so that their offsets are rebased), a join and a
+// gather. Run it alone (--gtest_filter): a process that used CUDA cannot fork GPU ranks.
+TEST(DistRanks, ForkedGpuRanksMoveDeviceTablesOverNccl) {
+  if (!gpu_available() || dist::host_gpus() < 2) GTEST_SKIP() << "needs two GPUs";
+  if (cuda_started()) GTEST_SKIP() << "CUDA was used in this process: forked ranks could not use it";
+  const table t = all_types(5000);
+  std::vector<std::pair<std::string, column>> named;
+  for (const char* name : {"i", "d", "s", "b", "i32", "day", "ts", "dec", "u"}) named.emplace_back(name, t[named.size()]);
+  const data_frame every = data_frame::from_columns(std::move(named));
+  const lazy_frame lf = every.lazy();
+  const std::vector<std::pair<lazy_frame, bool>> queries{
+      {lf.group_by({"s"}).agg({col("i").sum().alias("si"), col("d").mean().alias("md"), col("dec").max().alias("xd"),
+                                col("day").min().alias("mday"), col("u").count().alias("cu")}), false},
+      {lf.join(facts(3000).lazy().select({col("i"), col("g")}), {"i"}).select({col("i"), col("s"), col("g"), col("ts"), col("b")}), false},
+      {lf.filter(col("i32") > lit(int64_t{0})).sort({col("i"), col("s")}), true}};
+  for (const char* nccl : {"1", "0"}) {
+    setenv("TUG_NCCL", nccl, 1);
+    for (int ranks : {2, 3}) {
+      if (ranks > dist::host_gpus()) continue;
+      for (size_t k = 0; k < queries.size(); ++k) {
+        const auto& [q, ordered] = queries[k];
+        engine_options o;
+        o.engine = engine_kind::gpu;
+        o.gpus = ranks;
+        o.target_partition_rows = 700;
+        const data_frame want = q.collect(cpu_engine());
+        const query_result got = q.profile(o);
+        const std::string where = "query " + std::to_string(k) + ", TUG_NCCL=" + nccl + ", " + std::to_string(ranks) +
+                                  " GPU ranks; statistics:\n" + got.statistics;
+        if (ordered) EXPECT_EQ(rows_of(got.frame), rows_of(want)) << where;
+        else EXPECT_EQ(sorted_rows(got.frame), sorted_rows(want)) << where;
+        EXPECT_EQ(got.statistics.find("device to device over NCCL") != std::string::npos, std::string(nccl) == "1") << where;
+      }
+    }
+  }
+  unsetenv("TUG_NCCL");
 }
 
 TEST(DistRanks, TheGpusOptionForksRanksAndBringsTheResultBack) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,6 +17,8 @@ namespace tug::dist {
 
 /// One message of an exchange: bytes (tug::dist::serialize makes them of a table).
 using message = std::vector<uint8_t>;
+
+class device_link;
 
 class communicator {
  public:
@@ -46,6 +49,14 @@ class communicator {
   /// Tells every other rank that query `query` failed here with `e`: their exchanges of that query
   /// throw an error of e's kind (error_code) naming this rank and e's message. Never throws.
   virtual void abort(int64_t query, const std::exception& e) noexcept = 0;
+
+  /// The link between the ranks' devices over NCCL, set up by the first query that exchanges device
+  /// tables (src/dist/device_link.hpp): `device_checked` once it was tried, `device` null when the
+  /// ranks cannot all use one (`device_why` says why).
+  std::mutex device_mu;
+  bool device_checked = false;
+  std::shared_ptr<device_link> device;
+  std::string device_why;
 };
 
 /// The kind of tug error `e` is (compute_error, io_error, memory_error, ...), as one byte that another

@@ -20,14 +20,19 @@ struct query_ranks {
   double timeout = 0;  ///< collective_timeout
   int next_tag = 0;
   int take_tag();
-  /// Bytes this rank sent to other ranks per exchange (tag -> name, bytes), for statistics.
+  /// The exchange that sets up the NCCL link between the ranks' devices (src/dist/device_link.hpp) when
+  /// the plan exchanges device tables and no earlier query set it up; -1: the plan has no such exchange.
+  int device_tag = -1;
+  /// Bytes this rank sent to other ranks per exchange (tag -> name, bytes), for statistics; of them,
+  /// `device_bytes` went device to device over NCCL.
   std::map<int, std::pair<std::string, int64_t>> sent;
+  int64_t device_bytes = 0;
   std::mutex sent_mu;
-  void add_sent(int tag, const std::string& name, int64_t bytes);
+  void add_sent(int tag, const std::string& name, int64_t bytes, int64_t device = 0);
   /// One line: what this rank sent in each exchange; empty when it sent nothing.
   std::string sent_to_string() const;
-  /// The same as a JSON object: {"rank": r, "ranks": n, "sent_bytes": total, "sent": [{"exchange": tag,
-  /// "name": ..., "bytes": ...}, ...]} (query_result::statistics_json's "exchanges").
+  /// The same as a JSON object: {"rank": r, "ranks": n, "sent_bytes": total, "device_bytes": over NCCL,
+  /// "sent": [{"exchange": tag, "name": ..., "bytes": ...}, ...]} (query_result::statistics_json's "exchanges").
   std::string sent_to_json() const;
 };
 
