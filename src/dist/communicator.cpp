@@ -73,7 +73,7 @@ class waiter {
   /// Sleeps a little; true when `timeout` seconds passed since the last progress.
   bool wait() {
     std::this_thread::sleep_for(std::chrono::microseconds(_sleep_us));
-    _sleep_us = std::min(_sleep_us * 2, 2000);
+    _sleep_us = std::min(_sleep_us * 2, 250);
     if (_timeout <= 0) return false;
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - _last).count() > _timeout;
   }

@@ -77,11 +77,15 @@ struct setup_message {
   }
 };
 
+bool turned_off() {
+  const char* env = std::getenv("TUG_NCCL");
+  return env && std::string(env) == "0";
+}
+
 /// Whether this rank can use NCCL, and why not.
 setup_message this_rank(int rank) {
   setup_message s;
-  const char* env = std::getenv("TUG_NCCL");
-  if (env && std::string(env) == "0") {
+  if (turned_off()) {
     s.why = "TUG_NCCL=0";
     return s;
   }
@@ -147,6 +151,8 @@ bool moves_bytes(const auto& spans) {
 }
 
 }  // namespace
+
+bool device_exchanges_possible() { return !turned_off() && nccl_available(); }
 
 std::shared_ptr<device_link> device_link_of(query_ranks& q, int tag) {
   communicator& c = *q.comm;

@@ -71,6 +71,11 @@ uint8_t error_code(const std::exception& e);
 /// several processes but built without MPI.
 std::shared_ptr<communicator> world();
 
+/// Whether exchanges between ranks may move device tables over NCCL in this process: tug built with CUDA
+/// and NCCL, libnccl loadable, TUG_NCCL not "0". The ranks settle it when the first query exchanges device
+/// tables (every rank must be able to; src/dist/device_link.hpp).
+bool device_exchanges_possible();
+
 /// Processes in the job when an MPI launcher started this one (OpenMPI's mpirun, Hydra, srun with PMI);
 /// 0 when none did.
 int launcher_ranks();

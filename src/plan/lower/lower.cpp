@@ -317,8 +317,9 @@ struct lowerer {
     backend b_aggregate = choose({"aggregate", &child->output_schema, {}, specs, key_idx});
     // on several ranks, a group-by whose aggregations merge from partial states exchanges those states,
     // not its input rows: where the GPU would aggregate in one phase (string keys, decimals), the CPU
-    // aggregates in two (its input crosses to the host for the exchange anyway)
-    if (b_aggregate == backend::cuda && ranks > 1 &&
+    // aggregates in two, unless the ranks' GPUs exchange device tables over NCCL (then the rows move
+    // device to device, faster than the CPU aggregates them: SF10 Q1 on 2 H200s, 0.9 s on the CPU)
+    if (b_aggregate == backend::cuda && ranks > 1 && !dist::device_exchanges_possible() &&
         std::all_of(specs.begin(), specs.end(), [](const agg_spec& a) { return cpu::is_decomposable(a.op); }) &&
         !exec::backend_unsupported(backend::cuda, {"aggregate in two phases", &child->output_schema, {}, specs, key_idx})
              .empty())
