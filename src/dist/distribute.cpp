@@ -267,8 +267,16 @@ class exchange_node final : public physical_node {
         std::vector<table> pieces;
         while (next < in.size() && pieces.size() < batch) {
           const table t = in.take(next++);
+          // a device table whose buffers go over NCCL is split on the device whole (pieces would cost a
+          // split's launches and waits each: 2300 pieces a rank for lineitem at SF100)
+          const bool whole = _link && to != target::range && wholly_on_device(t);
           for (int64_t at = 0; at < t.num_rows(); at += piece_rows)
-            pieces.push_back(at == 0 && t.num_rows() <= piece_rows ? t : t.slice(at, std::min(piece_rows, t.num_rows() - at)));
+            if (whole || (at == 0 && t.num_rows() <= piece_rows)) {
+              pieces.push_back(t);
+              break;
+            } else {
+              pieces.push_back(t.slice(at, std::min(piece_rows, t.num_rows() - at)));
+            }
         }
         const size_t n = pieces.size();
         std::vector<std::vector<message>> out(n, std::vector<message>(static_cast<size_t>(size)));
