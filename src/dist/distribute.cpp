@@ -537,13 +537,13 @@ class placer {
       switch (need.k) {
         case rank_need::kind::any: break;
         case rank_need::kind::keys:
-          if (in[i] == place::split) in[i] = move(n->children[i], in[i], target::keys, need.keys);
+          if (in[i] == place::split) in[i] = move(n->children[i], in[i], target::keys, need.keys, n->where);
           break;
         case rank_need::kind::one:
-          if (in[i] == place::split) in[i] = move(n->children[i], in[i], target::one, {});
+          if (in[i] == place::split) in[i] = move(n->children[i], in[i], target::one, {}, n->where);
           break;
         case rank_need::kind::all:
-          if (in[i] != place::all) in[i] = move(n->children[i], in[i], target::all, {});
+          if (in[i] != place::all) in[i] = move(n->children[i], in[i], target::all, {}, n->where);
           break;
       }
     }
@@ -571,24 +571,29 @@ class placer {
   /// An exchange runs on its child's backend: it holds a GPU child's output on the device, and only
   /// the rows that move to other ranks cross host memory (the rows that stay, and every row of a join
   /// side that another side's copy leaves in place, stay on the device).
-  static backend where_for(const physical_node& child) { return child.where == backend::cuda ? backend::cuda : backend::cpu; }
+  /// A scan (a leaf) below an exchange to a GPU consumer reads into device memory (the GPU Parquet reader
+  /// decodes there), so that its rows cross to other ranks device to device: the exchange is on the GPU.
+  static backend where_for(const physical_node& child, backend consumer = backend::cpu) {
+    const bool device = child.where == backend::cuda || (child.children.empty() && consumer == backend::cuda);
+    return device ? backend::cuda : backend::cpu;
+  }
   /// Exchange `x`, placed: one on the device may move device tables over NCCL, whose link the query
   /// sets up through a tag of its own unless an earlier query did (device_link_of).
   void note_device_exchange(const physical_node& x) {
     if (x.where == backend::cuda && _q->device_tag < 0) _q->device_tag = tag();
   }
 
-  physical_ptr wrap(physical_ptr child, place from, target to, std::vector<size_t> keys) {
+  physical_ptr wrap(physical_ptr child, place from, target to, std::vector<size_t> keys, backend consumer = backend::cpu) {
     auto x = std::make_unique<exchange_node>(_q, from, to, std::move(keys), tag());
     x->output_schema = child->output_schema;
-    x->where = where_for(*child);
+    x->where = where_for(*child, consumer);
     note_device_exchange(*x);
     x->children.push_back(std::move(child));
     return x;
   }
 
-  place move(physical_ptr& child, place from, target to, std::vector<size_t> keys) {
-    child = wrap(std::move(child), from, to, std::move(keys));
+  place move(physical_ptr& child, place from, target to, std::vector<size_t> keys, backend consumer = backend::cpu) {
+    child = wrap(std::move(child), from, to, std::move(keys), consumer);
     return to == target::all ? place::all : to == target::one ? place::one : place::split;
   }
 
@@ -606,7 +611,7 @@ class placer {
       physical_ptr local = exec::make_sort(n->where, std::move(n->children[0]), order.keys, order.descending,
                                            order.nulls_last, s.stable(), limit);
       n->children[0] = std::move(local);
-      return move(n->children[0], place::split, target::one, {});
+      return move(n->children[0], place::split, target::one, {}, n->where);
     }
     range_exchange(n->children[0], std::move(order));
     return place::split;
@@ -636,7 +641,7 @@ class placer {
     const std::vector<window_spec>& specs = w.specs();
     bool one_key_set = n->where == backend::cpu && n->children[0]->where == backend::cpu && !specs.empty();
     for (const window_spec& s : specs) one_key_set = one_key_set && !s.keys.empty() && s.keys == specs[0].keys;
-    if (!one_key_set) return move(n->children[0], place::split, target::one, {});
+    if (!one_key_set) return move(n->children[0], place::split, target::one, {}, n->where);
     const schema& child_schema = n->children[0]->output_schema;
     std::string pos = "__tug_rank_position";
     while (true) {  // a name no column has
@@ -683,7 +688,7 @@ class placer {
           offset < 0 || length > std::numeric_limits<int64_t>::max() - offset ? -1 : offset + length;
       n->children[0] = exec::make_slice(n->where, std::move(n->children[0]), keep_offset, keep_length);
     }
-    return move(n->children[0], place::split, target::one, {});
+    return move(n->children[0], place::split, target::one, {}, n->where);
   }
 
   place join(physical_node& n, join_node& j) {
@@ -698,7 +703,7 @@ class placer {
     // every rank holds the whole probe side, and the output is pairs of rows: each build row is on one rank
     if (l == place::all && (how == join_type::inner || how == join_type::cross)) return place::split;
     if (l == place::one) {
-      move(n.children[1], r, target::one, {});
+      move(n.children[1], r, target::one, {}, n.where);
       return place::one;
     }
     bool same_types = true;
@@ -707,25 +712,25 @@ class placer {
                                      n.children[1]->output_schema[spec.right_keys[k]].type;
     if (r == place::one) {
       if (how != join_type::full) {
-        move(n.children[1], r, target::all, {});
+        move(n.children[1], r, target::all, {}, n.where);
         return l;
       }
-      move(n.children[0], l, target::one, {});
+      move(n.children[0], l, target::one, {}, n.where);
       return place::one;
     }
     if (how == join_type::cross) {
-      move(n.children[1], r, target::all, {});
+      move(n.children[1], r, target::all, {}, n.where);
       return l;
     }
     if (how == join_type::full || l == place::all) {
       // l is split or all, r is split: both by the keys (all's share is taken where it is)
       if (!same_types) {
-        move(n.children[0], l, target::one, {});
-        move(n.children[1], r, target::one, {});
+        move(n.children[0], l, target::one, {}, n.where);
+        move(n.children[1], r, target::one, {}, n.where);
         return place::one;
       }
-      move(n.children[0], l, target::keys, spec.left_keys);
-      move(n.children[1], r, target::keys, spec.right_keys);
+      move(n.children[0], l, target::keys, spec.left_keys, n.where);
+      move(n.children[1], r, target::keys, spec.right_keys, n.where);
       return place::split;
     }
     // both split, inner / left / semi / anti: shuffle both, or broadcast the build side (run time)
@@ -742,8 +747,8 @@ class placer {
     choice->build = build.get();
     probe->join(choice);
     build->join(choice);
-    probe->where = where_for(*n.children[0]);
-    build->where = where_for(*n.children[1]);
+    probe->where = where_for(*n.children[0], n.where);
+    build->where = where_for(*n.children[1], n.where);
     note_device_exchange(*probe);
     note_device_exchange(*build);
     probe->output_schema = n.children[0]->output_schema;
