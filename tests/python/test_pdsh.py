@@ -1,5 +1,5 @@
 """PDS-H answers: every registered query of tug_pdsh (bench/pdsh) gives DuckDB's answer to the TPC-H SQL
-(bench/pdsh/sql) on the same SF 0.01 Parquet files.
+(bench/pdsh/sql) on the same SF 0.01 Parquet files, and on SF 1 (test_sf1_answers_match_duckdb).
 
 Values: keys, strings and dates exactly; floats to a relative 1e-9 (sums in another order). Rows: the
 multiset of rows must be equal, and tug's rows must be sorted by the SQL's outer ORDER BY (read from the
@@ -132,6 +132,30 @@ def check_sorted(df, keys):
                 continue
             assert (a > b) if desc else (a < b), f"rows {r - 1} and {r} are out of order on {name}: {a!r}, {b!r}"
             break
+
+
+@pytest.fixture(scope="session")
+def sf1(tmp_path_factory):
+    """SF 1 tables (the ctest dist.pdsh_ranks checks the same queries on 1, 2 and 4 ranks against the
+    one-process answers at SF 1; this checks those against DuckDB). TUG_PDSH_SF1_DATA reuses a directory."""
+    where = os.environ.get("TUG_PDSH_SF1_DATA") or tmp_path_factory.mktemp("pdsh") / "sf1"
+    return pdsh_data.ensure_data(where, 1, BUILD)
+
+
+def test_sf1_answers_match_duckdb(tug_pdsh, registered, sf1, tmp_path):
+    """All registered queries at SF 1, one tug_pdsh run, each answer against DuckDB's."""
+    p = subprocess.run([tug_pdsh, "--data", str(sf1), "--query", "all", "--reps", "0", "--out",
+                        str(tmp_path / "q{q}.parquet")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    con = duckdb.connect()
+    for t in pdsh_data.TABLES:
+        con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{sf1}/{t}/*.parquet')")
+    for q in registered:
+        sql = (PDSH / "sql" / f"q{q:02d}.sql").read_text()
+        try:
+            assert_same_answer(pl.read_parquet(tmp_path / f"q{q:02d}.parquet"), con.sql(sql).pl(), sql)
+        except AssertionError as e:
+            raise AssertionError(f"Q{q} at SF 1: {e}") from e
 
 
 @pytest.mark.parametrize("q", range(1, 23))
