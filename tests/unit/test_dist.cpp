@@ -12,12 +12,17 @@
 #include <map>
 #include <thread>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include "dist/device_split.hpp"
 #include "tug/dist/communicator.hpp"
 #include "dist/wire.hpp"
 #include "test_util.hpp"
 #include "tug/api/io.hpp"
 #include "tug/api/lazy_frame.hpp"
+#include "tug/api/user_kernel.hpp"
 #include "tug/dist/distribute.hpp"
 #include "tug/exec/key_index.hpp"
 #include "tug/memory/device.hpp"
@@ -780,6 +785,33 @@ TEST(DistRanks, ForkedGpuRanksMoveDeviceTablesOverNccl) {
     }
   }
   unsetenv("TUG_NCCL");
+}
+
+// A forked rank that dies mid-query (SIGKILL from a user kernel, in whichever rank runs it first): the
+// other rank's exchange fails when its socket closes, and the query raises distributed_error in the
+// calling process, which then runs the next query normally.
+TEST(DistRanks, AForkedRankThatDiesEndsTheQueryWithAnError) {
+  if (cuda_started()) GTEST_SKIP() << "CUDA was used in this process: forked ranks could not use it";
+  const std::string flag = (std::filesystem::temp_directory_path() / ("tug-dies-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove(flag);
+  const user_kernel dies = user_kernel("dies").keep({"k", "v"}).host([flag](kernel_partition&) {
+    const int fd = ::open(flag.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+    if (fd >= 0) ::raise(SIGKILL);  // the first call in any rank; the other calls go on
+  });
+  const lazy_frame q = facts(2000).lazy().map_partitions(dies).group_by({"k"}).agg({col("v").sum().alias("s")});
+  engine_options o = small_parts();
+  o.gpus = 2;
+  o.collective_timeout = 60;
+  try {
+    q.collect(o);
+    FAIL() << "expected an error";
+  } catch (const distributed_error& e) {
+    EXPECT_NE(std::string(e.what()).find(" of 2"), std::string::npos) << e.what();  // names the rank
+  }
+  EXPECT_TRUE(std::filesystem::exists(flag));
+  std::filesystem::remove(flag);
+  const lazy_frame ok = facts(2000).lazy().group_by({"k"}).agg({col("v").sum().alias("s")});
+  EXPECT_EQ(sorted_rows(ok.collect(o)), sorted_rows(ok.collect(small_parts())));
 }
 
 TEST(DistRanks, TheGpusOptionForksRanksAndBringsTheResultBack) {
