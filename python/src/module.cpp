@@ -4,6 +4,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -26,6 +27,7 @@
 #include "tug/api/io.hpp"
 #include "tug/api/lazy_frame.hpp"
 #include "tug/core/error.hpp"
+#include "tug/dist/ranks.hpp"
 #include "tug/expr/expr.hpp"
 #include "tug/memory/memory_manager.hpp"
 #include "tug/runtime/cuda_libraries.hpp"
@@ -669,6 +671,22 @@ NB_MODULE(_tug, m) {
       .def_ro("peak_memory", &query_result::peak_memory)
       .def_ro("total_seconds", &query_result::total_seconds);
 
+  // ----- ranks that a launcher tug does not know started (tug.ray): a communicator over connected sockets
+  nb::class_<dist::communicator>(m, "Ranks")
+      .def_prop_ro("rank", &dist::communicator::rank)
+      .def_prop_ro("size", &dist::communicator::size)
+      .def("describe", &dist::communicator::describe);
+  m.def(
+      "socket_ranks",
+      [](int rank, std::vector<int> fds) {
+        // this process's end of a connected stream socket to each other rank (-1 for itself); owned from here
+        if (rank < 0 || rank >= static_cast<int>(fds.size()) || fds[static_cast<size_t>(rank)] != -1)
+          throw invalid_argument_error("socket_ranks: rank " + std::to_string(rank) + " of " +
+                                       std::to_string(fds.size()) + " needs -1 in its own place among the sockets");
+        return dist::socket_ranks(rank, std::move(fds));
+      },
+      "rank"_a, "fds"_a);
+
   // ----- lazy frames
   nb::class_<group_by_builder>(m, "GroupBy").def("agg", &group_by_builder::agg);
   nb::class_<lazy_frame>(m, "LazyFrame")
@@ -726,6 +744,12 @@ NB_MODULE(_tug, m) {
             return out;
           },
           "options"_a, "reps"_a, nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "collect_as_rank",
+          [](const lazy_frame& l, const engine_options& o, std::shared_ptr<dist::communicator> ranks) {
+            return dist::collect_as_rank(l, o, std::move(ranks));
+          },
+          "options"_a, "ranks"_a, nb::call_guard<nb::gil_scoped_release>())
       .def(
           "profile",
           [](const lazy_frame& l, const engine_options& o, nb::handle progress, double interval) {

@@ -34,8 +34,9 @@ def polars_engine(fallback: str = "warn", **options):
 
 def _add_cuda_library_directories():
     """Tells the module where the PyPI CUDA wheels keep their libraries (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib,
-    nvidia/libnvcomp/lib64): NVRTC, opened on the first CUDA source kernel, and nvCOMP, opened by the first GPU
-    Parquet scan, are there when they are no system libraries. Nothing is loaded here, and without those
+    nvidia/libnvcomp/lib64, nvidia/nccl/lib): NVRTC, opened on the first CUDA source kernel, nvCOMP, opened by
+    the first GPU Parquet scan, and NCCL, opened by the first exchange of device rows between ranks, are there
+    when they are no system libraries. Nothing is loaded here, and without those
     packages nothing happens: tug then runs everything but CUDA source kernels, and decompresses Parquet
     pages on the host."""
     import importlib.util
@@ -48,7 +49,7 @@ def _add_cuda_library_directories():
     for root in (spec.submodule_search_locations or []) if spec else []:
         for sub in sorted(os.listdir(root)) if os.path.isdir(root) else []:
             lib = os.path.join(root, sub, "lib64" if sub == "libnvcomp" else "lib")
-            if (sub.startswith("cu") or sub in ("cuda_nvrtc", "libnvcomp")) and os.path.isdir(lib):
+            if (sub.startswith("cu") or sub in ("cuda_nvrtc", "libnvcomp", "nccl")) and os.path.isdir(lib):
                 _tug.add_cuda_library_directory(lib)
 
 

@@ -1,4 +1,5 @@
 #include "tug/api/lazy_frame.hpp"
+#include "tug/dist/ranks.hpp"
 
 #include "forked_ranks.hpp"
 
@@ -295,12 +296,15 @@ query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std
   return r;
 }
 
-query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink) {
-  if (const int forked = forked_ranks_for(opts); forked > 1) return run_forked_ranks(p, opts, forked, std::move(sink));
+namespace {
+
+/// run_plan on the ranks of `comm` (one rank: none), telling the other ranks of an error here.
+query_result run_plan_on(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink,
+                         std::shared_ptr<dist::communicator> comm) {
   std::shared_ptr<dist::query_ranks> ranks;
-  if (auto comm = dist::world(); comm->size() > 1) {
+  if (comm->size() > 1) {
     ranks = std::make_shared<dist::query_ranks>();
-    ranks->comm = comm;
+    ranks->comm = std::move(comm);
     ranks->query = dist::next_query_number();
     ranks->timeout = opts.collective_timeout;
   }
@@ -314,6 +318,22 @@ query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared
     if (ranks) ranks->comm->abort(ranks->query, internal_error("an unknown exception"));
     throw;
   }
+}
+
+}  // namespace
+
+query_result run_plan(const plan_ptr& p, const engine_options& opts, std::shared_ptr<partition_writer> sink) {
+  if (const int forked = forked_ranks_for(opts); forked > 1) return run_forked_ranks(p, opts, forked, std::move(sink));
+  return run_plan_on(p, opts, std::move(sink), dist::world());
+}
+
+query_result dist::collect_as_rank(const lazy_frame& lf, const engine_options& opts, std::shared_ptr<communicator> comm) {
+  if (!comm) throw invalid_argument_error("collect_as_rank: no communicator");
+  engine_options o = opts;
+  o.gpus = 0;  // these ranks are the launcher's (each has its GPU already)
+  const int ranks = comm->size();
+  return run_plan_on(optimize(lf.plan(), flags_for_ranks(o.optimizer, ranks), o.check_optimizer_schema), o, nullptr,
+                     std::move(comm));
 }
 
 query_result lazy_frame::profile(const engine_options& opts) const {

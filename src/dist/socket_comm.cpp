@@ -48,7 +48,7 @@ class socket_comm final : public communicator, public std::enable_shared_from_th
   int rank() const override { return _rank; }
   int size() const override { return static_cast<int>(_fds.size()); }
   std::string describe() const override {
-    return "forked processes, rank " + std::to_string(_rank) + " of " + std::to_string(size());
+    return "processes joined by sockets, rank " + std::to_string(_rank) + " of " + std::to_string(size());
   }
 
   class ex final : public exchange {
