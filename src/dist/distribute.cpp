@@ -23,6 +23,8 @@
 #include "tug/exec/key_index.hpp"
 #include "tug/expr/resolve.hpp"
 #include "tug/memory/device.hpp"
+#include "tug/memory/memory_manager.hpp"
+#include "tug/memory/scratch.hpp"
 #include "tug/runtime/query_control.hpp"
 #include "device_link.hpp"
 #include "device_split.hpp"
@@ -55,6 +57,9 @@ constexpr int64_t samples_per_rank = 128;
 
 /// An exchange splits and serializes its input in pieces of at most this many rows, in parallel.
 constexpr int64_t piece_rows = int64_t{1} << 18;
+/// Bytes of received messages an exchange deserializes at once without a memory_limit (with one: an
+/// eighth of it, at least 1 MiB).
+constexpr int64_t inbox_batch_bytes = int64_t{64} << 20;
 /// Bytes of a result gathered on rank 0 from the other ranks above which rank 0 warns (without a
 /// memory_limit; with one, a quarter of it).
 constexpr int64_t large_result_bytes = int64_t{1} << 30;
@@ -353,14 +358,54 @@ class exchange_node final : public physical_node {
       }
     }
     ex->finish();
-    // what arrives, per sender in order; deserialized in parallel once all is here
-    std::vector<std::pair<int, message>> got;
+    // what arrives, per sender in order. Host tables: deserialized in parallel batches as they come,
+    // the raw messages counted on the query's budget until then (inbox_batch_bytes), the tables held
+    // spillable while more arrive. Device tables: their buffers allocated in each sender's order and
+    // filled over NCCL once everything is here.
+    struct arrival {
+      int from;
+      table t;               ///< a device table (filled over NCCL), or a host one without a memory manager
+      spillable_ptr held;    ///< a host table, spillable
+    };
+    std::vector<arrival> arrived;
+    std::vector<std::pair<size_t, message>> raw;  // (arrival, its bytes) not yet deserialized
+    scratch_reservation inbox;
+    const int64_t batch_bytes = ctx.options.memory_limit > 0
+                                    ? std::max<int64_t>(ctx.options.memory_limit / 8, int64_t{1} << 20)
+                                    : inbox_batch_bytes;
+    auto deserialize_raw = [&] {
+      ctx.pool.parallel_for(static_cast<int64_t>(raw.size()), [&](int64_t k) {
+        auto& [at, bytes] = raw[static_cast<size_t>(k)];
+        table t = deserialize(bytes, ctx.mr);
+        bytes = message();
+        if (ctx.memory) arrived[at].held = ctx.memory->make_spillable(std::move(t), spill_priority::buffered);
+        else arrived[at].t = std::move(t);
+      });
+      raw.clear();
+      inbox.resize(0, nullptr);
+    };
+    std::vector<std::vector<landing>> device_recvs(static_cast<size_t>(size));
+    std::vector<rebase> rebases;
+    bool any_layout = false;
     int64_t received = 0;
     while (auto m = ex->receive()) {
       check_cancelled();
-      received += static_cast<int64_t>(m->second.size());
-      got.push_back(std::move(*m));
+      const auto bytes = static_cast<int64_t>(m->second.size());
+      received += bytes;
+      if (is_layout(m->second)) {
+        if (!_link)
+          throw distributed_error("rank " + std::to_string(m->first) + " sent a device table over NCCL, which rank " +
+                                  std::to_string(me) + " cannot use (" + _q->comm->device_why + ")");
+        arrived.push_back({m->first, deserialize_layout(m->second, ctx.device_mr, device_recvs[static_cast<size_t>(m->first)], rebases), nullptr});
+        any_layout = true;
+        continue;
+      }
+      inbox.add(bytes, "exchange: rows received from other ranks");
+      arrived.push_back({m->first, table(), nullptr});
+      raw.emplace_back(arrived.size() - 1, std::move(m->second));
+      if (inbox.bytes() >= batch_bytes) deserialize_raw();
     }
+    deserialize_raw();
     const int64_t large = ctx.options.memory_limit > 0 ? ctx.options.memory_limit / 4 : large_result_bytes;
     if (_result && me == 0 && received > large)
       std::cerr << "tug warning: the result gathered on rank 0 came to " + human_bytes(received) + " from the " +
@@ -368,29 +413,9 @@ class exchange_node final : public physical_node {
                        (ctx.options.memory_limit > 0 ? " (over a quarter of memory_limit)" : "") +
                        ": collect() holds every row on rank 0; a directory sink (sink_parquet to a "
                        "directory) writes each rank's share where it is\n";
-    std::vector<table> tables(got.size());
-    // device tables: their buffers allocated here, in each sender's order, and filled over NCCL
-    std::vector<std::vector<landing>> device_recvs(static_cast<size_t>(size));
-    std::vector<rebase> rebases;
-    bool any_layout = false;
-    for (size_t i = 0; i < got.size(); ++i) {
-      if (!is_layout(got[i].second)) continue;
-      if (!_link)
-        throw distributed_error("rank " + std::to_string(got[i].first) + " sent a device table over NCCL, which rank " +
-                                std::to_string(me) + " cannot use (" + _q->comm->device_why + ")");
-      tables[i] = deserialize_layout(got[i].second, ctx.device_mr, device_recvs[static_cast<size_t>(got[i].first)], rebases);
-      got[i].second = message();
-      any_layout = true;
-    }
     if (_link && (any_layout || device_bytes > 0)) move_on_device(*_link, *_q, _tag, device_sends, device_recvs, rebases);
     device_parts.clear();
-    ctx.pool.parallel_for(static_cast<int64_t>(got.size()), [&](int64_t k) {
-      const auto i = static_cast<size_t>(k);
-      if (got[i].second.empty()) return;  // a device table's layout, filled above
-      tables[i] = deserialize(got[i].second, ctx.mr);
-      got[i].second = message();
-    });
-    for (size_t i = 0; i < got.size(); ++i) by_rank[static_cast<size_t>(got[i].first)].push_back(std::move(tables[i]));
+    for (arrival& a : arrived) by_rank[static_cast<size_t>(a.from)].push_back(a.held ? a.held->take() : std::move(a.t));
     return output(by_rank, ctx);
   }
 

@@ -467,6 +467,27 @@ TEST(DistRanks, StatisticsJsonSaysWhatEachRankSent) {
   }
 }
 
+// What an exchange receives counts on the query's memory budget before it is deserialized: under a
+// limit smaller than what arrives, the receiving rank raises memory_error naming the exchange's received
+// rows (the other ranks stop with it); under a limit that holds it, the answer is the one-rank answer.
+TEST(DistRanks, RowsReceivedCountAgainstTheMemoryLimit) {
+  const lazy_frame q = facts(20000).lazy().select({col("i"), col("g"), col("v")});
+  engine_options o = small_parts();
+  o.target_partition_rows = 1000;
+  o.memory_limit = 64 * 1024;  // rank 0 receives about 200 KiB from each other rank
+  try {
+    run_on_ranks(q, 2, o);
+    FAIL() << "expected a memory_error";
+  } catch (const memory_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rows received from other ranks"), std::string::npos) << e.what();
+  }
+  o.memory_limit = 64 << 20;
+  for (int ranks : {2, 3}) {
+    const ranked got = run_on_ranks(q, ranks, o);
+    EXPECT_EQ(rows_of(got.frames[0]), rows_of(q.collect(small_parts()))) << ranks << " ranks";
+  }
+}
+
 TEST(DistRanks, SortsRouteRowsByRangeAndTopKsCutEachRankFirst) {
   // many ties (k has 97 values and nulls, g 9 and nulls), so stability and the routing of keys equal to a
   // boundary decide the order; "i" (input order) is never a key here except where named
