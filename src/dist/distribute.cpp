@@ -341,6 +341,11 @@ class exchange_node final : public physical_node {
             }
           }
         });
+        // the batch's messages count on the query's budget until they are handed to the communicator
+        int64_t outgoing = 0;
+        for (auto& per_rank : out)
+          for (auto& m : per_rank) outgoing += static_cast<int64_t>(m.size());
+        scratch_reservation outbox(outgoing, "exchange: rows serialized for other ranks");
         for (size_t i = 0; i < n; ++i) {
           for (int r = 0; r < size; ++r) {
             if (out[i][static_cast<size_t>(r)].empty()) continue;

@@ -467,10 +467,11 @@ TEST(DistRanks, StatisticsJsonSaysWhatEachRankSent) {
   }
 }
 
-// What an exchange receives counts on the query's memory budget before it is deserialized: under a
-// limit smaller than what arrives, the receiving rank raises memory_error naming the exchange's received
-// rows (the other ranks stop with it); under a limit that holds it, the answer is the one-rank answer.
-TEST(DistRanks, RowsReceivedCountAgainstTheMemoryLimit) {
+// What an exchange sends and receives counts on the query's memory budget while it is in messages: under
+// a limit smaller than that, a rank raises memory_error naming the exchange's rows (serialized on the
+// sending rank, received on rank 0; the other ranks stop with it); under a limit that holds it, the
+// answer is the one-rank answer.
+TEST(DistRanks, RowsInExchangeMessagesCountAgainstTheMemoryLimit) {
   const lazy_frame q = facts(20000).lazy().select({col("i"), col("g"), col("v")});
   engine_options o = small_parts();
   o.target_partition_rows = 1000;
@@ -479,7 +480,10 @@ TEST(DistRanks, RowsReceivedCountAgainstTheMemoryLimit) {
     run_on_ranks(q, 2, o);
     FAIL() << "expected a memory_error";
   } catch (const memory_error& e) {
-    EXPECT_NE(std::string(e.what()).find("rows received from other ranks"), std::string::npos) << e.what();
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("exchange: rows serialized for other ranks") != std::string::npos ||
+                what.find("exchange: rows received from other ranks") != std::string::npos)
+        << what;
   }
   o.memory_limit = 64 << 20;
   for (int ranks : {2, 3}) {
