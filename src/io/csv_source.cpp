@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tug/core/error.hpp"
 #include "tug/runtime/query_control.hpp"
 
 namespace tug::io {
@@ -11,6 +12,19 @@ csv_source::csv_source(const std::string& path, csv::csv_options options)
   _schema = csv::infer_schema(_files[0].path, _options);
   // every file is read with the first file's schema, so a differing file fails with its own name
   _options.schema_overrides = _schema.fields();
+}
+
+csv_source::csv_source(const csv_source& whole, std::vector<file_entry> files)
+    : _path(whole._path), _files(std::move(files)), _options(whole._options), _schema(whole._schema) {}
+
+std::shared_ptr<const table_source> csv_source::rank_share(int rank, int size) const {
+  if (size < 1 || rank < 0 || rank >= size)
+    throw internal_error("rank_share: rank " + std::to_string(rank) + " of " + std::to_string(size));
+  const auto n = static_cast<int64_t>(_files.size());
+  if (n < size) return nullptr;
+  const int64_t lo = n * rank / size, hi = n * (rank + 1) / size;
+  return std::shared_ptr<const table_source>(
+      new csv_source(*this, std::vector<file_entry>(_files.begin() + lo, _files.begin() + hi)));
 }
 
 std::string csv_source::describe() const {

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <thread>
@@ -625,6 +626,38 @@ TEST(DistRanks, ParquetScansSplitRowGroupsAmongRanks) {
                        true, small_parts(), "join, group_by, sort");
   ranked got = run_on_ranks(lf, 3, small_parts());
   EXPECT_NE(got.plan.find("rank 0's share of 3"), std::string::npos) << got.plan;
+  fs::remove_all(dir);
+}
+
+// A CSV scan of several files gives each rank a contiguous range of them (ranks 2 to 4 over 5 files,
+// some empty); a single file (fewer files than ranks) is read whole by every rank.
+TEST(DistRanks, CsvScansSplitFilesAmongRanks) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tug_dist_csv_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "many");
+  const std::vector<int64_t> sizes{300, 0, 1, 33, 666};  // rows per file
+  int64_t i = 0;
+  for (size_t f = 0; f < sizes.size(); ++f) {
+    std::ofstream out(dir / "many" / ("part-" + std::to_string(f) + ".csv"));
+    out << "i,k,g,v\n";
+    for (int64_t r = 0; r < sizes[f]; ++r, ++i)
+      out << i << "," << (i * 7919) % 97 << ",g" << i % 9 << "," << static_cast<double>((i * 31) % 1000) / 8 << "\n";
+  }
+  {
+    std::ofstream out(dir / "one.csv");
+    out << "i,k\n";
+    for (int64_t r = 0; r < 500; ++r) out << r << "," << r % 13 << "\n";
+  }
+  const lazy_frame many = scan_csv((dir / "many").string());
+  expect_same_on_ranks(many, true, small_parts(), "scan");
+  expect_same_on_ranks(many.group_by({"g"}).agg({col("v").sum().alias("s"), col("i").count().alias("c")}), false,
+                       small_parts(), "group_by");
+  expect_same_on_ranks(many.join(dims(40).lazy(), {"k"}).sort({col("i"), col("w")}), true, small_parts(), "join, sort");
+  EXPECT_NE(run_on_ranks(many, 3, small_parts()).plan.find("rank 0's share of 3"), std::string::npos);
+  const lazy_frame one = scan_csv((dir / "one.csv").string());
+  expect_same_on_ranks(one.group_by({"k"}).agg({col("i").sum().alias("s")}), false, small_parts(), "one file");
+  EXPECT_EQ(run_on_ranks(one, 2, small_parts()).plan.find("share of"), std::string::npos);
   fs::remove_all(dir);
 }
 

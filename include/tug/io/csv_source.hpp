@@ -20,8 +20,14 @@ class csv_source final : public table_source {
   std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                           const engine_options& options, thread_pool& pool, memory_resource* mr,
                           const partition_hook& hook = {}, int64_t limit = -1) const override;
+  /// Multi-rank execution: rank `rank`'s contiguous range of the files (size_t(n * rank / size) ..), in
+  /// order; nullptr (every rank reads every file) when there are fewer files than ranks, since a file is
+  /// not cut (a quoted field may hold a newline anywhere).
+  std::shared_ptr<const table_source> rank_share(int rank, int size) const override;
 
  private:
+  csv_source(const csv_source& whole, std::vector<file_entry> files);
+
   std::string _path;
   std::vector<file_entry> _files;
   csv::csv_options _options;
