@@ -1,6 +1,10 @@
 #pragma once
 // Tiny argument parsing shared by the examples: --rows N, --engine cpu|gpu|auto, --threads N, --explain,
-// --no-late-materialization (the optimizer pass off, for A/B timings).
+// --no-late-materialization (the optimizer pass off, for A/B timings), --gpus N|all (the query on N ranks
+// forked from this process, one GPU each: engine_options::gpus), --sink PATH (examples that can write
+// their result as Parquet do so instead of printing it). Every other engine option comes from its TUG_*
+// environment variable (TUG_MEMORY_LIMIT=64MiB, TUG_SPILL_DEVICE_LIMIT=16GiB, TUG_PINNED_MEMORY=0, ...:
+// docs/options.md).
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -14,6 +18,7 @@ struct example_args {
   int64_t rows = 1000000;
   engine_options options;
   bool explain = false;
+  std::string sink;  ///< --sink PATH: where the example writes its result (empty: it prints it)
 };
 
 inline example_args parse_args(int argc, char** argv, int64_t default_rows) {
@@ -39,11 +44,16 @@ inline example_args parse_args(int argc, char** argv, int64_t default_rows) {
         std::exit(2);
       }
     } else if (s == "--threads") a.options.num_threads = std::atoi(next().c_str());
+    else if (s == "--gpus") {
+      const std::string g = next();
+      a.options.gpus = g == "all" ? -1 : std::atoi(g.c_str());
+    } else if (s == "--sink") a.sink = next();
     else if (s == "--explain") a.explain = true;
     else if (s == "--no-late-materialization") a.options.optimizer.late_materialization = false;
     else {
       std::cerr << "usage: " << argv[0] << " [--rows N] [--engine cpu|gpu|auto] [--threads N] [--explain]"
-                   " [--no-late-materialization]\n";
+                   " [--no-late-materialization] [--gpus N|all] [--sink PATH]\n"
+                   "(other engine options from TUG_* environment variables: docs/options.md)\n";
       std::exit(s == "--help" ? 0 : 2);
     }
   }
