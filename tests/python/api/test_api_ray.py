@@ -76,3 +76,33 @@ def test_ray_error_on_one_rank_raises_its_kind(cluster):
             engine.collect(facts())
     finally:
         engine.shutdown()
+
+
+def test_ray_rank_that_dies_ends_the_query_with_an_error(cluster, tmp_path):
+    """An actor killed mid-query (SIGKILL in a kernel, in whichever rank runs it first): its sockets close,
+    the other rank's exchange fails at once, and collect raises instead of waiting; the engine is then
+    shut down (its dead actor is not restarted)."""
+    import numpy as np
+
+    flag = str(tmp_path / "died")
+
+    def dies_once(p):
+        import os
+        import signal
+
+        try:
+            os.close(os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            os.kill(os.getpid(), signal.SIGKILL)
+        except FileExistsError:
+            pass
+        return {"z": np.zeros(p.rows, dtype=np.int64)}
+
+    engine = RayEngine(2)
+    try:
+        q = lambda: facts().map_partitions(tug.python_kernel(dies_once), keep=["k", "v"],  # noqa: E731
+                                           schema={"z": tug.Int64}).group_by("k").agg(tug.col("v").sum())
+        # rank 0's error naming the rank that is gone, or Ray's ActorDiedError when rank 0 itself died
+        with pytest.raises((tug.TugError, ray.exceptions.RayError), match="rank 1 of 2 is gone|actor died"):
+            engine.collect(q, engine="cpu", collective_timeout=60, target_partition_rows=500)
+    finally:
+        engine.shutdown()
