@@ -73,11 +73,6 @@ class _Rank:
         frame = DataFrame._from(lf._lf.collect_as_rank(EngineOptions(**options), self._ranks).frame)
         return frame.to_arrow() if self.rank == 0 else None
 
-    def gpus(self) -> list:
-        import ray
-
-        return [str(g) for g in ray.get_gpu_ids()]
-
 
 def _read_exactly(s, n: int) -> bytes:
     out = b""

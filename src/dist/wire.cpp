@@ -244,9 +244,16 @@ message serialize_rows(const table& t, const int64_t* rows, int64_t n) {
   return out;
 }
 
-table deserialize(const message& m, memory_resource* mr) {
+namespace {
+
+/// The table of a message that begins with `want` (serialize's or serialize_layout's): each buffer of
+/// `bytes` from `take(r, bytes)` (read from the message, or allocated to be filled apart). A layout's
+/// string columns carry the value their offsets are rebased by, handed to `based(offsets, n, base)`.
+template <typename Take, typename Based>
+table read_table(const message& m, uint32_t want, const char* what, Take take, Based based) {
+  const bool layout = want == layout_magic;
   reader r{m};
-  if (r.get<uint32_t>() != magic) throw internal_error("exchange: a message that is not a table");
+  if (r.get<uint32_t>() != want) throw internal_error(std::string("exchange: a message that is not ") + what);
   const auto ncols = r.get<uint32_t>();
   const auto rows = r.get<int64_t>();
   std::vector<column> cols;
@@ -254,20 +261,33 @@ table deserialize(const message& m, memory_resource* mr) {
   for (uint32_t i = 0; i < ncols; ++i) {
     const column_header h = get_column_header(r);
     const int64_t n = h.rows();
-    buffer_ptr validity = h.validity ? r.buffer(static_cast<size_t>(bits::bytes_for(n)), mr) : nullptr;
+    buffer_ptr validity = h.validity ? take(r, static_cast<size_t>(bits::bytes_for(n))) : nullptr;
     if (h.type.id == type_id::string) {
       const auto chars = r.get<int64_t>();
-      buffer_ptr offsets = r.buffer(static_cast<size_t>(n + 1) * 8, mr);
-      buffer_ptr data = r.buffer(static_cast<size_t>(chars), mr);
+      const int64_t base = layout ? r.get<int64_t>() : 0;
+      if (chars < 0) throw internal_error(std::string("exchange: ") + what + " with a negative size");
+      buffer_ptr offsets = take(r, static_cast<size_t>(n + 1) * 8);
+      if (base != 0) based(offsets->as<int64_t>(), n + 1, base);
+      buffer_ptr data = take(r, static_cast<size_t>(chars));
       cols.emplace_back(h.type, h.size, std::move(data), std::move(validity), h.nulls, std::move(offsets), h.shift);
     } else {
       const auto bytes = r.get<int64_t>();
-      buffer_ptr data = r.buffer(static_cast<size_t>(bytes), mr);
+      if (bytes != n * size_of(h.type.id))
+        throw internal_error(std::string("exchange: ") + what + " whose sizes disagree");
+      buffer_ptr data = take(r, static_cast<size_t>(bytes));
       cols.emplace_back(h.type, h.size, std::move(data), std::move(validity), h.nulls, nullptr, h.shift);
     }
   }
-  if (r.at != m.size()) throw internal_error("exchange: a table message with trailing bytes");
+  if (r.at != m.size()) throw internal_error(std::string("exchange: ") + what + " with trailing bytes");
   return ncols == 0 ? table::empty_with_rows(rows) : table(std::move(cols));
+}
+
+}  // namespace
+
+table deserialize(const message& m, memory_resource* mr) {
+  return read_table(
+      m, magic, "a table", [&](reader& r, size_t bytes) { return r.buffer(bytes, mr); },
+      [](int64_t*, int64_t, int64_t) { throw internal_error("exchange: a table message with rebased offsets"); });
 }
 
 bool is_layout(const message& m) {
@@ -307,38 +327,14 @@ message serialize_layout(const table& t, std::vector<span>& spans, const read_fn
 
 table deserialize_layout(const message& m, memory_resource* mr, std::vector<landing>& spans,
                          std::vector<rebase>& rebases) {
-  reader r{m};
-  if (r.get<uint32_t>() != layout_magic) throw internal_error("exchange: a message that is not a table layout");
-  const auto ncols = r.get<uint32_t>();
-  const auto rows = r.get<int64_t>();
-  std::vector<column> cols;
-  cols.reserve(ncols);
-  auto land = [&](size_t bytes) {
-    buffer_ptr b = make_buffer(bytes, mr);
-    spans.push_back({b->data(), bytes});
-    return b;
-  };
-  for (uint32_t i = 0; i < ncols; ++i) {
-    const column_header h = get_column_header(r);
-    const int64_t n = h.rows();
-    buffer_ptr validity = h.validity ? land(static_cast<size_t>(bits::bytes_for(n))) : nullptr;
-    if (h.type.id == type_id::string) {
-      const auto chars = r.get<int64_t>();
-      const auto base = r.get<int64_t>();
-      if (chars < 0) throw internal_error("exchange: a table layout with a negative size");
-      buffer_ptr offsets = land(static_cast<size_t>(n + 1) * 8);
-      if (base != 0) rebases.push_back({offsets->as<int64_t>(), n + 1, base});
-      buffer_ptr data = land(static_cast<size_t>(chars));
-      cols.emplace_back(h.type, h.size, std::move(data), std::move(validity), h.nulls, std::move(offsets), h.shift);
-    } else {
-      const auto bytes = r.get<int64_t>();
-      if (bytes != n * size_of(h.type.id)) throw internal_error("exchange: a table layout whose sizes disagree");
-      buffer_ptr data = land(static_cast<size_t>(bytes));
-      cols.emplace_back(h.type, h.size, std::move(data), std::move(validity), h.nulls, nullptr, h.shift);
-    }
-  }
-  if (r.at != m.size()) throw internal_error("exchange: a table layout with trailing bytes");
-  return ncols == 0 ? table::empty_with_rows(rows) : table(std::move(cols));
+  return read_table(
+      m, layout_magic, "a table layout",
+      [&](reader&, size_t bytes) {
+        buffer_ptr b = make_buffer(bytes, mr);
+        spans.push_back({b->data(), bytes});
+        return b;
+      },
+      [&](int64_t* offsets, int64_t n, int64_t base) { rebases.push_back({offsets, n, base}); });
 }
 
 }  // namespace tug::dist

@@ -93,6 +93,12 @@ const runtime_library& nvrtc() {
   return lib;
 }
 
+/// Whether `l` is loaded; `why` (when given) gets the reason it is not.
+bool loaded(const runtime_library& l, std::string* why) {
+  if (!l.handle && why) *why = l.error;
+  return l.handle != nullptr;
+}
+
 /// The function `name` of library `what` (file `soname`), which callers made sure is loaded.
 /// @throws internal_error when it is not, or has no such function.
 template <typename F>
@@ -159,9 +165,7 @@ void add_cuda_library_directory(const std::string& dir) {
 
 bool nvrtc_available(std::string* why) {
 #ifdef TUG_WITH_CUDA
-  const runtime_library& l = nvrtc();
-  if (!l.handle && why) *why = l.error;
-  return l.handle != nullptr;
+  return loaded(nvrtc(), why);
 #else
   if (why) *why = "tug was built without CUDA";
   return false;
@@ -170,9 +174,7 @@ bool nvrtc_available(std::string* why) {
 
 bool nvcomp_available(std::string* why) {
 #ifdef TUG_WITH_NVCOMP
-  const runtime_library& l = nvcomp();
-  if (!l.handle && why) *why = l.error;
-  return l.handle != nullptr;
+  return loaded(nvcomp(), why);
 #else
   if (why) *why = "tug was built without nvCOMP";
   return false;
@@ -181,9 +183,7 @@ bool nvcomp_available(std::string* why) {
 
 bool nccl_available(std::string* why) {
 #ifdef TUG_WITH_NCCL
-  const runtime_library& l = nccl();
-  if (!l.handle && why) *why = l.error;
-  return l.handle != nullptr;
+  return loaded(nccl(), why);
 #else
   if (why) *why = "tug was built without NCCL";
   return false;
