@@ -531,6 +531,16 @@ TEST(Streaming, ScanCutsRowGroupsUnderAMemoryLimit) {
   EXPECT_EQ(io::memory_bounded_partition_size(unlimited, 2), 0);
 }
 
+namespace {
+/// The join's probe ran fused into its left child, and the partial aggregate above into the join.
+void expect_probe_and_partial_fused(const std::string& statistics) {
+  const size_t at = statistics.find("\nhash_join[");
+  ASSERT_NE(at, std::string::npos) << statistics;
+  EXPECT_NE(statistics.substr(at, statistics.find('\n', at + 1) - at).find("(fused)"), std::string::npos) << statistics;
+  EXPECT_NE(statistics.find("hash_aggregate[partial] (fused)"), std::string::npos) << statistics;
+}
+}  // namespace
+
 TEST(Streaming, JoinProbesEachPartitionOfTheLargerSideAsItIsRead) {
   without_env in_memory("TUG_FORCE_EXTERNAL");  // the in-memory paths' order and shape
   // 4M rows of Parquet (64 MiB decoded) joined to 1000 keys under a 24 MiB limit: the build side is
@@ -555,11 +565,7 @@ TEST(Streaming, JoinProbesEachPartitionOfTheLargerSideAsItIsRead) {
     o.memory_limit = 24 << 20;
     query_result r = q.profile(o);
     expect_frames_equal(r.frame, expect);
-    const size_t at = r.statistics.find("\nhash_join[");
-    ASSERT_NE(at, std::string::npos) << r.statistics;
-    EXPECT_NE(r.statistics.substr(at, r.statistics.find('\n', at + 1) - at).find("(fused)"), std::string::npos)
-        << r.statistics;
-    EXPECT_NE(r.statistics.find("hash_aggregate[partial] (fused)"), std::string::npos) << r.statistics;
+    expect_probe_and_partial_fused(r.statistics);
   }
 }
 
@@ -1021,6 +1027,73 @@ TEST(Streaming, GpuFusedChainEqualsCpu) {
   EXPECT_NE(r.statistics.find("filter (fused)"), std::string::npos) << r.statistics;
 }
 
+namespace {
+/// The query's peak device memory in MiB, as the statistics print it (-1: not printed).
+double peak_device_mib(const std::string& statistics) {
+  const size_t at = statistics.find("peak device memory ");
+  return at == std::string::npos ? -1.0 : std::stod(statistics.substr(at + 19));
+}
+}  // namespace
+
+TEST(Streaming, GpuJoinProbesEachPartitionAsItIsReadUnderADeviceLimit) {
+  // 8M rows of Parquet (136 MiB decoded) probe 6000 keys under a 64 MiB device limit: the CUDA join
+  // indexes the small side, then probes each scan partition on the device as it is decoded, and the
+  // partial aggregate above runs on each probe output, so the probe side is never whole on the device
+  // (held whole, as join_partitions takes it, it would not fit)
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  without_env in_memory("TUG_FORCE_EXTERNAL");
+  temp_dir dir("gpuprobe");
+  const std::string path = (dir.path / "big.parquet").string();
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 19;
+  sink_parquet(numbers(8 << 20, 5000).lazy(), path, w, cpu_engine());
+  // keys 5000..5999 match no left row: a full join's unmatched right rows follow the probes
+  auto small = numbers(6000, 6000).lazy().select({col("k"), (col("k") * lit(int64_t{2})).alias("k2")});
+  for (join_type how : {join_type::inner, join_type::left, join_type::semi, join_type::anti, join_type::full}) {
+    SCOPED_TRACE(static_cast<int>(how));
+    auto joined = scan_parquet(path).join(small, {"k"}, how);
+    auto q = how == join_type::semi || how == join_type::anti
+                 ? joined.group_by({"k"}).agg({col("v").sum().alias("s"), col("v").count().alias("n")}).sort("k")
+                 : joined.group_by({"k"})
+                       .agg({col("v").sum().alias("s"), col("k2").max().alias("m"), col("k2").count().alias("n")})
+                       .sort("k");
+    data_frame expect = q.collect(cpu_engine());
+    engine_options o = gpu_engine();
+    o.target_partition_rows = 1 << 19;
+    o.spill_device_limit = std::to_string(64 << 20);
+    query_result r = q.profile(o);
+    expect_frames_equal(r.frame, expect);
+    expect_probe_and_partial_fused(r.statistics);
+    EXPECT_LE(peak_device_mib(r.statistics), 64.0) << r.statistics;
+  }
+}
+
+TEST(Streaming, GpuStreamedProbeEqualsCpuOnEveryTypeAndSize) {
+  // force_external makes the CUDA join stream its probe whatever the sizes (the right side is never the
+  // larger one here, so it is the build side): integer, string and two-column keys with nulls (v is null
+  // every 11th row), every join type, 1 to 5000 left rows in partitions of 31, against the CPU engine
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  for (int64_t rows : {int64_t{1}, int64_t{31}, int64_t{32}, int64_t{33}, int64_t{1024}, int64_t{5000}}) {
+    SCOPED_TRACE(rows);
+    auto left = numbers(rows, 37).lazy().with_columns({col("v").cast(data_type{type_id::string}).alias("s"),
+                                                       (col("k") % lit(int64_t{7})).cast(data_type{type_id::int32}).alias("i")});
+    auto right = numbers(std::min<int64_t>(rows, 60), 45).lazy().with_columns({col("v").cast(data_type{type_id::string}).alias("s"),
+                                                      (col("k") % lit(int64_t{7})).cast(data_type{type_id::int32}).alias("i"),
+                                                      (col("k") * lit(2.5)).alias("f")});
+    for (join_type how : {join_type::inner, join_type::left, join_type::semi, join_type::anti, join_type::full}) {
+      SCOPED_TRACE(static_cast<int>(how));
+      for (const std::vector<std::string>& on : std::vector<std::vector<std::string>>{{"k"}, {"s"}, {"i", "k"}}) {
+        auto q = left.join(right, on, how);
+        data_frame expect = q.collect(cpu_engine());
+        engine_options o = gpu_engine();
+        o.force_external = true;
+        o.target_partition_rows = 31;
+        expect_frames_equal(q.collect(o), expect);
+      }
+    }
+  }
+}
+
 TEST(Streaming, SinkParquetWritesWhileReadingUnderAMemoryLimit) {
   // 256 MiB of Parquet (decoded), filtered to 192 MiB and written to one file under a 96 MiB limit: each
   // row group is filtered and handed to the writer as it is decoded, and the writer appends them in
@@ -1135,12 +1208,8 @@ TEST(Streaming, GpuProbeSideSpillsWhenTheDeviceLimitIsReached) {
   data_frame expect = q.collect(cpu_engine());
   ASSERT_EQ(expect.num_rows(), 10);
   engine_options o = gpu_engine();
-  auto peak_device = [](const std::string& st) {
-    const size_t at = st.find("peak device memory ");
-    return at == std::string::npos ? -1.0 : std::stod(st.substr(at + 19));
-  };
-  const double all = peak_device(q.profile(o).statistics);  // MiB
-  const double build = peak_device(right.profile(o).statistics);
+  const double all = peak_device_mib(q.profile(o).statistics);  // MiB
+  const double build = peak_device_mib(right.profile(o).statistics);
   ASSERT_GT(all, build) << "the held probe side should add to the build side's peak";
   // between the build side's peak and the whole query's: the probe side must move for the build side
   o.spill_device_limit = std::to_string(static_cast<int64_t>((build + (all - build) / 2) * (1 << 20)));
@@ -1149,5 +1218,5 @@ TEST(Streaming, GpuProbeSideSpillsWhenTheDeviceLimitIsReached) {
   EXPECT_TRUE(r.statistics.find("device->pinned") != std::string::npos ||
               r.statistics.find("device->host") != std::string::npos)
       << "limit " << o.spill_device_limit << "\n" << r.statistics;
-  EXPECT_LE(peak_device(r.statistics) * (1 << 20), static_cast<double>(std::stoll(o.spill_device_limit))) << r.statistics;
+  EXPECT_LE(peak_device_mib(r.statistics) * (1 << 20), static_cast<double>(std::stoll(o.spill_device_limit))) << r.statistics;
 }

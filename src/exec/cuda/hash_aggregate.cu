@@ -1467,10 +1467,11 @@ bool hardly_reduces(const hash::program& p, const std::vector<table>& parts, con
 }
 
 /// Per partition: the key columns and the state columns of every aggregation (cpu::partial_schema),
-/// over the rows where the absorbed filter's predicate (if any) is true. When that would hardly
-/// reduce the rows (hardly_reduces), the partitions are concatenated and aggregated once instead: one
-/// partition of states, one a group, in order of first appearance (per partition after all if that
-/// runs out of device memory).
+/// over the rows where the absorbed filter's predicate (if any) is true. When the input may not fit
+/// the device budget whole (may_exceed_device), each partition is aggregated as its producer makes it
+/// (fused into the child). Else, when that would hardly reduce the rows (hardly_reduces), the
+/// partitions are concatenated and aggregated once instead: one partition of states, one a group, in
+/// order of first appearance (per partition after all if that runs out of device memory).
 class partial_op final : public physical_node {
  public:
   partial_op(std::vector<size_t> keys, const std::vector<agg_spec>& aggs, std::optional<expr> predicate)
@@ -1487,20 +1488,12 @@ class partial_op final : public physical_node {
  protected:
   std::vector<table> run(exec_context& ctx) override {
     const schema& in = children[0]->output_schema;
+    _level = std::make_unique<tier_state>();
+    _terms.clear();
+    if (_predicate) _terms = hash::fused_predicate(*_predicate, in);
+    if (children[0]->accepts_fused() && may_exceed_device(*children[0], ctx)) return run_per_partition(ctx);
     auto parts = input(0, ctx);
-    tier_state level;
-    std::vector<hash::pred_term> terms;
-    if (_predicate) terms = hash::fused_predicate(*_predicate, in);
-    auto aggregate = [&](const table& t) {
-      nvtx_range r{"hash_aggregate[partial]"};
-      row_filter filter;
-      if (_predicate) {
-        filter.predicate = &*_predicate;
-        filter.input = &in;
-        filter.terms = terms;
-      }
-      return aggregate_table(_program, t, _keys, filter, false, level, ctx.device_mr);
-    };
+    auto aggregate = [&](const table& t) { return process_partition(t, ctx); };
     if (hardly_reduces(_program, parts, _keys, ctx)) {
       try {
         return {aggregate(concat_all(parts, in, ctx))};
@@ -1511,11 +1504,24 @@ class partial_op final : public physical_node {
     return map_partitions(ctx, parts, aggregate);
   }
 
+  table process_partition(const table& t, exec_context& ctx) override {
+    nvtx_range r{"hash_aggregate[partial]"};
+    row_filter filter;
+    if (_predicate) {
+      filter.predicate = &*_predicate;
+      filter.input = &children[0]->output_schema;
+      filter.terms = _terms;
+    }
+    return aggregate_table(_program, t, _keys, filter, false, *_level, ctx.device_mr);
+  }
+
  private:
   std::vector<size_t> _keys;
   std::vector<agg_spec> _aggs;
   std::optional<expr> _predicate;
   hash::program _program;
+  std::unique_ptr<tier_state> _level;  ///< the tier of this run's partitions (run)
+  std::vector<hash::pred_term> _terms;  ///< the predicate's fused terms (run)
 };
 
 /// Merges the partial states of all partitions (input: the keys, then the states of each aggregation).

@@ -9,11 +9,13 @@
 #include <cub/device/device_select.cuh>
 
 #include <algorithm>
+#include <optional>
 
 #include "exec/cuda/common.cuh"
 #include "exec/cuda/hashing.cuh"
 #include "exec/cuda/ops.hpp"
 #include "exec/cuda/table_ops.hpp"
+#include "exec/pieces.hpp"
 #include "tug/exec/cpu/require.hpp"
 #include "tug/memory/device.hpp"
 
@@ -291,8 +293,11 @@ struct build_side {
 };
 
 /// The CUDA join: the output layout is join_node's (empty host tables from join_node::empty_table need
-/// no device memory: device views of empty columns point at nothing).
-class join_op final : public join_node {
+/// no device memory: device views of empty columns point at nothing). Where the left (probe) side may
+/// not fit the device budget whole (may_exceed_device), the probe streams: the right side is indexed
+/// first, then each left partition is probed as its producer makes it (fused into the left child) and
+/// its output handed on at once, so the left side never exists whole on the device.
+class join_op final : public join_node, public exec::piece_producer {
  public:
   using join_node::join_node;
 
@@ -301,26 +306,7 @@ class join_op final : public join_node {
                                      exec_context& ctx) override {
     memory_resource* mr = ctx.device_mr;
     build_side b;
-    {
-      nvtx_range r{"join build"};
-      // only the columns the build needs: keys, then the payload columns the output keeps
-      std::vector<size_t> needed = build_columns();
-      for (auto& p : right_parts)
-        p = p.select(needed);
-      b.right = right_parts.empty() ? empty_table(children[1]->output_schema).select(needed)
-                                    : cuda::concatenate(right_parts, mr);
-      right_parts.clear();
-      size_t nk = needed.size() - _spec.right_columns.size();
-      std::vector<size_t> payload_cols;
-      for (size_t i = nk; i < needed.size(); ++i)
-        payload_cols.push_back(i);
-      for (size_t i = 0; i < nk; ++i)
-        b.key_cols.push_back(i);
-      b.payload = b.right.select(payload_cols);
-      b.n = b.right.num_rows();
-      if (_spec.how != join_type::cross) build(b, mr);
-      sync();
-    }
+    build_right(b, std::move(right_parts), ctx);
     int64_t target = target_rows(ctx);
     std::vector<std::vector<table>> outs(left.size());
     std::vector<size_t> lcols = left_columns();
@@ -342,7 +328,70 @@ class join_op final : public join_node {
     return result;
   }
 
+  bool streams_probe(const exec_context& ctx) const override {
+    return _spec.how != join_type::cross && may_exceed_device(*children[0], ctx);
+  }
+
+  void start_probe(std::vector<table> right, exec_context& ctx) override {
+    _probe.emplace();
+    build_right(*_probe, std::move(right), ctx);
+  }
+
+  /// One left partition's output, in one table.
+  table process_partition(const table& left, exec_context& ctx) override {
+    std::vector<table> out = probe_streamed(left, ctx);
+    return out.size() == 1 ? std::move(out[0]) : cuda::concatenate(out, ctx.device_mr);
+  }
+
+  /// One left partition's output, in tables of at most target_rows() rows, each handed on as it is.
+  void process_pieces(const table& left, size_t, exec_context& ctx,
+                      const std::function<void(table, bool)>& emit) override {
+    std::vector<table> out = probe_streamed(left, ctx);
+    for (size_t i = 0; i < out.size(); ++i) emit(std::move(out[i]), i + 1 == out.size());
+  }
+
+  std::vector<table> finish_probe(exec_context& ctx) override {
+    std::vector<table> out;
+    if (_spec.how == join_type::full) unmatched_right(*_probe, target_rows(ctx), ctx.device_mr, out);
+    _probe.reset();
+    return out;
+  }
+
  private:
+  std::optional<build_side> _probe;  ///< while streaming (start_probe .. finish_probe)
+
+  /// The output of probing the indexed right side with one left partition (never empty: an empty
+  /// table when no row comes out).
+  std::vector<table> probe_streamed(const table& left, exec_context& ctx) {
+    nvtx_range r{"join probe"};
+    std::vector<table> out;
+    if (left.num_rows() > 0) out = probe(left, left_columns(), *_probe, target_rows(ctx), ctx.device_mr);
+    if (out.empty()) out.push_back(to_device(empty_table(output_schema), ctx.device_mr));
+    return out;
+  }
+
+  /// Concatenates the right partitions' needed columns (keys, then the payload the output keeps) into
+  /// `b` and indexes them (but for cross joins); the partitions are released.
+  void build_right(build_side& b, std::vector<table> right_parts, exec_context& ctx) const {
+    nvtx_range r{"join build"};
+    std::vector<size_t> needed = build_columns();
+    for (auto& p : right_parts)
+      p = p.select(needed);
+    b.right = right_parts.empty() ? empty_table(children[1]->output_schema).select(needed)
+                                  : cuda::concatenate(right_parts, ctx.device_mr);
+    right_parts.clear();
+    size_t nk = needed.size() - _spec.right_columns.size();
+    std::vector<size_t> payload_cols;
+    for (size_t i = nk; i < needed.size(); ++i)
+      payload_cols.push_back(i);
+    for (size_t i = 0; i < nk; ++i)
+      b.key_cols.push_back(i);
+    b.payload = b.right.select(payload_cols);
+    b.n = b.right.num_rows();
+    if (_spec.how != join_type::cross) build(b, ctx.device_mr);
+    sync();
+  }
+
   void build(build_side& b, memory_resource* mr) const {
     int64_t n = b.n;
     auto nk = static_cast<int>(_spec.right_keys.size());

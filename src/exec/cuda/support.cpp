@@ -1,12 +1,24 @@
 // What the CUDA backend can run: the lowering asks before placing a node on the GPU, and names the
 // returned reason in its fallback message. One section per operator; keep each next to its truth.
 #ifdef TUG_WITH_CUDA
+#include <algorithm>
 #include <string>
 
 #include "exec/cuda/hash_aggregate.hpp"
 #include "exec/cuda/ops.hpp"
+#include "tug/memory/memory_resource.hpp"
 
 namespace tug::cuda {
+
+bool may_exceed_device(const physical_node& input, const exec_context& ctx) {
+  if (ctx.options.force_external) return true;
+  if (!ctx.device_budget || ctx.device_budget->limit() <= 0) return false;
+  const int64_t rows = input.size_hint();
+  if (rows < 0) return false;
+  int64_t width = 0;
+  for (auto& f : input.output_schema) width += f.type.id == type_id::string ? 24 : size_of(f.type.id);
+  return rows * std::max<int64_t>(width, 1) > ctx.device_budget->limit() / 4;
+}
 
 std::string unsupported(const exec::op_request& r) {
   std::string op = r.op;
