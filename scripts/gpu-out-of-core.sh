@@ -8,13 +8,15 @@
 # (default /tmp/gpu-out-of-core).
 #
 #   scripts/gpu-out-of-core.sh [--rows 95000000] [--limits "default 16GiB"] [--filter GTEST_FILTER] [--budget 560]
+#                              [--profile-rows N [--profile-limit 80%]]   (first the join collected at N rows
+#                              under that spill_device_limit, its statistics printed)
 #
 # Carry (device tool): .deb (libsnappy*.deb) when the machine has no snappy.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$SECONDS
 OUT=${OUT:-/tmp/gpu-out-of-core}
-ROWS=95000000 LIMITS="default 16GiB" BUDGET=560
+ROWS=95000000 LIMITS="default 16GiB" BUDGET=560 PROFILE_ROWS=0 PROFILE_LIMIT=80%
 FILTER='Streaming.*:MemoryManager.*:CudaJoin*:CudaAgg*:GpuParquet*'
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
@@ -23,6 +25,8 @@ while [ $# -gt 0 ]; do
     --limits) LIMITS=$2; shift 2 ;;
     --filter) FILTER=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
+    --profile-rows) PROFILE_ROWS=$2; shift 2 ;;
+    --profile-limit) PROFILE_LIMIT=$2; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -43,7 +47,7 @@ step "unit tests on the GPU: $FILTER"
 timeout $(($(left) / 2)) ./build-gpu/tug_tests --gtest_filter="$FILTER" >"$OUT/unit.log" 2>&1
 unit_rc=$?
 unit_line=$(grep -E "^\[  (PASSED|FAILED)  \]|tests? ran" "$OUT/unit.log" | head -3 | tr '\n' ' ')
-grep -E "^\[  FAILED  \]" "$OUT/unit.log" | head -20
+grep -E -B1 -A4 "Failure|^\[  FAILED  \]" "$OUT/unit.log" | cut -c1-400 | head -40
 
 # the 4-way join: each run writes a directory of Parquet files (one a partition) and counts it back
 declare -A secs rc
@@ -66,6 +70,15 @@ join_run() {  # name engine [limit]
   tail -3 "$OUT/join-$name.log"
   runs+=("$name")
 }
+if [ "$PROFILE_ROWS" -gt 0 ]; then
+  step "4-way join, $PROFILE_ROWS lineitem rows, collected, GPU engine: statistics"
+  t=$SECONDS
+  TUG_SPILL_DEVICE_LIMIT=$PROFILE_LIMIT timeout 120 ./build-gpu/example_four_way_join --rows "$PROFILE_ROWS" --engine gpu \
+    >"$OUT/join-profile.log" 2>&1
+  echo "rc=$? $((SECONDS - t)) s" | tee -a "$OUT/join-profile.log"
+  sed -n '/^statistics/,$p' "$OUT/join-profile.log" | head -30
+  grep -E "^error" "$OUT/join-profile.log"
+fi
 for l in $LIMITS; do join_run "gpu-$l" gpu "$l"; done
 join_run cpu cpu
 

@@ -50,18 +50,34 @@ class parquet_file_sink final : public partition_writer {
 /// as each arrives; one empty file when no partition has rows (the schema, for readers). On several
 /// ranks every rank writes its own share's files, named by rank and index (part-r0001-00000.parquet:
 /// in name order they are the result's rows in order), and rank 0 writes the empty file when it has no
-/// rows.
+/// rows. A query that fails leaves none of the files it wrote (they are removed when the sink goes
+/// unfinished), so the directory never holds part of a result.
 class parquet_directory_sink final : public dist::rank_share_writer {
  public:
   parquet_directory_sink(std::string dir, schema s, io::parquet::write_options o, thread_pool* pool, int rank, int ranks)
       : _dir(std::move(dir)), _s(std::move(s)), _o(std::move(o)), _pool(pool), _rank(rank), _ranks(ranks) {}
+  ~parquet_directory_sink() override {
+    if (_finished) return;
+    std::error_code ec;
+    for (auto& f : _files) std::filesystem::remove(f, ec);
+  }
   void write(table t, size_t index) override {
     if (t.num_rows() == 0) return;
-    io::parquet::write_parquet(name(index), _s, {t}, _o, _pool);
-    _written = true;
+    const std::string f = name(index);
+    {
+      std::lock_guard<std::mutex> g(_mu);
+      _files.push_back(f);  // before it exists: a write that fails half way is removed too
+    }
+    io::parquet::write_parquet(f, _s, {t}, _o, _pool);
   }
   void finish(size_t) override {
-    if (!_written && _rank == 0) io::parquet::write_parquet(name(0), _s, {}, _o, _pool);
+    bool none;
+    {
+      std::lock_guard<std::mutex> g(_mu);
+      none = _files.empty();
+    }
+    if (none && _rank == 0) io::parquet::write_parquet(name(0), _s, {}, _o, _pool);
+    _finished = true;
   }
 
  private:
@@ -76,7 +92,9 @@ class parquet_directory_sink final : public dist::rank_share_writer {
   io::parquet::write_options _o;
   thread_pool* _pool;
   int _rank, _ranks;
-  std::atomic<bool> _written{false};
+  std::mutex _mu;
+  std::vector<std::string> _files;  ///< written (or being written) by this rank
+  bool _finished = false;
 };
 
 /// One CSV file: each partition formatted by the thread that delivers it, the texts written in order.

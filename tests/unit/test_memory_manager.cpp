@@ -1059,7 +1059,11 @@ TEST(Streaming, GpuJoinProbesEachPartitionAsItIsReadUnderADeviceLimit) {
                        .sort("k");
     data_frame expect = q.collect(cpu_engine());
     engine_options o = gpu_engine();
-    o.target_partition_rows = 1 << 19;
+    // partitions of 2 MiB on 4 threads: each thread's partition, its probe output and its states fit
+    // beside the indexed right side (16 threads decoding 8 MiB partitions at once did not: nothing makes
+    // the scan wait for device memory)
+    o.num_threads = 4;
+    o.target_partition_rows = 1 << 17;
     o.spill_device_limit = std::to_string(64 << 20);
     query_result r = q.profile(o);
     expect_frames_equal(r.frame, expect);

@@ -7,6 +7,7 @@
 
 #include "test_util.hpp"
 #include "tug/api/io.hpp"
+#include "tug/api/user_kernel.hpp"
 #include "tug/io/parquet_source.hpp"
 #include "tug/runtime/thread_pool.hpp"
 
@@ -165,6 +166,31 @@ TEST(ScanParquet, SinkDirectoryWritesOneFilePerPartition) {
   expect_frames_equal(scan_parquet(d / "out").sort("k").collect(), sample().lazy().filter(col("g") != 3).collect());
   // part-00000, part-00001, ... hold the partitions in order
   expect_frames_equal(scan_parquet(d / "out").collect(), sample().lazy().filter(col("g") != 3).collect(o));
+}
+
+TEST(ScanParquet, ASinkDirectoryOfAFailedQueryKeepsNoFile) {
+  // partition 3 of 4 fails after others were written: the files already written are removed, so the
+  // directory never holds part of a result
+  temp_dir d;
+  engine_options o;
+  o.target_partition_rows = 3000;
+  o.num_threads = 4;
+  const user_kernel fails = user_kernel("fails").keep({"k", "g"}).host([](kernel_partition& p) {
+    if (p.number() == 3) throw io_error("partition 3 cannot be read");
+  });
+  try {
+    sink_parquet(sample().lazy().map_partitions(fails), d / "out/", {}, o);
+    FAIL() << "the query should fail";
+  } catch (const tug::error& e) {
+    EXPECT_NE(std::string(e.what()).find("partition 3 cannot be read"), std::string::npos) << e.what();
+  }
+  int files = 0;
+  if (fs::exists(d.path / "out"))
+    for (auto& e : fs::directory_iterator(d.path / "out")) files += e.path().extension() == ".parquet";
+  EXPECT_EQ(files, 0);
+  // the same sink then succeeds into the same directory
+  sink_parquet(sample().lazy(), d / "out/", {}, o);
+  EXPECT_EQ(scan_parquet(d / "out").collect().num_rows(), 10000);
 }
 
 TEST(ScanParquet, ErrorsNameTheFile) {
