@@ -293,8 +293,8 @@ struct build_side {
 };
 
 /// The CUDA join: the output layout is join_node's (empty host tables from join_node::empty_table need
-/// no device memory: device views of empty columns point at nothing). Where the left (probe) side may
-/// not fit the device budget whole (may_exceed_device), the probe streams: the right side is indexed
+/// no device memory: device views of empty columns point at nothing). Where the left (probe) side and
+/// the output may not fit the device budget whole (may_exceed_device), the probe streams: the right side is indexed
 /// first, then each left partition is probed as its producer makes it (fused into the left child) and
 /// its output handed on at once, so the left side never exists whole on the device.
 class join_op final : public join_node, public exec::piece_producer {
@@ -329,7 +329,8 @@ class join_op final : public join_node, public exec::piece_producer {
   }
 
   bool streams_probe(const exec_context& ctx) const override {
-    return _spec.how != join_type::cross && may_exceed_device(*children[0], ctx);
+    // join_partitions holds the left side and the whole output on the device: both count
+    return _spec.how != join_type::cross && may_exceed_device(*children[0], ctx, &output_schema);
   }
 
   void start_probe(std::vector<table> right, exec_context& ctx) override {

@@ -46,10 +46,12 @@ struct filter_project {
 std::optional<filter_project> take_filter_project(physical_ptr& node);
 
 /// True when the output of `input` may not fit in a quarter of the device budget (spill_device_limit),
-/// by its size hint (rows) and a width estimated from its schema (strings 24 bytes a row), or when
+/// by its size hint (rows) and a width estimated from its schema (strings 24 bytes a row), plus as many
+/// rows of `output` when given (an operator's own output, as many rows as its input: a join's), or when
 /// `force_external` is set: a CUDA operator then works on that input a partition at a time, fused into
-/// it, instead of holding it whole on the device (support.cpp). False when the size is unknown.
-bool may_exceed_device(const physical_node& input, const exec_context& ctx);
+/// it, instead of holding it (and its output) whole on the device (support.cpp). False when the size is
+/// unknown.
+bool may_exceed_device(const physical_node& input, const exec_context& ctx, const schema* output = nullptr);
 
 /// Empty when the CUDA backend can run `r`, else why not (support.cpp; one section per operator).
 std::string unsupported(const exec::op_request& r);
