@@ -206,7 +206,8 @@ query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std
   if (ranks)
     phys = dist::distribute(std::move(phys), ranks, opts,
                             leave_split || dynamic_cast<dist::rank_share_writer*>(sink.get()) != nullptr);
-  if (sink) phys = exec::make_sink(std::move(phys), std::move(sink));
+  const bool sinks = sink != nullptr;
+  if (sinks) phys = exec::make_sink(std::move(phys), std::move(sink));
   r.physical_plan = to_string(*phys);
   query_control* control = query_control::current();
   if (control) {
@@ -242,7 +243,16 @@ query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std
   std::vector<table> parts;
   try {
     scratch_budget::scope scratch(budget.get());  // operators' working memory counts too (memory/scratch.hpp)
-    parts = phys->execute(ctx);
+    if (sinks) {
+      parts = phys->execute(ctx);
+    } else {
+      // the result's partitions leave the device and become spillable as the root makes them, so that
+      // neither memory holds the whole result beside the operators still running (a 4-way join's
+      // result piled up unspillable under a 64 MiB memory_limit, and on the device under a 4 GiB
+      // spill_device_limit); they come back, in order, once the plan is done
+      held_partitions result = physical_node::hold_output(*phys, ctx, spill_priority::cold);
+      parts = result.take();
+    }
     phys.reset();  // what the plan held (shared subplans) goes before the memory manager
   } catch (...) {
     phys.reset();

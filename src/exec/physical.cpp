@@ -837,28 +837,44 @@ void physical_node::for_partitions(exec_context& ctx, int64_t n, const std::func
 }
 
 namespace {
-thread_local bool holds_device_slot = false;
+/// The slots whose slot the calling thread holds (null: none).
+thread_local device_slots* held_device_slot = nullptr;
+}  // namespace
+
+void device_slots::take() {
+  std::unique_lock<std::mutex> lock(_mu);
+  _cv.wait(lock, [&] { return _free > 0; });
+  --_free;
+  _peak = std::max(_peak, ++_held);
+  held_device_slot = this;
+}
+
+void device_slots::give_back() {
+  {
+    std::lock_guard<std::mutex> lock(_mu);
+    ++_free;
+    --_held;
+  }
+  held_device_slot = nullptr;
+  _cv.notify_one();
 }
 
 device_slots::guard::guard(device_slots* s) {
-  if (!s || holds_device_slot) return;
-  std::unique_lock<std::mutex> lock(s->_mu);
-  s->_cv.wait(lock, [&] { return s->_free > 0; });
-  --s->_free;
-  s->_peak = std::max(s->_peak, ++s->_held);
+  if (!s || held_device_slot) return;
+  s->take();
   _s = s;
-  holds_device_slot = true;
 }
 
 device_slots::guard::~guard() {
-  if (!_s) return;
-  {
-    std::lock_guard<std::mutex> lock(_s->_mu);
-    ++_s->_free;
-    --_s->_held;
-  }
-  holds_device_slot = false;
-  _s->_cv.notify_one();
+  if (_s) _s->give_back();
+}
+
+device_slots::lend::lend() : _s(held_device_slot) {
+  if (_s) _s->give_back();
+}
+
+device_slots::lend::~lend() {
+  if (_s) _s->take();
 }
 
 int64_t operator_stats::spilled_from_device() const {

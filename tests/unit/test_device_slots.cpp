@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "api/in_order.hpp"
 #include "test_util.hpp"
 #include "tug/exec/physical.hpp"
 
@@ -44,6 +45,27 @@ TEST(DeviceSlots, NestedGuardsOnOneThreadTakeOneSlot) {
   device_slots::guard outer(&s);
   device_slots::guard inner(&s);  // would wait forever if it took a second slot
   EXPECT_EQ(s.peak(), 1);
+}
+
+TEST(DeviceSlots, ProducersWaitingForASinkLendTheirSlots) {
+  // a sink's queue (in_order, room for 1) takes partitions in index order: partition 0's producer comes
+  // last, after the two slots are taken by producers of later partitions that then wait for room. Were
+  // the slots kept while waiting, partition 0 would never get one (the seed 4-way join at 95M rows hung
+  // so on 16 threads and 4 slots); lent, every partition is written in order.
+  device_slots s(2);
+  thread_pool pool(8);
+  std::vector<int64_t> written;
+  in_order<int64_t> order([&](int64_t& i) { written.push_back(i); }, 1);
+  pool.parallel_for(32, [&](int64_t i) {
+    if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    device_slots::guard g(&s);
+    device_slots::lend l;
+    order.put(i, static_cast<size_t>(i));
+  });
+  order.finish(32);
+  ASSERT_EQ(written.size(), 32u);
+  for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(written[static_cast<size_t>(i)], i);
+  EXPECT_LE(s.peak(), 2);
 }
 
 }  // namespace

@@ -96,10 +96,27 @@ class device_slots {
    private:
     device_slots* _s = nullptr;
   };
+  /// Gives the calling thread's slot back (when it holds one) while it lives and takes one again when
+  /// it ends, for a thread that must wait for something that is not the device while its guard lives:
+  /// a sink's producers wait for room in its queue, and the producer of the partition the queue needs
+  /// next may be waiting for a slot (16 threads, 4 slots: every slot held by a waiting producer hung
+  /// the seed 4-way join at 95M rows). Take no lock across it.
+  class lend {
+   public:
+    lend();
+    ~lend();
+    lend(const lend&) = delete;
+    lend& operator=(const lend&) = delete;
+
+   private:
+    device_slots* _s = nullptr;
+  };
   /// The most partitions that were in flight at once (statistics and tests).
   int peak() const { return _peak; }
 
  private:
+  void take();
+  void give_back();
   std::mutex _mu;
   std::condition_variable _cv;
   int _free;
@@ -230,6 +247,9 @@ class physical_node {
   held_partitions* share_into = nullptr;
   schema output_schema;
   std::vector<physical_ptr> children;
+  /// Executes `child` (one of `children`, a shared subplan, or a plan's root for its result) for a CPU
+  /// consumer, as input_held: its partitions in host memory, each held spillable as soon as it is ready.
+  static held_partitions hold_output(physical_node& child, exec_context& ctx, spill_priority p);
 
  protected:
   virtual std::vector<table> run(exec_context& ctx) = 0;
@@ -239,9 +259,6 @@ class physical_node {
   /// (through the child's `fused` hook when it accepts_fused()), so a blocking operator's input never
   /// has to fit in memory at once while it is produced.
   held_partitions input_held(size_t i, exec_context& ctx, spill_priority p);
-  /// Executes `child` (one of `children`, or a shared subplan) for a CPU consumer, as input_held:
-  /// its partitions in host memory, each held spillable as soon as it is ready.
-  static held_partitions hold_output(physical_node& child, exec_context& ctx, spill_priority p);
   /// Applies a consumer's fused work `after` (if any) to out[first..] in parallel, in place; the
   /// partitions' indices are their positions in `out`.
   void apply_after(exec_context& ctx, const partition_hook& after, std::vector<table>& out, size_t first) const;
