@@ -251,6 +251,7 @@ query_result run_plan_as_rank(const plan_ptr& p, const engine_options& opts, std
       // result piled up unspillable under a 64 MiB memory_limit, and on the device under a 4 GiB
       // spill_device_limit); they come back, in order, once the plan is done
       held_partitions result = physical_node::hold_output(*phys, ctx, spill_priority::cold);
+      phys.reset();  // what the plan held goes first: the result's partitions need its room
       parts = result.take();
     }
     phys.reset();  // what the plan held (shared subplans) goes before the memory manager

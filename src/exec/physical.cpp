@@ -769,12 +769,22 @@ held_partitions physical_node::hold_output(physical_node& child, exec_context& c
     physical_node& c;
     ~clear() { c.share_into = nullptr; }
   } cleared{child};
+  // a device partition's copy that does not fit names what it copied
+  auto host = [&](table t) {
+    if (!on_device(t)) return t;
+    try {
+      return to_host(t, ctx.mr);
+    } catch (const memory_error& e) {
+      throw memory_error("copying the output of operator " + child.name() + " from the device to host memory: " +
+                         e.what());
+    }
+  };
   if (!ctx.memory || !child.accepts_fused() || child.fused) {
     std::vector<table> parts = child.execute(ctx);
     if (shared.is_view()) return shared;
     ctx.pool.parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t i) {
       table& t = parts[static_cast<size_t>(i)];
-      if (on_device(t)) t = to_host(t, ctx.mr);
+      t = host(std::move(t));
     });
     return held_partitions(ctx, std::move(parts), p);
   }
@@ -784,8 +794,9 @@ held_partitions physical_node::hold_output(physical_node& child, exec_context& c
   std::vector<std::pair<size_t, spillable_ptr>> got;
   size_t lasts = 0;
   child.fused = [&](table t, size_t index) {
-    if (on_device(t)) t = to_host(t, ctx.mr);
-    spillable_ptr s = ctx.memory->make_spillable(std::move(t), p);
+    // without a consumer operator (the child is a plan's root) what holding moves counts for the child
+    memory_account::scope on_account(memory_account::current() ? memory_account::current() : child._account.get());
+    spillable_ptr s = ctx.memory->make_spillable(host(std::move(t)), p);
     const bool last = exec::last_piece();
     std::lock_guard<std::mutex> g(mu);
     got.emplace_back(index, std::move(s));

@@ -18,12 +18,9 @@ std::vector<table> table_source::read_device(const std::vector<std::string>& col
                                              thread_pool& pool, memory_resource* device_mr,
                                              memory_resource* staging_mr, const partition_hook& hook,
                                              int64_t limit) const {
+  if (hook) return read(columns, predicates, options, pool, staging_mr, hook, limit);
   return read(
-      columns, predicates, options, pool, staging_mr,
-      [&](table t, size_t index) {
-        t = to_device(t, device_mr);
-        return hook ? hook(std::move(t), index) : t;
-      },
+      columns, predicates, options, pool, staging_mr, [&](table t, size_t) { return to_device(t, device_mr); },
       limit);
 }
 

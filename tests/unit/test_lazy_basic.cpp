@@ -118,7 +118,8 @@ TEST(LazyBasic, DeviceLimitRaisesNamedError) {
     EXPECT_NE(std::string(e.what()).find("spill_device_limit"), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).rfind("operator scan", 0), 0u) << e.what();
   }
-  // a host limit too small for the result names the copy back to the host
+  // a host limit too small for the result names the copy back to the host (the result's partitions
+  // leave the device as the root makes them: hold_output)
   engine_options h;
   h.engine = engine_kind::gpu;
   h.memory_limit = 1024;
@@ -126,7 +127,9 @@ TEST(LazyBasic, DeviceLimitRaisesNamedError) {
     df.lazy().with_row_index().collect(h);
     FAIL() << "expected memory_error";
   } catch (const memory_error& e) {
-    EXPECT_NE(std::string(e.what()).find("copying the result"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("copying the output of operator row_index from the device to host memory"),
+              std::string::npos)
+        << e.what();
   }
 }
 

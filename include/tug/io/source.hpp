@@ -62,10 +62,11 @@ class table_source {
   virtual std::vector<table> read(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                   const engine_options& options, thread_pool& pool, memory_resource* mr,
                                   const partition_hook& hook = {}, int64_t limit = -1) const = 0;
-  /// read() into device memory from `device_mr` (a GPU scan), staging through `staging_mr` (pinned host
-  /// memory where there is some); `hook` gets device partitions. The default reads into `staging_mr`
-  /// and copies each partition to the device as it is complete; the Parquet source decodes on the
-  /// device (engine_options::gpu_parquet_reader).
+  /// read() for a GPU scan: partitions in device memory from `device_mr`, staged through `staging_mr`
+  /// (pinned host memory where there is some). The default reads into `staging_mr`; without a `hook` it
+  /// copies each partition to the device as it is complete, with one it hands the staged partition to
+  /// the hook, whose GPU consumer copies it under its device slot (so that a thread waiting for a slot
+  /// holds no device memory). The Parquet source decodes on the device (engine_options::gpu_parquet_reader).
   virtual std::vector<table> read_device(const std::vector<std::string>& columns, const std::vector<expr>& predicates,
                                          const engine_options& options, thread_pool& pool, memory_resource* device_mr,
                                          memory_resource* staging_mr, const partition_hook& hook = {},

@@ -71,7 +71,8 @@ class scan_op final : public physical_node {
     auto count = [&](table t, size_t index) {
       ++calls;
       if (control) control->scanned(t.num_rows());
-      return after ? after(std::move(t), index) : t;
+      if (after) return after(std::move(t), index);  // a GPU consumer copies what is still on the host
+      return device ? to_device(t, ctx.device_mr) : t;
     };
     // a GPU consumer gets device partitions: the source copies them there, or decodes there (Parquet)
     auto out = device ? _read->read_device(_cols, _predicates, ctx.options, ctx.pool, ctx.device_mr, host, count, _limit)
