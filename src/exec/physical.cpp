@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "exec/buckets.hpp"
 #include "exec/nvtx.hpp"
@@ -220,6 +221,13 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
         if (!after) return back.push_back(std::move(o));
         back.push_back(after(std::move(o), index));
       };
+      // A CUDA node keeps its device slot while its consumers run (their guards nest): its output is
+      // on the device, and a thread that waited for a slot for each step held its last step's output
+      // there meanwhile (16 threads, 4 slots: a 4-way join's chains peaked at 4 GB on the device where
+      // 4 threads took 2 GB). A CPU node's work, on the host, gives a slot its thread holds back while
+      // it and its consumers run (device_slots::lend: a sink waiting for room must not hold one).
+      device_slots::guard g(where == backend::cuda ? ctx.partition_slots : nullptr);
+      std::optional<device_slots::lend> host_work;
       std::vector<std::pair<table, bool>> pieces;  // kept until the input is released (one piece)
       {
         const auto t0 = std::chrono::steady_clock::now();
@@ -235,12 +243,13 @@ std::vector<table> physical_node::run_per_partition(exec_context& ctx) {
             f.wait_ns += static_cast<int64_t>((w1.seconds - w0.seconds) * 1e9);
           }
         } acc{*totals, t0, w0};
-        device_slots::guard g(where == backend::cuda ? ctx.partition_slots : nullptr);
         memory_account::scope on_account(_account.get());  // this node's work, on the child's thread
-        if (where == backend::cuda)
+        if (where == backend::cuda) {
           t = to_device(t, ctx.device_mr);
-        else if (on_device(t))
-          t = to_host(t, ctx.mr);
+        } else {
+          if (on_device(t)) t = to_host(t, ctx.mr);
+          host_work.emplace();
+        }
         try {
           auto* producer = dynamic_cast<exec::piece_producer*>(this);
           const std::function<void(table, bool)> emit = [&](table o, bool last) {

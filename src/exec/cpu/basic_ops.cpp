@@ -148,10 +148,9 @@ class sink_op final : public physical_node {
   }
   table process_partition(const table& t, exec_context& ctx) override { return process_indexed(t, 0, ctx); }
   table process_indexed(const table& t, size_t index, exec_context& ctx) override {
-    table rows = on_device(t) ? to_host(t, ctx.mr) : t;
-    // the rows are on the host: a device slot this thread holds goes back while it waits for room
-    device_slots::lend lend;
-    _order->put(std::move(rows), index, last_piece());
+    // (run_per_partition: a device slot this thread holds is given back while a CPU node's work runs,
+    // so waiting here for room holds none)
+    _order->put(on_device(t) ? to_host(t, ctx.mr) : t, index, last_piece());
     return table::empty_with_rows(0);
   }
 
