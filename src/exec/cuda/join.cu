@@ -338,13 +338,9 @@ class join_op final : public join_node, public exec::piece_producer {
     build_right(*_probe, std::move(right), ctx);
   }
 
-  /// One left partition's output, in one table.
-  table process_partition(const table& left, exec_context& ctx) override {
-    std::vector<table> out = probe_streamed(left, ctx);
-    return out.size() == 1 ? std::move(out[0]) : cuda::concatenate(out, ctx.device_mr);
-  }
-
-  /// One left partition's output, in tables of at most target_rows() rows, each handed on as it is.
+  /// One left partition's output, in tables of at most target_rows() rows, each handed on as it is
+  /// (run_per_partition calls this for a piece_producer; the CUDA join has no bucketed path that would
+  /// call process_partition).
   void process_pieces(const table& left, size_t, exec_context& ctx,
                       const std::function<void(table, bool)>& emit) override {
     std::vector<table> out = probe_streamed(left, ctx);
