@@ -1197,6 +1197,39 @@ TEST(MemoryManager, DeviceAllocationThatFailsWithinTheBudgetSpillsAndRetries) {
 }
 #endif
 
+TEST(Streaming, GpuBlockingOperatorsBeyondTheDeviceLimitRunOnTheCpuOutOfCore) {
+  // 2M rows of two int64 columns (32 MB) under a 16 MiB device budget: the GPU holds a sort's, a
+  // unique's, a window's, a one-phase aggregate's and a join's whole sides at once, so the lowering
+  // places them on the cpu (lowerer::choose_blocking), which runs them in hash buckets or sort ranges
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  auto big = numbers(2000000, 977).lazy();
+  auto distinct = numbers(2000000, 2000000).lazy();
+  auto small = numbers(5000, 977).lazy().select({col("k"), col("v").alias("w")});
+  const std::vector<std::pair<std::string, lazy_frame>> queries = {
+      {"sort", big.sort({col("k"), col("v")})},
+      {"unique", big.unique({"k"}, unique_keep::first).sort("k")},
+      {"window", big.with_columns({col("v").sum().over({"k"}).alias("s")})},
+      {"aggregate", big.group_by({"k"}).agg({col("v").median().alias("m")}).sort("k")},
+      {"join", small.join(distinct, {"k"}, join_type::left).sort("k")},
+  };
+  for (auto& [op, q] : queries) {
+    SCOPED_TRACE(op);
+    data_frame expect = q.collect(cpu_engine());
+    engine_options o = gpu_engine();
+    o.spill_device_limit = "16MiB";
+    query_result r = q.profile(o);
+    expect_frames_equal(r.frame, expect);
+    bool named = false;
+    for (auto& f : r.fallbacks)
+      named = named || (f.find("operator " + op) == 0 && f.find("may not fit the device budget") != std::string::npos);
+    EXPECT_TRUE(named) << ::testing::PrintToString(r.fallbacks);
+    // under the default budget (80% of the device) every one stays on the GPU
+    query_result d = q.profile(gpu_engine());
+    expect_frames_equal(d.frame, expect);
+    for (auto& f : d.fallbacks) EXPECT_EQ(f.find("may not fit the device budget"), std::string::npos) << f;
+  }
+}
+
 TEST(Streaming, GpuProbeSideSpillsWhenTheDeviceLimitIsReached) {
   // no debug option: the probe side, held on the device while the build side runs, spills because the
   // build side's allocations reach spill_device_limit (the device budget asks the memory manager)

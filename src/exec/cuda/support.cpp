@@ -6,25 +6,18 @@
 
 #include "exec/cuda/hash_aggregate.hpp"
 #include "exec/cuda/ops.hpp"
+#include "exec/size_estimate.hpp"
 #include "tug/memory/memory_resource.hpp"
 
 namespace tug::cuda {
-
-namespace {
-/// Bytes a row of `s` takes about (strings 24: an offset and 16 characters).
-int64_t row_width(const schema& s) {
-  int64_t width = 0;
-  for (auto& f : s) width += f.type.id == type_id::string ? 24 : size_of(f.type.id);
-  return width;
-}
-}  // namespace
 
 bool may_exceed_device(const physical_node& input, const exec_context& ctx, const schema* output) {
   if (ctx.options.force_external) return true;
   if (!ctx.device_budget || ctx.device_budget->limit() <= 0) return false;
   const int64_t rows = input.size_hint();
   if (rows < 0) return false;
-  const int64_t width = row_width(input.output_schema) + (output ? row_width(*output) : 0);
+  const int64_t width =
+      exec::estimated_row_bytes(input.output_schema) + (output ? exec::estimated_row_bytes(*output) : 0);
   return rows * std::max<int64_t>(width, 1) > ctx.device_budget->limit() / 4;
 }
 

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <initializer_list>
 #include <map>
 
 #include "exec/cpu/agg_kernels.hpp"
+#include "exec/size_estimate.hpp"
 #include "tug/api/user_kernel.hpp"
 #include "tug/dist/communicator.hpp"
 #include "tug/expr/resolve.hpp"
 #include "tug/memory/device.hpp"
+#include "tug/memory/memory_resource.hpp"
 
 namespace tug {
 
@@ -96,6 +99,53 @@ struct lowerer {
     if (reason.empty()) return preferred;
     return fall_back(std::string("operator ") + r.op, reason);
   }
+
+  // A blocking operator that the GPU runs on its whole input at once (a sort, a unique, a window, a
+  // one-phase aggregate, a join's sides held whole) runs on the cpu, out of core, when a rank's share of
+  // that input may exceed the device budget by its estimate (size_hint rows x estimated_row_bytes):
+  // the GPU has no hash buckets or sort ranges of its own yet, and would stop with a memory_error.
+  // Inputs whose hint is no estimate stay on the GPU: without a hint, or with a reduction below
+  // (hints_reduction).
+  backend choose_blocking(const exec::op_request& r, std::initializer_list<const physical_node*> whole) {
+    const backend b = choose(r);
+    if (b != backend::cuda) return b;
+    int64_t rows = 0, bytes = 0;
+    for (const physical_node* n : whole) {
+      const int64_t h = n->size_hint();
+      if (h < 0 || hints_reduction(*n)) return b;
+      rows += h;
+      bytes += h * exec::estimated_row_bytes(n->output_schema);
+    }
+    rows /= std::max(ranks, 1);
+    bytes /= std::max(ranks, 1);
+    const int64_t limit = device_limit();
+    if (limit <= 0 || bytes <= limit) return b;
+    return fall_back(std::string("operator ") + r.op,
+                     "its input, about " + human_bytes(bytes) + " (" + std::to_string(rows) + " rows" +
+                         (ranks > 1 ? " a rank" : "") + "), may not fit the device budget (spill_device_limit " +
+                         opts.spill_device_limit + ", " + human_bytes(limit) +
+                         ") and the GPU holds it whole; the cpu runs it out of core");
+  }
+
+  // True when `n` or a node below it reduces rows by an amount that size hints do not know (an
+  // aggregate, a unique, a top-k, a slice): its hint, its input's rows, is a bound and no estimate (the
+  // groups of a group-by over 60M rows may be 4).
+  static bool hints_reduction(const physical_node& n) {
+    const std::string name = n.name();
+    if (name.find("aggregate") != std::string::npos || name == "unique" || name == "top_k" || name == "slice")
+      return true;
+    if (const physical_node* shared = exec::cached_subplan(n)) return hints_reduction(*shared);
+    for (auto& c : n.children)
+      if (hints_reduction(*c)) return true;
+    return false;
+  }
+
+  // The device budget, asked once (the GPU engine only): spill_device_limit of the device's memory.
+  int64_t device_limit() {
+    if (device_budget < 0) device_budget = parse_device_limit(opts.spill_device_limit, current_device_info().total_memory);
+    return device_budget;
+  }
+  int64_t device_budget = -1;
 
   // `what` cannot run on the preferred backend for `reason`: runs on the cpu per fallback_mode.
   backend fall_back(const std::string& what, const std::string& reason) {
@@ -247,7 +297,7 @@ struct lowerer {
     }
     if (!specs.empty()) {
       // decide the backend before the arguments below are moved from
-      backend b_window = choose(window_request(child->output_schema, specs));
+      backend b_window = choose_blocking(window_request(child->output_schema, specs), {child.get()});
       child = exec::make_window(b_window, std::move(child), std::move(specs), std::move(out));
     }
     std::vector<expr> result;
@@ -314,7 +364,15 @@ struct lowerer {
       out.push_back({agg_names.back(), specs.back().output_type});
     }
     // decide the backend before the arguments below are moved from
-    backend b_aggregate = choose({"aggregate", &child->output_schema, {}, specs, key_idx});
+    // (the hash aggregate's partial phase runs per partition, so only a one-phase aggregate holds its
+    // whole input on the GPU)
+    const bool two_phases =
+        preferred == backend::cuda &&
+        exec::backend_unsupported(backend::cuda, {"aggregate in two phases", &child->output_schema, {}, specs, key_idx})
+            .empty();
+    backend b_aggregate = two_phases ? choose({"aggregate", &child->output_schema, {}, specs, key_idx})
+                                     : choose_blocking({"aggregate", &child->output_schema, {}, specs, key_idx},
+                                                       {child.get()});
     // on several ranks, a group-by whose aggregations merge from partial states exchanges those states,
     // not its input rows: where the GPU would aggregate in one phase (string keys, decimals), the CPU
     // aggregates in two, unless the ranks' GPUs exchange device tables over NCCL (then the rows move
@@ -409,7 +467,15 @@ struct lowerer {
       out.push_back({build_names.back(), build_s[j].type});
     }
     // decide the backend before the arguments below are moved from
-    backend b_join = choose({"join", &left->output_schema, {}, {}, spec.left_keys});
+    // the GPU join holds its right side whole, and its left side too where that may be the smaller
+    // (join_node::run); the left side streams through the probe otherwise
+    const bool swappable = spec.how == join_type::inner || spec.how == join_type::left ||
+                           spec.how == join_type::semi || spec.how == join_type::anti;
+    const int64_t left_rows = left->size_hint(), right_rows = right->size_hint();
+    const bool both_whole = swappable && (left_rows < 0 || right_rows < 0 || left_rows < right_rows);
+    const exec::op_request join_request{"join", &left->output_schema, {}, {}, spec.left_keys};
+    backend b_join = both_whole ? choose_blocking(join_request, {left.get(), right.get()})
+                                : choose_blocking(join_request, {right.get()});
     physical_ptr j = exec::make_join(b_join, std::move(left), std::move(right), spec, std::move(out));
     // post-projection to the logical layout
     std::vector<expr> post;
@@ -523,7 +589,7 @@ struct lowerer {
         for (auto& k : key_names)
           keys.push_back(c->output_schema.index_of(k));
         // decide the backend before the arguments below are moved from
-        backend b_sort = choose({"sort", &c->output_schema, {}, {}, keys});
+        backend b_sort = choose_blocking({"sort", &c->output_schema, {}, {}, keys}, {c.get()});
         c = exec::make_sort(b_sort, std::move(c), std::move(keys), n.descending, n.nulls_last, n.stable, n.length);
         return keep_columns(std::move(c), names);
       }
@@ -539,7 +605,7 @@ struct lowerer {
         for (auto& s : n.names)
           subset.push_back(c->output_schema.index_of(s));
         // decide the backend before the arguments below are moved from
-        backend b_unique = choose({"unique", &c->output_schema, {}, {}, subset});
+        backend b_unique = choose_blocking({"unique", &c->output_schema, {}, {}, subset}, {c.get()});
         return exec::make_unique(b_unique, std::move(c), std::move(subset), n.keep, n.stable);
       }
       case plan_kind::concat: {
