@@ -475,23 +475,38 @@ spillable_ptr memory_manager::make_spillable(table t, spill_priority p) {
 }
 
 int64_t memory_manager::spill(memory_tier tier, int64_t bytes) {
+  // only tables in `tier` that may move: out of core most tables are on disk already, and sorting them
+  // all on every reclaim made a window over 4M rows in 64 MiB spend minutes here (tens of thousands
+  // of bucket pieces)
   std::vector<spillable_ptr> candidates;
   {
     std::lock_guard<std::mutex> g(_mu);
     for (auto& w : _tables)
-      if (auto s = w.lock()) candidates.push_back(std::move(s));
+      if (auto s = w.lock()) {
+        std::unique_lock<std::mutex> sg(s->_mu, std::try_to_lock);  // busy: skipped below as well
+        if (sg.owns_lock() && (s->_pins > 0 || s->_taken || s->_tier != tier)) continue;
+        candidates.push_back(std::move(s));
+      }
   }
-  // lowest priority class first, the largest first within a class
-  std::stable_sort(candidates.begin(), candidates.end(), [](const spillable_ptr& a, const spillable_ptr& b) {
-    if (a->_priority != b->_priority) return a->_priority < b->_priority;
-    return a->_bytes > b->_bytes;
-  });
+  // lowest priority class first, the largest first within a class, the older first among equals: taken
+  // from a heap as long as more is wanted (a reclaim usually wants a few of many candidates)
+  std::vector<std::pair<size_t, spill_priority>> order;  // (index into candidates, class)
+  order.reserve(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) order.emplace_back(i, candidates[i]->_priority);
+  auto later = [&](const std::pair<size_t, spill_priority>& a, const std::pair<size_t, spill_priority>& b) {
+    if (a.second != b.second) return a.second > b.second;
+    const int64_t x = candidates[a.first]->_bytes, y = candidates[b.first]->_bytes;
+    if (x != y) return x < y;
+    return a.first > b.first;
+  };
+  std::make_heap(order.begin(), order.end(), later);
   int64_t freed = 0;
-  for (auto& s : candidates) {
-    if (freed >= bytes) break;
-    std::unique_lock<std::mutex> g(s->_mu, std::try_to_lock);  // busy (being used or moved): skip it
+  for (auto end = order.end(); freed < bytes && end != order.begin(); --end) {
+    std::pop_heap(order.begin(), end, later);
+    spillable_table& s = *candidates[(end - 1)->first];
+    std::unique_lock<std::mutex> g(s._mu, std::try_to_lock);  // busy (being used or moved): skip it
     if (!g.owns_lock()) continue;
-    freed += s->spill_locked(tier);
+    freed += s.spill_locked(tier);
   }
   return freed;
 }
@@ -515,15 +530,26 @@ int64_t memory_manager::reclaim(memory_budget& b, int64_t bytes) {
 
 std::string memory_manager::describe(const memory_budget& b) const {
   (void)b;
-  int64_t pinned_bytes = 0, count = 0;
+  int64_t pinned_bytes = 0, count = 0, shared_bytes = 0, shared_count = 0;
   {
     std::lock_guard<std::mutex> g(_mu);
     for (auto& w : _tables)
       if (auto s = w.lock()) {
         std::unique_lock<std::mutex> sg(s->_mu, std::try_to_lock);
-        if (sg.owns_lock() && s->_pins > 0) {
+        if (!sg.owns_lock() || s->_taken || s->_tier == memory_tier::disk) continue;
+        if (s->_pins > 0) {
           pinned_bytes += s->_bytes;
           ++count;
+          continue;
+        }
+        // columns whose buffers something else holds too stay where they are (spill_locked)
+        const std::vector<bool> owned = owned_columns(s->_table);
+        int64_t held = 0;
+        for (size_t i = 0; i < owned.size(); ++i)
+          if (!owned[i]) held += s->_table[i].memory_usage();
+        if (held > 0) {
+          shared_bytes += held;
+          ++shared_count;
         }
       }
   }
@@ -531,7 +557,11 @@ std::string memory_manager::describe(const memory_budget& b) const {
   int64_t to_host = t[size_t(transfer_direction::device_to_host)].bytes + t[size_t(transfer_direction::device_to_pinned)].bytes;
   int64_t to_disk = t[size_t(transfer_direction::host_to_disk)].bytes;
   return human_bytes(pinned_bytes) + " of spillable data in use by running work (" + std::to_string(count) +
-         " tables); spilled so far " + human_bytes(to_host) + " from the device, " + human_bytes(to_disk) +
+         " tables)" +
+         (shared_count > 0 ? ", " + human_bytes(shared_bytes) + " that cannot move while other work shares its buffers (" +
+                                 std::to_string(shared_count) + " tables)"
+                           : std::string()) +
+         "; spilled so far " + human_bytes(to_host) + " from the device, " + human_bytes(to_disk) +
          " to disk (spill_directory \"" + _spill_directory + "\")";
 }
 

@@ -104,11 +104,15 @@ void memory_budget::reserve(int64_t bytes, const char* what) {
     struct pop {
       ~pop() { reclaiming.pop_back(); }
     } popper;
-    // spill until the request fits or nothing more moves (other threads may take what was freed)
+    // spill until the request fits or nothing more moves (other threads may take what was freed); at
+    // least a 32nd of the limit (at most 64 MiB) at a time, so that the allocations after this one find
+    // room without a reclaim each (every reclaim looks at every spillable table: a window over 4M rows
+    // under 64 MiB, tens of thousands of bucket pieces, spent minutes reclaiming 60 KiB at a time)
+    const int64_t at_least = std::min<int64_t>(_limit / 32, int64_t{64} << 20);
     for (int round = 0; round < 64; ++round) {
       const int64_t short_by = used() + bytes - _limit;
       if (short_by <= 0 && try_reserve(bytes)) return;
-      if (_reclaimer->reclaim(*this, std::max<int64_t>(short_by, bytes)) <= 0) break;
+      if (_reclaimer->reclaim(*this, std::max({short_by, bytes, at_least})) <= 0) break;
       if (try_reserve(bytes)) return;
     }
   }

@@ -2,6 +2,7 @@
 // group is aggregated, and the group's value is broadcast back to its rows. The output keeps the
 // input partitions and row order, with one column appended per spec. With one key set, an input
 // past a quarter of memory_limit (or force_external) runs in hash buckets of the keys (over_buckets).
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -108,17 +109,20 @@ class window_op final : public window_node {
     const int64_t per = (n + ranges - 1) / ranges;
     bucket_store back(ctx, 1, static_cast<size_t>(ranges));
     size_t piece = 0;
+    auto put_back = [&](const table& t) {
+      const int64_t* p = t[ncols].values<int64_t>();
+      std::vector<uint32_t> range(static_cast<size_t>(t.num_rows()));
+      for (int64_t r = 0; r < t.num_rows(); ++r) range[static_cast<size_t>(r)] = static_cast<uint32_t>(p[r] / per);
+      back.add(0, piece++, t, range.data());
+    };
     for_each_bucket(hb, [&](hash_buckets& h, size_t b, bool fits) {
       if (h.rows(0, b) == 0) return;
-      // a bucket of one group too large to split runs whole all the same (as an aggregate's)
+      // a bucket of one group too large to split runs a piece at a time where its aggregations merge
+      // from partial states, else whole all the same (as an aggregate's)
       const std::string sizes = fits ? std::string() : bucket_sizes(h, b, {"input"});
       try {
-        for (auto& t : over(h.take(0, b), ctx)) {
-          const int64_t* p = t[ncols].values<int64_t>();
-          std::vector<uint32_t> range(static_cast<size_t>(t.num_rows()));
-          for (int64_t r = 0; r < t.num_rows(); ++r) range[static_cast<size_t>(r)] = static_cast<uint32_t>(p[r] / per);
-          back.add(0, piece++, t, range.data());
-        }
+        if (!fits && over_one_group(h, b, put_back, sizes, ctx)) return;
+        for (auto& t : over(h.take(0, b), ctx)) put_back(t);
       } catch (const memory_error& e) {
         if (fits) throw;
         throw unsplittable_bucket(name(), children[0]->output_schema, _key_sets[0], sizes, "does not fit", e);
@@ -141,6 +145,65 @@ class window_op final : public window_node {
       out.push_back(after ? after(std::move(t), index) : std::move(t));
     }
     return out;
+  }
+
+  /// The window over bucket `b` of `h`, whose rows all have one hash, a piece at a time, when every
+  /// spec's aggregation merges from partial states (else false, and the bucket is left as it is): each
+  /// piece is brought back alone for its partial states, which merge into one value per spec; then each
+  /// piece again, with the values appended, goes to `emit`. A piece whose keys are not all the first
+  /// row's (two key values of one hash) raises the unsplittable bucket's memory_error (`sizes`).
+  bool over_one_group(hash_buckets& h, size_t b, const std::function<void(const table&)>& emit,
+                      const std::string& sizes, exec_context& ctx) {
+    for (auto& w : _specs)
+      if (!cpu::is_decomposable(w.agg.op)) return false;
+    if (!h.one_hash(b)) return false;
+    const std::vector<size_t>& keys = _key_sets[0];
+    std::vector<spillable_ptr> pieces = h.pieces(0, b);
+    std::vector<std::vector<std::vector<column>>> states(_specs.size());  // per spec, per piece
+    std::vector<column> first_key;                                        // the bucket's first row's
+    for (auto& piece : pieces) {
+      check_cancelled();
+      spillable_table::pin pin = piece->acquire();
+      const table& t = pin.get();
+      std::vector<column> with_first;
+      for (size_t i = 0; i < keys.size(); ++i) {
+        if (first_key.size() < keys.size()) first_key.push_back(t[keys[i]].slice(0, 1));
+        with_first.push_back(concatenate({first_key[i], t[keys[i]]}, ctx.mr));
+      }
+      if (cpu::group_rows(with_first, nullptr).num_groups() != 1)
+        throw memory_error("operator " + name() + ": a hash bucket of key column(s) " +
+                           cpu::describe_columns(keys) + " (" + sizes +
+                           ") holds two key values of one hash, cannot be split and does not fit");
+      with_first.clear();
+      for (size_t s = 0; s < _specs.size(); ++s) {
+        const agg_spec& a = _specs[s].agg;
+        const column* input = a.input < 0 ? nullptr : &t[static_cast<size_t>(a.input)];
+        states[s].push_back(cpu::partial_states(a, input, {nullptr, t.num_rows(), 1}, ctx.mr));
+      }
+    }
+    std::vector<column> values(_specs.size());
+    const auto n = static_cast<int64_t>(pieces.size());
+    for (size_t s = 0; s < _specs.size(); ++s) {
+      std::vector<column> merged;
+      for (size_t j = 0; j < states[s][0].size(); ++j) {
+        std::vector<column> of_pieces;
+        for (auto& st : states[s]) of_pieces.push_back(st[j]);
+        merged.push_back(concatenate(of_pieces, ctx.mr));
+      }
+      values[s] = cpu::merge_states(_specs[s].agg, merged, {nullptr, n, 1}, ctx.mr);
+    }
+    states.clear();
+    for (auto& piece : pieces) {
+      check_cancelled();
+      table t = piece->take();
+      piece.reset();
+      const int64_t rows = t.num_rows();
+      std::vector<column> cols = t.columns();
+      t = table();
+      for (auto& v : values) cols.push_back(repeat_row(v, 0, rows, ctx.mr));
+      emit(table(std::move(cols)));
+    }
+    return true;
   }
 
   /// The window over `parts` (at least one partition), all in memory: the input's partitions and rows

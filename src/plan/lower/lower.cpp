@@ -259,8 +259,16 @@ struct lowerer {
       for (auto& a : aggs) {
         std::string in;
         if (a->agg != agg_op::len) {
-          in = temp("wi");
-          pre.push_back(a->args[0].alias(in));
+          // a column is read where it is, and an input several windows share is computed once (a
+          // column per window was copied per window into the hash buckets out of core)
+          const expr& arg = a->args[0];
+          if (arg->kind == expr_kind::column) in = arg->name;
+          for (size_t i = 0; in.empty() && i < pre.size(); ++i)
+            if (pre[i]->kind == expr_kind::alias && equal(pre[i]->args[0], arg)) in = pre[i]->name;
+          if (in.empty()) {
+            in = temp("wi");
+            pre.push_back(arg.alias(in));
+          }
         }
         pw.aggs.emplace_back(a, in);
       }
