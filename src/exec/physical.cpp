@@ -330,21 +330,28 @@ std::vector<table> slice_node::window(const std::vector<table>& parts) const {
 }
 
 std::vector<table> row_index_node::run(exec_context& ctx) {
-  auto parts = input(0, ctx);
-  std::vector<int64_t> starts(parts.size());
+  // each partition's first index needs the rows of every partition before it: the input is held
+  // (spillable as it is produced), then each partition is brought back alone, indexed and handed to the
+  // consumers' work (a late-materialized Parquet scan under a memory_limit held its whole input here)
+  partition_hook after = std::move(fused);
+  fused = nullptr;
+  held_partitions in = input_held(0, ctx, spill_priority::buffered);
+  std::vector<int64_t> starts(in.size());
   int64_t pos = _offset;
-  for (size_t i = 0; i < parts.size(); ++i) {
+  for (size_t i = 0; i < in.size(); ++i) {
     starts[i] = pos;
-    pos += parts[i].num_rows();
+    pos += in.rows(i);
   }
-  std::vector<table> out(parts.size());
-  ctx.pool.parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t k) {
+  std::vector<table> out(in.size());
+  ctx.pool.parallel_for(static_cast<int64_t>(in.size()), [&](int64_t k) {
     auto i = static_cast<size_t>(k);
-    const table& t = parts[i];
+    table t = in.take(i);
     std::vector<column> cols{index_column(starts[i], t.num_rows(), ctx)};
     for (auto& c : t.columns())
       cols.push_back(c);
-    out[i] = table(std::move(cols));
+    t = table();
+    table indexed(std::move(cols));
+    out[i] = after ? after(std::move(indexed), i) : std::move(indexed);
   });
   return out;
 }
@@ -710,6 +717,12 @@ int64_t held_partitions::rows() const {
   for (auto& s : _spillable)
     if (s) n += s->num_rows();
   return n;
+}
+
+int64_t held_partitions::rows(size_t i) const {
+  if (i < _plain.size()) return _plain[i].num_rows();
+  const spillable_ptr& s = _spillable.at(i - _plain.size());
+  return s ? s->num_rows() : 0;
 }
 
 table held_partitions::take(size_t i) {

@@ -474,7 +474,19 @@ spillable_ptr memory_manager::make_spillable(table t, spill_priority p) {
   return s;
 }
 
+namespace {
+thread_local bool passed_busy_tables = false;  ///< this thread's last spill() skipped a locked table
+}  // namespace
+
+bool memory_manager::busy() const { return passed_busy_tables || _spilling.load() > 0; }
+
 int64_t memory_manager::spill(memory_tier tier, int64_t bytes) {
+  passed_busy_tables = false;
+  struct in_flight {
+    std::atomic<int>& n;
+    explicit in_flight(std::atomic<int>& c) : n(c) { ++n; }
+    ~in_flight() { --n; }
+  } spilling(_spilling);
   // only tables in `tier` that may move: out of core most tables are on disk already, and sorting them
   // all on every reclaim made a window over 4M rows in 64 MiB spend minutes here (tens of thousands
   // of bucket pieces)
@@ -485,6 +497,7 @@ int64_t memory_manager::spill(memory_tier tier, int64_t bytes) {
       if (auto s = w.lock()) {
         std::unique_lock<std::mutex> sg(s->_mu, std::try_to_lock);  // busy: skipped below as well
         if (sg.owns_lock() && (s->_pins > 0 || s->_taken || s->_tier != tier)) continue;
+        if (!sg.owns_lock()) passed_busy_tables = true;
         candidates.push_back(std::move(s));
       }
   }
@@ -505,7 +518,10 @@ int64_t memory_manager::spill(memory_tier tier, int64_t bytes) {
     std::pop_heap(order.begin(), end, later);
     spillable_table& s = *candidates[(end - 1)->first];
     std::unique_lock<std::mutex> g(s._mu, std::try_to_lock);  // busy (being used or moved): skip it
-    if (!g.owns_lock()) continue;
+    if (!g.owns_lock()) {
+      passed_busy_tables = true;
+      continue;
+    }
     freed += s.spill_locked(tier);
   }
   return freed;

@@ -6,6 +6,8 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <mutex>
 #include <cstdlib>
 #include <new>
@@ -108,11 +110,21 @@ void memory_budget::reserve(int64_t bytes, const char* what) {
     // least a 32nd of the limit (at most 64 MiB) at a time, so that the allocations after this one find
     // room without a reclaim each (every reclaim looks at every spillable table: a window over 4M rows
     // under 64 MiB, tens of thousands of bucket pieces, spent minutes reclaiming 60 KiB at a time)
+    // When nothing moved because other threads were moving or using the tables at that moment (16
+    // threads through 3 MiB: each finds the others' tables locked), it waits for them a millisecond at
+    // a time, at most 200 times, instead of refusing at once; a bounded wait for moves under way, not
+    // for memory that running work holds.
     const int64_t at_least = std::min<int64_t>(_limit / 32, int64_t{64} << 20);
-    for (int round = 0; round < 64; ++round) {
+    for (int round = 0, waits = 0; round < 64; ++round) {
       const int64_t short_by = used() + bytes - _limit;
       if (short_by <= 0 && try_reserve(bytes)) return;
-      if (_reclaimer->reclaim(*this, std::max({short_by, bytes, at_least})) <= 0) break;
+      if (_reclaimer->reclaim(*this, std::max({short_by, bytes, at_least})) <= 0) {
+        if (waits >= 200 || !_reclaimer->busy()) break;
+        ++waits;
+        --round;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
       if (try_reserve(bytes)) return;
     }
   }

@@ -500,6 +500,31 @@ TEST(Streaming, ScanFilterAggregateOverParquetLargerThanMemoryLimit) {
   EXPECT_EQ(expect.num_rows(), 1000);
 }
 
+TEST(Streaming, RowIndexOverAScanLargerThanTheLimitHoldsItsInputSpillable) {
+  // 4M rows of Parquet (64 MiB decoded) numbered under a 24 MiB limit on two threads (as late
+  // materialization numbers a scan's rows): each partition's first index needs the rows before it, so
+  // the scan's output is held spillable as it is read, then each partition comes back alone, is
+  // numbered and goes through the filter above (fused). It held the whole scan output before.
+  temp_dir dir("rowindex");
+  const std::string path = (dir.path / "big.parquet").string();
+  io::parquet::write_options w;
+  w.row_group_rows = 1 << 18;
+  engine_options unlimited = cpu_engine();
+  unlimited.num_threads = 2;
+  sink_parquet(numbers(4 << 20, 1000).lazy(), path, w, unlimited);
+  auto q = scan_parquet(path).with_row_index("i").filter(col("i") % lit(int64_t{4099}) == lit(int64_t{7}));
+  const data_frame expect = q.collect(unlimited);
+  ASSERT_EQ(expect.num_rows(), (int64_t{4} << 20) / 4099 + 1);
+  engine_options o = unlimited;
+  o.memory_limit = 24 << 20;
+  o.spill_directory = dir.path.string();
+  const query_result r = q.profile(o);
+  expect_frames_equal(r.frame, expect);
+  EXPECT_LE(r.peak_memory, o.memory_limit) << r.statistics;
+  EXPECT_NE(r.statistics.find("filter (fused)"), std::string::npos) << r.statistics;
+  EXPECT_NE(r.statistics.find("host->disk"), std::string::npos) << r.statistics;
+}
+
 TEST(Streaming, ScanCutsRowGroupsUnderAMemoryLimit) {
   // two row groups of 1M rows of two int64 columns (16 MiB decoded each). Under a 16 MiB limit on two
   // threads a scan partition aims at 2 MiB (memory_bounded_partition_size), so each row group is

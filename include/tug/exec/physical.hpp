@@ -157,6 +157,8 @@ class held_partitions {
   /// Bytes of the partitions as they were made (wherever they are now), and their rows.
   int64_t bytes() const;
   int64_t rows() const;
+  /// Rows of partition `i` (known without bringing it back; 0 once taken).
+  int64_t rows(size_t i) const;
   /// Partition `i`, brought back; the holder keeps an empty place for it.
   table take(size_t i);
   /// A copy of partition `i`, brought back; the holder keeps it (it spills again once the copy is gone).
@@ -406,6 +408,9 @@ class row_index_node : public physical_node {
  public:
   explicit row_index_node(int64_t offset) : _offset(offset) {}
   std::string name() const override { return "row_index"; }
+  /// On the CPU the consumers' work runs on each indexed partition as it is made: the input is held
+  /// spillable as it is produced, and each partition comes back alone once every row count is known.
+  bool accepts_fused() const override { return where == backend::cpu; }
 
  protected:
   std::vector<table> run(exec_context& ctx) final;

@@ -6,6 +6,7 @@
 /// room by moving data that nothing is using.
 #include <array>
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -146,6 +147,7 @@ class memory_manager final : public memory_reclaimer {
 
   // memory_reclaimer
   int64_t reclaim(memory_budget& b, int64_t bytes) override;
+  bool busy() const override;
   std::string describe(const memory_budget& b) const override;
 
   /// Totals per direction so far.
@@ -174,6 +176,7 @@ class memory_manager final : public memory_reclaimer {
   int64_t _host_spill_limit;
   bool _spill_everything;
 
+  std::atomic<int> _spilling{0};  ///< threads inside spill() now
   mutable std::mutex _mu;  ///< guards _tables and _transfers
   std::vector<std::weak_ptr<spillable_table>> _tables;
   std::array<transfer_totals, num_transfer_directions> _transfers{};

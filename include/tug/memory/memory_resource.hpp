@@ -26,6 +26,10 @@ class memory_reclaimer {
   virtual int64_t reclaim(memory_budget& b, int64_t bytes) = 0;
   /// What a refusal adds to its message: bytes held by running work, bytes already spilled.
   virtual std::string describe(const memory_budget& b) const = 0;
+  /// True when this thread's last reclaim passed over data that other threads were moving or using at
+  /// that moment, or another thread is spilling now: a reclaim that freed nothing may free something
+  /// once they are done.
+  virtual bool busy() const { return false; }
 };
 
 /// What the work of one operator reserved and moved, for per-operator statistics (exec_statistics).
