@@ -189,10 +189,17 @@ TEST(MemoryManager, PinnedAndSharedTablesDoNotMove) {
     EXPECT_EQ(q.mm->spill(memory_tier::host, INT64_MAX), 0);
     EXPECT_EQ(a->tier(), memory_tier::host);
     EXPECT_EQ(b->tier(), memory_tier::host);
+    // a refusal's message names both: the pinned table and the one whose buffers are shared
+    const std::string d = q.mm->describe(*q.budget);
+    EXPECT_NE(d.find(human_bytes(a->bytes()) + " of spillable data in use by running work (1 tables)"), std::string::npos) << d;
+    EXPECT_NE(d.find("that cannot move while other work shares its buffers (1 tables)"), std::string::npos) << d;
   }
   EXPECT_GT(q.mm->spill(memory_tier::host, INT64_MAX), 0);  // unpinned now
   EXPECT_EQ(a->tier(), memory_tier::disk);
   EXPECT_EQ(b->tier(), memory_tier::host);
+  const std::string d = q.mm->describe(*q.budget);
+  EXPECT_NE(d.find("0.0 B of spillable data in use by running work (0 tables)"), std::string::npos) << d;
+  EXPECT_NE(d.find("(1 tables)"), std::string::npos) << d;
 }
 
 TEST(MemoryManager, SpillsLowestPriorityClassFirstThenLargest) {
