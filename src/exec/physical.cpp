@@ -7,6 +7,7 @@
 #include "exec/buckets.hpp"
 #include "exec/nvtx.hpp"
 #include "exec/pieces.hpp"
+#include "exec/size_estimate.hpp"
 #include "memory/concatenate_where.hpp"
 #include "tug/memory/device.hpp"
 #include "tug/runtime/query_control.hpp"
@@ -450,10 +451,8 @@ std::vector<table> join_node::run(exec_context& ctx) {
   // The build side is the right one, indexed first, and the left side streams through the probe,
   // unless the left side may be the smaller one (or the sizes are unknown) and the backend can build
   // over it instead: join_partitions then sees both sides whole and indexes the smaller.
-  const bool swappable = _spec.how == join_type::inner || _spec.how == join_type::left ||
-                         _spec.how == join_type::semi || _spec.how == join_type::anti;
-  const int64_t left_rows = children[0]->size_hint(), right_rows = children[1]->size_hint();
-  const bool left_may_be_smaller = swappable && (left_rows < 0 || right_rows < 0 || left_rows < right_rows);
+  const bool left_may_be_smaller =
+      exec::join_may_hold_both_sides(_spec.how, children[0]->size_hint(), children[1]->size_hint());
   // on the CPU, a side that may not fit splits both sides into hash buckets (join_buckets)
   bool bucketable = where == backend::cpu && _spec.how != join_type::cross;
   for (size_t k = 0; k < _spec.left_keys.size(); ++k)

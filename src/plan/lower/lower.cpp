@@ -477,10 +477,7 @@ struct lowerer {
     // decide the backend before the arguments below are moved from
     // the GPU join holds its right side whole, and its left side too where that may be the smaller
     // (join_node::run); the left side streams through the probe otherwise
-    const bool swappable = spec.how == join_type::inner || spec.how == join_type::left ||
-                           spec.how == join_type::semi || spec.how == join_type::anti;
-    const int64_t left_rows = left->size_hint(), right_rows = right->size_hint();
-    const bool both_whole = swappable && (left_rows < 0 || right_rows < 0 || left_rows < right_rows);
+    const bool both_whole = exec::join_may_hold_both_sides(spec.how, left->size_hint(), right->size_hint());
     const exec::op_request join_request{"join", &left->output_schema, {}, {}, spec.left_keys};
     backend b_join = both_whole ? choose_blocking(join_request, {left.get(), right.get()})
                                 : choose_blocking(join_request, {right.get()});
